@@ -1,0 +1,69 @@
+# mabpd-kit: two commands. `make demo` and `make test` each set up .venv on first use.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# Benchmark data is never committed; tests read the shared copy beside the repo (or your own dir).
+SHARED_DATA := $(abspath ../shared/data)
+export MABPD_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
+export PYTHONDONTWRITEBYTECODE := 1
+export MPLBACKEND := Agg
+# Notebooks and tests never talk to a real endpoint unless you say so.
+TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_KEY -u OPENAI_BASE_URL MABPD_OFFLINE=1
+NB_DIRS := notebooks solutions exercises
+
+.PHONY: help setup demo test test-unit test-notebooks test-sync test-browser test-fast lab bench exercises lexicon clean
+
+help:
+	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
+	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, browser)"
+	@echo "make lab    - JupyterLab on notebooks/"
+	@echo "make bench  - print the performance figures (bench/)"
+	@echo "make exercises - regenerate exercises/ from solutions/"
+
+$(STAMP): pyproject.toml tools/setup_venv.sh
+	@PYTHON=$(PYTHON) VENV=$(VENV) bash tools/setup_venv.sh
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	@$(BIN)/mabpd demo
+
+test: $(STAMP)
+	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-browser
+
+test-fast: $(STAMP)
+	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks
+
+test-unit: $(STAMP)
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser" tests
+
+test-sync: $(STAMP)
+	@$(BIN)/python tools/make_exercises.py --check
+
+test-notebooks: $(STAMP)
+	@dirs=""; for d in $(NB_DIRS); do ls $$d/*.ipynb >/dev/null 2>&1 && dirs="$$dirs $$d"; done; \
+	if [ -z "$$dirs" ]; then echo "no notebooks yet"; else \
+	$(TEST_ENV) FAST=1 $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 -n 2 $$dirs; fi
+
+test-browser: $(STAMP)
+	@bash tools/ensure_chromium.sh
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -m browser tests
+
+lab: $(STAMP)
+	@$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.news_url=None
+
+bench: $(STAMP)
+	@for b in bench/bench_*.py; do echo "== $$b"; $(TEST_ENV) $(BIN)/python $$b || exit 1; done
+
+exercises: $(STAMP)
+	@$(BIN)/python tools/make_exercises.py
+
+lexicon: $(STAMP)
+	@$(BIN)/mabpd lexicon build
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache build *.egg-info

@@ -1,0 +1,273 @@
+"""One typed, frozen configuration object holding every threshold and weight.
+
+Every number in ``../shared/SPEC.md`` is a default here and nowhere else. Code reads
+``config.scoring.w_bias`` and so on; it never writes a literal.
+
+>>> from mabpd_kit.config import Config
+>>> cfg = Config()
+>>> cfg.scoring.boundary
+0.5
+>>> cfg2 = cfg.replace(**{"sad.rounds": 3, "verifier.enabled": False})
+>>> (cfg2.sad.rounds, cfg.sad.rounds)
+(3, 2)
+
+A class can share one file: ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
+(TOML or JSON by extension).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Config",
+    "TextConfig",
+    "LexiconConfig",
+    "ScoringConfig",
+    "RouterConfig",
+    "SADConfig",
+    "VerifierConfig",
+    "AgentsConfig",
+    "LLMConfig",
+    "RadarConfig",
+    "IdentityConfig",
+    "MetricsConfig",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class TextConfig(_Frozen):
+    """SPEC 1.1 cleaning and span validation."""
+
+    fuzzy_ratio: float = Field(0.90, ge=0, le=1, description="fuzzy span validation cut-off (rapidfuzz ratio / 100)")
+    max_chars: int = Field(200_000, gt=0, description="longer inputs are flagged and cut, never crash a batch")
+    truncate_words: int | None = Field(None, description="article truncation to N words (paper: 600 for HyperPartisan)")
+
+
+class LexiconConfig(_Frozen):
+    """SPEC 2."""
+
+    bands: tuple[float, ...] = (0.60, 0.70, 0.80, 0.90)
+    confidence_floor: float = Field(0.45, ge=0, le=1, description="lexicon signal counts only above this")
+    path: str | None = Field(None, description="lexicon JSON; None = the shipped resource")
+
+
+class ScoringConfig(_Frozen):
+    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary."""
+
+    w_bias: float = 0.50
+    w_evidence: float = 0.25
+    w_framing: float = 0.25
+    boundary: float = 0.50
+
+
+class RouterConfig(_Frozen):
+    """SPEC 1.5 consensus router cut-offs (toolkit defaults)."""
+
+    neutral_veto_below: float = 0.30
+    strong_at_least: float = 0.75
+    moderate_at_least: float = 0.60
+    moderate_min_agents: int = 2
+
+
+class SADConfig(_Frozen):
+    """SPEC 1.6 Structured Argument Debate."""
+
+    enabled: bool = True
+    rounds: int = Field(2, ge=1, description="rounds in all, round 1 independent")
+    max_spans: int = 5
+    neutral_floor: float = Field(0.5, description="f_a = max(q_a, neutral_floor) for a neutral verdict")
+    agreement_gain: float = Field(0.2, description="g_a = 1 + gain * (share agreeing - 0.5)")
+    role_weights: dict[str, float] = Field(default_factory=lambda: {"bias": 0.50, "evidence": 0.25, "framing": 0.25})
+    vote_boundary: float = 0.50
+    evidence_weighting: bool = Field(True, description="ablation: False sets f_a = 1")
+    stop_on_agreement: bool = True
+    anonymise: bool = Field(False, description="SPEC 4: unlabelled transcripts in SAD rounds")
+    dual_threshold: bool = Field(False, description="SPEC 3 stopping applied to SAD rounds")
+
+
+class VerifierConfig(_Frozen):
+    """SPEC 1.7: may only turn biased into neutral."""
+
+    enabled: bool = True
+    check_quotation: bool = True
+    check_protected: bool = True
+    check_invalid: bool = True
+
+
+class AgentsConfig(_Frozen):
+    """Which agents take part (ablations) and per-agent model choice (heterogeneous LLMs)."""
+
+    enabled: tuple[str, ...] = ("bias", "evidence", "framing")
+    models: dict[str, str] = Field(default_factory=dict, description="agent -> model name; missing = endpoint default")
+    temperature: float = 0.0
+    max_tokens: int = 800
+
+
+class LLMConfig(_Frozen):
+    """Client behaviour; endpoint and key come from the environment, never from here."""
+
+    concurrency: int = Field(8, ge=1, description="per-endpoint in-flight limit shared by all agents")
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
+    repair_retries: int = 1
+    prices_per_mtok: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="model -> (USD per 1M prompt tokens, per 1M completion tokens)"
+    )
+
+
+class RadarConfig(_Frozen):
+    """SPEC 3."""
+
+    top_m: int = 20
+    max_rounds: int = 3
+    tau_s: float = -0.6
+    tau_v: float = 0.75
+    labels: tuple[str, ...] = ("TRUE", "HALF-TRUE", "FALSE")
+    k_samples: int = 5
+    grid_tau_s: tuple[float, float, float] = (-1.0, 1.0, 0.05)
+    grid_tau_v: tuple[float, float, float] = (0.0, 0.95, 0.05)
+    cost_per_round: float = 0.0
+    objective: Literal["accuracy", "macro_f1"] = "accuracy"
+
+
+class IdentityConfig(_Frozen):
+    """SPEC 4."""
+
+    n_agents: int = 5
+    rounds: int = Field(2, description="debate rounds after the independent round 0")
+    anonymise: bool = False
+    seed: int = 0
+    bootstrap: int = 1000
+
+
+class MetricsConfig(_Frozen):
+    """SPEC 5."""
+
+    bootstrap_resamples: int = 10_000
+    seed: int = 0
+
+
+class Config(_Frozen):
+    """Every default of the toolkit. Frozen: use :meth:`replace` for variants."""
+
+    text: TextConfig = TextConfig()
+    lexicon: LexiconConfig = LexiconConfig()
+    scoring: ScoringConfig = ScoringConfig()
+    router: RouterConfig = RouterConfig()
+    sad: SADConfig = SADConfig()
+    verifier: VerifierConfig = VerifierConfig()
+    agents: AgentsConfig = AgentsConfig()
+    llm: LLMConfig = LLMConfig()
+    radar: RadarConfig = RadarConfig()
+    identity: IdentityConfig = IdentityConfig()
+    metrics: MetricsConfig = MetricsConfig()
+
+    @model_validator(mode="after")
+    def _check(self) -> "Config":
+        unknown = set(self.agents.enabled) - {"bias", "evidence", "framing"}
+        if unknown:
+            raise ValueError(f"unknown agents {sorted(unknown)}; choose from bias, evidence, framing")
+        return self
+
+    # -- variants ---------------------------------------------------------
+    def replace(self, **changes: Any) -> "Config":
+        """A copy with changes; keys are ``section.field`` (dotted) or whole sections.
+
+        ``cfg.replace(**{"scoring.w_bias": 0.6})`` or ``cfg.replace(scoring={"w_bias": 0.6})``.
+        Values are validated exactly as on construction.
+        """
+        data = self.model_dump()
+        for key, value in changes.items():
+            parts = key.replace("__", ".").split(".")
+            node = data
+            for p in parts[:-1]:
+                if p not in node or not isinstance(node[p], dict):
+                    raise KeyError(f"no configuration section {key!r}")
+                node = node[p]
+            leaf = parts[-1]
+            if leaf not in node:
+                raise KeyError(f"no configuration field {key!r}")
+            if isinstance(node[leaf], dict) and isinstance(value, dict) and len(parts) == 1:
+                node[leaf] = {**node[leaf], **value}
+            else:
+                node[leaf] = value
+        return Config.model_validate(data)
+
+    # -- named ablations (SPEC 1.9) ----------------------------------------
+    def ablation(self, name: str) -> "Config":
+        """Named variants: full, single-agent, no-debate, no-verifier, no-evidence-weighting,
+        no-bias, no-evidence, no-framing."""
+        name = name.strip().lower().replace("_", "-")
+        if name == "full":
+            return self
+        if name == "single-agent":
+            return self.replace(**{"agents.enabled": ("bias",)})
+        if name == "no-debate":
+            return self.replace(**{"sad.enabled": False})
+        if name == "no-verifier":
+            return self.replace(**{"verifier.enabled": False})
+        if name == "no-evidence-weighting":
+            return self.replace(**{"sad.evidence_weighting": False})
+        if name.startswith("no-") and name[3:] in ("bias", "evidence", "framing"):
+            return self.replace(**{"agents.enabled": tuple(a for a in self.agents.enabled if a != name[3:])})
+        raise KeyError(
+            f"unknown ablation {name!r}; choose from full, single-agent, no-debate, no-verifier, "
+            "no-evidence-weighting, no-bias, no-evidence, no-framing"
+        )
+
+    ABLATIONS: ClassVar[tuple[str, ...]] = ()  # filled below
+
+    # -- files ---------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        data = self.model_dump(mode="json")
+        if path.suffix.lower() == ".toml":
+            import tomli_w
+
+            path.write_bytes(tomli_w.dumps(_toml_safe(data)).encode())
+        else:
+            path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Config":
+        path = Path(path)
+        if path.suffix.lower() == ".toml":
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # pragma: no cover - python 3.10
+                import tomli as tomllib
+            data = tomllib.loads(path.read_text())
+        else:
+            data = json.loads(path.read_text())
+        return cls.model_validate(data)
+
+
+def _toml_safe(obj: Any) -> Any:
+    """TOML has no null: drop None values (they are the defaults anyway)."""
+    if isinstance(obj, dict):
+        return {k: _toml_safe(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, list):
+        return [_toml_safe(v) for v in obj]
+    return obj
+
+
+Config.ABLATIONS = (
+    "full",
+    "single-agent",
+    "no-debate",
+    "no-verifier",
+    "no-evidence-weighting",
+    "no-bias",
+    "no-evidence",
+    "no-framing",
+)
