@@ -1,0 +1,27 @@
+"""Shared fixtures. Benchmark data comes from MABPD_DATA_DIR (the Makefile points it at ../shared/data)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The shared benchmark directory, or skip with the reason (data is never committed)."""
+    d = os.environ.get("MABPD_DATA_DIR") or str(ROOT.parent / "shared" / "data")
+    p = Path(d)
+    if not p.is_dir():
+        pytest.skip(f"benchmark data not found at {p}: set MABPD_DATA_DIR (see README, 'Data')")
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_real_endpoint(monkeypatch):
+    """Tests never reach a real endpoint or read a real key."""
+    for var in ("MABPD_BASE_URL", "MABPD_API_KEY", "MABPD_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
