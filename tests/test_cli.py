@@ -1,0 +1,26 @@
+"""The CLI dispatcher stays fast and reports user errors in one line."""
+
+import subprocess
+import sys
+
+from mabpd_kit import cli
+
+
+def test_help_lists_every_command(capsys):
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    for name in cli.COMMANDS:
+        assert name in out
+
+
+def test_import_is_lazy():
+    code = "import sys, mabpd_kit; bad=[m for m in ('altair','scipy','pandas','openai') if m in sys.modules]; print(','.join(bad))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"import mabpd_kit pulled in heavy modules: {out}"
+
+
+def test_every_command_module_exists():
+    import importlib.util
+
+    for name, (module, add, run, _) in cli.COMMANDS.items():
+        assert importlib.util.find_spec(module) is not None, f"`mabpd {name}` points at missing module {module}"
