@@ -147,6 +147,14 @@ class IdentityConfig(_Frozen):
     anonymise: bool = False
     seed: int = 0
     bootstrap: int = 1000
+    temperature: float = Field(1.0, ge=0, description="agent sampling temperature; > 0 so independent agents can disagree")
+    max_tokens: int = Field(1024, gt=0, description="completion budget per agent answer")
+    max_response_chars: int = Field(2000, gt=0, description="previous-round responses quoted in prompts are cut to this")
+    sim_w_self: float = Field(1.0, ge=0, description="belief simulator: weight of an agent's own previous answer")
+    sim_w_peer: float = Field(1.0, ge=0, description="belief simulator: weight of each peer's previous answer")
+    sim_prior_strength: float = Field(1.0, gt=0, description="belief simulator: Dirichlet mass of an agent's own prior belief")
+    sim_competence: float = Field(0.5, gt=0, lt=1, description="belief simulator: mean prior probability on the correct option")
+    sim_n_options: int = Field(4, ge=2, description="belief simulator: options per question")
 
 
 class MetricsConfig(_Frozen):
