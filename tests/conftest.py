@@ -25,3 +25,25 @@ def _no_real_endpoint(monkeypatch):
     """Tests never reach a real endpoint or read a real key."""
     for var in ("MABPD_BASE_URL", "MABPD_API_KEY", "MABPD_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def fake_server(tmp_path, monkeypatch):
+    """Factory for :class:`mabpd_kit.testing.FakeLLMServer`: ``srv = fake_server(script, latency=0)``.
+
+    Servers are started now and stopped after the test. The LLM record/replay cache goes to a
+    per-test temporary directory, so answers never leak between tests (ports get reused).
+    """
+    from mabpd_kit.testing import FakeLLMServer
+
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path / "llm-cache"))
+    servers = []
+
+    def make(script=None, **options):
+        srv = FakeLLMServer(script, **options).start()
+        servers.append(srv)
+        return srv
+
+    yield make
+    for srv in servers:
+        srv.stop()

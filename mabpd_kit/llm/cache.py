@@ -1,0 +1,136 @@
+"""Record/replay cache of LLM answers: SQLite file, JSON values, safe for concurrent writers.
+
+Modes (``config.llm.cache_mode`` or ``MABPD_CACHE_MODE``):
+
+- ``off``: never read, never write.
+- ``record``: always call the endpoint and store the answer.
+- ``replay``: never call; a request that was not recorded raises :class:`ReplayMissError`.
+- ``auto`` (default): answer from the cache when possible, otherwise call and store. This is
+  what lets a killed batch resume without paying again for the calls it already finished.
+
+The key is the SHA-256 of the *canonical request*: base URL, model, messages, response
+format / schema, temperature, seed, n, max_tokens, logprobs, top_logprobs and the
+``sample_index``. Transport settings (time-out, retries, key) are not part of it, and the key
+is never stored. ``sample_index`` keeps repeated samples at temperature > 0 apart: sample 0
+and sample 1 of the same prompt are two different entries, not one collapsed answer.
+
+Location: ``MABPD_CACHE_DIR`` or the platform user cache dir (``platformdirs``), file
+``llm-cache.sqlite3``. WAL journaling plus a busy time-out make several processes (e.g. two
+notebooks) writing at once safe; every write is one atomic statement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["CacheMode", "ResponseCache", "cache_dir", "request_key", "resolve_mode", "MODES"]
+
+CacheMode = Literal["off", "record", "replay", "auto"]
+MODES: tuple[str, ...] = ("off", "record", "replay", "auto")
+DB_NAME = "llm-cache.sqlite3"
+
+
+def cache_dir() -> Path:
+    """``MABPD_CACHE_DIR`` or the user cache directory of mabpd-kit."""
+    env = os.environ.get("MABPD_CACHE_DIR", "").strip()
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False))
+
+
+def resolve_mode(configured: str, override: str | None = None) -> CacheMode:
+    """The effective mode: explicit argument, then ``MABPD_CACHE_MODE``, then configuration."""
+    mode = (override or os.environ.get("MABPD_CACHE_MODE", "").strip() or configured).lower()
+    if mode not in MODES:
+        raise ValueError(f"cache mode {mode!r} unknown; choose from {', '.join(MODES)}")
+    return mode  # type: ignore[return-value]
+
+
+def request_key(base_url: str, request: dict[str, Any], sample_index: int) -> str:
+    """SHA-256 over the canonical JSON of what determines the answer (never the API key)."""
+    canonical = {
+        "base_url": base_url.rstrip("/"),
+        "model": request.get("model"),
+        "messages": request.get("messages"),
+        "response_format": request.get("response_format"),
+        "temperature": request.get("temperature"),
+        "seed": request.get("seed"),
+        "n": request.get("n"),
+        "max_tokens": request.get("max_tokens"),
+        "logprobs": request.get("logprobs"),
+        "top_logprobs": request.get("top_logprobs"),
+        "sample_index": sample_index,
+    }
+    blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ResponseCache:
+    """SQLite-backed store of completions (dicts) and probe results, one connection per thread."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else cache_dir()
+        self.path = self.directory / DB_NAME
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)  # autocommit
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                "model TEXT, preview TEXT, created REAL)"
+            )
+            conn.execute("CREATE TABLE IF NOT EXISTS capabilities (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
+            self._local.conn = conn
+        return conn
+
+    # -- responses ------------------------------------------------------------
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
+            (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()),
+        )
+
+    # -- capability probes ------------------------------------------------------
+    def get_capabilities(self, key: str) -> dict[str, Any] | None:
+        row = self._conn().execute("SELECT value FROM capabilities WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_capabilities(self, key: str, value: dict[str, Any]) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO capabilities (key, value, created) VALUES (?, ?, ?)",
+            (key, json.dumps(value), time.time()),
+        )
+
+    # -- inspection ----------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Location, number of stored answers and size on disk (for ``mabpd doctor``)."""
+        n = 0
+        if self.path.exists():
+            n = int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        size = sum(p.stat().st_size for p in self.directory.glob(DB_NAME + "*") if p.is_file())
+        return {"path": str(self.path), "entries": n, "bytes": size}
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

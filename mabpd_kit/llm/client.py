@@ -1,0 +1,498 @@
+"""The one way mabpd-kit talks to language models: :func:`connect` and :class:`LLM`.
+
+>>> from mabpd_kit.llm import connect
+>>> llm = connect()            # nothing configured: offline, prints one line, llm.offline is True
+>>> llm = connect("ollama", model="llama3.1")                       # a preset
+>>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
+
+What happens on a call (``llm.chat`` / ``await llm.achat``):
+
+1. The request is built and its cache key computed (see :mod:`mabpd_kit.llm.cache`).
+2. ``auto``/``replay`` cache modes answer from the cache when they can.
+3. Otherwise the call waits for a slot of the endpoint's concurrency limit (shared by every
+   agent in the process), then goes through the ``openai`` SDK, whose own retries handle
+   429 (honouring ``Retry-After``), 5xx, dropped connections and time-outs.
+4. A final failure becomes :class:`EndpointError` with a clear message and no key.
+5. The answer is stored (``auto``/``record``), added to ``llm.usage``, returned as a
+   :class:`Completion`.
+
+All network I/O runs on one background event loop (:mod:`mabpd_kit.llm.runtime`), so sync
+calls are safe from any thread and async calls work inside Jupyter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from . import structured as so
+from .cache import ResponseCache, request_key, resolve_mode
+from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
+from .presets import PRESETS, Preset, resolve_key
+from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
+from .runtime import in_io_thread, io_loop, submit
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from mabpd_kit.config import Config, LLMConfig
+
+__all__ = ["LLM", "connect", "OFFLINE_LINE"]
+
+S = TypeVar("S", bound=BaseModel)
+
+OFFLINE_LINE = (
+    "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
+    "MABPD_BASE_URL and MABPD_MODEL (and MABPD_API_KEY if the server needs one), or call "
+    "connect('ollama', model='llama3.1') / connect('openai') - see README 'Endpoints'."
+)
+
+# Per-process memory shared by all LLM objects (all touched only on the I/O loop thread).
+_SEMAPHORES: dict[tuple[str, int], asyncio.Semaphore] = {}
+_UNSUPPORTED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
+_CAPABILITIES: dict[str, Capabilities] = {}
+
+_MODE_REFUSED = (400, 404, 415, 422, 501)  # statuses with which servers refuse a response_format
+
+
+class _Secret:
+    """Holds the API key; prints as ``***`` so it never leaks through repr, vars() or logs."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+
+def _llm_config(config: "Config | LLMConfig | None") -> "LLMConfig":
+    from mabpd_kit.config import Config, LLMConfig
+
+    if config is None:
+        return LLMConfig()
+    if isinstance(config, Config):
+        return config.llm
+    return config
+
+
+def _as_messages(messages: Any) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
+class LLM:
+    """A connection to one endpoint and default model (or the offline stand-in).
+
+    Attributes: ``offline`` (bool), ``endpoint`` (base URL, never a key), ``model``,
+    ``preset`` (name or None), ``cache_mode``, ``usage`` (:class:`~mabpd_kit.llm.usage.Usage`).
+    Create it with :func:`connect`.
+    """
+
+    def __init__(
+        self,
+        *,
+        endpoint: str,
+        model: str,
+        api_key: str | None = None,
+        config: "LLMConfig | None" = None,
+        cache_mode: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        preset: str | None = None,
+        offline: bool = False,
+        offline_reason: str = "",
+    ) -> None:
+        self.config = _llm_config(config)
+        self.offline = offline
+        self.offline_reason = offline_reason
+        self.endpoint = endpoint.rstrip("/")
+        self.model = model
+        self.preset = preset
+        self.cache_mode = resolve_mode(self.config.cache_mode, cache_mode)
+        self.usage = Usage(prices_per_mtok=dict(self.config.prices_per_mtok))
+        self._key = _Secret(api_key or "")
+        self._cache: ResponseCache | None = None
+        if not offline and self.cache_mode != "off":
+            from pathlib import Path
+
+            self._cache = ResponseCache(Path(cache_dir) if cache_dir is not None else None)
+        self._client: Any = None  # openai.AsyncOpenAI, created lazily on the I/O loop
+
+    def __repr__(self) -> str:
+        if self.offline:
+            return f"LLM(offline=True, reason={self.offline_reason!r})"
+        return f"LLM(endpoint={self.endpoint!r}, model={self.model!r}, cache_mode={self.cache_mode!r})"
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The record/replay store (``None`` offline or with ``cache_mode="off"``)."""
+        return self._cache
+
+    # -- plumbing (runs on the I/O loop) -------------------------------------------
+    def _ensure_online(self) -> None:
+        if self.offline:
+            raise OfflineError(
+                f"no LLM endpoint ({self.offline_reason}); components fall back to their rule-based agents. "
+                "Configure one with MABPD_BASE_URL / MABPD_MODEL or connect(preset, model=...)."
+            )
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai  # imported on the first real call: it takes ~1-2 s
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._key.get(),
+                base_url=self.endpoint,
+                timeout=self.config.timeout_s,
+                max_retries=self.config.max_retries,
+            )
+        return self._client
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        key = (self.endpoint, self.config.concurrency)
+        sem = _SEMAPHORES.get(key)
+        if sem is None:
+            sem = _SEMAPHORES[key] = asyncio.Semaphore(self.config.concurrency)
+        return sem
+
+    def _describe(self, request: dict[str, Any]) -> str:
+        last = str((request.get("messages") or [{}])[-1].get("content") or "")
+        last = " ".join(last.split())
+        return f"model {request.get('model')!r}, last message {last[:60]!r}{'...' if len(last) > 60 else ''}"
+
+    def _endpoint_error(self, exc: BaseException, request: dict[str, Any]) -> EndpointError:
+        """A key-free EndpointError for a final SDK failure."""
+        import openai
+
+        status = getattr(exc, "status_code", None)
+        where = f"{self.endpoint} ({self._describe(request)})"
+        if isinstance(exc, openai.APITimeoutError):
+            msg = f"no answer from {where} within {self.config.timeout_s:g} s after {self.config.max_retries} retries"
+        elif isinstance(exc, openai.APIConnectionError):
+            msg = f"cannot reach {where} after {self.config.max_retries} retries: is the server running?"
+        elif isinstance(exc, openai.AuthenticationError):
+            msg = f"{where} refused the API key (HTTP 401): check the key variable for this endpoint"
+        elif isinstance(exc, openai.APIStatusError):
+            detail = getattr(exc, "message", "") or str(exc)
+            msg = f"{where} answered HTTP {status}: {detail[:300]}"
+        else:
+            msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
+        return EndpointError(redact(msg, self._key.get()), status=status)
+
+    async def _call(self, request: dict[str, Any], sample_index: int, tag: str) -> Completion:
+        key = None
+        if self._cache is not None:
+            key = request_key(self.endpoint, request, sample_index)
+            if self.cache_mode in ("auto", "replay"):
+                hit = self._cache.get(key)
+                if hit is not None:
+                    comp = Completion.model_validate({**hit, "cached": True, "tag": tag})
+                    self.usage.add(comp)
+                    return comp
+                if self.cache_mode == "replay":
+                    raise ReplayMissError(
+                        f"replay mode: no recorded answer for {self._describe(request)} "
+                        f"(sample {sample_index}) at {self.endpoint}; record it first (cache_mode='record' or 'auto')"
+                    )
+        client = self._get_client()
+        async with self._semaphore():
+            t0 = time.perf_counter()
+            try:
+                resp = await client.chat.completions.create(**request)
+            except Exception as exc:  # noqa: BLE001 - every SDK/transport failure becomes one clear error
+                raise self._endpoint_error(exc, request) from None
+            latency = time.perf_counter() - t0
+        comp = self._completion(resp, request, latency, tag)
+        if self._cache is not None and key is not None and self.cache_mode in ("auto", "record"):
+            self._cache.put(
+                key,
+                comp.model_dump(exclude={"cached", "tag"}),
+                model=comp.model,
+                preview=str(request["messages"][-1].get("content") or "")[:200],
+            )
+        self.usage.add(comp)
+        return comp
+
+    def _completion(self, resp: Any, request: dict[str, Any], latency: float, tag: str) -> Completion:
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            raise EndpointError(f"{self.endpoint} returned no choices for {self._describe(request)}")
+        choice = choices[0]
+        logprobs = None
+        lp = getattr(choice, "logprobs", None)
+        if lp is not None and getattr(lp, "content", None):
+            logprobs = [
+                TokenLogprob(
+                    token=t.token,
+                    logprob=t.logprob,
+                    top=[TopLogprob(token=a.token, logprob=a.logprob) for a in (t.top_logprobs or [])],
+                )
+                for t in lp.content
+            ]
+        usage = getattr(resp, "usage", None)
+        return Completion(
+            text=(choice.message.content if choice.message is not None else None) or "",
+            model=getattr(resp, "model", None) or request["model"],
+            finish_reason=choice.finish_reason,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            logprobs=logprobs,
+            tag=tag,
+        )
+
+    def _request(
+        self,
+        messages: Any,
+        *,
+        model: str | None,
+        temperature: float,
+        max_tokens: int | None,
+        seed: int | None,
+        sample_index: int,
+        logprobs: bool,
+        top_logprobs: int | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        req: dict[str, Any] = {
+            "model": model or self.model,
+            "messages": _as_messages(messages),
+            "temperature": temperature,
+        }
+        if max_tokens is not None:
+            req["max_tokens"] = max_tokens
+        if seed is not None:
+            req["seed"] = seed + sample_index  # a fixed seed must not make all samples identical
+        if logprobs:
+            req["logprobs"] = True
+            if top_logprobs:
+                req["top_logprobs"] = top_logprobs
+        if response_format is not None:
+            req["response_format"] = response_format
+        return req
+
+    async def _on_io_loop(self, coro: Any) -> Any:
+        """Await ``coro`` on the shared I/O loop from whatever loop we are on."""
+        if in_io_thread():
+            return await coro
+        return await asyncio.wrap_future(submit(coro))
+
+    def _blocking(self, coro: Any) -> Any:
+        if in_io_thread():
+            coro.close()
+            raise RuntimeError("sync LLM calls cannot run on the LLM I/O thread; use the async methods")
+        return submit(coro).result()
+
+    # -- chat -----------------------------------------------------------------------
+    async def achat(
+        self,
+        messages: Any,
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        sample_index: int = 0,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        tag: str = "",
+    ) -> Completion:
+        """One chat completion. ``messages``: OpenAI-style list of ``{"role", "content"}`` (a
+        bare string is one user message). ``sample_index`` numbers repeated samples of the
+        same prompt (temperature > 0): each index is its own cache entry."""
+        self._ensure_online()
+        req = self._request(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,
+        )
+        return await self._on_io_loop(self._call(req, sample_index, tag))
+
+    def chat(
+        self,
+        messages: Any,
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        sample_index: int = 0,
+        logprobs: bool = False,
+        top_logprobs: int | None = None,
+        tag: str = "",
+    ) -> Completion:
+        """Blocking :meth:`achat`; safe from any thread and inside Jupyter."""
+        self._ensure_online()
+        req = self._request(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,
+        )
+        return self._blocking(self._call(req, sample_index, tag))
+
+    # -- structured output ----------------------------------------------------------------
+    def _modes(self, model: str) -> list[str]:
+        ek = f"{self.endpoint}|{model}"
+        caps = _CAPABILITIES.get(ek)
+        refused = _UNSUPPORTED.get(ek, set())
+        modes = []
+        for m in so.MODES:
+            if m in refused or (caps is not None and m != "text" and not getattr(caps, m)):
+                continue
+            modes.append(m)
+        return modes
+
+    async def _structured(
+        self,
+        messages: Any,
+        schema: type[S],
+        *,
+        model: str | None,
+        temperature: float,
+        max_tokens: int | None,
+        sample_index: int,
+        tag: str,
+    ) -> Structured[S]:
+        model = model or self.model
+        base = _as_messages(messages)
+        calls: list[Completion] = []
+        for mode in self._modes(model):
+            msgs = base if mode == "json_schema" else [{"role": "system", "content": so.schema_instruction(schema)}, *base]
+            fmt = so.response_format(schema, mode)
+            repaired = False
+            try:
+                for attempt in range(1 + self.config.repair_retries):
+                    req = self._request(
+                        msgs, model=model, temperature=temperature, max_tokens=max_tokens, seed=None,
+                        sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt,
+                    )
+                    comp = await self._call(req, sample_index, tag)
+                    calls.append(comp)
+                    value, error = so.validate(comp.text, schema)
+                    if value is not None:
+                        return Structured[schema](  # type: ignore[valid-type]
+                            value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
+                        )
+                    if attempt < self.config.repair_retries:
+                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": so.repair_message(error)}]
+                        repaired = True
+                raise StructuredOutputError(
+                    f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
+                    f"{len(calls)} call(s) including the repair retry: {error}. Reply began: {comp.text[:160]!r}",
+                    raw=comp.text,
+                    errors=error,
+                )
+            except EndpointError as exc:
+                if fmt is not None and exc.status in _MODE_REFUSED:
+                    _UNSUPPORTED.setdefault(f"{self.endpoint}|{model}", set()).add(mode)
+                    continue  # the server refused this response_format: try the next mode
+                raise
+        raise StructuredOutputError(f"{self.endpoint} (model {model!r}) refused every structured-output mode")
+
+    async def astructured(
+        self,
+        messages: Any,
+        schema: type[S],
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        sample_index: int = 0,
+        tag: str = "",
+    ) -> Structured[S]:
+        """A validated ``schema`` instance from the model: json_schema, then json_object, then
+        JSON extracted from text; one repair retry showing the validation error; modes the
+        endpoint refused (or the probe found missing) are skipped next time."""
+        self._ensure_online()
+        return await self._on_io_loop(
+            self._structured(
+                messages, schema, model=model, temperature=temperature, max_tokens=max_tokens,
+                sample_index=sample_index, tag=tag,
+            )
+        )
+
+    def structured(
+        self,
+        messages: Any,
+        schema: type[S],
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        sample_index: int = 0,
+        tag: str = "",
+    ) -> Structured[S]:
+        """Blocking :meth:`astructured`."""
+        self._ensure_online()
+        return self._blocking(
+            self._structured(
+                messages, schema, model=model, temperature=temperature, max_tokens=max_tokens,
+                sample_index=sample_index, tag=tag,
+            )
+        )
+
+    # -- capabilities ---------------------------------------------------------------------
+    def capabilities(self, *, model: str | None = None, refresh: bool = False) -> Capabilities:
+        """What this endpoint+model really supports (json_schema, json_object, logprobs,
+        top_logprobs), probed with a few tiny requests once and cached in memory and on disk."""
+        if self.offline:
+            return Capabilities()
+        from .probe import probe
+
+        return self._blocking(probe(self, model or self.model, refresh=refresh))
+
+
+def connect(
+    preset: str | None = None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    config: "Config | LLMConfig | None" = None,
+    cache_mode: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    quiet: bool = False,
+) -> LLM:
+    """An :class:`LLM` for a preset, a base URL, or the environment; offline when none is set.
+
+    Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
+    from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
+    (``MABPD_API_KEY``, then the preset's variable; local servers need none).
+    ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
+    tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
+    The offline LLM prints one line saying so (``quiet=True`` silences it).
+    """
+    cfg = _llm_config(config)
+    p: Preset | None = None
+    if preset is not None:
+        p = PRESETS.get(preset.lower())
+        if p is None:
+            raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
+    forced = os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    url = base_url
+    if url is None and not forced:
+        url = p.base_url if p is not None else (os.environ.get("MABPD_BASE_URL", "").strip() or None)
+    if url is None:
+        reason = "MABPD_OFFLINE=1" if forced else "no endpoint configured"
+        if not quiet:
+            print(OFFLINE_LINE.format(reason=reason))
+        return LLM(endpoint="offline", model="rule-based", config=cfg, offline=True, offline_reason=reason)
+    chosen_model = model or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
+    if not chosen_model:
+        raise EndpointError(f"no model for {url}: pass connect(..., model='NAME') or set MABPD_MODEL")
+    key = resolve_key(p, url)
+    if key is None:
+        var = p.key_env if p is not None else "OPENAI_API_KEY"
+        raise EndpointError(f"no API key for {url}: set {var} or MABPD_API_KEY in the environment")
+    io_loop()  # start the I/O thread now, not inside the first timed call
+    return LLM(
+        endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
+        cache_dir=cache_dir, preset=p.name if p else None,
+    )

@@ -1,0 +1,89 @@
+"""Typed results of LLM calls: :class:`Completion`, :class:`Structured`, :class:`Capabilities`."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["TopLogprob", "TokenLogprob", "Completion", "Structured", "Capabilities"]
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class TopLogprob(BaseModel):
+    """One alternative token at a position and its natural-log probability."""
+
+    model_config = ConfigDict(frozen=True)
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """A generated token, its log-probability and the ``top`` alternatives (may be empty)."""
+
+    model_config = ConfigDict(frozen=True)
+    token: str
+    logprob: float
+    top: list[TopLogprob] = Field(default_factory=list)
+
+
+class Completion(BaseModel):
+    """One chat completion: the text and everything needed to account for it.
+
+    ``cached`` is True when the answer came from the record/replay cache (no call was made;
+    tokens and latency are those of the original call). ``tag`` is the caller's label (e.g.
+    ``"bias-agent"``) used in usage tables.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    text: str
+    model: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    logprobs: list[TokenLogprob] | None = None
+    tag: str = ""
+
+
+class Structured(BaseModel, Generic[T]):
+    """A validated structured answer.
+
+    ``value`` is the schema instance; ``mode`` how it was obtained (``"json_schema"``,
+    ``"json_object"`` or ``"text"``); ``repaired`` whether the repair retry was needed;
+    ``calls`` every Completion made (sum them for per-item usage); ``completion`` the last one.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    value: T
+    completion: Completion
+    mode: str
+    repaired: bool = False
+    calls: list[Completion] = Field(default_factory=list)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.calls)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(c.completion_tokens for c in self.calls)
+
+    @property
+    def latency_s(self) -> float:
+        return sum(c.latency_s for c in self.calls)
+
+
+class Capabilities(BaseModel):
+    """What an endpoint+model really supports, found by sending small probe requests."""
+
+    model_config = ConfigDict(frozen=True)
+    json_schema: bool = False
+    json_object: bool = False
+    logprobs: bool = False
+    top_logprobs: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()

@@ -1,0 +1,117 @@
+"""Where LLM calls run: one background event loop shared by every LLM object.
+
+Why one loop? The per-endpoint concurrency limit must hold across all agents, whether they
+call ``llm.chat`` from plain code, from threads, or ``await llm.achat`` inside Jupyter's own
+running loop. All network I/O therefore happens on a single daemon thread running its own
+asyncio loop; sync calls block on a ``concurrent.futures.Future`` and async calls await it.
+The HTTP client lives on that loop too, so it is never used from a loop it was not made on.
+
+>>> from mabpd_kit.llm import run_sync, gather_limited
+>>> async def two():
+...     return [1, 2]
+>>> run_sync(two())              # works in scripts and inside a running Jupyter loop
+[1, 2]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Coroutine, Iterable
+from typing import Any, TypeVar
+
+__all__ = ["io_loop", "submit", "run_sync", "gather_limited", "in_io_thread"]
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+
+
+def io_loop() -> asyncio.AbstractEventLoop:
+    """The shared background loop (started on first use, a daemon thread)."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None or _loop.is_closed() or _thread is None or not _thread.is_alive():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def _run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            _thread = threading.Thread(target=_run, name="mabpd-llm-io", daemon=True)
+            _thread.start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def in_io_thread() -> bool:
+    return _thread is not None and threading.current_thread() is _thread
+
+
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Schedule ``coro`` on the shared loop from any thread."""
+    return asyncio.run_coroutine_threadsafe(coro, io_loop())
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion from synchronous code and return its result.
+
+    Without a running loop in this thread it is ``asyncio.run``. Inside a running loop
+    (Jupyter), ``asyncio.run`` is forbidden, so the coroutine runs in a worker thread with a
+    fresh loop of its own; LLM calls inside it still share the global limit.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_as_coroutine(coro))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mabpd-run-sync") as pool:
+        return pool.submit(asyncio.run, _as_coroutine(coro)).result()
+
+
+async def _as_coroutine(aw: Awaitable[T]) -> T:
+    return await aw
+
+
+async def gather_limited(
+    aws: Iterable[Awaitable[T]],
+    *,
+    limit: int | None = None,
+    progress: bool | str = False,
+    return_exceptions: bool = False,
+) -> list[T]:
+    """Await many coroutines, results in input order, optional tqdm progress bar.
+
+    Every LLM call already waits for its endpoint's shared limit, so ``limit`` is only needed
+    for other work (or to go lower than the endpoint limit). ``progress`` may be a label.
+    With ``return_exceptions=True`` a failing item yields its exception instead of stopping
+    the batch (bad input is flagged, never fatal).
+    """
+    items = list(aws)
+    sem = asyncio.Semaphore(limit) if limit else None
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(items), desc=progress if isinstance(progress, str) else "LLM calls")
+
+    async def one(aw: Awaitable[T]) -> T:
+        try:
+            if sem is None:
+                return await aw
+            async with sem:
+                return await aw
+        finally:
+            if bar is not None:
+                bar.update(1)
+
+    try:
+        return await asyncio.gather(*(one(a) for a in items), return_exceptions=return_exceptions)
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,132 @@
+"""Token, latency and cost accounting for one LLM object (a "run").
+
+Every call made through an :class:`~mabpd_kit.llm.LLM` adds one record. Answers served from
+the record/replay cache are recorded too (``cached=True``) but cost nothing and do not count
+as ``calls``. Per-item usage is simply the sum over the Completions a component made.
+
+Cost is an *estimate* from ``config.llm.prices_per_mtok``: ``{"model": (usd_per_1M_prompt,
+usd_per_1M_completion)}``. Models missing from the table cost 0 (local models are free).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .results import Completion
+
+__all__ = ["Usage", "UsageRecord", "estimate_cost", "summarize"]
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
+    """USD for one call from a price table in USD per million tokens (0 when unknown)."""
+    price = prices.get(model)
+    if price is None:
+        return 0.0
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    tag: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+    cost_usd: float
+
+
+@dataclass
+class Usage:
+    """Run totals, thread-safe. ``usage.calls``, ``.prompt_tokens``, ``.completion_tokens``,
+    ``.latency_s`` (summed call latency, not wall time), ``.cost_usd``, ``.cached_calls``;
+    ``usage.to_frame()`` has one row per call; ``usage.by_tag()`` groups by caller label."""
+
+    prices_per_mtok: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    records: list[UsageRecord] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, completion: "Completion") -> None:
+        cost = 0.0 if completion.cached else estimate_cost(
+            completion.model, completion.prompt_tokens, completion.completion_tokens, self.prices_per_mtok
+        )
+        rec = UsageRecord(
+            completion.tag, completion.model, completion.prompt_tokens, completion.completion_tokens,
+            0.0 if completion.cached else completion.latency_s, completion.cached, cost,
+        )
+        with self._lock:
+            self.records.append(rec)
+
+    def _live(self) -> list[UsageRecord]:
+        with self._lock:
+            return [r for r in self.records if not r.cached]
+
+    @property
+    def calls(self) -> int:
+        return len(self._live())
+
+    @property
+    def cached_calls(self) -> int:
+        with self._lock:
+            return sum(r.cached for r in self.records)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(r.prompt_tokens for r in self._live())
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(r.completion_tokens for r in self._live())
+
+    @property
+    def latency_s(self) -> float:
+        return sum(r.latency_s for r in self._live())
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.cost_usd for r in self._live())
+
+    def reset(self) -> None:
+        with self._lock:
+            self.records.clear()
+
+    def to_frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        with self._lock:
+            rows = [r.__dict__ for r in self.records]
+        cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def by_tag(self) -> "pd.DataFrame":
+        df = self.to_frame()
+        df["calls"] = ~df["cached"]
+        return df.groupby("tag", as_index=False)[
+            ["calls", "prompt_tokens", "completion_tokens", "latency_s", "cost_usd"]
+        ].sum()
+
+    def __repr__(self) -> str:
+        return (
+            f"Usage(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
+            f"completion_tokens={self.completion_tokens}, latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})"
+        )
+
+
+def summarize(completions: Iterable["Completion"]) -> dict[str, float]:
+    """Per-item usage: sums over the Completions one item needed. A cached answer counts as the
+    call it replays (what the item costs to produce), so results do not change on resume."""
+    cs = list(completions)
+    return {
+        "calls": len(cs),
+        "prompt_tokens": sum(c.prompt_tokens for c in cs),
+        "completion_tokens": sum(c.completion_tokens for c in cs),
+        "latency_s": sum(c.latency_s for c in cs),
+    }

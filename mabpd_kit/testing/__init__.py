@@ -1,0 +1,22 @@
+"""Test helpers: a real OpenAI-compatible server on 127.0.0.1 and script building blocks.
+
+>>> from mabpd_kit.testing import FakeLLMServer, Reply, by_role, sequence
+"""
+
+from __future__ import annotations
+
+from .scripts import all_text, by_role, last_user, request_schema, sequence, system_prompt
+from .server import FakeLLMServer, Reply, Script, synth_logprobs
+
+__all__ = [
+    "FakeLLMServer",
+    "Reply",
+    "Script",
+    "synth_logprobs",
+    "by_role",
+    "sequence",
+    "last_user",
+    "system_prompt",
+    "all_text",
+    "request_schema",
+]

@@ -1,0 +1,96 @@
+"""Small building blocks for :class:`~mabpd_kit.testing.FakeLLMServer` scripts.
+
+A script is any function ``request -> str | dict | Reply``. These helpers cover the usual
+needs of a multi-agent test: answer by agent role, answer in sequence (fail then succeed),
+and read the parts of a request an answer depends on.
+
+>>> from mabpd_kit.testing import by_role, sequence, Reply
+>>> script = by_role({"bias agent": {"verdict": "biased"}, "framing": {"verdict": "neutral"}},
+...                  default="{}")
+>>> flaky = sequence([Reply(status=429, retry_after=0.01)], then="ok")   # one 429, then always "ok"
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .server import Reply
+
+__all__ = ["by_role", "sequence", "last_user", "system_prompt", "request_schema", "all_text"]
+
+Answer = Any  # str | dict | Reply | Callable[[dict], str | dict | Reply]
+
+
+def _resolve(answer: Answer, request: dict[str, Any]) -> Any:
+    return answer(request) if callable(answer) else answer
+
+
+def system_prompt(request: dict[str, Any]) -> str:
+    """The concatenated system messages of a request ("" if none)."""
+    return "\n".join(str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "system")
+
+
+def last_user(request: dict[str, Any]) -> str:
+    """The content of the last user message ("" if none)."""
+    for m in reversed(request.get("messages", [])):
+        if m.get("role") == "user":
+            return str(m.get("content") or "")
+    return ""
+
+
+def all_text(request: dict[str, Any]) -> str:
+    """Every message content of a request joined by newlines (for substring matching)."""
+    return "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
+
+
+def request_schema(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema sent in ``response_format`` (json_schema mode), else ``None``."""
+    fmt = request.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    return None
+
+
+def by_role(routes: Mapping[str, Answer], default: Answer = "{}", *, where: str = "system") -> Callable[[dict], Any]:
+    """A script that picks its answer by a case-insensitive substring of the prompt.
+
+    ``routes`` maps a marker (e.g. ``"bias agent"``) to an answer: a string, a dict (sent as
+    JSON), a :class:`Reply`, or a function of the request. The first marker found wins; the
+    search looks in the system prompt (``where="system"``) or in every message (``"all"``).
+    """
+    if where not in ("system", "all"):
+        raise ValueError("where must be 'system' or 'all'")
+    lowered = [(k.lower(), v) for k, v in routes.items()]
+
+    def script(request: dict[str, Any]) -> Any:
+        text = (system_prompt(request) if where == "system" else all_text(request)).lower()
+        for marker, answer in lowered:
+            if marker in text:
+                return _resolve(answer, request)
+        return _resolve(default, request)
+
+    return script
+
+
+def sequence(answers: Iterable[Answer], *, then: Answer | None = None) -> Callable[[dict], Any]:
+    """A script that gives ``answers`` in order (thread-safe), then ``then`` forever.
+
+    With ``then=None`` the last answer repeats. Typical use: ``sequence([Reply(status=500)],
+    then="ok")`` to check that the client retries.
+    """
+    items = list(answers)
+    if not items and then is None:
+        raise ValueError("sequence needs at least one answer or a `then`")
+    tail = then if then is not None else items[-1]
+    it = itertools.chain(items, itertools.repeat(tail))
+    lock = threading.Lock()
+
+    def script(request: dict[str, Any]) -> Any:
+        with lock:
+            answer = next(it)
+        return _resolve(answer, request)
+
+    return script

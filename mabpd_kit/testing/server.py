@@ -1,0 +1,308 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, notebooks and benchmarks.
+
+Why a real server and not a mock? The ``openai`` SDK (3.x) talks through ``httpx2``, which
+HTTP-mocking libraries such as ``respx`` do not patch. A tiny real server exercises exactly
+what a student's laptop does: sockets, JSON bodies, status codes, ``Retry-After`` headers,
+time-outs and concurrency.
+
+>>> from mabpd_kit.testing import FakeLLMServer, Reply
+>>> def script(request):                      # request = the parsed chat-completions body
+...     return '{"verdict": "neutral"}'       # a content string, a dict (sent as JSON text) or a Reply
+>>> with FakeLLMServer(script) as srv:
+...     url = srv.base_url                    # "http://127.0.0.1:PORT/v1"
+
+Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.1`` (rate
+limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
+``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer).
+The server counts what it saw: ``srv.requests``, ``srv.calls`` and ``srv.max_in_flight``
+(the most requests it was answering at the same moment, which is how tests check a client's
+concurrency limit from the outside).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeLLMServer", "Reply", "Script"]
+
+
+@dataclass
+class Reply:
+    """What the fake server sends back for one request.
+
+    Attributes:
+        content: the assistant message text (``None`` with ``raw`` or an error status).
+        status: HTTP status; 200 answers normally, 429/500/400 send an OpenAI-style error body.
+        retry_after: seconds for the ``Retry-After`` header (rate-limit scripts).
+        delay: extra seconds to wait before answering (on top of the server's ``latency``).
+        raw: bytes sent verbatim as the body with status 200 (malformed / truncated JSON).
+        hang: never answer; the handler waits until the server stops (time-out scripts).
+        logprobs: OpenAI-format ``choices[0].logprobs.content`` list; ``None`` lets the server
+            synthesise one when the request asks for logprobs and the server supports them.
+        finish_reason: ``"stop"`` or ``"length"`` (truncated generation).
+        prompt_tokens / completion_tokens: usage to report; ``None`` counts whitespace words.
+        error: message for error statuses.
+    """
+
+    content: str | None = None
+    status: int = 200
+    retry_after: float | None = None
+    delay: float = 0.0
+    raw: bytes | None = None
+    hang: bool = False
+    logprobs: list[dict[str, Any]] | None = None
+    finish_reason: str = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    error: str = "scripted error"
+
+
+Script = Callable[[dict[str, Any]], "str | dict[str, Any] | Reply"]
+
+
+def _as_reply(value: Any) -> Reply:
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, str):
+        return Reply(content=value)
+    if isinstance(value, (dict, list)):
+        return Reply(content=json.dumps(value))
+    raise TypeError(f"a FakeLLMServer script must return str, dict or Reply, not {type(value).__name__}")
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def synth_logprobs(content: str, top_k: int) -> list[dict[str, Any]]:
+    """OpenAI-format logprobs for ``content``: one entry per whitespace token, the chosen
+    token at log-probability -0.05 and ``top_k`` alternatives below it."""
+    out = []
+    for tok in content.split() or [content]:
+        top = [{"token": tok, "logprob": -0.05, "bytes": None}]
+        top += [{"token": f"{tok}~{i}", "logprob": -3.0 - i, "bytes": None} for i in range(1, top_k)]
+        out.append({"token": tok, "logprob": -0.05, "bytes": None, "top_logprobs": top[: max(top_k, 0)]})
+    return out
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the listen backlog: a batch of 200 connections must not be refused
+    daemon_threads = True
+    block_on_close = False
+    owner: "FakeLLMServer"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the SDK reuses connections, like a real server
+    timeout = 30  # idle keep-alive connections close themselves: the server stays bounded
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
+        return
+
+    # -- helpers -----------------------------------------------------------
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        body = {"error": {"message": message, "type": "fake_server_error", "code": status}}
+        self._send(status, json.dumps(body).encode(), headers)
+
+    # -- routes --------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if self.path.rstrip("/").endswith("/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.server.owner.models]
+            self._send(200, json.dumps({"object": "list", "data": data}).encode())
+        else:
+            self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw_body = self.rfile.read(length)
+        if owner._stop.is_set():  # stopped: kept-alive connections get no answer, like a dead server
+            self.close_connection = True
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._error(404, f"no route {self.path}")
+            return
+        try:
+            request = json.loads(raw_body)
+        except ValueError:
+            self._error(400, "request body is not JSON")
+            return
+        owner._enter(request)
+        try:
+            self._answer(owner, request)
+        finally:
+            owner._leave()
+
+    def _answer(self, owner: "FakeLLMServer", request: dict[str, Any]) -> None:
+        fmt = (request.get("response_format") or {}).get("type")
+        if fmt == "json_schema" and not owner.supports_json_schema:
+            self._error(400, "response_format json_schema is not supported by this server")
+            return
+        if fmt == "json_object" and not owner.supports_json_object:
+            self._error(400, "response_format json_object is not supported by this server")
+            return
+        reply = _as_reply(owner.script(request))
+        wait = owner.latency + reply.delay
+        if reply.hang:
+            owner._stop.wait(owner.hang_limit_s)
+            self.close_connection = True
+            return
+        if wait > 0 and owner._stop.wait(wait):
+            self.close_connection = True
+            return
+        if reply.status != 200:
+            headers = {} if reply.retry_after is None else {"Retry-After": f"{reply.retry_after:g}"}
+            self._error(reply.status, reply.error, headers)
+            return
+        if reply.raw is not None:
+            self._send(200, reply.raw)
+            return
+        self._send(200, json.dumps(self._completion(owner, request, reply)).encode())
+
+    def _completion(self, owner: "FakeLLMServer", request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        content = reply.content or ""
+        n = int(request.get("n") or 1)
+        logprobs = None
+        if request.get("logprobs") and owner.supports_logprobs:
+            top_k = int(request.get("top_logprobs") or 0) if owner.supports_top_logprobs else 0
+            logprobs = {"content": reply.logprobs if reply.logprobs is not None else synth_logprobs(content, top_k)}
+        prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_words
+        completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _words(content)
+        choice = {
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": reply.finish_reason,
+            "logprobs": logprobs,
+        }
+        return {
+            "id": f"chatcmpl-fake-{owner.calls}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or owner.models[0],
+            "choices": [{**choice, "index": i} for i in range(n)],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens * n,
+                "total_tokens": prompt_tokens + completion_tokens * n,
+            },
+        }
+
+
+@dataclass
+class FakeLLMServer:
+    """An OpenAI-compatible chat-completions server on ``127.0.0.1`` (ephemeral port).
+
+    Args:
+        script: function of the request body returning a content string, a dict (sent as JSON
+            text) or a :class:`Reply`. Default: always answers ``"ok"``.
+        latency: seconds every request waits before its answer (simulates a model).
+        models: ids listed by ``GET /v1/models``.
+        supports_json_schema / supports_json_object: when False, requests using that
+            ``response_format`` get a 400 error, as from a server without the feature.
+        supports_logprobs / supports_top_logprobs: when False, the fields are *silently dropped*
+            (what many servers do, and why :func:`mabpd_kit.llm.LLM.capabilities` probes).
+        hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
+
+    Use as a context manager (``with FakeLLMServer(...) as srv``) or call :meth:`start` and
+    :meth:`stop`; it also stops at interpreter exit because its threads are daemons.
+    """
+
+    script: Script | None = None
+    latency: float = 0.0
+    models: list[str] = field(default_factory=lambda: ["fake"])
+    supports_json_schema: bool = True
+    supports_json_object: bool = True
+    supports_logprobs: bool = True
+    supports_top_logprobs: bool = True
+    hang_limit_s: float = 30.0
+
+    requests: list[dict[str, Any]] = field(default_factory=list, init=False)
+    calls: int = field(default=0, init=False)
+    in_flight: int = field(default=0, init=False)
+    max_in_flight: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.script is None:
+            self.script = lambda request: "ok"
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- counting (called by handler threads) ----------------------------------
+    def _enter(self, request: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(request)
+            self.calls += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def reset_counts(self) -> None:
+        """Forget the request log and counters (e.g. between two phases of a test)."""
+        with self._lock:
+            self.requests.clear()
+            self.calls = 0
+            self.max_in_flight = self.in_flight
+
+    # -- lifecycle ----------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeLLMServer is not running; use `with FakeLLMServer(...) as srv:`")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``: pass it to ``connect(base_url=...)``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "FakeLLMServer":
+        if self._httpd is not None:
+            return self
+        self._stop.clear()
+        httpd = _Server(("127.0.0.1", 0), _Handler)
+        httpd.owner = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeLLMServer", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: hanging and delayed handlers are released, the port is closed."""
+        if self._httpd is None:
+            return
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> "FakeLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
