@@ -137,6 +137,12 @@ class RadarConfig(_Frozen):
     grid_tau_v: tuple[float, float, float] = (0.0, 0.95, 0.05)
     cost_per_round: float = 0.0
     objective: Literal["accuracy", "macro_f1"] = "accuracy"
+    prob_source: Literal["auto", "logprobs", "samples", "structured"] = Field(
+        "auto", description="Judge probabilities: auto = logprobs if probed, else k samples, else stated"
+    )
+    top_logprobs: int = Field(10, ge=1, le=20, description="alternatives per token asked for (logprobs source)")
+    sample_temperature: float = Field(0.7, gt=0, description="temperature of the k samples (samples source)")
+    evidence: Literal["retrieved", "gold"] = Field("retrieved", description="BM25 top-m pool or gold evidence")
 
 
 class IdentityConfig(_Frozen):
