@@ -91,6 +91,8 @@ class SADConfig(_Frozen):
     stop_on_agreement: bool = True
     anonymise: bool = Field(False, description="SPEC 4: unlabelled transcripts in SAD rounds")
     dual_threshold: bool = Field(False, description="SPEC 3 stopping applied to SAD rounds")
+    concession: float = Field(0.8, ge=0, le=1, description="rule-based agents: confidence factor kept when switching to a grounded opposing verdict")
+    doubt: float = Field(0.8, ge=0, le=1, description="rule-based agents: confidence factor when all others disagree but none refutes their spans")
 
 
 class VerifierConfig(_Frozen):
@@ -109,6 +111,14 @@ class AgentsConfig(_Frozen):
     models: dict[str, str] = Field(default_factory=dict, description="agent -> model name; missing = endpoint default")
     temperature: float = 0.0
     max_tokens: int = 800
+    cue_bands: dict[str, float] = Field(
+        default_factory=lambda: {
+            "so_called": 0.90, "scare_quotes": 0.80, "loaded_attribution": 0.70, "vague_source": 0.70,
+            "assertion_marker": 0.70, "superlative": 0.60, "passive_agency": 0.60,
+        },
+        description="rule-based framing/evidence cue -> score band (lexicon-style ordinal anchors, set by design, not fitted)",
+    )
+    attribution_window: int = Field(40, ge=0, description="rule-based: chars around a quotation searched for a speech verb")
 
 
 class LLMConfig(_Frozen):
