@@ -1,0 +1,415 @@
+"""The text layer: cleaning with an offset map, sentence splitting, span validation, truncation.
+
+Every later stage works on the *cleaned* text, but a student wants to see a highlighted span in the
+text they pasted. So :func:`clean` records, for every character it outputs, which stretch of the raw
+input it came from, and :meth:`CleanText.to_orig` maps any ``(start, end)`` back.
+
+>>> ct = clean("<p>Senators &amp;quot;slammed&amp;quot; the bill</p>")
+>>> ct.text
+'Senators "slammed" the bill'
+>>> ct.flags
+['html']
+>>> s = ct.text.index("slammed"); ct.to_orig(s, s + 7)
+(22, 29)
+>>> split_sentences("Dr. Smith arrived at 3.30 p.m. on Monday. He left.")
+[(0, 41), (42, 50)]
+>>> validate_span('Senators "slamed" the bill', ct.text).method
+'fuzzy'
+
+Bad input never crashes a batch: bytes in a wrong encoding, ``None``, NaN, huge or empty strings
+come back as a :class:`CleanText` with a flag explaining what happened.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "CleanText",
+    "clean",
+    "split_sentences",
+    "validate_span",
+    "SpanCheck",
+    "truncate_words",
+    "Truncation",
+    "normalise_quotes",
+]
+
+# -- character tables -------------------------------------------------------------------------
+
+#: Typographic quotes and look-alikes -> ASCII. One character in, one character out (offsets stay put).
+QUOTE_MAP: dict[str, str] = {
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'", "\u0060": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
+}
+_QUOTE_TABLE = str.maketrans(QUOTE_MAP)
+#: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
+_DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
+#: Tags after which a line break is implied (so "<p>a</p><p>b</p>" does not become "ab").
+_BLOCK_TAGS = {
+    "p", "br", "div", "li", "ul", "ol", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6",
+    "blockquote", "section", "article", "header", "footer", "table", "hr", "title", "pre", "figure",
+}
+
+# One master pattern; each alternative is a kind of "unit" the scanner handles.
+_UNIT = re.compile(
+    r"""
+    (?P<skip><(?P<skiptag>script|style)\b[^>]*>.*?</(?P=skiptag)\s*>)        # script/style with content
+  | (?P<comment><!--.*?-->)
+  | (?P<tag></?(?P<tagname>[a-zA-Z][a-zA-Z0-9]*)\b(?:[^>"']|"[^"]*"|'[^']*')*>)  # an HTML tag
+  | (?P<entity>&(?:amp;)*(?:\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});)  # &amp;quot; too
+  | (?P<mojibake>[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]{1,3})
+  | (?P<space>[\s\u00a0\u2000-\u200a\u202f\u205f\u3000]+)
+  | (?P<drop>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\u00ad\ufeff])
+  | (?P<plain>[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+)
+  | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL | re.IGNORECASE,
+)
+_ENTITY_CORE = re.compile(r"&(?:amp;)*")
+
+
+def normalise_quotes(s: str) -> str:
+    """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
+    return s.translate(_QUOTE_TABLE)
+
+
+def _decode_bytes(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 if possible, else Windows-1252 (the usual culprit in scraped news), else Latin-1."""
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        pass
+    try:
+        return raw.decode("cp1252"), True
+    except UnicodeDecodeError:
+        return raw.decode("latin-1"), True
+
+
+def _fix_mojibake(chunk: str) -> str | None:
+    """'â€™' (UTF-8 bytes read as Windows-1252) -> '’'; None if the chunk is not mojibake."""
+    try:
+        fixed = chunk.encode("cp1252").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return None
+    return fixed if len(fixed) < len(chunk) else None
+
+
+@dataclass
+class CleanText:
+    """Cleaned text plus a map from every cleaned character back to the raw input.
+
+    ``src_start[i]``/``src_end[i]`` delimit the raw stretch that produced cleaned character ``i``:
+    one character for ordinary text, the whole entity for ``&amp;`` -> ``&``, the whole whitespace run
+    (or tag) for a collapsed space.
+    """
+
+    text: str
+    raw: str
+    flags: list[str] = field(default_factory=list)
+    src_start: list[int] = field(default_factory=list, repr=False)
+    src_end: list[int] = field(default_factory=list, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_orig(self, start: int, end: int) -> tuple[int, int]:
+        """Map a cleaned ``[start, end)`` to the raw input's ``[orig_start, orig_end)``."""
+        n = len(self.text)
+        if not (0 <= start <= end <= n):
+            raise ValueError(f"span ({start}, {end}) outside the cleaned text of length {n}")
+        if start == end:  # an empty span maps to a point
+            pos = self.src_start[start] if start < n else len(self.raw)
+            return pos, pos
+        return self.src_start[start], self.src_end[end - 1]
+
+    def orig_text(self, start: int, end: int) -> str:
+        """The raw input behind a cleaned span (handy for showing the original markup)."""
+        a, b = self.to_orig(start, end)
+        return self.raw[a:b]
+
+
+def _coerce(raw: object) -> tuple[str, list[str]]:
+    """Anything a data frame can hold -> (str, flags)."""
+    if raw is None:
+        return "", ["not_text"]
+    if isinstance(raw, float) and math.isnan(raw):
+        return "", ["not_text"]
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        text, bad = _decode_bytes(bytes(raw))
+        return text, (["encoding"] if bad else [])
+    if isinstance(raw, str):
+        return raw, []
+    return str(raw), ["not_text"]
+
+
+def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
+    """Strip HTML and entities, normalise quotes and whitespace, and keep an offset map.
+
+    - tags are removed (block tags such as ``<p>`` or ``<br>`` become a line break), ``<script>`` and
+      ``<style>`` with their content, and comments;
+    - entities are decoded, double-escaped ones too (``&amp;quot;`` -> ``"``);
+    - typographic quotes become ASCII; runs of whitespace become one space (one newline if the run
+      held a line break); zero-width and control characters are dropped;
+    - bytes are decoded as UTF-8, else Windows-1252 (flag ``encoding``); classic mojibake such as
+      ``â€™`` is repaired (flag ``encoding``);
+    - more than ``max_chars`` (default ``Config().text.max_chars``) characters: cut, flag ``too_long``;
+    - nothing left: flag ``empty``.
+    """
+    text_in, flags = _coerce(raw)
+    if max_chars is None:
+        from mabpd_kit.config import Config
+
+        max_chars = Config().text.max_chars
+    if len(text_in) > max_chars:
+        flags.append("too_long")
+        text_in = text_in[:max_chars]
+
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pending_space: tuple[str, int, int] | None = None  # (" " or "\n", raw start, raw end)
+    saw_html = False
+
+    def emit(chars: str, a: int, b: int, one_to_one: bool) -> None:
+        nonlocal pending_space
+        if pending_space is not None:
+            if out:  # no leading whitespace
+                out.append(pending_space[0])
+                starts.append(pending_space[1])
+                ends.append(pending_space[2])
+            pending_space = None
+        if one_to_one:
+            out.append(chars)
+            starts.extend(range(a, b))
+            ends.extend(range(a + 1, b + 1))
+        else:
+            for ch in chars:
+                out.append(ch)
+                starts.append(a)
+                ends.append(b)
+
+    def space(kind: str, a: int, b: int) -> None:
+        nonlocal pending_space
+        if pending_space is None:
+            pending_space = (kind, a, b)
+        else:  # merge runs: a newline wins over a space
+            k = "\n" if "\n" in (kind, pending_space[0]) else " "
+            pending_space = (k, pending_space[1], b)
+
+    for m in _UNIT.finditer(text_in):
+        a, b = m.span()
+        if m.group("plain") is not None:
+            emit(normalise_quotes(m.group("plain")), a, b, True)
+        elif m.group("space") is not None:
+            space("\n" if "\n" in m.group("space") else " ", a, b)
+        elif m.group("entity") is not None:
+            saw_html = True
+            ent = m.group("entity")
+            core = "&" + ent[_ENTITY_CORE.match(ent).end():]
+            decoded = html.unescape(core)
+            if decoded == core:  # unknown entity: keep as written
+                emit(ent, a, b, True)
+            elif decoded.isspace():
+                space(" ", a, b)
+            else:
+                decoded = normalise_quotes("".join(c for c in decoded if c not in _DROP))
+                if decoded:
+                    emit(decoded, a, b, False)
+        elif m.group("tag") is not None or m.group("skip") is not None or m.group("comment") is not None:
+            saw_html = True
+            name = (m.group("tagname") or "").lower()
+            space("\n" if name in _BLOCK_TAGS else " ", a, b)
+        elif m.group("mojibake") is not None:
+            fixed = _fix_mojibake(m.group("mojibake"))
+            if fixed is None:
+                emit(normalise_quotes(m.group("mojibake")), a, b, True)
+            else:
+                if "encoding" not in flags:
+                    flags.append("encoding")
+                if fixed.isspace():
+                    space(" ", a, b)
+                else:
+                    emit(normalise_quotes(fixed), a, b, False)
+        elif m.group("drop") is not None:
+            continue
+        else:  # a lone '<' or '&' that is not markup, or an accented letter
+            emit(normalise_quotes(m.group()), a, b, True)
+
+    text = "".join(out)
+    if "\ufffd" in text and "encoding" not in flags:
+        flags.append("encoding")
+    if saw_html:
+        flags.insert(0, "html")
+    if not text:
+        flags.append("empty")
+    return CleanText(text=text, raw=text_in, flags=flags, src_start=starts, src_end=ends)
+
+
+# -- sentences ----------------------------------------------------------------------------------
+
+#: Abbreviations that end with a period but rarely end a sentence in news prose.
+ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof sen rep gov gen col lt sgt capt cmdr adm maj st mt ft jr sr rev hon pres
+    vs v etc e.g i.e al no nos vol fig approx dept est inc corp co ltd llc bros jan feb mar apr jun
+    jul aug sep sept oct nov dec mon tue tues wed thu thurs fri sat sun a.m p.m u.s u.k u.n e.u d.c
+    ph.d m.d b.a m.a u.s.a n.y l.a""".split()
+)
+_SENT_END = re.compile(r"""[.!?]+["')\]]*(?=\s+["'(\[]?[A-Z0-9])|\n\s*\n""")
+_PREV_WORD = re.compile(r"(\S+)$")
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence ``(start, end)`` offsets for news prose.
+
+    A sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes/brackets) followed by whitespace and a
+    capital letter, digit or opening quote, or at a blank line. It does not end after a known
+    abbreviation (``Dr.``, ``U.S.``, ``p.m.`` ...) or a single initial (``J. Smith``). Leading and
+    trailing whitespace is excluded from every span; empty text gives ``[]``.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        if m.group().startswith((".",)) and not m.group().startswith("\n"):
+            w = _PREV_WORD.search(text, 0, m.start())
+            word = (w.group(1) if w else "").lstrip("\"'([").lower()
+            if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+        _add_span(text, start, m.end(), spans)
+        start = m.end()
+    _add_span(text, start, len(text), spans)
+    return spans
+
+
+def _add_span(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> None:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    if b > a:
+        spans.append((a, b))
+
+
+# -- span validation ----------------------------------------------------------------------------
+
+
+class SpanCheck(BaseModel):
+    """Is a quoted span in the text? ``start``/``end`` are offsets in the text searched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    valid: bool
+    start: int | None = None
+    end: int | None = None
+    method: Literal["exact", "fuzzy", "none"] = "none"
+    score: float = 0.0
+    reason: str = ""
+
+
+def _normalise_with_map(s: str) -> tuple[str, list[int]]:
+    """Casefold, ASCII quotes, one space for any whitespace run, trimmed; plus a map back to ``s``."""
+    out: list[str] = []
+    idx: list[int] = []
+    s2 = normalise_quotes(s)
+    prev_space = True
+    for i, ch in enumerate(s2):
+        if ch.isspace():
+            if not prev_space:
+                out.append(" ")
+                idx.append(i)
+            prev_space = True
+            continue
+        prev_space = False
+        low = ch.lower()
+        if len(low) != 1:  # e.g. 'İ' lowercases to two code points; keep it one-to-one
+            low = ch
+        out.append(low)
+        idx.append(i)
+    if out and out[-1] == " ":
+        out.pop()
+        idx.pop()
+    return "".join(out), idx
+
+
+def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanCheck:
+    """Find ``quote`` in ``text``: exact after normalisation, else fuzzy (rapidfuzz) at ``ratio``.
+
+    Normalisation = case, typographic quotes and whitespace runs. The fuzzy step uses
+    ``rapidfuzz.fuzz.partial_ratio_alignment`` (best-matching window of the text, Indel similarity)
+    and accepts ``score >= ratio`` (default ``Config().text.fuzzy_ratio`` = 0.90). An invalid span comes
+    back with ``valid=False`` and a reason, never an exception.
+    """
+    if ratio is None:
+        from mabpd_kit.config import Config
+
+        ratio = Config().text.fuzzy_ratio
+    if not isinstance(quote, str) or not isinstance(text, str):
+        return SpanCheck(valid=False, reason="quote and text must be strings")
+    q, _ = _normalise_with_map(quote.strip().strip("\"'").strip())
+    t, tmap = _normalise_with_map(text)
+    if not q:
+        return SpanCheck(valid=False, reason="empty quote")
+    if not t:
+        return SpanCheck(valid=False, reason="empty text")
+    pos = t.find(q)
+    if pos >= 0:
+        return SpanCheck(
+            valid=True, start=tmap[pos], end=tmap[pos + len(q) - 1] + 1, method="exact", score=1.0,
+            reason="exact match after normalisation",
+        )
+    from rapidfuzz import fuzz
+
+    if len(q) > len(t):
+        score = fuzz.ratio(q, t) / 100.0
+        if score >= ratio:
+            return SpanCheck(valid=True, start=tmap[0], end=tmap[-1] + 1, method="fuzzy", score=score,
+                             reason=f"quote longer than text, whole text matches at {score:.2f}")
+        return SpanCheck(valid=False, method="none", score=score,
+                         reason=f"quote longer than the text ({len(q)} > {len(t)} chars), similarity {score:.2f}")
+    al = fuzz.partial_ratio_alignment(q, t)
+    score = (al.score if al is not None else 0.0) / 100.0
+    if al is not None and score >= ratio and al.dest_end > al.dest_start:
+        return SpanCheck(
+            valid=True, start=tmap[al.dest_start], end=tmap[al.dest_end - 1] + 1, method="fuzzy",
+            score=score, reason=f"fuzzy match {score:.2f} >= {ratio:.2f}",
+        )
+    return SpanCheck(valid=False, method="none", score=score,
+                     reason=f"not found: best fuzzy match {score:.2f} < {ratio:.2f}")
+
+
+# -- truncation -------------------------------------------------------------------------------
+
+
+class Truncation(BaseModel):
+    """Result of cutting a text to N words (the paper cut HyperPartisan articles to 600)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    truncated: bool
+    n_words_in: int
+    n_words_out: int
+
+
+_WORD = re.compile(r"\S+")
+
+
+def truncate_words(text: str, n: int) -> Truncation:
+    """Keep the first ``n`` whitespace-separated words, original spacing preserved inside them."""
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    words = list(_WORD.finditer(text))
+    if len(words) <= n:
+        return Truncation(text=text, truncated=False, n_words_in=len(words), n_words_out=len(words))
+    cut = words[n - 1].end() if n > 0 else 0
+    return Truncation(text=text[:cut], truncated=True, n_words_in=len(words), n_words_out=n)
