@@ -14,7 +14,7 @@ time-outs and concurrency.
 Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.1`` (rate
 limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
 ``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer).
-The server counts what it saw: ``srv.requests``, ``srv.calls`` and ``srv.max_in_flight``
+The server counts what it saw: ``srv.requests`` (bodies), ``srv.headers``, ``srv.calls`` and ``srv.max_in_flight``
 (the most requests it was answering at the same moment, which is how tests check a client's
 concurrency limit from the outside).
 """
@@ -143,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "request body is not JSON")
             return
-        owner._enter(request)
+        owner._enter(request, dict(self.headers.items()))
         try:
             self._answer(owner, request)
         finally:
@@ -233,6 +233,7 @@ class FakeLLMServer:
     hang_limit_s: float = 30.0
 
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
+    headers: list[dict[str, str]] = field(default_factory=list, init=False)
     calls: int = field(default=0, init=False)
     in_flight: int = field(default=0, init=False)
     max_in_flight: int = field(default=0, init=False)
@@ -246,9 +247,10 @@ class FakeLLMServer:
         self._thread: threading.Thread | None = None
 
     # -- counting (called by handler threads) ----------------------------------
-    def _enter(self, request: dict[str, Any]) -> None:
+    def _enter(self, request: dict[str, Any], headers: dict[str, str]) -> None:
         with self._lock:
             self.requests.append(request)
+            self.headers.append(headers)
             self.calls += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -261,6 +263,7 @@ class FakeLLMServer:
         """Forget the request log and counters (e.g. between two phases of a test)."""
         with self._lock:
             self.requests.clear()
+            self.headers.clear()
             self.calls = 0
             self.max_in_flight = self.in_flight
 

@@ -1,0 +1,90 @@
+"""``mabpd doctor``: what this machine will run with, in one screen.
+
+Prints Python and package versions, the configured endpoint (key shown only as set/unset),
+the capability probe (skipped offline or with ``--no-probe``) and the cache location and size.
+Exit code 0 when everything needed for the chosen mode works, 1 when the configured endpoint
+cannot be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from importlib import metadata
+
+__all__ = ["add_arguments", "run", "report"]
+
+PACKAGES = ("mabpd-kit", "openai", "pydantic", "pandas", "numpy", "scipy", "altair", "platformdirs", "tqdm")
+ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "MABPD_CACHE_MODE", "MABPD_CACHE_DIR", "MABPD_DATA_DIR")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", help="check a preset (openai, ollama, vllm, ...) instead of the environment")
+    parser.add_argument("--base-url", help="check this OpenAI-compatible base URL")
+    parser.add_argument("--model", help="model name (default: MABPD_MODEL or the preset's)")
+    parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _env_line(name: str) -> str:
+    value = os.environ.get(name)
+    if value is None:
+        return "unset"
+    if "KEY" in name:
+        return "set (hidden)" if value else "empty"
+    return value
+
+
+def report(args: argparse.Namespace) -> tuple[list[str], int]:
+    """The doctor's lines and exit code (separate from printing, so tests can check it)."""
+    from . import EndpointError, LLMError, connect
+    from .cache import ResponseCache, cache_dir, resolve_mode
+
+    lines = [f"Python      {platform.python_version()} ({sys.executable})", f"Platform    {platform.platform()}"]
+    lines += [f"  {name:<13}{_version(name)}" for name in PACKAGES]
+    lines.append("Environment")
+    lines += [f"  {name:<17}{_env_line(name)}" for name in ENV_VARS]
+    code = 0
+    try:
+        llm = connect(getattr(args, "preset", None), base_url=getattr(args, "base_url", None),
+                      model=getattr(args, "model", None), quiet=True)
+    except (EndpointError, ValueError) as exc:
+        lines.append(f"Endpoint    not usable: {exc}")
+        return lines, 1
+    if llm.offline:
+        lines.append(f"Endpoint    offline ({llm.offline_reason}): built-in rule-based agents")
+        lines.append("Probe       skipped (offline)")
+    else:
+        lines.append(f"Endpoint    {llm.endpoint}  model {llm.model}  preset {llm.preset or '-'}  key {'set' if llm._key.get() else 'none'}")
+        if getattr(args, "no_probe", False):
+            lines.append("Probe       skipped (--no-probe)")
+        else:
+            try:
+                caps = llm.capabilities()
+                lines.append("Probe       " + "  ".join(f"{k}={'yes' if v else 'no'}" for k, v in caps.model_dump().items()))
+            except LLMError as exc:
+                lines.append(f"Probe       failed: {exc}")
+                code = 1
+    from mabpd_kit.config import Config
+
+    try:
+        mode = resolve_mode(Config().llm.cache_mode)
+    except ValueError as exc:
+        mode = f"invalid ({exc})"
+    stats = ResponseCache(cache_dir()).stats()
+    lines.append(f"Cache       {stats['path']}  mode {mode}  {stats['entries']} answers  {stats['bytes'] / 1e6:.2f} MB")
+    return lines, code
+
+
+def run(args: argparse.Namespace) -> int:
+    lines, code = report(args)
+    print("\n".join(lines))
+    return code
