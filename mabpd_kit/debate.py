@@ -1,0 +1,186 @@
+"""Structured Argument Debate (SAD), SPEC 1.6: weighting, the role-weighted vote, and the rounds.
+
+Each agent states an :class:`~mabpd_kit.agents.Argument`: a verdict, at most five evidence spans,
+a confidence and an anticipated counter-argument. Round 1 is independent; in every later round
+each agent sees the others' previous arguments and may revise (the debate stops early as soon as
+all verdicts agree). The last round is then weighed, per agent ``a``:
+
+* evidence quality ``q_a`` = valid spans / cited spans (0 when nothing is cited);
+* evidence factor ``f_a`` = ``q_a`` for a *biased* verdict and ``max(q_a, 0.5)`` for a *neutral*
+  one. This is the **asymmetric burden of proof**: whoever says "biased" must show it in the
+  text, so an ungrounded biased claim weighs exactly zero, while "neutral" (the default reading of
+  a news sentence) keeps half its weight without evidence;
+* agreement factor ``g_a`` = 1 + 0.2 * (share of the other agents with the same verdict - 0.5);
+* adjusted confidence ``k_a`` = clip(confidence * f_a * g_a, 0, 1);
+* vote: ``B`` = sum of ``w_a * k_a`` over biased verdicts, ``N`` likewise over neutral ones with role
+  weights bias 0.50 / evidence 0.25 / framing 0.25; biased iff B / (B + N) >= 0.50; B + N = 0 -> neutral.
+
+One reading choice (SPEC leaves it open): the "other agents" counted in ``g_a`` are those whose
+argument carries weight (``f > 0``). A zero-weight argument is not a voice at all, so it cannot
+sway the vote through the agreement factor either; this makes the burden of proof exact: **an
+ungrounded biased argument never changes the vote** (a property test checks it). With evidence
+weighting switched off (ablation) every argument has ``f = 1`` and all agents count.
+
+``sad.dual_threshold`` is accepted in the configuration as a hook for SPEC 3 stopping; SAD has no
+judge giving stop probabilities, so it is recorded in the trace as "not applied" and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from mabpd_kit.agents import Argument
+from mabpd_kit.config import Config
+from mabpd_kit.types import Verdict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["WeighedArgument", "Vote", "Round", "DebateResult", "weigh", "vote", "run_debate", "arun_debate"]
+
+
+class WeighedArgument(BaseModel):
+    """An argument with the factors SAD computed for it."""
+
+    argument: Argument
+    n_cited: int
+    n_valid: int
+    q: float = Field(description="evidence quality: valid / cited (0 if none cited)")
+    f: float = Field(description="evidence factor: q for biased, max(q, floor) for neutral; 1 without weighting")
+    g: float = Field(description="agreement factor 1 + gain * (share agreeing - 0.5)")
+    k: float = Field(description="adjusted confidence clip(confidence * f * g, 0, 1)")
+    w: float = Field(description="role weight")
+
+    @property
+    def agent(self) -> str:
+        return self.argument.agent
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.argument.verdict
+
+
+class Vote(BaseModel):
+    """The role-weighted vote over one round of weighed arguments."""
+
+    B: float
+    N: float
+    share: float | None = Field(description="B / (B + N); None when both are 0")
+    boundary: float
+    label: Verdict
+
+
+class Round(BaseModel):
+    """One debate round: every agent's weighed argument and the vote it would give."""
+
+    index: int
+    arguments: list[WeighedArgument]
+    vote: Vote
+    agreed: bool
+
+
+class DebateResult(BaseModel):
+    """All rounds; the decision is the vote of the last round."""
+
+    rounds: list[Round]
+    label: Verdict
+    stopped_early: bool
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def vote(self) -> Vote:
+        return self.rounds[-1].vote
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, g, k, w, changed."""
+        import pandas as pd
+
+        rows = []
+        for r in self.rounds:
+            for wa in r.arguments:
+                a = wa.argument
+                rows.append({
+                    "round": r.index, "agent": a.agent, "verdict": a.verdict, "confidence": a.confidence,
+                    "n_cited": wa.n_cited, "n_valid": wa.n_valid, "q": wa.q, "f": wa.f, "g": wa.g, "k": wa.k,
+                    "w": wa.w, "changed": a.changed, "counter_argument": a.counter_argument,
+                    "rationale": a.rationale, "B": r.vote.B, "N": r.vote.N, "round_label": r.vote.label,
+                })
+        return pd.DataFrame(rows)
+
+
+def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument]:
+    """Compute q, f, g, k and the role weight for every argument of one round (SPEC 1.6)."""
+    sad = config.sad
+    base = []
+    for a in arguments:
+        cited = a.spans[: sad.max_spans]
+        n_cited = len(cited)
+        n_valid = sum(1 for s in cited if s.valid)
+        q = n_valid / n_cited if n_cited else 0.0
+        if not sad.evidence_weighting:
+            f = 1.0
+        elif a.verdict == "biased":
+            f = q
+        else:
+            f = max(q, sad.neutral_floor)
+        base.append((a, n_cited, n_valid, q, f))
+    out = []
+    for i, (a, n_cited, n_valid, q, f) in enumerate(base):
+        voices = [b for j, b in enumerate(base) if j != i and b[4] > 0]
+        share = sum(1 for b in voices if b[0].verdict == a.verdict) / len(voices) if voices else 0.5
+        g = 1.0 + sad.agreement_gain * (share - 0.5)
+        k = min(max(a.confidence * f * g, 0.0), 1.0)
+        out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, g=g, k=k,
+                                   w=sad.role_weights.get(a.agent, 0.0)))
+    return out
+
+
+def vote(weighed: Sequence[WeighedArgument], config: Config) -> Vote:
+    """Role-weighted vote: biased iff B / (B + N) >= boundary; B + N = 0 -> neutral."""
+    B = sum(w.w * w.k for w in weighed if w.verdict == "biased")
+    N = sum(w.w * w.k for w in weighed if w.verdict == "neutral")
+    share = B / (B + N) if B + N > 0 else None
+    label: Verdict = "biased" if share is not None and share >= config.sad.vote_boundary else "neutral"
+    return Vote(B=B, N=N, share=share, boundary=config.sad.vote_boundary, label=label)
+
+
+def _round(index: int, args: Sequence[Argument], config: Config) -> Round:
+    weighed = weigh(args, config)
+    return Round(index=index, arguments=weighed, vote=vote(weighed, config),
+                 agreed=len({a.verdict for a in args}) <= 1)
+
+
+def _notes(config: Config) -> list[str]:
+    return ["sad.dual_threshold is a hook: SAD has no judge probabilities, so it was not applied"] if config.sad.dual_threshold else []
+
+
+Revise = Callable[[str, int, Argument, list[Argument]], Argument]
+ARevise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
+
+
+def run_debate(first: Sequence[Argument], revise: Revise, config: Config) -> DebateResult:
+    """Run SAD synchronously (rule-based agents): ``revise(agent, round, own_previous, others_previous)``."""
+    rounds = [_round(1, first, config)]
+    current = list(first)
+    while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
+        idx = len(rounds) + 1
+        current = [revise(a.agent, idx, a, [o for o in current if o is not a]) for a in current]
+        rounds.append(_round(idx, current, config))
+    return DebateResult(rounds=rounds, label=rounds[-1].vote.label,
+                        stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))
+
+
+async def arun_debate(first: Sequence[Argument], revise: ARevise, config: Config) -> DebateResult:
+    """Run SAD with LLM agents: the agents of one round revise concurrently."""
+    rounds = [_round(1, first, config)]
+    current = list(first)
+    while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
+        idx = len(rounds) + 1
+        prev = current
+        current = list(await asyncio.gather(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev)))
+        rounds.append(_round(idx, current, config))
+    return DebateResult(rounds=rounds, label=rounds[-1].vote.label,
+                        stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))

@@ -1,0 +1,97 @@
+"""Post-consensus verification (SPEC 1.7): a biased decision may become neutral, never the reverse.
+
+After any *biased* decision (fast path or debate) the verifier looks again at the evidence for
+bias. The rule-based check takes the strongest valid span behind the biased verdict and overturns
+the decision when
+
+* ``invalid``: no cited span can be found in the text at all (nothing to show a reader);
+* ``protected``: the strongest span is a protected term (neutral domain vocabulary that only
+  looks loaded, e.g. "illegal" in "illegal parking") and no other span remains;
+* ``quotation``: the strongest span sits inside a quotation attributed to a source, and no other
+  grounded span lies in the author's own voice - reporting what someone said is not the outlet's bias.
+
+The LLM verifier answers the same question in its own words. Whatever either says,
+:func:`apply_verifier` enforces the one-way rule: the final label is ``neutral`` only if the input
+was ``biased`` and the verifier disagrees; a neutral input is returned unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Literal, Sequence
+
+from pydantic import BaseModel, Field
+
+from mabpd_kit.config import Config
+from mabpd_kit.types import Span, Verdict
+
+__all__ = ["VerifierReport", "Check", "rule_verify", "apply_verifier"]
+
+Check = Literal["upheld", "invalid", "protected", "quotation", "llm", "not_run"]
+
+
+class VerifierReport(BaseModel):
+    """What the verifier saw and decided."""
+
+    input_label: Verdict
+    verdict: Verdict = Field(description="the verifier's own reading")
+    label: Verdict = Field(description="final label after the one-way rule")
+    overturned: bool
+    check: Check
+    reason: str
+    span: Span | None = None
+    mode: Literal["rule", "llm"] = "rule"
+    model: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    repaired: bool = False
+
+
+def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
+    return span.start is not None and any(a <= span.start and span.end <= b for a, b in regions)
+
+
+def rule_verify(
+    spans: Sequence[Span],
+    reported: Sequence[tuple[int, int]],
+    protected: Callable[[int, int], str | None],
+    config: Config,
+) -> VerifierReport:
+    """Check the spans behind a biased decision (rule-based verifier).
+
+    ``spans``: spans cited for *biased*; ``reported``: (start, end) regions of attributed quotations;
+    ``protected(start, end)``: the lexicon's protected-term reason for a stretch, or None.
+    """
+    v = config.verifier
+    valid = sorted((s for s in spans if s.valid), key=lambda s: (-s.score, s.start or 0))
+    if not valid:
+        if v.check_invalid:
+            return _report("invalid", "neutral", "no cited span was found in the text", None)
+        return _report("upheld", "biased", "no valid span, but the invalid-span check is off", None)
+    top = valid[0]
+    rest = valid[1:]
+    if v.check_protected and top.start is not None and (why := protected(top.start, top.end)):
+        others = [s for s in rest if not (s.start is not None and protected(s.start, s.end))]
+        if not others:
+            return _report("protected", "neutral", f"strongest span {top.text!r} is protected: {why}", top)
+        top, rest = others[0], others[1:]
+    if v.check_quotation and _inside(top, reported):
+        own_voice = [s for s in rest if not _inside(s, reported)]
+        if not own_voice:
+            return _report("quotation", "neutral",
+                           f"strongest span {top.text!r} is inside a quotation attributed to a source, "
+                           "and no other span is in the author's voice", top)
+        top = own_voice[0]
+    return _report("upheld", "biased", f"strongest span {top.text!r} is in the author's voice", top)
+
+
+def _report(check: Check, verdict: Verdict, reason: str, span: Span | None) -> VerifierReport:
+    return VerifierReport(input_label="biased", verdict=verdict, label=verdict, overturned=verdict == "neutral",
+                          check=check, reason=reason, span=span)
+
+
+def apply_verifier(label: Verdict, report: VerifierReport) -> VerifierReport:
+    """Enforce the one-way rule on a verifier report: only biased -> neutral is possible."""
+    final: Verdict = "neutral" if label == "biased" and report.verdict == "neutral" else label
+    return report.model_copy(update={"input_label": label, "label": final, "overturned": final != label})
