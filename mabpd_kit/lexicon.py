@@ -157,6 +157,7 @@ class Protected(_Frozen):
 
     term: str
     context: str
+    pos: str = "noun"
     note: str = ""
     forms: tuple[str, ...] = ()
 
@@ -389,7 +390,9 @@ def read_seeds(seed_dir: str | Path | None = None) -> tuple[dict[str, Any], list
     if (d / "protected.toml").exists():
         for item in _load_toml(d / "protected.toml").get("protected", []):
             for ctx in item["contexts"]:
-                protected.append(Protected(term=item["term"], context=ctx, note=item.get("note", "")))
+                protected.append(
+                    Protected(term=item["term"], context=ctx, pos=item.get("pos", "noun"), note=item.get("note", ""))
+                )
     meta = {"version": str(tax.get("version", "0")), "name": tax.get("name", "mabpd-kit bias lexicon"),
             "taxonomy": dict(sorted(mapping.items())), "bands": list(Config().lexicon.bands)}
     return meta, categories, terms, protected
@@ -433,7 +436,7 @@ def finalize(
     for p in sorted(protected, key=lambda p: (_key(p.term), _key(p.context))):
         if _key(p.term) not in _key(p.context):
             raise ValueError(f"protected context {p.context!r} does not contain {p.term!r}")
-        prot.append(p.model_copy(update={"forms": tuple(inflections(p.context, "noun"))}))
+        prot.append(p.model_copy(update={"forms": tuple(inflections(p.context, p.pos))}))
     payload = {
         **meta,
         "categories": [c.model_dump() for c in cats],
