@@ -1,0 +1,210 @@
+"""Download path of mabpd_kit.datasets against a real HTTP server on 127.0.0.1 that the test starts."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import threading
+import zipfile
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from mabpd_kit import datasets as ds
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_GET(self):  # noqa: N802
+        if self.path.startswith("/truncated"):
+            # promise 1,000 bytes, send 10, hang up
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.server.hits.append(self.path)
+        super().do_GET()
+
+
+@pytest.fixture
+def server(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
+    httpd.hits = []
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{httpd.server_address[1]}", httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("MABPD_OFFLINE", raising=False)
+    monkeypatch.delenv("MABPD_DATA_DIR", raising=False)
+    return tmp_path / "cache"
+
+
+def _entry(url, content=None, **kw):
+    sha = hashlib.sha256(content).hexdigest() if content is not None else None
+    return ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=url, sha256=sha,
+                        size=len(content) if content is not None else None, **kw)
+
+
+def _no_partials(cache):
+    return not list(cache.rglob(".part-*"))
+
+
+def test_fetch_verifies_and_places_the_file(server, cache):
+    root, base, _ = server
+    body = b"text,label\nhello,1\n" * 50
+    (root / "toy.csv").write_bytes(body)
+    path = ds.fetch(_entry(f"{base}/toy.csv", body), cache_dir=cache, quiet=True)
+    assert path == cache / "Toy" / "sub" / "toy.csv"
+    assert path.read_bytes() == body and _no_partials(cache)
+
+
+def test_checksum_mismatch_keeps_nothing(server, cache):
+    root, base, _ = server
+    (root / "toy.csv").write_bytes(b"tampered content")
+    entry = ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=f"{base}/toy.csv", sha256="0" * 64)
+    with pytest.raises(ds.ChecksumError, match="does not match"):
+        ds.fetch(entry, cache_dir=cache, quiet=True)
+    assert not (cache / "Toy" / "sub" / "toy.csv").exists() and _no_partials(cache)
+
+
+def test_truncated_download_is_rejected(server, cache):
+    _, base, _ = server
+    entry = ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=f"{base}/truncated")
+    with pytest.raises(ds.ChecksumError, match="truncated"):
+        ds.fetch(entry, cache_dir=cache, quiet=True)
+    assert not (cache / "Toy" / "sub" / "toy.csv").exists() and _no_partials(cache)
+
+
+def test_size_mismatch_is_rejected(server, cache):
+    root, base, _ = server
+    (root / "toy.csv").write_bytes(b"short")
+    entry = ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=f"{base}/toy.csv", size=999)
+    with pytest.raises(ds.ChecksumError, match="size"):
+        ds.fetch(entry, cache_dir=cache, quiet=True)
+
+
+def test_zip_member_is_extracted_and_verified(server, cache):
+    root, base, _ = server
+    member = b"<articles><article id='1'/></articles>"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("inner/articles.xml", member)
+    (root / "a.zip").write_bytes(buf.getvalue())
+    entry = _entry(f"{base}/a.zip", member, archive_member="articles.xml")
+    path = ds.fetch(entry, cache_dir=cache, quiet=True)
+    assert path.read_bytes() == member and _no_partials(cache)
+
+
+def test_corrupt_zip_is_rejected(server, cache):
+    root, base, _ = server
+    (root / "a.zip").write_bytes(b"this is not a zip archive")
+    entry = ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=f"{base}/a.zip", archive_member="x.xml")
+    with pytest.raises(ds.ChecksumError, match="not a valid zip"):
+        ds.fetch(entry, cache_dir=cache, quiet=True)
+    assert _no_partials(cache)
+
+
+def test_http_error_becomes_a_clear_missing_error(server, cache):
+    _, base, _ = server
+    entry = ds.FileEntry(dataset="Toy", relpath="sub/toy.csv", url=f"{base}/absent.csv")
+    with pytest.raises(ds.DataMissingError, match="absent.csv") as info:
+        ds.fetch(entry, cache_dir=cache, quiet=True)
+    assert isinstance(info.value, FileNotFoundError)
+
+
+def test_trust_on_first_use_then_detects_corruption_and_redownloads(server, cache, monkeypatch, capsys):
+    root, base, httpd = server
+    body = b"first version\n"
+    (root / "toy.csv").write_bytes(body)
+    entry = _entry(f"{base}/toy.csv")  # no sha256 published
+    monkeypatch.setattr(ds, "manifest", lambda: {("Toy", "sub/toy.csv"): entry})
+    path = ds.locate("Toy", "sub/toy.csv", cache_dir=cache)
+    assert "trusting this first download" in capsys.readouterr().err
+    record = path.with_name("toy.csv.sha256").read_text().split()[0]
+    assert record == hashlib.sha256(body).hexdigest()
+    # second read comes from the cache: no new request
+    assert ds.locate("Toy", "sub/toy.csv", cache_dir=cache) == path and len(httpd.hits) == 1
+    # the cached file gets corrupted: it is detected, deleted and fetched again
+    path.write_bytes(b"first vers")
+    assert ds.locate("Toy", "sub/toy.csv", cache_dir=cache).read_bytes() == body
+    assert len(httpd.hits) == 2
+    # corrupted while offline: a clear error, and the bad copy is gone
+    path.write_bytes(b"garbage")
+    monkeypatch.setenv("MABPD_OFFLINE", "1")
+    with pytest.raises(ds.ChecksumError, match="deleted"):
+        ds.locate("Toy", "sub/toy.csv", cache_dir=cache)
+    assert not path.exists()
+
+
+def test_local_copy_wins_over_cache_and_network(server, cache, tmp_path, monkeypatch):
+    _, base, httpd = server
+    local = tmp_path / "local" / "Toy" / "sub" / "toy.csv"
+    local.parent.mkdir(parents=True)
+    local.write_text("mine")
+    monkeypatch.setattr(ds, "manifest", lambda: {("Toy", "sub/toy.csv"): _entry(f"{base}/toy.csv")})
+    assert ds.locate("Toy", "sub/toy.csv", data_dir=tmp_path / "local", cache_dir=cache) == local
+    monkeypatch.setenv("MABPD_DATA_DIR", str(tmp_path / "local"))
+    assert ds.locate("Toy", "sub/toy.csv", cache_dir=cache) == local
+    assert httpd.hits == []
+
+
+def test_offline_message_names_url_and_destination(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("MABPD_OFFLINE", "1")
+    with pytest.raises(ds.DataMissingError) as info:
+        ds.load_babe("test", data_dir=tmp_path / "empty", cache_dir=cache)
+    msg = str(info.value)
+    assert "https://huggingface.co/datasets/mediabiasgroup/BABE/resolve/bfcd0e66851ebef991d50b73da0eb9bad76ad9d1" in msg
+    assert str(tmp_path / "empty" / "BABE" / "data" / "test-00000-of-00001.parquet") in msg
+    assert "offline" in msg
+
+
+def test_file_without_url_says_where_to_get_it(cache, tmp_path):
+    with pytest.raises(ds.DataMissingError, match="llm-annotations-annomatic"):
+        ds.locate("BABE", "annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir=tmp_path, cache_dir=cache)
+
+
+def test_manifest_is_complete_and_well_formed():
+    entries = ds.manifest()
+    datasets = {d for d, _ in entries}
+    assert {"BABE", "SemEval2019-Task4-Hyperpartisan", "PolitiFact-Hidden", "RADAR", "LIAR", "LIAR-PLUS",
+            "MMLU-professional_medicine", "GSM8K"} <= datasets
+    assert ("RADAR", "outputs/continuation_decisions_summary.csv") in entries
+    for (d, rel), e in entries.items():
+        assert e.licence, f"{d}/{rel} has no licence"
+        assert e.sha256 is None or len(e.sha256) == 64
+        if e.url and "github" in e.url:
+            assert len(e.revision or "") == 40, f"{d}/{rel}: GitHub URLs must pin a full commit"
+
+
+def test_cache_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path / "c"))
+    assert ds.cache_dir() == tmp_path / "c" / "data"
+    assert ds.cache_dir(tmp_path / "x") == tmp_path / "x"
+
+
+def test_cli_locate_and_status(tmp_path, monkeypatch, capsys):
+    from mabpd_kit.cli import main
+
+    d = tmp_path / "d" / "GSM8K"
+    d.mkdir(parents=True)
+    (d / "test.jsonl").write_text('{"question": "1+1?", "answer": "2\\n#### 2"}\n')
+    assert main(["data", "locate", "GSM8K", "test.jsonl", "--data-dir", str(tmp_path / "d")]) == 0
+    assert str(d / "test.jsonl") in capsys.readouterr().out
+    assert main(["data", "status", "--data-dir", str(tmp_path / "d"), "--cache-dir", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "GSM8K" in out and "local" in out and "missing" in out
+    df = ds.load_gsm8k("test", data_dir=tmp_path / "d")
+    assert df["answer"].tolist() == ["2"]
