@@ -245,6 +245,7 @@ class FakeLLMServer:
         self._stop = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._port: int | None = None
 
     # -- counting (called by handler threads) ----------------------------------
     def _enter(self, request: dict[str, Any], headers: dict[str, str]) -> None:
@@ -270,9 +271,10 @@ class FakeLLMServer:
     # -- lifecycle ----------------------------------------------------------------
     @property
     def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("FakeLLMServer is not running; use `with FakeLLMServer(...) as srv:`")
-        return int(self._httpd.server_address[1])
+        """The port (kept after :meth:`stop`, so tests can check that a dead server is handled)."""
+        if self._port is None:
+            raise RuntimeError("FakeLLMServer was never started; use `with FakeLLMServer(...) as srv:`")
+        return self._port
 
     @property
     def base_url(self) -> str:
@@ -286,6 +288,7 @@ class FakeLLMServer:
         httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.owner = self
         self._httpd = httpd
+        self._port = int(httpd.server_address[1])
         self._thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeLLMServer", daemon=True
         )
