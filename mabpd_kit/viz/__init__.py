@@ -462,8 +462,24 @@ def show_spans(
     return HTML(span_html(text, spans, legend=legend, title=title, color_by=color_by, use_orig=use_orig))
 
 
+def _skip_slow_iri_grammar() -> None:
+    """Keep ``import altair`` from compiling an unused grammar (seconds per notebook kernel).
+
+    altair imports jsonschema, which imports the optional ``rfc3987_syntax`` package when present
+    (Jupyter installs it); that package builds an Earley parser for RFC 3987 IRIs on import, which
+    takes 3-4 s. It only serves jsonschema's "iri" format check, which altair never uses. Marking it
+    absent *before* jsonschema is first imported makes jsonschema skip that one format checker;
+    if jsonschema is already loaded (or the grammar too), nothing changes.
+    """
+    import sys
+
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+
+
 def _setup() -> None:
     """Import-time side effect: the course theme and the offline SVG renderer."""
+    _skip_slow_iri_grammar()
     _register_theme()
     static("svg")
 
