@@ -47,7 +47,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -178,42 +178,61 @@ class VerifierOutput(BaseModel):
 # Cue analysis shared by the rule-based agents
 # =============================================================================================
 
-_SPEECH = (r"said|says|say|saying|told|tells|tell|stated|states|wrote|writes|tweeted|tweets|added|adds|"
-           r"explained|explains|asked|asks|argued|argues|claimed|claims|insisted|insists|noted|notes|"
-           r"announced|announces|declared|declares|warned|warns|replied|replies|responded|responds|"
-           r"posted|testified|recalled|remarked|admitted|admits|acknowledged|suggested|urged|urges|"
-           r"called|calls|described|describes|wrote|according to|continued|quipped|conceded|boasted|"
-           r"complained|complains|lamented|alleged|alleges|vowed|vows|promised|shouted|yelled|chanted|"
-           r"read|reads|stating|adding|noting|arguing|claiming|insisting|writing|telling|asking|calling|"
-           r"describing|warning")
-_SPEECH_RE = re.compile(rf"\b(?:{_SPEECH})\b|:\s*$|^\s*:", re.IGNORECASE)
+_SPEECH_WORDS = frozenset("""
+said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
+explained explains asked asks asking argued argues arguing claimed claims claiming insisted insists insisting
+noted notes noting announced announces declared declares warned warns warning replied replies responded
+responds posted testified recalled remarked admitted admits acknowledged suggested urged urges called calls
+calling described describes describing continued quipped conceded boasted complained complains lamented
+alleged alleges vowed vows promised shouted yelled chanted read reads stating telling according
+""".split())
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|(?<![\w])\'([^\'\n]{2,60})\'(?![\w])')
 _WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
+_DIGIT_RE = re.compile(r"\d")
 
-_CUE_PATTERNS: dict[str, re.Pattern[str]] = {
-    "so_called": re.compile(r"\bso[- ]called\b", re.IGNORECASE),
-    "loaded_attribution": re.compile(
+
+def _forms(*stems: str) -> frozenset[str]:
+    """Trigger words: a cue's regex only runs when one of them occurs in the text (speed)."""
+    return frozenset(w for stem in stems for w in stem.split())
+
+
+#: cue -> (pattern, trigger words). One regex per cue keeps each readable; triggers skip most scans.
+_CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
+    "so_called": (re.compile(r"\bso[- ]called\b", re.IGNORECASE), _forms("so-called called")),
+    "loaded_attribution": (re.compile(
         r"\b(?:claim(?:s|ed|ing)?|admit(?:s|ted|ting)?|insist(?:s|ed|ing)?|conced(?:e|es|ed|ing)|"
         r"boast(?:s|ed|ing)?|brag(?:s|ged|ging)?|tout(?:s|ed|ing)?|trumpet(?:s|ed|ing)|"
         r"rant(?:s|ed|ing)?|whin(?:e|es|ed|ing)|rail(?:s|ed|ing)? against|lash(?:es|ed|ing)? out|"
-        r"scoff(?:s|ed|ing)?|sneer(?:s|ed|ing)?|purport(?:s|ed|ing|edly)?|so-called)\b"
+        r"scoff(?:s|ed|ing)?|sneer(?:s|ed|ing)?|purport(?:s|ed|ing|edly)?)\b"
         r"(?!\s+(?:responsibility|the lives|lives|victory|the title|the seat|a seat|the prize|credit))",
         re.IGNORECASE),
-    "superlative": re.compile(
+        _forms("claim claims claimed claiming admit admits admitted admitting insist insists insisted insisting",
+               "concede concedes conceded conceding boast boasts boasted boasting brag brags bragged bragging",
+               "tout touts touted touting trumpets trumpeted trumpeting rant rants ranted ranting whine whines",
+               "whined whining rail rails railed railing lash lashes lashed lashing scoff scoffs scoffed scoffing",
+               "sneer sneers sneered sneering purport purports purported purporting purportedly")),
+    "superlative": (re.compile(
         r"\b(?:(?:worst|best|greatest|biggest|most\s+\w+|\w+est)\b[^.;]{0,40}?\b(?:ever|in history|of all time)\b|"
         r"unprecedented|of all time|all-time low|all-time high)", re.IGNORECASE),
-    "passive_agency": re.compile(
+        _forms("ever history time all-time unprecedented")),
+    "passive_agency": (re.compile(
         r"\b(?:was|were|been|being|is|are|got|get|gets)\s+(?:\w+ly\s+)?(?:killed|shot|injured|wounded|attacked|"
         r"beaten|harmed|hurt|murdered|slain|assaulted|detained|deported|displaced|evicted|targeted|"
         r"tear-gassed|pepper-sprayed|gunned down|run over)\b(?![^.;]{0,40}\bby\b)", re.IGNORECASE),
-    "vague_source": re.compile(
+        _forms("killed shot injured wounded attacked beaten harmed hurt murdered slain assaulted detained",
+               "deported displaced evicted targeted tear-gassed pepper-sprayed gunned run")),
+    "vague_source": (re.compile(
         r"\b(?:critics|opponents|detractors|skeptics|sceptics|some people|many people|many|some|"
         r"people|observers|insiders)\s+(?:say|said|argue|argued|believe|believed|contend|contended|fear|feared|"
         r"warn|warned|worry|worried|charge|charged|complain|complained)\b", re.IGNORECASE),
-    "assertion_marker": re.compile(
+        _forms("critics opponents detractors skeptics sceptics people many some observers insiders")),
+    "assertion_marker": (re.compile(
         r"\b(?:clearly|obviously|of course|undeniably|undoubtedly|unquestionably|needless to say|"
         r"the fact is|the truth is|make no mistake|let's be honest|it is no secret|it's no secret|"
         r"without a doubt|plainly|blatantly|shamelessly|brazenly)\b", re.IGNORECASE),
+        _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
+               "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
 #: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
@@ -230,7 +249,7 @@ _EVIDENCE_CUES = ("assertion_marker",)
 _NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
 _NAMED_SOURCE_RE = re.compile(
-    rf"\b(?:[A-Z][a-z]+\.?\s+){{0,2}}[A-Z][a-z]+(?:'s)?\s+(?:{_SPEECH})\b")
+    r"\b(?:[A-Z][a-z]+\.?\s+){0,2}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,34 +277,68 @@ class Cues:
     cues: list[tuple[str, int, int]]  # (cue, start, end)
     grounding: list[tuple[str, int, int]]  # (kind, start, end)
     reported: list[tuple[int, int]] = field(default_factory=list)
+    to_orig: Callable[[int, int], tuple[int, int]] | None = None
+
+    def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """Offsets in the raw input (None when no cleaning map was given)."""
+        return self.to_orig(start, end) if self.to_orig is not None else (None, None)
 
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
         return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
 
 
-def analyse_cues(text: str, lex: "Lexicon", config: Config) -> Cues:
-    """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding."""
+def _attributed(before: str, after: str) -> bool:
+    """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source."""
+    if before.rstrip().endswith(":") or after.lstrip().startswith(":"):
+        return True
+    return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
+                or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
+
+
+def analyse_cues(text: str, lex: "Lexicon", config: Config,
+                 to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
+    """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
+
+    ``to_orig`` (``CleanText.to_orig``) lets every span carry its offsets in the raw input too."""
     window = config.agents.attribution_window
+    words = set(_TOKEN_RE.findall(text.lower()))
     quotes: list[Quotation] = []
-    for m in _QUOTE_RE.finditer(text):
-        a, b = m.span()
-        inner = m.group(1) if m.group(1) is not None else m.group(2)
-        n_words = len(_WORD_RE.findall(inner))
-        if n_words == 0:
-            continue
-        before, after = text[max(0, a - window):a], text[b:b + window]
-        attributed = bool(_SPEECH_RE.search(before) or _SPEECH_RE.search(after))
-        quotes.append(Quotation(a, b, n_words, attributed))
+    if '"' in text or "'" in text:
+        for m in _QUOTE_RE.finditer(text):
+            a, b = m.span()
+            inner = m.group(1) if m.group(1) is not None else m.group(2)
+            n_words = len(_WORD_RE.findall(inner))
+            if n_words:
+                quotes.append(Quotation(a, b, n_words, _attributed(text[max(0, a - window):a], text[b:b + window])))
     reported = [(q.start, q.end) for q in quotes if not q.scare]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
-    for name, pat in _CUE_PATTERNS.items():
-        cues.extend((name, m.start(), m.end()) for m in pat.finditer(text))
+    for name, (pat, triggers) in _CUE_PATTERNS.items():
+        if not triggers.isdisjoint(words):
+            cues.extend((name, m.start(), m.end()) for m in pat.finditer(text))
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
-    grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
-    grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
-    grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
-    return Cues(text=text, lex=lex.match(text), quotes=quotes, cues=cues, grounding=grounding, reported=reported)
+    if "according" in words:
+        grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
+    if not _SPEECH_WORDS.isdisjoint(words):
+        grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
+    if _DIGIT_RE.search(text):
+        grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
+    return Cues(text=text, lex=lex.match(text), quotes=quotes, cues=cues, grounding=grounding, reported=reported,
+                to_orig=to_orig)
+
+
+def respan(span: Span, **update: Any) -> Span:
+    """A copy of a span with some fields changed."""
+    return span.model_copy(update=update)
+
+
+def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
+    """A lexicon match as a Span (same fields as ``Lexicon.to_span``, raw offsets from ``cues``)."""
+    oa, ob = cues.orig(m.start, m.end)
+    return Span(
+        text=m.text, start=m.start, end=m.end, orig_start=oa, orig_end=ob, category=m.category,
+        taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band, valid=True,
+        reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=(m.note + note) if note else m.note)
 
 
 def _noisy_or(bands: Sequence[float]) -> float:
@@ -410,16 +463,20 @@ class Agent(ABC):
                     score=min(max(score, 0.0), 1.0), note=note)
         return ground_span(span, text, self.config.text.fuzzy_ratio)
 
-    def _cue_span(self, cues: Cues, cue: str, a: int, b: int) -> Span:
-        taxonomy, note = CUE_INFO[cue]
-        return Span(text=cues.text[a:b], start=a, end=b, category=cue, taxonomy=taxonomy,
-                    meta_category=self._taxonomy.get(taxonomy), agent=self.role,
-                    score=self.config.agents.cue_bands.get(cue, 0.6), valid=True, reason=f"cue: {cue}", note=note)
+    def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
+        taxonomy, info = CUE_INFO[cue]
+        note = info + note
+        oa, ob = cues.orig(a, b)
+        return Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob,
+                                    category=cue, taxonomy=taxonomy, meta_category=self._taxonomy.get(taxonomy),
+                                    agent=self.role, score=self.config.agents.cue_bands.get(cue, 0.6), valid=True,
+                                    reason=f"cue: {cue}", note=note)
 
     def _grounding_spans(self, cues: Cues) -> list[Span]:
         return _dedupe([
-            Span(text=cues.text[a:b], start=a, end=b, category="grounding", taxonomy=None, agent=self.role,
-                 score=0.0, valid=True, reason=f"grounding: {kind}", note=kind)
+            Span(text=cues.text[a:b], start=a, end=b, orig_start=cues.orig(a, b)[0], orig_end=cues.orig(a, b)[1],
+                                 category="grounding", taxonomy=None, meta_category=None, agent=self.role,
+                                 score=0.0, valid=True, reason=f"grounding: {kind}", note=kind)
             for kind, a, b in cues.grounding])
 
     @abstractmethod
@@ -472,7 +529,7 @@ class Agent(ABC):
                     accepted.extend(ok)
                     backers.append(o)
             if accepted:
-                spans = _dedupe([s.model_copy(update={"agent": self.role}) for s in accepted])[: sad.max_spans]
+                spans = _dedupe([respan(s, agent=self.role) for s in accepted])[: sad.max_spans]
                 conf = sad.concession * max(o.confidence for o in backers)
                 who = ", ".join(o.agent for o in backers)
                 return own.model_copy(update={
@@ -543,7 +600,7 @@ class BiasAgent(Agent):
     lens = frozenset({"loaded language", "emotional language", "political labeling", "exaggeration", "framing"})
 
     def _rule_report(self, cues: Cues) -> AgentReport:
-        spans = [self.lexicon.to_span(m, agent="bias") for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
+        spans = [lex_span(m, "bias", cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
         bits = [f"{s.text!r} ({s.category}, {s.score:.2f})" for s in spans]
         return self._report(spans, [], bits, "lexicon matches")
 
@@ -564,12 +621,12 @@ class EvidenceAgent(Agent):
 
     def _rule_report(self, cues: Cues) -> AgentReport:
         floor = self.config.lexicon.confidence_floor
-        spans = [self.lexicon.to_span(m, agent="evidence") for m in cues.lex
+        voice = " (in the author's own voice)"
+        spans = [lex_span(m, "evidence", cues, note=voice) for m in cues.lex
                  if m.band > floor and not cues.in_reported(m.start, m.end)]
-        spans += [self._cue_span(cues, c, a, b) for c, a, b in cues.cues
+        spans += [self._cue_span(cues, c, a, b, note=voice) for c, a, b in cues.cues
                   if c in _EVIDENCE_CUES and not cues.in_reported(a, b)]
-        spans = [s.model_copy(update={"note": (s.note + " " if s.note else "") + "(in the author's own voice)"})
-                 for s in _dedupe(spans)]
+        spans = _dedupe(spans)
         counter = self._grounding_spans(cues)
         bits = [f"{s.text!r} unattributed" for s in spans]
         rep = self._report(spans, counter, bits, "evaluative phrases in the author's voice")
@@ -600,7 +657,7 @@ class FramingAgent(Agent):
     def _rule_report(self, cues: Cues) -> AgentReport:
         floor = self.config.lexicon.confidence_floor
         spans = [self._cue_span(cues, c, a, b) for c, a, b in cues.cues if c in _FRAMING_CUES]
-        spans += [self.lexicon.to_span(m, agent="framing") for m in cues.lex
+        spans += [lex_span(m, "framing", cues) for m in cues.lex
                   if m.band > floor and m.taxonomy in ("framing", "political labeling")]
         spans = _dedupe(spans)
         bits = [f"{s.text!r} ({s.category})" for s in spans]

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
-from mabpd_kit.agents import AgentReport, Cues, VerifierAgent, analyse_cues, gather_reports, item_seed, make_agents
+from mabpd_kit.agents import (AgentReport, Cues, VerifierAgent, analyse_cues, gather_reports, item_seed, make_agents,
+                              respan)
 from mabpd_kit.config import Config
 from mabpd_kit.consensus import Route, Routing, route
 from mabpd_kit.debate import DebateResult, arun_debate, run_debate
@@ -292,7 +293,7 @@ class Pipeline:
         if d.failed:
             return d
         try:
-            cues = analyse_cues(ct.text, self.lexicon, self.config)
+            cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
             reports = await gather_reports(self.agents, ct.text, cues)
             self._route(d, ct, reports)
             if d.route == "debate":
@@ -315,7 +316,7 @@ class Pipeline:
         if d.failed:
             return d
         try:
-            cues = analyse_cues(ct.text, self.lexicon, self.config)
+            cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
             reports = {a: ag.report(ct.text, cues) for a, ag in self.agents.items()}
             self._route(d, ct, reports)
             if d.route == "debate":
@@ -367,13 +368,11 @@ class Pipeline:
 
     @staticmethod
     def _orig(s: Span, ct: "CleanText") -> Span:
-        if not s.valid or s.start is None or s.end is None or s.end > len(ct.text):
+        """Fill raw-input offsets of a grounded span that lacks them (LLM quotes)."""
+        if s.orig_start is not None or not s.valid or s.start is None or s.end is None or s.end > len(ct.text):
             return s
-        try:
-            a, b = ct.to_orig(s.start, s.end)
-        except (ValueError, IndexError):
-            return s
-        return s.model_copy(update={"orig_start": a, "orig_end": b})
+        a, b = ct.to_orig(s.start, s.end)
+        return respan(s, orig_start=a, orig_end=b)
 
     def _biased_spans(self, d: Decision) -> list[Span]:
         """The evidence behind a biased decision: final-round spans of biased arguments, else report spans."""
