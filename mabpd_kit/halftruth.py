@@ -475,10 +475,11 @@ class RuleBasedRadar:
         elif role == "scientist":  # omission first: hedges, then negations
             pick = sorted((n for n, c in cues.items() if n not in used and (c.hedge or c.negation)),
                           key=lambda n: (-cues[n].hedge, -cues[n].negation, -cues[n].overlap, n))[:2]
+            lead = "The claim leaves out context"
         else:  # con: contradiction first
             pick = sorted((n for n, c in cues.items() if n not in used and (c.hedge or c.negation)),
                           key=lambda n: (-cues[n].negation, -cues[n].hedge, -cues[n].overlap, n))[:2]
-            lead = "The claim leaves out context" if role == "scientist" else "The evidence contradicts the claim"
+            lead = "The evidence contradicts the claim"
         if pick:
             quotes = " ".join(f'[E{n}] "{_short(by_num[n].text)}"' for n in pick)
             body = f"{lead}: {quotes}"
