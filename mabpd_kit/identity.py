@@ -611,8 +611,8 @@ def run_debate(
 
 def _prepare(logs: pd.DataFrame) -> pd.DataFrame:
     """The measure columns of a log; a log without ``condition`` is one condition, ``"all"``."""
-    need = {"question", "agent", "round", "answer", "correct"}
-    missing = need - set(logs.columns)
+    need = ["question", "agent", "round", "answer", "correct"]
+    missing = set(need) - set(logs.columns)
     if missing:
         raise ValueError(f"log is missing column(s) {sorted(missing)}; need question, agent, round, answer, correct")
     df = logs.loc[:, [c for c in ("condition", *need) if c in logs.columns]].copy()
@@ -624,6 +624,63 @@ def _prepare(logs: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@dataclass
+class _Cube:
+    """A log as dense arrays indexed [condition, question, round, agent].
+
+    ``y`` holds answer codes (-1: no row or unparsed), ``right`` whether that answer is correct.
+    Every measure below is a few numpy operations on these arrays, so measuring a 300-question
+    run takes milliseconds and a widget can recompute on every slider move.
+    """
+
+    conditions: list[Any]
+    questions: list[Any]
+    rounds: list[int]
+    agents: list[Any]
+    answers: list[Any]
+    y: np.ndarray
+    right: np.ndarray
+    present: np.ndarray
+
+    @classmethod
+    def of(cls, logs: pd.DataFrame) -> "_Cube":
+        df = _prepare(logs)
+        ci, conds = pd.factorize(df["condition"])
+        qi, qs = pd.factorize(df["question"], sort=True)
+        ai, agents = pd.factorize(df["agent"], sort=True)
+        r0 = int(df["round"].min()) if len(df) else 0
+        ri = df["round"].to_numpy() - r0
+        n_r = int(ri.max()) + 1 if len(df) else 0
+        yi, answers = pd.factorize(df["answer"], use_na_sentinel=True)
+        shape = (len(conds), len(qs), n_r, len(agents))
+        y = np.full(shape, -1, dtype=np.int64)
+        right = np.zeros(shape, dtype=bool)
+        present = np.zeros(shape, dtype=bool)
+        y[ci, qi, ri, ai] = yi
+        right[ci, qi, ri, ai] = df["correct"].to_numpy()
+        present[ci, qi, ri, ai] = True
+        return cls(list(conds), list(qs), list(range(r0, r0 + n_r)), list(agents), list(answers), y, right, present)
+
+    def pair_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Boolean arrays [c, q, t, i, j] (t = 1.. within the cube's rounds): disagreement
+        pair, conformed, stayed. Pairs with an unparsed answer (code -1) are excluded."""
+        prev, now = self.y[:, :, :-1], self.y[:, :, 1:]
+        n = self.y.shape[-1]
+        yi, yj = prev[..., :, None], prev[..., None, :]
+        pair = (yi >= 0) & (yj >= 0) & (yi != yj) & (now[..., :, None] >= 0) & ~np.eye(n, dtype=bool)
+        conform = pair & (now[..., :, None] == yj)
+        stay = pair & (now[..., :, None] == yi)
+        return pair, conform, stay
+
+    def counts(self, rounds: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+        """Per [condition, question]: pairs, conformed, stayed (optionally only rounds ``t``)."""
+        pair, conform, stay = self.pair_masks()
+        if rounds is not None:
+            keep = np.isin(np.array(self.rounds[1:]), list(rounds))
+            pair, conform, stay = pair[:, :, keep], conform[:, :, keep], stay[:, :, keep]
+        return {k: v.sum(axis=(2, 3, 4)).astype(float) for k, v in (("n", pair), ("conform", conform), ("obstinate", stay))}
+
+
 def disagreement_pairs(logs: pd.DataFrame) -> pd.DataFrame:
     """Every disagreement pair (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``.
 
@@ -632,28 +689,22 @@ def disagreement_pairs(logs: pd.DataFrame) -> pd.DataFrame:
     three answers is unparsed are left out (an unreadable answer neither agrees nor disagrees);
     :func:`identity_summary` reports how many rows were unparsed.
     """
-    df = _prepare(logs)
-    prev = df.assign(round=df["round"] + 1)[["condition", "question", "round", "agent", "answer"]]
-    prev = prev[prev["answer"].notna()]
-    pairs = prev.rename(columns={"answer": "own_prev"}).merge(
-        prev.rename(columns={"agent": "peer", "answer": "peer_prev"}), on=["condition", "question", "round"]
-    )
-    pairs = pairs[(pairs["agent"] != pairs["peer"]) & (pairs["own_prev"] != pairs["peer_prev"])]
-    now = df[df["answer"].notna()][["condition", "question", "round", "agent", "answer"]]
-    pairs = pairs.merge(now, on=["condition", "question", "round", "agent"])
-    pairs["conform"] = pairs["answer"] == pairs["peer_prev"]
-    pairs["obstinate"] = pairs["answer"] == pairs["own_prev"]
-    cols = ["condition", "question", "round", "agent", "peer", "own_prev", "peer_prev", "answer", "conform", "obstinate"]
-    return pairs[cols].sort_values(cols[:5], kind="stable").reset_index(drop=True)
-
-
-def _per_question(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per (condition, question): number of pairs and how many conformed / stayed."""
-    return (
-        pairs.groupby(["condition", "question"], sort=True)
-        .agg(n=("conform", "size"), conform=("conform", "sum"), obstinate=("obstinate", "sum"))
-        .reset_index()
-    )
+    cube = _Cube.of(logs)
+    pair, conform, stay = cube.pair_masks()
+    c, q, t, i, j = np.nonzero(pair)
+    ans = np.array(cube.answers + [None], dtype=object)  # code -1 -> None
+    return pd.DataFrame({
+        "condition": np.array(cube.conditions, dtype=object)[c],
+        "question": np.array(cube.questions, dtype=object)[q],
+        "round": np.array(cube.rounds)[t + 1],
+        "agent": np.array(cube.agents, dtype=object)[i],
+        "peer": np.array(cube.agents, dtype=object)[j],
+        "own_prev": ans[cube.y[c, q, t, i]],
+        "peer_prev": ans[cube.y[c, q, t, j]],
+        "answer": ans[cube.y[c, q, t + 1, i]],
+        "conform": conform[c, q, t, i, j],
+        "obstinate": stay[c, q, t, i, j],
+    })
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> float:
@@ -677,6 +728,13 @@ def _boot(cols: Columns, stat: Any, cfg: Config) -> tuple[float, float, float]:
     )
 
 
+_STATS = {
+    "conformity": lambda f: _ratio(f["conform"], f["n"]),
+    "obstinacy": lambda f: _ratio(f["obstinate"], f["n"]),
+    "delta": lambda f: _ratio(f["conform"] - f["obstinate"], f["n"]),
+}
+
+
 def identity_summary(logs: pd.DataFrame, *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition, pooled over all disagreement pairs.
 
@@ -685,28 +743,23 @@ def identity_summary(logs: pd.DataFrame, *, ci: bool = True, config: Config | No
     pooled ratio is recomputed on each resample).
     """
     cfg = config or Config()
-    df = _prepare(logs)
-    per_q = _per_question(disagreement_pairs(df))
+    cube = _Cube.of(logs)
+    counts = cube.counts()
     out = []
-    for cond, g in df.groupby("condition", sort=False):
-        pq = per_q[per_q["condition"] == cond]
+    for k, cond in enumerate(cube.conditions):
+        asked = cube.present[k].any(axis=(1, 2))
+        cols = {name: v[k][asked] for name, v in counts.items()}
         row: dict[str, Any] = {
             "condition": cond,
-            "n_questions": int(g["question"].nunique()),
-            "n_answers": len(g),
-            "n_unparsed": int(g["answer"].isna().sum()),
-            "n_pairs": int(pq["n"].sum()),
+            "n_questions": int(asked.sum()),
+            "n_answers": int(cube.present[k].sum()),
+            "n_unparsed": int((cube.present[k] & (cube.y[k] < 0)).sum()),
+            "n_pairs": int(cols["n"].sum()),
         }
-        cols = {c: pq[c].to_numpy(dtype=float) for c in ("n", "conform", "obstinate")}
-        stats = {
-            "conformity": lambda f: _ratio(f["conform"], f["n"]),
-            "obstinacy": lambda f: _ratio(f["obstinate"], f["n"]),
-            "delta": lambda f: _ratio(f["conform"] - f["obstinate"], f["n"]),
-        }
-        for name, stat in stats.items():
-            row[name] = stat(cols) if len(pq) else float("nan")
+        for name, stat in _STATS.items():
+            row[name] = stat(cols)
             if ci:
-                _, lo, hi = _boot(cols, stat, cfg) if len(pq) else (np.nan, np.nan, np.nan)
+                _, lo, hi = _boot(cols, stat, cfg) if row["n_pairs"] else (np.nan, np.nan, np.nan)
                 row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
         out.append(row)
     return pd.DataFrame(out)
@@ -725,10 +778,10 @@ class IBCResult:
     n_questions: int
 
     def __str__(self) -> str:
+        ci = "" if np.isnan(self.lo) else f" [{self.lo:+.3f}, {self.hi:+.3f}]"
         return (
-            f"IBC = {self.estimate:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}]  "
-            f"(Delta vanilla {self.delta_vanilla:+.3f}, anonymised {self.delta_anonymised:+.3f}; "
-            f"{self.n_questions} questions)"
+            f"IBC = {self.estimate:+.3f}{ci}  (Delta vanilla {self.delta_vanilla:+.3f}, "
+            f"anonymised {self.delta_anonymised:+.3f}; {self.n_questions} questions)"
         )
 
 
@@ -741,22 +794,11 @@ def ibc(
     Positive: peers over-weighted (sycophancy); negative: own answer over-weighted (self-bias).
     """
     cfg = config or Config()
-    df = _prepare(logs)
-    conds = set(df["condition"])
-    if not set(CONDITIONS) <= conds:
-        raise ValueError(f"IBC needs both conditions in the log (vanilla and anonymised); found {sorted(conds)}")
-    pairs = disagreement_pairs(df)
-    if rounds is not None:
-        pairs = pairs[pairs["round"].isin(list(rounds))]
-    pq = _per_question(pairs)
-    wide = pq.pivot_table(index="question", columns="condition", values=["n", "conform", "obstinate"], fill_value=0)
-    qs = sorted(set(df["question"]))
-    wide = wide.reindex(qs, fill_value=0)
-
-    cols = {
-        f"{m}_{c}": (wide[(m, c)].to_numpy(dtype=float) if (m, c) in wide.columns else np.zeros(len(wide)))
-        for m in ("n", "conform", "obstinate") for c in CONDITIONS
-    }
+    cube = _Cube.of(logs)
+    if not set(CONDITIONS) <= set(cube.conditions):
+        raise ValueError(f"IBC needs both conditions in the log (vanilla and anonymised); found {cube.conditions}")
+    counts = cube.counts(rounds)
+    cols = {f"{m}_{c}": counts[m][cube.conditions.index(c)] for m in counts for c in CONDITIONS}
 
     def delta(f: Columns, cond: str) -> float:
         return _ratio(f[f"conform_{cond}"] - f[f"obstinate_{cond}"], f[f"n_{cond}"])
@@ -766,48 +808,37 @@ def ibc(
 
     dv, da = delta(cols, "vanilla"), delta(cols, "anonymised")
     est, lo, hi = _boot(cols, stat, cfg) if ci else (dv - da, float("nan"), float("nan"))
-    return IBCResult(float(est), float(lo), float(hi), dv, da, len(qs))
-
-
-def _exposure(logs: pd.DataFrame) -> pd.DataFrame:
-    """Per (condition, question, agent, round t >= 1): was the agent right at t-1, how many
-    peers were visibly right / wrong at t-1, and is it right at t."""
-    df = _prepare(logs)
-    prev = df.assign(round=df["round"] + 1)
-    prev["wrong"] = prev["answer"].notna() & ~prev["correct"]
-    totals = prev.groupby(["condition", "question", "round"]).agg(n_right=("correct", "sum"), n_wrong=("wrong", "sum"))
-    own = prev[["condition", "question", "round", "agent", "correct", "wrong"]].rename(
-        columns={"correct": "own_prev_correct", "wrong": "own_prev_wrong"}
-    )
-    ex = own.merge(totals.reset_index(), on=["condition", "question", "round"])
-    ex["peers_right"] = ex["n_right"] - ex["own_prev_correct"].astype(int)
-    ex["peers_wrong"] = ex["n_wrong"] - ex["own_prev_wrong"].astype(int)
-    now = df[["condition", "question", "round", "agent", "correct"]].rename(columns={"correct": "now_correct"})
-    return ex.merge(now, on=["condition", "question", "round", "agent"])
+    return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions))
 
 
 def trust_rates(logs: pd.DataFrame) -> pd.DataFrame:
-    """Subversion and correction per condition.
+    """Subversion and correction per condition, over (question, agent, round t >= 1).
 
-    Subversion: the agent was right at t-1, saw at least one wrong peer, and is wrong at t
-    (rate = events / such exposures). Correction: the agent was not right at t-1 (wrong or
-    unparsed), saw at least one right peer, and is right at t. Counts and rates are both given.
+    Subversion: the agent was right at t-1, saw at least one wrong peer (a parsed wrong answer),
+    and is not right at t (rate = events / such exposures). Correction: the agent was not right
+    at t-1 (wrong or unparsed), saw at least one right peer, and is right at t.
     """
-    ex = _exposure(logs)
+    cube = _Cube.of(logs)
+    ok = cube.present & (cube.y >= 0)
+    wrong = ok & ~cube.right
+    prev_right, prev_wrong = cube.right[:, :, :-1], wrong[:, :, :-1]
+    peers_right = prev_right.sum(-1, keepdims=True) - prev_right
+    peers_wrong = prev_wrong.sum(-1, keepdims=True) - prev_wrong
+    now_present, now_right = cube.present[:, :, 1:], cube.right[:, :, 1:]
     out = []
-    for cond, g in ex.groupby("condition", sort=False):
-        sub_at_risk = g[g["own_prev_correct"] & (g["peers_wrong"] > 0)]
-        cor_at_risk = g[~g["own_prev_correct"] & (g["peers_right"] > 0)]
-        n_sub = int((~sub_at_risk["now_correct"]).sum())
-        n_cor = int(cor_at_risk["now_correct"].sum())
+    for k, cond in enumerate(cube.conditions):
+        sub_risk = (prev_right & (peers_wrong > 0) & now_present)[k]
+        cor_risk = (~prev_right & cube.present[:, :, :-1] & (peers_right > 0) & now_present)[k]
+        n_sub = int((sub_risk & ~now_right[k]).sum())
+        n_cor = int((cor_risk & now_right[k]).sum())
         out.append({
             "condition": cond,
             "n_subversion": n_sub,
-            "subversion_at_risk": len(sub_at_risk),
-            "subversion_rate": n_sub / len(sub_at_risk) if len(sub_at_risk) else float("nan"),
+            "subversion_at_risk": int(sub_risk.sum()),
+            "subversion_rate": n_sub / sub_risk.sum() if sub_risk.any() else float("nan"),
             "n_correction": n_cor,
-            "correction_at_risk": len(cor_at_risk),
-            "correction_rate": n_cor / len(cor_at_risk) if len(cor_at_risk) else float("nan"),
+            "correction_at_risk": int(cor_risk.sum()),
+            "correction_rate": n_cor / cor_risk.sum() if cor_risk.any() else float("nan"),
         })
     return pd.DataFrame(out)
 
@@ -832,20 +863,26 @@ def majority_accuracy(logs: pd.DataFrame) -> pd.DataFrame:
 
     The vote is over parsed answers; a tie between k answers scores (right answers among them)/k,
     the expected accuracy of breaking the tie at random. A question with no parsed answer scores 0.
+    Questions absent from a round (e.g. a SAD debate that stopped early) do not count there.
     """
-    df = _prepare(logs)
-    keys = ["condition", "question", "round"]
-    votes = (
-        df[df["answer"].notna()].groupby([*keys, "answer"]).agg(n=("agent", "size"), right=("correct", "max")).reset_index()
-    )
-    votes["top"] = votes["n"] == votes.groupby(keys)["n"].transform("max")
-    top = votes[votes["top"]].groupby(keys)["right"].mean().rename("majority")
-    per_q = df.groupby(keys).agg(agent_acc=("correct", "mean")).join(top).fillna({"majority": 0.0}).reset_index()
-    return (
-        per_q.groupby(["condition", "round"], sort=False)
-        .agg(majority_accuracy=("majority", "mean"), agent_accuracy=("agent_acc", "mean"), n_questions=("question", "size"))
-        .reset_index()
-    )
+    cube = _Cube.of(logs)
+    n_codes = max(len(cube.answers), 1)
+    onehot = (cube.y[..., None] == np.arange(n_codes))  # [c, q, r, agent, code]
+    votes = onehot.sum(axis=3)
+    code_right = (onehot & cube.right[..., None]).any(axis=3)
+    top = (votes == votes.max(axis=-1, keepdims=True)) & (votes > 0)
+    n_top = top.sum(-1)
+    majority = np.where(n_top > 0, (top & code_right).sum(-1) / np.maximum(n_top, 1), 0.0)
+    asked = cube.present.any(axis=3)
+    agent_acc = cube.right.sum(-1) / np.maximum(cube.present.sum(-1), 1)
+    out = []
+    for k, cond in enumerate(cube.conditions):
+        for t, rnd in enumerate(cube.rounds):
+            m = asked[k, :, t]
+            if m.any():
+                out.append({"condition": cond, "round": rnd, "majority_accuracy": float(majority[k, m, t].mean()),
+                            "agent_accuracy": float(agent_acc[k, m, t].mean()), "n_questions": int(m.sum())})
+    return pd.DataFrame(out)
 
 
 @dataclass
