@@ -23,7 +23,7 @@ def _binary_pair(seed: int, n: int = 200, agree: float = 0.7):
 @given(
     st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=60),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_binary_metrics_match_sklearn(pairs):
     y = [a for a, _ in pairs]
     p = [b for _, b in pairs]
@@ -150,8 +150,8 @@ def test_bootstrap_ci_groups_resample_whole_groups():
     q_means = np.random.default_rng(2).random(10)
     df = pd.DataFrame({"question": np.repeat(np.arange(10), 20), "correct": np.repeat(q_means, 20)})
     stat = lambda f: float(f["correct"].mean())  # noqa: E731
-    est, lo, hi = M.bootstrap_ci(df, stat, groups="question", n_resamples=2000, seed=0)
-    _, rlo, rhi = M.bootstrap_ci(df, stat, n_resamples=2000, seed=0)
+    est, lo, hi = M.bootstrap_ci(df, stat, groups="question", n_resamples=400, seed=0)
+    _, rlo, rhi = M.bootstrap_ci(df, stat, n_resamples=400, seed=0)
     assert abs(est - q_means.mean()) < TOL
     assert (hi - lo) > 3 * (rhi - rlo)
     # every group resample draws whole groups: values stay a multiple of 20 rows each
@@ -205,3 +205,12 @@ def test_classification_report_consistent():
     assert rep["n"] == len(y)
     for name in ("accuracy", "precision", "recall", "f1", "macro_f1"):
         assert abs(rep[name] - getattr(M, name)(y, p)) < TOL
+
+
+def test_metric_ci_fast_path_equals_loop_and_brackets_the_estimate():
+    y, p = _binary_pair(21, 300, 0.7)
+    for metric in (M.macro_f1, M.f1, M.recall):
+        est, lo, hi = M.metric_ci(y, p, metric=metric, n_resamples=300, seed=2)
+        est2, lo2, hi2 = M.metric_ci(y, p, metric=lambda t, q, m=metric: m(t, q), n_resamples=300, seed=2)
+        assert abs(est - metric(y, p)) < TOL and abs(lo - lo2) < TOL and abs(hi - hi2) < TOL
+        assert lo < est < hi
