@@ -1,0 +1,369 @@
+"""Charts of the MABPD pipeline, drawn from the decision trace (never recomputed).
+
+Every builder reads what :class:`~mabpd_kit.pipeline.Decision` recorded - the agents' reports,
+the score breakdown, the route, the SAD rounds with their q/f/g/k factors and B/N votes, the
+verifier's verdict - and draws it. Nothing here re-runs an agent or re-derives a factor, so a
+chart can never disagree with the decision it explains.
+
+>>> import mabpd_kit as mk, mabpd_kit.viz.pipeline as vp
+>>> d = mk.Pipeline().analyze("The council approved the plan, which critics called reckless.")
+>>> vp.agent_scores_chart(d)        # one bar per agent: its score and verdict, the 0.50 boundary
+>>> vp.sad_factors_chart(d)         # q, f, g, k of every argument in every round
+>>> vp.vote_chart(d)                # B against N per round, with the vote boundary
+
+Batch views take a :class:`~mabpd_kit.pipeline.BatchResult` or a list of decisions:
+
+>>> res = mk.Pipeline().analyze_many(texts, gold=labels)
+>>> vp.route_chart(res)             # how many items each route decided, and how
+>>> vp.score_chart(res)             # every item's score against the boundary, by gold label
+>>> vp.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
+
+The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`ablation_frame`) return the
+tidy tables the charts are drawn from, so a student can check any bar against a number.
+altair is imported inside the functions (``import mabpd_kit`` stays fast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+    from mabpd_kit.debate import DebateResult
+    from mabpd_kit.pipeline import BatchResult, Decision
+
+__all__ = [
+    "ROUTES",
+    "FACTORS",
+    "decisions_frame",
+    "sad_frame",
+    "ablation_frame",
+    "route_chart",
+    "agent_scores_chart",
+    "score_breakdown_chart",
+    "score_chart",
+    "sad_factors_chart",
+    "vote_chart",
+    "ablation_chart",
+]
+
+#: Routes in the order the router tries them (failed last), the x order of :func:`route_chart`.
+ROUTES: tuple[str, ...] = ("neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate", "failed")
+#: The SAD factors of one argument (SPEC 1.6), in the order they are computed.
+FACTORS: dict[str, str] = {
+    "q": "evidence quality q (valid / cited)",
+    "f": "evidence factor f (q if biased, max(q, floor) if neutral)",
+    "g": "agreement factor g",
+    "k": "adjusted confidence k = clip(conf·f·g)",
+}
+_VERDICT_COLORS = {"biased": "#e45756", "neutral": "#4c78a8"}
+_AGENTS = ("bias", "evidence", "framing")
+
+
+def _verdict_color(field: str = "verdict", title: str = "verdict") -> alt.Color:
+    import altair as alt
+
+    return alt.Color(f"{field}:N", title=title,
+                     scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
+
+
+def _decisions(x: Any) -> list[Decision]:
+    """Accept one Decision, a BatchResult or any iterable of decisions."""
+    if hasattr(x, "decisions"):
+        return list(x.decisions)
+    if hasattr(x, "reports") and hasattr(x, "route"):
+        return [x]
+    if isinstance(x, Iterable) and not isinstance(x, (str, bytes, Mapping)):
+        out = list(x)
+        if all(hasattr(d, "reports") and hasattr(d, "route") for d in out):
+            return out
+    raise TypeError(f"expected a Decision, a BatchResult or a list of decisions, got {type(x).__name__}")
+
+
+def _debate(x: Any) -> DebateResult:
+    """The SAD trace of a Decision (or a DebateResult as is); a clear error when there was no debate."""
+    if hasattr(x, "rounds"):
+        return x
+    deb = getattr(x, "debate", None)
+    if deb is None:
+        route = getattr(x, "route", "?")
+        raise ValueError(f"this decision took the route {route!r}: there was no debate to draw "
+                         "(pick an item whose route is 'debate')")
+    return deb
+
+
+# =============================================================================================
+# Tidy frames (what the charts draw)
+# =============================================================================================
+
+
+def decisions_frame(x: Any) -> pd.DataFrame:
+    """One row per decision: the summary row plus the pre-verifier label and the verifier's check.
+
+    Columns: everything in ``Decision.row()`` (id, text, gold, label, pred, score, route, failed,
+    calls, tokens, ...) plus ``pre_verifier_label``, ``verifier_check``, ``correct`` (None
+    without gold) and one ``verdict_<agent>`` / ``score_<agent>`` pair per agent report.
+    """
+    import pandas as pd
+
+    rows = []
+    for d in _decisions(x):
+        row = d.row()
+        row["pre_verifier_label"] = d.pre_verifier_label
+        row["verifier_check"] = d.verifier.check if d.verifier is not None else "not_run"
+        row["correct"] = None if d.gold is None or d.pred is None else bool(d.gold == d.pred)
+        for a, r in d.reports.items():
+            row[f"verdict_{a}"] = r.verdict
+            row[f"score_{a}"] = r.score
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sad_frame(x: Any) -> pd.DataFrame:
+    """One row per (item, round, agent) of every debate in ``x`` (items without a debate are skipped).
+
+    Columns: ``id`` plus :meth:`DebateResult.to_frame` (round, agent, verdict, confidence,
+    n_cited, n_valid, q, f, g, k, w, changed, B, N, round_label, ...).
+    """
+    import pandas as pd
+
+    if hasattr(x, "rounds"):  # a bare DebateResult
+        return x.to_frame().assign(id=None)
+    frames = [d.debate.to_frame().assign(id=d.id) for d in _decisions(x) if d.debate is not None]
+    if not frames:
+        return pd.DataFrame(columns=["id", "round", "agent", "verdict", "confidence", "q", "f", "g", "k", "w", "B", "N"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Metrics per configuration from the decisions' ``pred`` and ``gold`` (failed items excluded).
+
+    ``results`` maps a name ("full", "no-debate", ...) to a BatchResult or list of decisions, all
+    on the same items with gold labels. Columns: ablation, n, failed, accuracy, precision, recall,
+    f1, macro_f1, mean_calls, debated (share of items that went to SAD), overturned (share the
+    verifier turned to neutral).
+    """
+    import pandas as pd
+
+    from mabpd_kit import metrics as M
+
+    rows = []
+    for name, res in results.items():
+        ds = _decisions(res)
+        ok = [d for d in ds if not d.failed and d.gold is not None]
+        if not ok:
+            raise ValueError(f"{name!r}: no decision with a gold label (pass gold= to analyze_many)")
+        rep = M.classification_report([d.gold for d in ok], [d.pred for d in ok])
+        rows.append({
+            "ablation": name, "n": len(ok), "failed": sum(d.failed for d in ds),
+            **{k: rep[k] for k in ("accuracy", "precision", "recall", "f1", "macro_f1")},
+            "mean_calls": sum(d.calls for d in ok) / len(ok),
+            "debated": sum(d.debate is not None for d in ok) / len(ok),
+            "overturned": sum(bool(d.verifier and d.verifier.overturned) for d in ok) / len(ok),
+        })
+    return pd.DataFrame(rows)
+
+
+# =============================================================================================
+# Batch charts
+# =============================================================================================
+
+
+def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.Chart:
+    """Items per route, stacked by ``by``: ``"label"`` (final label), ``"correct"`` (needs gold)
+    or ``"verifier_check"``. Routes are ordered as the router tries them."""
+    import altair as alt
+
+    df = decisions_frame(x)
+    if by not in ("label", "correct", "verifier_check"):
+        raise ValueError("by must be 'label', 'correct' or 'verifier_check'")
+    if by == "correct":
+        if df["correct"].isna().all():
+            raise ValueError("by='correct' needs gold labels: pass gold= to analyze / analyze_many")
+        df = df.assign(correct=df["correct"].map({True: "correct", False: "wrong"}).fillna("no gold"))
+    df = df.assign(**{by: df[by].fillna("failed").astype(str)})
+    counts = df.groupby(["route", by], as_index=False).size().rename(columns={"size": "items"})
+    order = [r for r in ROUTES if r in set(counts["route"])]
+    if by == "label":
+        color = _verdict_color("label", "final label")
+    elif by == "correct":
+        color = alt.Color("correct:N", scale=alt.Scale(domain=["correct", "wrong", "no gold"],
+                                                        range=["#54a24b", "#e45756", "#bbbbbb"]))
+    else:
+        color = alt.Color("verifier_check:N", title="verifier")
+    chart = alt.Chart(counts).mark_bar().encode(
+        y=alt.Y("route:N", sort=order, title=None),
+        x=alt.X("items:Q", title="items", stack=True),
+        color=color,
+        tooltip=["route", by, "items"],
+    )
+    return chart.properties(title=title or f"Route taken by {len(df)} items", width=360)
+
+
+def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None) -> alt.LayerChart:
+    """Every item's combined score (dots) by gold label, coloured by the final label, with the
+    score boundary recorded in the trace as a solid rule.
+
+    ``cutoffs`` (optional, e.g. ``{"veto": 0.30, "moderate": 0.60, "strong": 0.75}`` from
+    ``config.router``) adds dashed rules for the router's cut-offs; they come from the
+    configuration you pass, not from the trace.
+    """
+    import altair as alt
+    import pandas as pd
+
+    ds = [d for d in _decisions(x) if not d.failed and d.scoring is not None]
+    if not ds:
+        raise ValueError("no scored decision to draw")
+    df = pd.DataFrame([{"id": d.id, "score": d.score, "label": d.label, "route": d.route,
+                        "gold": {1: "gold biased", 0: "gold neutral"}.get(d.gold, "no gold"),
+                        "text": d.text[:80]} for d in ds])
+    boundaries = {d.scoring.boundary for d in ds}
+    dots = alt.Chart(df).mark_tick(thickness=2, size=18, opacity=0.6).encode(
+        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="combined score"),
+        y=alt.Y("gold:N", title=None, sort=["gold biased", "gold neutral", "no gold"]),
+        color=_verdict_color("label", "final label"),
+        tooltip=["id", "score", "label", "route", "text"],
+    )
+    rules = pd.DataFrame([{"cut": f"boundary {b:.2f}", "at": b, "kind": "boundary"} for b in sorted(boundaries)]
+                         + [{"cut": f"{k} {v:.2f}", "at": v, "kind": "router"} for k, v in (cutoffs or {}).items()])
+    lines = alt.Chart(rules).mark_rule(color="#333333").encode(
+        x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["boundary", "router"],
+                                                                       range=[[1, 0], [4, 3]]), title=None),
+        tooltip=["cut", "at"],
+    )
+    return alt.layer(dots, lines).properties(title=title or f"Combined score of {len(df)} items", width=420)
+
+
+def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"),
+                   title: str | None = None) -> alt.Chart:
+    """Grouped bars: one group per configuration, one bar per metric (from :func:`ablation_frame`).
+
+    ``x`` is a mapping name -> results, or a frame :func:`ablation_frame` returned.
+    """
+    import altair as alt
+    import pandas as pd
+
+    df = x if isinstance(x, pd.DataFrame) else ablation_frame(x)
+    missing = [m for m in metrics if m not in df.columns]
+    if missing:
+        raise ValueError(f"unknown metric(s) {missing}; the frame has {list(df.columns)}")
+    long = df.melt(id_vars=["ablation", "n"], value_vars=list(metrics), var_name="metric", value_name="value")
+    chart = alt.Chart(long).mark_bar().encode(
+        y=alt.Y("ablation:N", sort=list(df["ablation"]), title=None),
+        yOffset=alt.YOffset("metric:N", sort=list(metrics)),
+        x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="metric value"),
+        color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d"])),
+        tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
+    )
+    return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
+
+
+# =============================================================================================
+# One-decision charts
+# =============================================================================================
+
+
+def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
+    """One bar per agent: its report score, coloured by its verdict, labelled with valid/cited
+    spans; the rule is the score boundary recorded in the decision's score breakdown."""
+    import altair as alt
+    import pandas as pd
+
+    if not d.reports:
+        raise ValueError(f"decision {d.id!r} has no agent reports ({d.error or d.route})")
+    df = pd.DataFrame([{"agent": a, "score": r.score, "confidence": r.confidence, "verdict": r.verdict,
+                        "spans": f"{sum(s.valid for s in r.spans)}/{len(r.spans)} valid"}
+                       for a, r in d.reports.items()])
+    base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=list(df["agent"]), title=None))
+    bars = base.mark_bar().encode(x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="agent score"),
+                                  color=_verdict_color(), tooltip=["agent", "verdict", "score", "confidence", "spans"])
+    text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
+    layers = [bars, text]
+    if d.scoring is not None:
+        layers.append(alt.Chart(pd.DataFrame({"boundary": [d.scoring.boundary]}))
+                      .mark_rule(strokeDash=[4, 3], color="#333333").encode(x="boundary:Q"))
+    return alt.layer(*layers).properties(title=title or f"Agent reports · {d.label} via {d.route}", width=360)
+
+
+def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
+    """The combined score as a stack of weight × agent score (SPEC 1.4), with the boundary.
+
+    Each segment is ``weights[a] * components[a]`` read from ``d.scoring``; the stack's length
+    is the recorded ``d.scoring.score`` (the tests check that the two agree).
+    """
+    import altair as alt
+    import pandas as pd
+
+    sc = d.scoring
+    if sc is None:
+        raise ValueError(f"decision {d.id!r} has no score ({d.error or d.route})")
+    df = pd.DataFrame([{"item": "score", "agent": a, "weight": sc.weights[a], "agent score": c,
+                        "contribution": sc.weights[a] * c} for a, c in sc.components.items()])
+    from mabpd_kit.viz import category_color
+
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("sum(contribution):Q", scale=alt.Scale(domain=[0, 1]), title="combined score = Σ weight × agent score"),
+        y=alt.Y("item:N", title=None, axis=None),
+        color=category_color("agent", categories=list(df["agent"]), kind="agent"),
+        order=alt.Order("agent:N"),
+        tooltip=["agent", "weight", "agent score", alt.Tooltip("contribution:Q", format=".3f")],
+    )
+    rule = alt.Chart(pd.DataFrame({"boundary": [sc.boundary]})).mark_rule(strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    verdict = "above" if sc.above_boundary else "below"
+    return alt.layer(bars, rule).properties(
+        title=title or f"Score {sc.score:.3f} ({verdict} the {sc.boundary:.2f} boundary)", width=420, height=60)
+
+
+def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
+    """q, f, g and k of every argument, one panel per factor and one row per round.
+
+    ``x``: a Decision that went to debate, or its ``DebateResult``. Bars are coloured by the
+    argument's verdict; the numbers are the ones the vote used.
+    """
+    import altair as alt
+
+    deb = _debate(x)
+    df = deb.to_frame()
+    long = df.melt(id_vars=["round", "agent", "verdict", "n_cited", "n_valid"], value_vars=list(FACTORS),
+                   var_name="factor", value_name="value")
+    chart = alt.Chart(long).mark_bar().encode(
+        x=alt.X("agent:N", sort=list(_AGENTS), title=None),
+        y=alt.Y("value:Q", title=None),
+        color=_verdict_color(),
+        tooltip=["round", "agent", "verdict", "factor", alt.Tooltip("value:Q", format=".3f"), "n_cited", "n_valid"],
+    ).properties(width=110, height=110)
+    return chart.facet(
+        column=alt.Column("factor:N", sort=list(FACTORS), title=None),
+        row=alt.Row("round:O", title="round"),
+    ).properties(title=title or f"SAD factors per round ({len(deb.rounds)} round(s))")
+
+
+def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
+    """The role-weighted vote per round: B (biased) and N (neutral) as shares of B + N, with the
+    vote boundary. The last round decides. A round with B + N = 0 is drawn empty (neutral)."""
+    import altair as alt
+    import pandas as pd
+
+    deb = _debate(x)
+    rows = []
+    for r in deb.rounds:
+        v = r.vote
+        total = v.B + v.N
+        for side, val in (("B (biased)", v.B), ("N (neutral)", v.N)):
+            rows.append({"round": f"round {r.index}", "side": side, "weight": val,
+                         "share": val / total if total > 0 else 0.0, "label": v.label})
+    df = pd.DataFrame(rows)
+    bars = alt.Chart(df).mark_bar().encode(
+        y=alt.Y("round:N", title=None),
+        x=alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of the weighted vote"),
+        color=alt.Color("side:N", scale=alt.Scale(domain=["B (biased)", "N (neutral)"], range=list(_VERDICT_COLORS.values())),
+                        title=None),
+        order=alt.Order("side:N"),
+        tooltip=["round", "side", alt.Tooltip("weight:Q", format=".3f"), alt.Tooltip("share:Q", format=".3f"), "label"],
+    )
+    rule = alt.Chart(pd.DataFrame({"boundary": [deb.vote.boundary]})).mark_rule(
+        strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)

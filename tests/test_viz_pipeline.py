@@ -1,0 +1,156 @@
+"""Pipeline charts draw the decision trace: their data must equal what the Decision recorded."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mabpd_kit.config import Config
+from mabpd_kit.pipeline import Pipeline
+
+vp = pytest.importorskip("mabpd_kit.viz.pipeline")
+
+TEXTS = [
+    "The radical senator slammed the bill, a so-called reform.",          # strong fast path
+    "The committee approved the budget on Tuesday after a two-hour debate.",  # neutral veto
+    "The council approved the plan, which critics called reckless.",        # debate
+    "Protesters were shot near the square.",                                  # debate
+    'The senator said the plan was "a radical power grab".',                 # verifier: quotation
+    "Critics say the plan will hurt families.",
+]
+GOLD = [1, 0, 1, 1, 0, 1]
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return Pipeline().analyze_many(TEXTS, gold=GOLD, progress=False)
+
+
+@pytest.fixture(scope="module")
+def debated(batch):
+    d = next(d for d in batch if d.debate is not None)
+    return d
+
+
+def rows(chart) -> list[dict]:
+    """All inline data rows of a (possibly layered / faceted) chart spec."""
+    spec = chart.to_dict()
+    out = []
+    for values in spec.get("datasets", {}).values():
+        out.extend(values)
+    return out
+
+
+def test_route_chart_counts_every_decision_once(batch):
+    data = rows(vp.route_chart(batch))
+    assert sum(r["items"] for r in data) == len(batch)
+    for route in {d.route for d in batch}:
+        want = sum(d.route == route for d in batch)
+        assert sum(r["items"] for r in data if r["route"] == route) == want
+    # stacked by final label: the biased counts are the trace's biased labels
+    assert sum(r["items"] for r in data if r["label"] == "biased") == sum(d.label == "biased" for d in batch)
+
+
+def test_route_chart_by_correct_needs_gold():
+    res = Pipeline().analyze_many(TEXTS[:2], progress=False)
+    with pytest.raises(ValueError, match="gold"):
+        vp.route_chart(res, by="correct")
+    with pytest.raises(ValueError, match="by must be"):
+        vp.route_chart(res, by="colour")
+
+
+def test_score_breakdown_stacks_to_the_recorded_score(batch):
+    for d in batch:
+        data = rows(vp.score_breakdown_chart(d))
+        parts = [r for r in data if "contribution" in r]
+        assert math.isclose(sum(r["contribution"] for r in parts), d.scoring.score, abs_tol=1e-9)
+        assert {r["agent"] for r in parts} == set(d.reports)
+        assert [r["boundary"] for r in data if "boundary" in r] == [d.scoring.boundary]
+
+
+def test_score_chart_has_one_tick_per_item_and_the_trace_boundary(batch):
+    cfg = Config()
+    chart = vp.score_chart(batch, cutoffs={"veto": cfg.router.neutral_veto_below})
+    data = rows(chart)
+    ticks = [r for r in data if "score" in r]
+    assert sorted(r["score"] for r in ticks) == sorted(d.score for d in batch)
+    cuts = {r["kind"]: r["at"] for r in data if "kind" in r}
+    assert cuts == {"boundary": batch[0].scoring.boundary, "router": cfg.router.neutral_veto_below}
+
+
+def test_sad_factors_are_the_traced_factors(debated):
+    data = rows(vp.sad_factors_chart(debated))
+    assert len(data) == 4 * sum(len(r.arguments) for r in debated.debate.rounds)
+    for rnd in debated.debate.rounds:
+        for w in rnd.arguments:
+            got = {r["factor"]: r["value"] for r in data if r["round"] == rnd.index and r["agent"] == w.agent}
+            assert got == {"q": w.q, "f": w.f, "g": w.g, "k": w.k}
+
+
+def test_vote_chart_shares_match_B_and_N(debated):
+    data = rows(vp.vote_chart(debated))
+    for rnd in debated.debate.rounds:
+        b = next(r for r in data if r.get("round") == f"round {rnd.index}" and r["side"].startswith("B"))
+        assert math.isclose(b["weight"], rnd.vote.B)
+        assert math.isclose(b["share"], rnd.vote.B / (rnd.vote.B + rnd.vote.N))
+    assert [r["boundary"] for r in data if "boundary" in r] == [debated.debate.vote.boundary]
+
+
+def test_debate_charts_refuse_a_decision_without_debate(batch):
+    fast = next(d for d in batch if d.debate is None)
+    with pytest.raises(ValueError, match="no debate"):
+        vp.sad_factors_chart(fast)
+    with pytest.raises(ValueError, match="no debate"):
+        vp.vote_chart(fast)
+
+
+def test_agent_scores_chart_and_failed_decision(batch):
+    d = batch[0]
+    data = rows(vp.agent_scores_chart(d))
+    bars = {r["agent"]: r for r in data if "agent" in r}
+    assert {a: r["score"] for a, r in bars.items()} == {a: rep.score for a, rep in d.reports.items()}
+    assert {a: r["verdict"] for a, r in bars.items()} == {a: rep.verdict for a, rep in d.reports.items()}
+    failed = Pipeline().analyze("")
+    assert failed.failed
+    with pytest.raises(ValueError, match="no agent reports"):
+        vp.agent_scores_chart(failed)
+
+
+def test_ablation_frame_metrics_from_pred_and_gold(batch):
+    nd = Pipeline(Config().ablation("no-debate")).analyze_many(TEXTS, gold=GOLD, progress=False)
+    df = vp.ablation_frame({"full": batch, "no-debate": nd}).set_index("ablation")
+    for name, res in (("full", batch), ("no-debate", nd)):
+        tp = sum(d.pred == 1 and d.gold == 1 for d in res)
+        fn = sum(d.pred == 0 and d.gold == 1 for d in res)
+        assert math.isclose(df.loc[name, "recall"], tp / (tp + fn))
+        assert df.loc[name, "debated"] == sum(d.debate is not None for d in res) / len(res)
+    assert df.loc["no-debate", "debated"] == 0.0
+    long = rows(vp.ablation_chart(df.reset_index(), metrics=("recall",)))
+    assert {r["ablation"]: r["value"] for r in long} == df["recall"].to_dict()
+    with pytest.raises(ValueError, match="unknown metric"):
+        vp.ablation_chart(df.reset_index(), metrics=("auc",))
+
+
+def test_ablation_frame_needs_gold():
+    res = Pipeline().analyze_many(TEXTS[:2], progress=False)
+    with pytest.raises(ValueError, match="gold"):
+        vp.ablation_frame({"full": res})
+
+
+def test_frames_and_inputs(batch, debated):
+    df = vp.decisions_frame(batch)
+    assert list(df["id"]) == [d.id for d in batch]
+    assert df["correct"].tolist() == [d.gold == d.pred for d in batch]
+    sad = vp.sad_frame(batch)
+    assert set(sad["id"]) == {d.id for d in batch if d.debate is not None}
+    assert len(vp.decisions_frame(debated)) == 1          # a single Decision is accepted
+    with pytest.raises(TypeError, match="Decision"):
+        vp.decisions_frame("not a decision")
+
+
+def test_a_chart_renders_offline(debated):
+    import mabpd_kit.viz as viz
+
+    svg = viz.chart_svg(vp.vote_chart(debated))
+    assert svg.lstrip().startswith("<svg") and "round 1" in svg
