@@ -76,7 +76,6 @@ __all__ = [
     "run_systems",
     "summarize",
     "example_claims",
-    "load_claims",
     "cli_add_arguments",
     "cli_run",
 ]
@@ -776,13 +775,6 @@ def example_claims() -> pd.DataFrame:
                        "The claim is false: the senator did not vote against it and co-sponsored an amendment.",
                        "The bill passed with bipartisan support."]),
     ])
-
-
-def load_claims(kind: str = "gold", data_dir: str | Path | None = None) -> pd.DataFrame:
-    """RADAR's 150 balanced claims (id, claim, label, evidence) via :func:`mabpd_kit.datasets.load_radar_claims`."""
-    from mabpd_kit import datasets as ds
-
-    return ds.load_radar_claims(kind=kind, data_dir=data_dir)
 
 
 # =============================================================================================

@@ -618,11 +618,11 @@ def _gold_labels(data_dir: str | Path | None) -> dict[str, str]:
     """Gold labels of the PolitiFact-Hidden test split: GT_test_all.json, else the 150-claim summary."""
     from mabpd_kit import datasets as ds
 
-    for dataset, rel in (("PolitiFact-Hidden", "GT_test_all.json"), ("RADAR", "GT_test_all.json")):
-        try:
-            return {str(k): str(v).upper() for k, v in json.loads(ds.locate(dataset, rel, data_dir).read_text()).items()}
-        except FileNotFoundError:
-            continue
+    try:
+        gt = json.loads(ds.locate("PolitiFact-Hidden", "GT_test_all.json", data_dir).read_text())
+        return {str(k): str(v).upper() for k, v in gt.items()}
+    except FileNotFoundError:
+        pass
     try:
         df = pd.read_csv(ds.locate("RADAR", VERDICTS_CSV, data_dir))
         return {str(k): str(v).upper() for k, v in zip(df.claim_id, df.ground_truth)}
