@@ -51,7 +51,7 @@ OFFLINE_LINE = (
 )
 
 # Per-process memory shared by all LLM objects (all touched only on the I/O loop thread).
-_SEMAPHORES: dict[tuple[str, int], asyncio.Semaphore] = {}
+_SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, endpoint, limit)
 _UNSUPPORTED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
 _CAPABILITIES: dict[str, Capabilities] = {}
 
@@ -127,6 +127,7 @@ class LLM:
 
             self._cache = ResponseCache(Path(cache_dir) if cache_dir is not None else None)
         self._client: Any = None  # openai.AsyncOpenAI, created lazily on the I/O loop
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
         if self.offline:
@@ -147,8 +148,11 @@ class LLM:
             )
 
     def _get_client(self) -> Any:
-        if self._client is None:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:  # new loop (e.g. after a fork): new client
             import openai  # imported on the first real call: it takes ~1-2 s
+
+            self._client_loop = loop
 
             self._client = openai.AsyncOpenAI(
                 api_key=self._key.get(),
@@ -159,7 +163,9 @@ class LLM:
         return self._client
 
     def _semaphore(self) -> asyncio.Semaphore:
-        key = (self.endpoint, self.config.concurrency)
+        """The in-flight limit for this endpoint, shared by every LLM object (every agent) that
+        uses the same endpoint and ``concurrency`` setting in this process."""
+        key = (id(asyncio.get_running_loop()), self.endpoint, self.config.concurrency)
         sem = _SEMAPHORES.get(key)
         if sem is None:
             sem = _SEMAPHORES[key] = asyncio.Semaphore(self.config.concurrency)

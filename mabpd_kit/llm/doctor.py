@@ -25,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="check this OpenAI-compatible base URL")
     parser.add_argument("--model", help="model name (default: MABPD_MODEL or the preset's)")
     parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
+    parser.add_argument("--timeout", type=float, default=15.0, help="seconds per probe request (default 15; one retry)")
 
 
 def _version(name: str) -> str:
@@ -53,9 +54,12 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
     lines.append("Environment")
     lines += [f"  {name:<17}{_env_line(name)}" for name in ENV_VARS]
     code = 0
+    from mabpd_kit.config import Config
+
+    quick = Config().replace(**{"llm.timeout_s": getattr(args, "timeout", 15.0), "llm.max_retries": 1})
     try:
         llm = connect(getattr(args, "preset", None), base_url=getattr(args, "base_url", None),
-                      model=getattr(args, "model", None), quiet=True)
+                      model=getattr(args, "model", None), config=quick, quiet=True)
     except (EndpointError, ValueError) as exc:
         lines.append(f"Endpoint    not usable: {exc}")
         return lines, 1
@@ -73,8 +77,6 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
             except LLMError as exc:
                 lines.append(f"Probe       failed: {exc}")
                 code = 1
-    from mabpd_kit.config import Config
-
     try:
         mode = resolve_mode(Config().llm.cache_mode)
     except ValueError as exc:

@@ -36,10 +36,17 @@ class _ProbeAnswer(BaseModel):
 
 
 async def _try(coro) -> object | None:  # type: ignore[no-untyped-def]
+    """The Completion, or None when the server *refused* the feature (an HTTP 4xx such as
+    400 "unsupported response_format"). A dead or failing endpoint is not an answer about
+    features: that EndpointError propagates."""
+    from .client import _MODE_REFUSED
+
     try:
         return await coro
-    except EndpointError:
-        return None
+    except EndpointError as exc:
+        if exc.status in _MODE_REFUSED:
+            return None
+        raise
 
 
 async def probe(llm: "LLM", model: str, *, refresh: bool = False) -> Capabilities:
