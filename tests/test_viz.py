@@ -1,0 +1,176 @@
+"""mabpd_kit.viz: offline renderer, course colours, chart helpers and the span viewer."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mabpd_kit.viz as viz
+from mabpd_kit.types import Span
+
+CDN = re.compile(r"cdn\.jsdelivr|unpkg\.com|vega@|vega-lite@|vega-embed@", re.I)
+
+
+def _bundle(chart) -> dict:
+    out = chart._repr_mimebundle_()
+    return out[0] if isinstance(out, tuple) else out
+
+
+@pytest.fixture(autouse=True)
+def _back_to_svg():
+    yield
+    viz.static("svg")
+
+
+def test_import_enables_offline_svg_renderer():
+    import altair as alt
+
+    assert alt.renderers.active == "svg" and viz.renderer() == "svg"
+    chart = viz.bar(pd.DataFrame({"category": ["framing", "omission"], "n": [2, 5]}), "category", "n")
+    bundle = _bundle(chart)
+    assert list(bundle) == ["image/svg+xml"], "a static renderer emits the picture only, no HTML+JS"
+    svg = bundle["image/svg+xml"]
+    assert svg.lstrip().startswith("<svg") and "framing" in svg
+    assert not CDN.search(svg) and "<script" not in svg
+
+
+def test_png_and_interactive_switches():
+    import altair as alt
+
+    chart = viz.bar(pd.DataFrame({"category": ["framing"], "n": [1]}), "category", "n")
+    viz.static("png")
+    png = _bundle(chart)["image/png"]
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" if isinstance(png, bytes) else png.startswith("iVBOR")
+    viz.interactive()
+    assert alt.renderers.active == "jupyter" and alt.renderers.options.get("offline") is True
+    with pytest.raises(ValueError, match="svg' or 'png"):
+        viz.static("pdf")  # type: ignore[arg-type]
+
+
+def test_theme_registered_and_enabled():
+    import altair as alt
+
+    assert alt.theme.active == viz.THEME_NAME
+    spec = viz.bar(pd.DataFrame({"c": ["a"], "n": [1]}), "c", "n").to_dict()
+    assert "#e45756" in spec["config"]["range"]["category"]
+
+
+def test_colours_are_normalised_and_stable():
+    assert viz.color_for("loaded_language") == viz.color_for("Loaded-Language") == viz.CATEGORY_COLORS["loaded language"]
+    assert viz.color_for(None) == viz.color_for("other") == viz.OTHER_COLOR
+    assert viz.color_for("evidence", "agent") == viz.AGENT_COLORS["evidence"]
+    unknown = viz.color_for("brand new category")
+    assert unknown == viz.color_for("brand_new_category") and re.fullmatch(r"#[0-9a-f]{6}", unknown)
+    assert unknown not in (viz.OTHER_COLOR,)
+
+
+def test_category_color_encodes_course_palette():
+    enc = viz.category_color("taxonomy", categories=["framing", "omission"]).to_dict()
+    assert enc["field"] == "taxonomy" and enc["type"] == "nominal"
+    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#4c78a8", "#72b7b2"]}
+    agents = viz.category_color("agent", kind="agent").to_dict()
+    assert agents["scale"]["domain"][:3] == ["bias", "evidence", "framing"]
+
+
+def test_chart_helpers_build_expected_specs():
+    df = pd.DataFrame({"agent": ["bias", "evidence", "bias"], "round": [1, 1, 2], "conf": [0.2, 0.5, 0.9]})
+    b = viz.bar(df, "agent", "conf", color="agent", title="T", horizontal=True).to_dict()
+    assert b["mark"]["type"] == "bar" and b["title"] == "T"
+    assert b["encoding"]["y"]["field"] == "agent" and b["encoding"]["x"]["field"] == "conf"
+    assert b["encoding"]["color"]["scale"]["range"] == [viz.AGENT_COLORS["bias"], viz.AGENT_COLORS["evidence"]]
+    ln = viz.line(df, "round", "conf", color="agent").to_dict()
+    assert ln["mark"]["type"] == "line" and ln["encoding"]["x"]["type"] == "quantitative"
+    grid = pd.DataFrame({"gold": [0, 0, 1, 1], "pred": [0, 1, 0, 1], "n": [5, 1, 2, 7]})
+    hm = viz.heatmap(grid, "pred", "gold", "n", fmt="d").to_dict()
+    assert [layer["mark"]["type"] for layer in hm["layer"]] == ["rect", "text"]
+    assert hm["layer"][1]["encoding"]["text"]["format"] == "d"
+    svg = viz.chart_svg(viz.heatmap(grid, "pred", "gold", "n", fmt="d"))
+    assert svg.startswith("<svg") and ">7<" in svg
+
+
+TEXT = "The radical senator slammed the bill, a so-called reform."
+
+
+def _spans() -> list[Span]:
+    return [
+        Span(text="radical", start=4, end=11, category="labels_left", taxonomy="political labeling",
+             meta_category="biased language", agent="bias", score=0.7, reason="lexicon: 'radical'"),
+        Span(text="slammed", start=20, end=27, category="loaded language", agent="framing", score=0.8),
+        Span(text="so-called", category="framing", agent="evidence", score=0.6),  # no offsets: located
+        Span(text="destroy families", category="exaggeration", agent="evidence", score=0.9, valid=False),
+    ]
+
+
+def test_span_html_highlights_with_tooltip_legend_and_strikes_invalid():
+    out = viz.span_html(TEXT, _spans(), title="Example")
+    assert "<script" not in out and "<style" not in out, "inline styles only, works in exported HTML"
+    # each located span is wrapped, coloured by taxonomy (else category)
+    assert re.search(r'border-bottom:2px solid #b279a2[^>]*title="bias agent · political labeling '
+                     r'\(biased language\) · score 0.70 · valid\nlexicon: &#x27;radical&#x27;">radical</span>', out)
+    assert re.search(r'solid #e45756[^>]*title="framing agent · loaded language · score 0.80 · valid">slammed<', out)
+    assert re.search(r'solid #4c78a8[^>]*>so-called</span>', out)
+    # the invalid span is listed, struck through, with its reason in the tooltip
+    assert re.search(r'line-through;" title="evidence agent · exaggeration · score 0.90 · INVALID[^"]*">'
+                     r"&ldquo;destroy families&rdquo;", out)
+    assert "political labeling (1)" in out and "loaded language (1)" in out and "invalid span (1)" in out
+    assert "Example" in out
+
+
+def test_span_html_colour_by_agent_and_meta():
+    by_agent = viz.span_html(TEXT, _spans()[:2], color_by="agent")
+    assert "solid #e45756" in by_agent and f"solid {viz.AGENT_COLORS['framing']}" in by_agent
+    assert "bias (1)" in by_agent
+    by_meta = viz.span_html(TEXT, _spans()[:1], color_by="meta_category")
+    assert "biased language (1)" in by_meta
+
+
+def test_span_html_overlap_invalid_in_place_and_bad_offsets():
+    spans = [
+        Span(text="radical senator", start=4, end=19, category="framing", score=0.4),
+        Span(text="senator", start=12, end=19, category="loaded language", score=0.9, agent="evidence"),
+        Span(text="bill", start=32, end=36, category="omission", valid=False),
+        Span(text="beyond", start=500, end=510, category="framing"),
+    ]
+    out = viz.span_html(TEXT, spans)
+    # the overlap takes the higher-scoring colour, with the other as an inset underline, and both tooltips
+    overlap = re.search(r'<span style="([^"]*)"[^>]*title="([^"]*)">senator</span>', out)
+    assert overlap and "solid #e45756" in overlap.group(1) and "inset 0 -4px 0 #4c78a8" in overlap.group(1)
+    assert "framing" in overlap.group(2) and "loaded language" in overlap.group(2)
+    assert re.search(r'line-through[^>]*>bill</span>', out)
+    assert "offsets 500..510 outside the text" in out
+
+
+def test_span_html_escapes_and_uses_orig_offsets():
+    raw = "<b>Tom</b> &amp; the <i>so-called</i> plan"
+    s = Span(text="so-called", start=0, end=1, orig_start=24, orig_end=33, category="framing")
+    out = viz.span_html(raw, [s], use_orig=True, legend=False)
+    assert "&lt;b&gt;Tom&lt;/b&gt; &amp;amp; the &lt;i&gt;" in out
+    assert re.search(r">so-called</span>&lt;/i&gt; plan", out)
+    assert "framing (1)" not in out  # legend off
+    assert "no spans" in viz.span_html("plain", [])
+
+
+def test_show_spans_is_displayable_html():
+    obj = viz.show_spans(TEXT, _spans(), title="T")
+    assert obj._repr_html_() == viz.span_html(TEXT, _spans(), title="T")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60),
+    cuts=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60), st.booleans()), max_size=6),
+)
+def test_span_html_never_loses_or_reorders_text(text, cuts):
+    spans = [
+        Span(text=text[min(a, b):max(a, b)], start=min(a, b), end=max(a, b), category="framing", valid=v)
+        for a, b, v in cuts
+    ]
+    out = viz.span_html(text, spans, legend=False)
+    body = re.search(r'<div style="white-space:pre-wrap;">(.*?)</div>', out, re.S)
+    assert body is not None
+    assert html.unescape(re.sub(r"<[^>]+>", "", body.group(1))) == text
