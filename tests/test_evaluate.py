@@ -1,0 +1,139 @@
+"""Evaluation harness: scores, paired comparisons, resumable checkpoints, files, CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mabpd_kit import evaluate as E
+from mabpd_kit import metrics as M
+
+SENTENCES = [
+    ("Democrats rammed through a so-called reform that radical activists demanded.", 1),
+    ("The senator's reckless scheme is a disgraceful attack on hardworking families.", 1),
+    ("Critics slammed the outrageous, job-killing bill as a shameless power grab.", 1),
+    ("The extremist mob stormed the meeting, spewing hateful lies.", 1),
+    ("Republicans want to destroy what little is left of the safety net.", 1),
+    ("The bill passed the Senate 52 to 48 on Tuesday.", 0),
+    ("The report was released by the Department of Labor on Friday.", 0),
+    ("The city council will meet again next month to discuss the budget.", 0),
+    ("Officials said the bridge would reopen after inspections are complete.", 0),
+    ("The company reported quarterly revenue of $3.2 billion.", 0),
+    ("", 0),  # empty input: the pipeline flags it as failed; it must count as neutral
+]
+
+
+@pytest.fixture
+def frame():
+    return pd.DataFrame({"id": [f"s{i}" for i in range(len(SENTENCES))], "text": [t for t, _ in SENTENCES],
+                         "label": [y for _, y in SENTENCES], "type": ["left", "right"] * 5 + ["center"]})
+
+
+def test_evaluate_scores_compares_and_writes(frame, tmp_path):
+    ev = E.evaluate("toy", "dev", ["full", "no-debate"], frame=frame, out_dir=tmp_path, n_resamples=300, progress=False)
+    assert ev.n_items == len(frame) and len(ev.predictions) == 2 * len(frame)
+    pipe = ev.metrics.set_index("system")
+    for name in ("full", "no-debate"):
+        p = ev.predictions[ev.predictions["system"] == name]
+        assert pipe.loc[name, "macro_f1"] == pytest.approx(M.macro_f1(p["gold"], p["pred"]))
+        assert pipe.loc[name, "recall"] == pytest.approx(M.recall(p["gold"], p["pred"]))
+        assert pipe.loc[name, "macro_f1_lo"] <= pipe.loc[name, "macro_f1"] <= pipe.loc[name, "macro_f1_hi"]
+        assert pipe.loc[name, "n_failed"] == 1
+        assert p.loc[p["id"] == "s10", "pred"].item() == 0 and p.loc[p["id"] == "s10", "failed"].item()
+    cmp = ev.comparisons
+    assert set(cmp["metric"]) == {"macro_f1", "f1"} and (cmp["baseline"] == "full").all()
+    row = cmp[cmp["metric"] == "macro_f1"].iloc[0]
+    assert row["diff"] == pytest.approx(pipe.loc["full", "macro_f1"] - pipe.loc["no-debate", "macro_f1"])
+    assert 0 < row["p_value"] <= 1
+    for key in ("results", "metrics", "comparisons", "report", "chart_svg", "chart_png"):
+        assert (tmp_path / E.Path(ev.files[key]).name).stat().st_size > 0
+    report = (tmp_path / "report.md").read_text()
+    assert "Paired bootstrap against `full`" in report and "| no-debate |" in report
+    assert (tmp_path / "chart.svg").read_text().lstrip().startswith("<svg")
+    assert "full - no-debate: macro F1 diff" in ev.closing_note()
+
+
+def test_checkpoints_make_a_rerun_resume(frame, tmp_path):
+    E.evaluate("toy", "dev", ["full"], frame=frame, out_dir=tmp_path, n_resamples=50, progress=False)
+    (ckpt,) = list((tmp_path / "checkpoints").glob("full-*.jsonl"))
+    n_lines = len(ckpt.read_text().splitlines())
+    assert n_lines == len(frame)
+    ev2 = E.evaluate("toy", "dev", ["full"], frame=frame, out_dir=tmp_path, n_resamples=50, progress=False)
+    # nothing recomputed except the failed item, which analyze_many retries on resume
+    assert len(ckpt.read_text().splitlines()) == n_lines + 1
+    assert ev2.metrics.loc[0, "macro_f1"] == pytest.approx(
+        M.macro_f1(ev2.predictions["gold"], ev2.predictions["pred"]))
+    # a different configuration gets its own checkpoint (fingerprint), never a stale one
+    from mabpd_kit.config import Config
+
+    E.evaluate("toy", "dev", ["full"], frame=frame, out_dir=tmp_path, n_resamples=50, progress=False,
+               config=Config().replace(**{"scoring.boundary": 0.6}))
+    assert len(list((tmp_path / "checkpoints").glob("full-*.jsonl"))) == 2
+
+
+def test_unknown_configuration_fails_before_any_work(frame, tmp_path):
+    with pytest.raises(KeyError, match="unknown ablation"):
+        E.evaluate("toy", "dev", ["full", "no-such-thing"], frame=frame, out_dir=tmp_path, progress=False)
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_reference_anchor_columns_are_scored(frame):
+    f = frame.copy()
+    f["oracle_label"] = pd.array(f["label"].tolist()[:-1] + [pd.NA], dtype="Int64")
+    f.attrs["llm_label_columns"] = ["oracle_label"]
+    ev = E.evaluate("toy", "dev", ["full"], frame=f, n_resamples=50, progress=False)
+    anchor = ev.metrics[ev.metrics["system"] == "oracle"].iloc[0]
+    assert anchor["kind"].startswith("reference") and anchor["n"] == len(f) - 1 and anchor["macro_f1"] == 1.0
+    assert ev.files == {}  # out_dir=None writes nothing
+
+
+def test_threshold_sweep_matches_metrics():
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 2, 200)
+    score = np.clip(gold * 0.3 + rng.random(200) * 0.7, 0, 1)
+    sweep = E.threshold_sweep(gold, score, thresholds=[0.3, 0.5, 0.7])
+    assert list(sweep["threshold"]) == [0.3, 0.5, 0.7]
+    row = sweep.iloc[1]
+    assert row["macro_f1"] == pytest.approx(M.macro_f1(gold, (score >= 0.5).astype(int)))
+    assert sweep["recall"].is_monotonic_decreasing
+
+
+def test_load_benchmark_limit_is_a_seeded_sample(data_dir):
+    a = E.load_benchmark("babe", "train", data_dir=data_dir, limit=50)
+    b = E.load_benchmark("babe", "train", data_dir=data_dir, limit=50)
+    assert len(a) == 50 and a["id"].tolist() == b["id"].tolist()
+    assert a["outlet"].nunique() > 3  # a random sample, not the first rows of one outlet
+    assert "gpt_4_label" in a.attrs["llm_label_columns"]
+    with pytest.raises(KeyError, match="unknown benchmark"):
+        E.load_benchmark("nope")
+
+
+def test_cli_evaluate_babe_sample(data_dir, tmp_path, capsys):
+    from mabpd_kit.cli import main
+
+    rc = main(["evaluate", "--dataset", "babe", "--split", "train", "--configs", "full,single-agent", "--limit", "60",
+               "--resamples", "200", "--out", str(tmp_path), "--data-dir", str(data_dir), "--quiet"])
+    assert rc == 0
+    out = capsys.readouterr()
+    assert "rule-based agents (offline)" in out.err
+    assert "full - single-agent: macro F1 diff" in out.out
+    metrics = pd.read_csv(tmp_path / "metrics.csv")
+    assert {"full", "single-agent", "gpt_4"} <= set(metrics["system"])
+
+
+def test_charts_build_from_evaluation(frame):
+    from mabpd_kit.viz import evaluation as V
+
+    ev = E.evaluate("toy", "dev", ["full", "no-debate"], frame=frame, n_resamples=50, progress=False)
+    spec = ev.chart().to_dict()
+    assert len(spec["layer"]) == 2  # bars + macro-F1 CI rules
+    err = V.error_rates_chart(ev.predictions, by="type", system="full", min_items=1).to_dict()
+    assert {r["rate"] for r in err["datasets"][next(iter(err["datasets"]))]} == {"false-positive rate", "false-negative rate"}
+    cm = V.confusion_chart(frame["label"], ev.predictions.query("system == 'full'")["pred"]).to_dict()
+    counts = sum(r["count"] for r in cm["datasets"][next(iter(cm["datasets"]))])
+    assert counts == len(frame)
+    th = V.threshold_chart(E.threshold_sweep(frame["label"], np.linspace(0, 1, len(frame))).assign(half="calibrate"), chosen=0.5)
+    assert len(th.to_dict()["layer"]) == 2
+    pr = V.precision_recall_chart(ev.metrics).to_dict()
+    assert pr["layer"][0]["mark"]["type"] == "point"
