@@ -248,8 +248,9 @@ _FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative
 _EVIDENCE_CUES = ("assertion_marker",)
 _NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
+_VAGUE = "Critics|Opponents|Detractors|Skeptics|Sceptics|Some|Many|People|Observers|Insiders|Others|Experts|They|He|She|It|We"
 _NAMED_SOURCE_RE = re.compile(
-    r"\b(?:[A-Z][a-z]+\.?\s+){0,2}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
+    rf"\b(?!(?:{_VAGUE})\b)(?:[A-Z][a-z]+\.?\s+){{0,2}}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,8 +524,7 @@ class Agent(ABC):
             for o in others:
                 if o.verdict != "biased":
                     continue
-                ok = [s for s in o.spans if s.valid and not cues.in_reported(s.start, s.end)
-                      and (s.taxonomy in self.lens)]
+                ok = [s for s in o.spans if s.valid and not cues.in_reported(s.start, s.end) and self.accepts(s, cues)]
                 if ok:
                     accepted.extend(ok)
                     backers.append(o)
@@ -554,6 +554,10 @@ class Agent(ABC):
             return own.model_copy(update={"round": round, "changed": False, "confidence": own.confidence * sad.doubt,
                                           "rationale": "kept, with less confidence: all others disagree but none refutes my spans"})
         return own.model_copy(update={"round": round, "changed": False})
+
+    def accepts(self, span: Span, cues: Cues) -> bool:
+        """Is a (valid, author's-voice) span cited by another agent within this agent's expertise?"""
+        return span.taxonomy in self.lens
 
     async def arevise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
                       seed: int = 0) -> Argument:
@@ -634,6 +638,14 @@ class EvidenceAgent(Agent):
             kinds = sorted({s.note for s in counter})
             rep = rep.model_copy(update={"rationale": "no unattributed evaluative phrase; grounded by " + ", ".join(kinds)})
         return rep
+
+    def accepts(self, span: Span, cues: Cues) -> bool:
+        """Word-level bias in the author's voice convinces the evidence analyst; a structural claim
+        (omission, one-sided selection) convinces it only if the text offers no grounding at all -
+        no attributed quotation, named source or figure that would supply what is said to be missing."""
+        if span.taxonomy in self.lens:
+            return True
+        return span.taxonomy in ("omission", "selection") and not cues.grounding
 
     def _from_llm(self, out: EvidenceOutput, text: str, usage: dict[str, Any]) -> AgentReport:
         spans, counter = [], []

@@ -165,27 +165,21 @@ class Decision(BaseModel):
         return pd.DataFrame(rows, columns=["question", "agent", "round", "answer", "correct"])
 
     def html(self) -> str:
-        """Self-contained HTML: the input with highlighted spans, then the explanation."""
-        return (f"<div class='mabpd-decision'>{highlight_html(self.text, self.spans())}"
+        """Self-contained HTML: the cleaned text with highlighted spans (``viz.span_html``), then the explanation."""
+        from mabpd_kit.viz import span_html
+
+        title = "FAILED" if self.failed else f"{self.label} · {self.route} · score {self.score:.2f}"
+        return (f"<div class='mabpd-decision'>{span_html(self.clean_text or self.text, self.spans(), title=title)}"
                 f"<pre>{html.escape(self.explanation())}</pre></div>")
 
-    def show(self) -> Any:
-        """Display the span viewer (``mabpd_kit.viz.show_spans``) and the compact explanation."""
-        try:
-            from mabpd_kit.viz import show_spans
-        except ImportError:  # the teaching-layer viewer is optional: fall back to plain HTML
-            show_spans = None
+    def show(self) -> None:
+        """Display the span viewer and the compact explanation (in a notebook; prints elsewhere)."""
         try:
             from IPython.display import HTML, display
-        except ImportError:  # plain Python: print the explanation
+        except ImportError:  # plain Python without IPython: the explanation is the whole story
             print(self.explanation())
-            return None
-        if show_spans is not None:
-            display(show_spans(self.text, self.spans(), title=f"{self.label} · {self.route}"))
-            print(self.explanation())
-            return None
+            return
         display(HTML(self.html()))
-        return None
 
     def _repr_html_(self) -> str:
         return self.html()
@@ -217,25 +211,6 @@ class BatchResult(BaseModel):
     @property
     def failed(self) -> list[Decision]:
         return [d for d in self.decisions if d.failed]
-
-
-def highlight_html(text: str, spans: Sequence[Span]) -> str:
-    """``text`` with valid spans (raw offsets) wrapped in ``<mark>``; invalid ones listed struck through."""
-    marks = sorted({(s.orig_start, s.orig_end, s.agent, s.category) for s in spans
-                    if s.valid and s.orig_start is not None and s.orig_end is not None}, key=lambda m: (m[0], -m[1]))
-    out, pos = [], 0
-    colours = {"bias": "#fbb4ae", "evidence": "#b3cde3", "framing": "#ccebc5"}
-    for a, b, agent, cat in marks:
-        if a < pos:
-            continue
-        out.append(html.escape(text[pos:a]))
-        out.append(f"<mark title='{html.escape(agent)}: {html.escape(cat)}' "
-                   f"style='background:{colours.get(agent, '#fed9a6')}'>{html.escape(text[a:b])}</mark>")
-        pos = b
-    out.append(html.escape(text[pos:]))
-    bad = [s for s in spans if not s.valid]
-    extra = "".join(f" <s title='{html.escape(s.reason)}'>{html.escape(s.text)}</s>" for s in bad)
-    return f"<p>{''.join(out)}</p>" + (f"<p>not in the text:{extra}</p>" if extra else "")
 
 
 def _sha1(text: str) -> str:
