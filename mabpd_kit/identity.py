@@ -92,6 +92,7 @@ __all__ = [
     "IdentityReport",
     "identity_report",
     "sad_identity_report",
+    "sad_debate_logs",
     "BeliefSpec",
     "simulate",
     "simulate_questions",
@@ -161,23 +162,25 @@ def questions_from_frame(df: pd.DataFrame, kind: Literal["mc", "numeric"], prefi
     return out
 
 
-def _read_shared(dataset: Literal["mmlu", "gsm8k"], data_dir: str | Path | None) -> pd.DataFrame:
-    """The loader from :mod:`mabpd_kit.datasets` (MMLU professional medicine test / GSM8K test)."""
+def load_questions(
+    dataset: Literal["mmlu", "gsm8k"],
+    n: int | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    seed: int = 0,
+    download: bool = True,
+) -> list[Question]:
+    """``n`` questions (seeded sample; all when ``None``) from the MMLU professional medicine test
+    set (4 letters; its key is skewed: "always D" scores 44.9%) or the GSM8K test set (numbers),
+    through :mod:`mabpd_kit.datasets` (``download=False``: local copies only, no network)."""
     from mabpd_kit import datasets as ds
 
     if dataset == "mmlu":
-        return ds.load_mmlu(split="test", data_dir=data_dir)
-    return ds.load_gsm8k(split="test", data_dir=data_dir)
-
-
-def load_questions(
-    dataset: Literal["mmlu", "gsm8k"], n: int | None = None, *, data_dir: str | Path | None = None, seed: int = 0
-) -> list[Question]:
-    """``n`` questions (seeded sample; all when ``None``) from MMLU professional medicine
-    (4 letters; note its key is skewed: "always D" scores 44.9%) or GSM8K (numbers)."""
-    if dataset not in ("mmlu", "gsm8k"):
+        df = ds.load_mmlu(split="test", data_dir=data_dir, download=download)
+    elif dataset == "gsm8k":
+        df = ds.load_gsm8k(split="test", data_dir=data_dir, download=download)
+    else:
         raise ValueError(f"unknown dataset {dataset!r}; choose mmlu or gsm8k")
-    df = _read_shared(dataset, data_dir)
     if n is not None and n < len(df):
         df = df.sample(n=n, random_state=seed).sort_index()
     return questions_from_frame(df, "mc" if dataset == "mmlu" else "numeric", prefix=dataset)
@@ -906,10 +909,8 @@ class IdentityReport:
         if self.ibc is not None:
             lines.append(str(self.ibc))
         if self.cuts:
-            lines.append(
-                f"anonymisation cuts subversion by {self.cuts['subversion_cut']:.1%} "
-                f"and correction by {self.cuts['correction_cut']:.1%}"
-            )
+            sub, cor = (f"{v:.1%}" if np.isfinite(v) else "n/a (no events)" for v in self.cuts.values())
+            lines.append(f"anonymisation cuts subversion by {sub} and correction by {cor}")
         return "\n".join(lines)
 
 
@@ -941,6 +942,30 @@ def sad_identity_report(
         parts.append(anonymised.assign(condition="anonymised"))
     logs = pd.concat(parts, ignore_index=True)
     return identity_report(logs, ci=ci, config=config)
+
+
+def sad_debate_logs(
+    texts: Sequence[str],
+    gold: Sequence[int] | None = None,
+    *,
+    config: Config | None = None,
+    llm: "LLM | None" = None,
+    ids: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Run the MABPD pipeline twice, with SAD transcripts labelled (``sad.anonymise=False``) and
+    anonymised (``True``), and return both debate logs with a ``condition`` column, ready for
+    :func:`identity_report`. Only items routed to a debate contribute rows."""
+    from mabpd_kit.pipeline import Pipeline
+
+    cfg = config or Config()
+    parts = []
+    for cond, anon in (("vanilla", False), ("anonymised", True)):
+        p = Pipeline(config=cfg.replace(**{"sad.anonymise": anon}), llm=llm)
+        res = p.analyze_many(list(texts), ids=ids, gold=gold, progress=False)
+        logs = [d.debate_log() for d in res.decisions]
+        frame = pd.concat(logs, ignore_index=True) if logs else pd.DataFrame()
+        parts.append(frame.assign(condition=cond))
+    return pd.concat(parts, ignore_index=True)
 
 
 # ---------------------------------------------------------------------------------------------

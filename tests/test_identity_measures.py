@@ -295,3 +295,18 @@ def test_report_on_simulated_run():
     assert rep.ibc is not None and rep.ibc.lo < rep.ibc.estimate < rep.ibc.hi and rep.ibc.lo > 0
     assert set(rep.accuracy["round"]) == {0, 1, 2}
     assert set(rep.cuts) == {"subversion_cut", "correction_cut"}
+
+
+def test_sad_debate_logs_from_the_offline_pipeline():
+    import json
+    from pathlib import Path
+
+    from mabpd_kit.identity import sad_debate_logs
+
+    rows = [json.loads(x) for x in (Path(__file__).parents[1] / "data" / "samples" / "samples.jsonl").read_text().splitlines()]
+    logs = sad_debate_logs([r["text"] for r in rows], [r["label"] for r in rows], ids=[r["id"] for r in rows])
+    assert set(logs["condition"]) == {"vanilla", "anonymised"}
+    assert {"question", "agent", "round", "answer", "correct"} <= set(logs.columns)
+    rep = sad_identity_report(logs[logs["condition"] == "vanilla"].drop(columns="condition"),
+                              logs[logs["condition"] == "anonymised"].drop(columns="condition"), ci=False)
+    assert rep.summary["n_answers"].sum() == len(logs)

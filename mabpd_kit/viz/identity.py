@@ -1,0 +1,204 @@
+"""Charts for identity bias in multi-agent debate (notebook 06).
+
+Every builder takes the frames of :mod:`mabpd_kit.identity` and returns an altair chart (tests
+read ``chart.to_dict()``); altair is imported inside the functions so importing this is cheap.
+
+>>> from mabpd_kit.identity import BeliefSpec, identity_report, simulate
+>>> from mabpd_kit.viz.identity import behaviour_chart, explore
+>>> rep = identity_report(simulate(BeliefSpec(w_self=1.0, w_peer=1.5)))
+>>> chart = behaviour_chart(rep.summary)       # conformity / obstinacy / Delta per condition
+>>> chart, caption = explore(w_self=1.0, w_peer=1.5)   # what the simulator panel draws
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from mabpd_kit.identity import (
+    BeliefSpec,
+    IBCResult,
+    identity_report,
+    paper_table,
+    recovered_gap,
+    simulate,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = [
+    "CONDITION_COLORS",
+    "behaviour_chart",
+    "trust_chart",
+    "accuracy_chart",
+    "ibc_chart",
+    "recovery_chart",
+    "explore",
+]
+
+#: One colour per debate condition, used by every chart here.
+CONDITION_COLORS: dict[str, str] = {"vanilla": "#f58518", "anonymised": "#4c78a8", "all": "#8c8c8c"}
+
+
+def _condition_color(values: Sequence[str], title: str = "condition"):
+    import altair as alt
+
+    domain = [v for v in CONDITION_COLORS if v in set(values)] + sorted(set(values) - set(CONDITION_COLORS))
+    rng = [CONDITION_COLORS.get(v, "#8c8c8c") for v in domain]
+    return alt.Color("condition:N", scale=alt.Scale(domain=domain, range=rng), title=title)
+
+
+def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> "alt.Chart":
+    """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
+    summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`)."""
+    import altair as alt
+
+    rows = []
+    for _, r in summary.iterrows():
+        for m in ("conformity", "obstinacy", "delta"):
+            rows.append({
+                "condition": r["condition"], "measure": m, "value": r[m],
+                "lo": r.get(f"{m}_lo", float("nan")), "hi": r.get(f"{m}_hi", float("nan")),
+            })
+    df = pd.DataFrame(rows)
+    base = alt.Chart(df).encode(
+        x=alt.X("measure:N", sort=["conformity", "obstinacy", "delta"], title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("condition:N"),
+    )
+    bars = base.mark_bar().encode(
+        y=alt.Y("value:Q", title="share of disagreement pairs (Delta: difference)"),
+        color=_condition_color(df["condition"].tolist()),
+        tooltip=["condition", "measure", alt.Tooltip("value:Q", format=".3f")],
+    )
+    layers = [bars]
+    if df["lo"].notna().any():
+        layers.append(base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q"))
+    return alt.layer(*layers).properties(title=title, width=320, height=220)
+
+
+def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> "alt.Chart":
+    """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
+    after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`."""
+    import altair as alt
+
+    df = trust.melt(id_vars="condition", value_vars=["subversion_rate", "correction_rate"], var_name="event", value_name="rate")
+    df["event"] = df["event"].str.replace("_rate", "", regex=False)
+    return (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("event:N", title=None, sort=["subversion", "correction"], axis=alt.Axis(labelAngle=0)),
+            xOffset="condition:N",
+            y=alt.Y("rate:Q", title="rate per exposure"),
+            color=_condition_color(df["condition"].tolist()),
+            tooltip=["condition", "event", alt.Tooltip("rate:Q", format=".3f")],
+        )
+        .properties(title=title, width=220, height=220)
+    )
+
+
+def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> "alt.Chart":
+    """Majority-vote accuracy (solid) and mean single-agent accuracy (dashed) per round and
+    condition, from :func:`~mabpd_kit.identity.majority_accuracy`."""
+    import altair as alt
+
+    df = accuracy.melt(
+        id_vars=["condition", "round"], value_vars=["majority_accuracy", "agent_accuracy"], var_name="kind", value_name="accuracy"
+    )
+    df["kind"] = df["kind"].map({"majority_accuracy": "majority vote", "agent_accuracy": "single agent"})
+    return (
+        alt.Chart(df)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("round:O", title="round (0 = independent)", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
+            color=_condition_color(df["condition"].tolist()),
+            strokeDash=alt.StrokeDash("kind:N", title=None),
+            tooltip=["condition", "round", "kind", alt.Tooltip("accuracy:Q", format=".3f")],
+        )
+        .properties(title=title, width=260, height=220)
+    )
+
+
+def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = "IBC: the paper beside yours") -> "alt.Chart":
+    """The paper's IBC per model / dataset (grey) with your runs (highlighted) as horizontal
+    bars; ``mine`` maps a label (e.g. ``"simulator w_peer=1.5"``) to an IBC result or number.
+    Positive: peers over-weighted; negative: self over-weighted."""
+    import altair as alt
+
+    df = paper_table().assign(label=lambda d: d["model"] + " / " + d["dataset"], source="paper")[["label", "ibc", "source"]]
+    extra = []
+    for label, v in (mine or {}).items():
+        val = v.estimate if isinstance(v, IBCResult) else float(v)
+        lo = v.lo if isinstance(v, IBCResult) else float("nan")
+        hi = v.hi if isinstance(v, IBCResult) else float("nan")
+        extra.append({"label": label, "ibc": val, "source": "yours", "lo": lo, "hi": hi})
+    df = pd.concat([df, pd.DataFrame(extra, columns=["label", "ibc", "source", "lo", "hi"])], ignore_index=True)
+    base = alt.Chart(df).encode(y=alt.Y("label:N", sort=None, title=None))
+    bars = base.mark_bar().encode(
+        x=alt.X("ibc:Q", title="IBC = Delta(vanilla) - Delta(anonymised)"),
+        color=alt.Color("source:N", scale=alt.Scale(domain=["paper", "yours"], range=["#bab0ac", "#e45756"]), title=None),
+        tooltip=["label", "source", alt.Tooltip("ibc:Q", format="+.3f")],
+    )
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="black").encode(x="x:Q")
+    layers = [bars, zero]
+    if df["lo"].notna().any():
+        layers.append(base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"))
+    return alt.layer(*layers).properties(title=title, width=360, height=alt.Step(18))
+
+
+def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recover the planted bias?") -> "alt.Chart":
+    """Planted ``w_peer - w_self`` against the recovered gap (round-1 IBC x belief mass) and the
+    raw IBC, one point per seed, from :func:`~mabpd_kit.identity.recovery_sweep`. The dashed
+    line is perfect recovery (y = x)."""
+    import altair as alt
+
+    df = sweep.melt(id_vars=["gap", "seed"], value_vars=["recovered_gap", "ibc"], var_name="measure", value_name="value")
+    df["measure"] = df["measure"].map({"recovered_gap": "recovered gap", "ibc": "IBC (all rounds)"})
+    lo, hi = float(sweep["gap"].min()), float(sweep["gap"].max())
+    diag = alt.Chart(pd.DataFrame({"gap": [lo, hi], "value": [lo, hi]})).mark_line(strokeDash=[4, 4], color="black").encode(
+        x="gap:Q", y="value:Q"
+    )
+    pts = alt.Chart(df).mark_circle(size=60, opacity=0.8).encode(
+        x=alt.X("gap:Q", title="planted w_peer - w_self"),
+        y=alt.Y("value:Q", title="measured"),
+        color=alt.Color("measure:N", title=None, scale=alt.Scale(range=["#e45756", "#4c78a8"])),
+        tooltip=["gap", "seed", "measure", alt.Tooltip("value:Q", format="+.3f")],
+    )
+    return alt.layer(diag, pts).properties(title=title, width=320, height=260)
+
+
+def explore(
+    w_self: float = 1.0,
+    w_peer: float = 1.5,
+    n_agents: int = 5,
+    rounds: int = 2,
+    competence: float = 0.5,
+    prior_strength: float = 1.0,
+    n_questions: int = 300,
+    seed: int = 0,
+) -> tuple["alt.HConcatChart", str]:
+    """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a
+    :class:`~mabpd_kit.widgets.ParameterPanel` (each slider is one argument). No bootstrap,
+    so a slider move redraws in well under a second."""
+    import altair as alt
+
+    spec = BeliefSpec(
+        n_agents=n_agents, rounds=rounds, w_self=w_self, w_peer=w_peer, competence=competence, prior_strength=prior_strength
+    )
+    logs = simulate(spec, n_questions=n_questions, seed=seed)
+    rep = identity_report(logs, ci=False)
+    assert rep.ibc is not None
+    chart = alt.hconcat(
+        behaviour_chart(rep.summary, title="Conformity / obstinacy / Delta"),
+        ibc_chart({"simulator (yours)": rep.ibc}),
+    ).resolve_scale(color="independent")
+    caption = (
+        f"planted w_peer - w_self = {w_peer - w_self:+.2f} -> IBC {rep.ibc.estimate:+.3f}, "
+        f"recovered gap {recovered_gap(logs, spec):+.2f}; anonymisation cuts subversion "
+        f"{rep.cuts['subversion_cut']:.0%}, correction {rep.cuts['correction_cut']:.0%} (simulator, offline)"
+    )
+    return chart, caption
