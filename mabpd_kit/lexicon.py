@@ -349,6 +349,17 @@ def _key(form: str) -> str:
     return re.sub(r"[\s\-]+", " ", normalise_quotes(form).lower()).strip()
 
 
+_SEP = re.compile(r"[\s\-']+")
+
+
+def _lookup_key(matched: str) -> str:
+    """How a matched stretch of text is looked up: separators (spaces, hyphens, apostrophes) as one space.
+
+    The regex lets any separator run stand between two words, so the lookup must forget which one it was.
+    """
+    return _SEP.sub(" ", matched)
+
+
 def read_seeds(seed_dir: str | Path | None = None) -> tuple[dict[str, Any], list[Category], list[Term], list[Protected]]:
     """Parse the seed files into typed entries (no forms yet). Raises ValueError with the file name."""
     d = Path(seed_dir) if seed_dir is not None else seeds_dir()
@@ -424,6 +435,10 @@ def finalize(
         if k in seen:
             raise ValueError(f"term {t.term!r} appears twice ({seen[k].category} and {t.category})")
         seen[k] = t
+    for t in seen.values():
+        for f in [t.term, *t.variants]:
+            if not _FORM_SHAPE.fullmatch(_key(f)):
+                raise ValueError(f"term {t.term!r}: form {f!r} must be words joined by spaces, hyphens or apostrophes")
     owner: dict[str, Term] = {}
     for t in sorted(seen.values(), key=lambda t: (-t.band, t.category, _key(t.term))):
         for f in inflections(t.term, t.pos) + [_key(v) for v in t.variants]:
@@ -436,7 +451,7 @@ def finalize(
     for p in sorted(protected, key=lambda p: (_key(p.term), _key(p.context))):
         if _key(p.term) not in _key(p.context):
             raise ValueError(f"protected context {p.context!r} does not contain {p.term!r}")
-        prot.append(p.model_copy(update={"forms": tuple(inflections(p.context, p.pos))}))
+        prot.append(p.model_copy(update={"forms": tuple(dict.fromkeys(_key(f) for f in inflections(p.context, p.pos)))}))
     payload = {
         **meta,
         "categories": [c.model_dump() for c in cats],
@@ -475,12 +490,15 @@ def _dump(payload: dict[str, Any]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
+_FORM_SHAPE = re.compile(r"\w+(?:[\s\-']+\w+)*")
+
+
 def _trie_regex(keys: Iterable[str]) -> str:
     """One regex alternation shaped like a trie: ``slam|slammed|slams`` -> ``slam(?:med|s)?``.
 
-    Shared prefixes are factored out, so the regex engine decides by one character at each step
-    instead of trying thousands of alternatives. A space in a key matches any run of whitespace or
-    hyphens (``far left`` matches "far-left" and "far  left").
+    Shared prefixes are factored out, so at each position the regex engine follows one branch per
+    character instead of trying thousands of alternatives. A space in a key matches any run of
+    whitespace, hyphens or apostrophes (``far left`` matches "far-left" and "far  left").
     """
     trie: dict[str, Any] = {}
     for k in keys:
@@ -490,25 +508,39 @@ def _trie_regex(keys: Iterable[str]) -> str:
         node[""] = True
 
     def render(node: dict[str, Any]) -> str:
-        end = "" in node
         branches = []
         for ch in sorted(c for c in node if c):
-            atom = r"[\s\-]+" if ch == " " else re.escape(ch)
+            atom = r"[\s\-']+" if ch == " " else re.escape(ch)
             branches.append(atom + render(node[ch]))
         if not branches:
             return ""
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if end:  # greedy optional: the longer form is tried first
+        if "" in node:  # a key ends here: the longer continuation is optional (greedy, tried first)
             return "(?:" + body + ")?" if len(branches) == 1 else body + "?"
         return body
 
     return render(trie)
 
 
-def _compile(keys: Iterable[str]) -> re.Pattern[str]:
-    """A lookahead pattern that reports the longest key starting at every word start."""
-    body = _trie_regex(sorted(set(keys)))
-    return re.compile(r"(?<![\w])(?=(" + body + r")(?![\w]))", re.IGNORECASE)
+def _compile(keys: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern that reports, at *every* word start, the longest key starting there.
+
+    The lookahead ``(?=(...))`` consumes nothing, so overlapping candidates are all reported and
+    :meth:`Lexicon.match` can resolve them by band. Text is lower-cased before matching (faster
+    than ``re.IGNORECASE``).
+    """
+    keys = sorted(set(keys))
+    if not keys:
+        return None
+    return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys) + r")(?!\w))")
+
+
+def _lower_same_length(text: str) -> str:
+    """Lower case with offsets intact (a few characters, e.g. 'İ', lowercase to two code points)."""
+    low = normalise_quotes(text).lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in normalise_quotes(text))
 
 
 class Lexicon:
@@ -526,8 +558,12 @@ class Lexicon:
         self.protected: list[Protected] = [Protected(**p) for p in data["protected"]]
         self._by_form: dict[str, Term] = {f: t for t in self.terms for f in t.forms}
         self._prot_by_form: dict[str, Protected] = {f: p for p in self.protected for f in p.forms}
-        self._re = _compile(self._by_form) if self._by_form else None
-        self._prot_re = _compile(self._prot_by_form) if self._prot_by_form else None
+        self._lookup = {_lookup_key(f): t for f, t in self._by_form.items()}
+        self._prot_lookup = {_lookup_key(f): p for f, p in self._prot_by_form.items()}
+        self._re = _compile(self._by_form)
+        self._prot_re = _compile(self._prot_by_form)
+        # Terms that can occur inside some protected context: only these need the protected scan.
+        self._protectable = {m.term for p in self.protected for f in p.forms for m in self._candidates(f)}
 
     # -- constructors ------------------------------------------------------------------------
     @classmethod
@@ -584,31 +620,23 @@ class Lexicon:
         )
 
     # -- matching ----------------------------------------------------------------------------
-    def _candidates(self, text: str) -> list[LexMatch]:
-        if self._re is None or not text:
+    def _candidates(self, text: str, low: str | None = None) -> list[LexMatch]:
+        if not text or self._re is None:
             return []
-        norm = normalise_quotes(text)
+        low = _lower_same_length(text) if low is None else low
         out = []
-        for m in self._re.finditer(norm):
+        for m in self._re.finditer(low):
             a, b = m.span(1)
-            t = self._by_form.get(_key(norm[a:b]))
-            if t is None:  # pragma: no cover - every regex key is a form
-                continue
+            t = self._lookup[_lookup_key(low[a:b])]
             c = self.categories[t.category]
             out.append(LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note))
         return out
 
-    def _protected_spans(self, text: str) -> list[tuple[int, int, Protected]]:
-        if self._prot_re is None or not text:
+    def _protected_spans(self, text: str, low: str | None = None) -> list[tuple[int, int, Protected]]:
+        if not text or self._prot_re is None:
             return []
-        norm = normalise_quotes(text)
-        spans = []
-        for m in self._prot_re.finditer(norm):
-            a, b = m.span(1)
-            p = self._prot_by_form.get(_key(norm[a:b]))
-            if p is not None:
-                spans.append((a, b, p))
-        return spans
+        low = _lower_same_length(text) if low is None else low
+        return [(m.start(1), m.end(1), self._prot_lookup[_lookup_key(m.group(1))]) for m in self._prot_re.finditer(low)]
 
     def match(self, text: str) -> list[LexMatch]:
         """All non-overlapping lexicon hits in ``text``, in reading order.
@@ -617,10 +645,11 @@ class Lexicon:
         the highest band wins (then the longer, then the earlier). Hits inside a protected context
         ("heart attack", "tax regime") are dropped.
         """
-        cands = self._candidates(text)
+        low = _lower_same_length(text) if text else ""
+        cands = self._candidates(text, low)
         if not cands:
             return []
-        prot = self._protected_spans(text)
+        prot = self._protected_spans(text, low) if any(c.term in self._protectable for c in cands) else []
         if prot:
             cands = [c for c in cands if not any(a <= c.start and c.end <= b for a, b, _ in prot)]
         if len(cands) > 1:

@@ -26,9 +26,12 @@ import html
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import lru_cache
+from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
+
+from mabpd_kit.config import Config, TextConfig
 
 __all__ = [
     "CleanText",
@@ -50,6 +53,7 @@ QUOTE_MAP: dict[str, str] = {
     "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
 }
 _QUOTE_TABLE = str.maketrans(QUOTE_MAP)
+_HAS_QUOTE = re.compile("[" + re.escape("".join(QUOTE_MAP)) + "]")
 #: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
 _DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 #: Tags after which a line break is implied (so "<p>a</p><p>b</p>" does not become "ab").
@@ -68,17 +72,29 @@ _UNIT = re.compile(
   | (?P<mojibake>[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]{1,3})
   | (?P<space>[\s\u00a0\u2000-\u200a\u202f\u205f\u3000]+)
   | (?P<drop>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\u00ad\ufeff])
-  | (?P<plain>[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+)
+  | (?P<plain>[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+(?:\x20[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+)*)                                           # words and single spaces
+
   | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
 _ENTITY_CORE = re.compile(r"&(?:amp;)*")
+#: Anything the full scanner must handle; text without it is returned as is (plus quote mapping).
+_NEEDS_WORK = re.compile(
+    r"[<&\x00-\x09\x0b-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
+    r"|\s\s|\n|^\s|\s$"
+)
+
+
+@lru_cache(maxsize=1)
+def _text_config() -> TextConfig:
+    """The default text settings, built once (a Config is cheap, but not free per sentence)."""
+    return Config().text
 
 
 def normalise_quotes(s: str) -> str:
     """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
-    return s.translate(_QUOTE_TABLE)
+    return s.translate(_QUOTE_TABLE) if _HAS_QUOTE.search(s) else s
 
 
 def _decode_bytes(raw: bytes) -> tuple[str, bool]:
@@ -114,8 +130,8 @@ class CleanText:
     text: str
     raw: str
     flags: list[str] = field(default_factory=list)
-    src_start: list[int] = field(default_factory=list, repr=False)
-    src_end: list[int] = field(default_factory=list, repr=False)
+    src_start: Sequence[int] = field(default_factory=list, repr=False)
+    src_end: Sequence[int] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.text)
@@ -168,12 +184,17 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
     """
     text_in, flags = _coerce(raw)
     if max_chars is None:
-        from mabpd_kit.config import Config
-
-        max_chars = Config().text.max_chars
+        max_chars = _text_config().max_chars
     if len(text_in) > max_chars:
         flags.append("too_long")
         text_in = text_in[:max_chars]
+
+    if not _NEEDS_WORK.search(text_in):  # plain text: only quotes change, one char for one
+        text = normalise_quotes(text_in)
+        if not text:
+            flags.append("empty")
+        return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)),
+                         src_end=range(1, len(text) + 1))
 
     out: list[str] = []
     starts: list[int] = []
@@ -209,13 +230,14 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
 
     for m in _UNIT.finditer(text_in):
         a, b = m.span()
-        if m.group("plain") is not None:
-            emit(normalise_quotes(m.group("plain")), a, b, True)
-        elif m.group("space") is not None:
-            space("\n" if "\n" in m.group("space") else " ", a, b)
-        elif m.group("entity") is not None:
+        kind = m.lastgroup
+        if kind == "plain":
+            emit(normalise_quotes(m.group()), a, b, True)
+        elif kind == "space":
+            space("\n" if "\n" in m.group() else " ", a, b)
+        elif kind == "entity":
             saw_html = True
-            ent = m.group("entity")
+            ent = m.group()
             core = "&" + ent[_ENTITY_CORE.match(ent).end():]
             decoded = html.unescape(core)
             if decoded == core:  # unknown entity: keep as written
@@ -226,14 +248,14 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
                 decoded = normalise_quotes("".join(c for c in decoded if c not in _DROP))
                 if decoded:
                     emit(decoded, a, b, False)
-        elif m.group("tag") is not None or m.group("skip") is not None or m.group("comment") is not None:
+        elif kind in ("tag", "skip", "comment"):
             saw_html = True
             name = (m.group("tagname") or "").lower()
             space("\n" if name in _BLOCK_TAGS else " ", a, b)
-        elif m.group("mojibake") is not None:
-            fixed = _fix_mojibake(m.group("mojibake"))
+        elif kind == "mojibake":
+            fixed = _fix_mojibake(m.group())
             if fixed is None:
-                emit(normalise_quotes(m.group("mojibake")), a, b, True)
+                emit(normalise_quotes(m.group()), a, b, True)
             else:
                 if "encoding" not in flags:
                     flags.append("encoding")
@@ -241,7 +263,7 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
                     space(" ", a, b)
                 else:
                     emit(normalise_quotes(fixed), a, b, False)
-        elif m.group("drop") is not None:
+        elif kind == "drop":
             continue
         else:  # a lone '<' or '&' that is not markup, or an accented letter
             emit(normalise_quotes(m.group()), a, b, True)
@@ -350,9 +372,7 @@ def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanChec
     back with ``valid=False`` and a reason, never an exception.
     """
     if ratio is None:
-        from mabpd_kit.config import Config
-
-        ratio = Config().text.fuzzy_ratio
+        ratio = _text_config().fuzzy_ratio
     if not isinstance(quote, str) or not isinstance(text, str):
         return SpanCheck(valid=False, reason="quote and text must be strings")
     q, _ = _normalise_with_map(quote.strip().strip("\"'").strip())
