@@ -1,0 +1,164 @@
+"""Static conventions of every notebook (see notebooks/README.md); running them is `make test-notebooks`."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p for d in ("notebooks", "solutions", "exercises") for p in (ROOT / d).glob("*.ipynb"))
+NAME_RE = re.compile(r"^\d\d_[a-z0-9]+(_[a-z0-9]+)*\.ipynb$")
+SECRET_RE = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bgsk_[A-Za-z0-9]{16,}|Bearer [A-Za-z0-9._-]{16,}")
+MACHINE_PATH_RE = re.compile(r"(?<![\w.])/(?:home|work|root|Users)/[\w.-]+")
+# viz functions that show spans or switch settings: not charts
+NOT_CHARTS = {"span_html", "show_spans", "static", "interactive", "renderer", "color_for", "chart_svg"}
+
+
+def _src(cell: dict) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _ids(paths):
+    return [f"{p.parent.name}/{p.name}" for p in paths]
+
+
+def _chain(node: ast.AST) -> tuple[list[str], ast.AST]:
+    """Names along a call/attribute chain, root first, and the root node.
+
+    ``alt.Chart(df).mark_bar().encode(x=1)`` -> (["alt", "Chart", "mark_bar", "encode"], Name alt).
+    """
+    names: list[str] = []
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            names.append(node.attr)
+            node = node.value
+        else:
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+            return names[::-1], node
+
+
+def _is_chart_expr(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp):  # chart_a | chart_b, bars + rule
+        return _is_chart_expr(node.left) or _is_chart_expr(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "display":
+        return any(_is_chart_expr(a) for a in node.args)
+    names, base = _chain(node)
+    if isinstance(base, ast.BinOp):  # (a | b).properties(...)
+        return _is_chart_expr(base)
+    if not names or NOT_CHARTS & set(names):
+        return False
+    root = names[0].lower()
+    return (
+        names[0] in ("viz", "alt")
+        or "viz" in names
+        or "chart" in root
+        or "panel" in root
+        or any(n.endswith("_chart") for n in names)
+    )
+
+
+def draws_chart(cell: dict) -> bool:
+    """Heuristic of notebooks/README.md rule 5: does this code cell end by showing a chart?"""
+    if "chart" in cell.get("metadata", {}).get("tags", []):
+        return True
+    src = "\n".join(line for line in _src(cell).splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return False
+    return bool(tree.body) and isinstance(tree.body[-1], ast.Expr) and _is_chart_expr(tree.body[-1].value)
+
+
+def test_there_is_a_tour():
+    assert (ROOT / "notebooks" / "00_tour.ipynb").exists()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_name_and_no_outputs(path: Path):
+    assert NAME_RE.match(path.name), f"{path.name}: name notebooks NN_topic.ipynb (two digits, lower case, '_')"
+    nb = _load(path)
+    dirty = [i + 1 for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+             and (c.get("outputs") or c.get("execution_count") is not None)]
+    assert not dirty, (f"{path.name}: cells {dirty} have stored outputs; clear them "
+                       f"(jupyter nbconvert --clear-output --inplace {path.parent.name}/{path.name})")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_header_cell(path: Path):
+    cells = _load(path)["cells"]
+    assert cells and cells[0]["cell_type"] == "markdown", f"{path.name}: the first cell must be markdown"
+    head = _src(cells[0])
+    nn = path.name[:2]
+    assert re.match(rf"#\s+{nn}\s+·\s+\S", head), f"{path.name}: first cell starts with '# {nn} · Title'"
+    for part in ("**Learning objectives**", "**Prerequisites**", "**Time**"):
+        assert part in head, f"{path.name}: first cell needs {part}"
+    assert re.search(r"^\s*[-*] ", head.split("**Learning objectives**", 1)[1], re.M), (
+        f"{path.name}: list the learning objectives as bullets")
+    assert re.search(r"\*\*Time\*\*:?\s*~?\s*\d+\s*min", head), f"{path.name}: give the time as '**Time**: ~N min'"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_parameters_cell_sets_fast(path: Path):
+    code = [c for c in _load(path)["cells"] if c["cell_type"] == "code"]
+    assert code, f"{path.name}: no code cells"
+    first = code[0]
+    assert "parameters" in first.get("metadata", {}).get("tags", []), (
+        f"{path.name}: tag the first code cell 'parameters' (papermill and CI override it)")
+    assert re.search(r"^FAST\s*=", _src(first), re.M), f"{path.name}: the parameters cell must set FAST"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_every_chart_has_a_reading(path: Path):
+    cells = _load(path)["cells"]
+    missing = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code" and draws_chart(cell):
+            nxt = cells[i + 1] if i + 1 < len(cells) else None
+            if not (nxt and nxt["cell_type"] == "markdown" and _src(nxt).lstrip().startswith("**Reading:**")):
+                missing.append(i + 1)
+    assert not missing, f"{path.name}: cells {missing} draw a chart; follow each with a '**Reading:** ...' markdown cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_no_secrets_or_machine_paths(path: Path):
+    text = "\n".join(_src(c) for c in _load(path)["cells"])
+    assert not SECRET_RE.search(text), f"{path.name}: looks like an API key; keys come from environment variables only"
+    hit = MACHINE_PATH_RE.search(text)
+    assert not hit, f"{path.name}: machine-specific path {hit.group(0)!r}; use paths relative to the repo"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("chart", True),
+        ("category_chart", True),
+        ("panel", True),
+        ("viz.bar(df, 'a', 'b')", True),
+        ("mk.viz.stopping.pareto_front(res)", True),
+        ("alt.Chart(df).mark_bar().encode(x='a')", True),
+        ("(chart_a | chart_b).properties(width=300)", True),
+        ("band_chart(lex)", True),
+        ("display(chart)", True),
+        ("viz.show_spans(text, spans)", False),
+        ("viz.interactive()", False),
+        ("df.head()", False),
+        ("chart = viz.bar(df, 'a', 'b')", False),
+        ("print(chart)", False),
+        ("%time x = 1\nx", False),
+    ],
+)
+def test_chart_detection_heuristic(source: str, expected: bool):
+    assert draws_chart({"cell_type": "code", "source": source, "metadata": {}}) is expected
+    assert draws_chart({"cell_type": "code", "source": "x = 1", "metadata": {"tags": ["chart"]}})
