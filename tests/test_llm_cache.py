@@ -53,14 +53,14 @@ def test_auto_mode_resumes_a_killed_batch(fake_server, tmp_path):
     srv = fake_server(lambda r: r["messages"][-1]["content"][::-1])
     first = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path)  # default mode: auto
     assert first.cache_mode == "auto"
-    for i in range(30):  # the batch was killed after 30 of 60 items
+    for i in range(10):  # the batch was killed after 10 of 20 items
         first.chat(f"item {i}")
     srv.reset_counts()
     second = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path)
-    out = [second.chat(f"item {i}").text for i in range(60)]
-    assert out == [f"item {i}"[::-1] for i in range(60)]
-    assert srv.calls == 30  # only the unfinished half was requested again
-    assert second.usage.calls == 30 and second.usage.cached_calls == 30
+    out = [second.chat(f"item {i}").text for i in range(20)]
+    assert out == [f"item {i}"[::-1] for i in range(20)]
+    assert srv.calls == 10  # only the unfinished half was requested again
+    assert second.usage.calls == 10 and second.usage.cached_calls == 10
 
 
 def test_samples_at_positive_temperature_stay_apart(fake_server, tmp_path):

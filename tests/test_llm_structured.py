@@ -101,7 +101,8 @@ def test_repair_retry_shows_the_validation_error(fake_server):
     assert res.repaired and len(res.calls) == 2 and res.value.verdict == "neutral"
     repair = srv.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": '{"verdict": "maybe", "score": 0.5}'}
-    assert "verdict" in repair[-1]["content"] and "biased" in repair[-1]["content"]  # pydantic's message names the options
+    assert "verdict" in repair[-1]["content"] and "'biased' or 'neutral'" in repair[-1]["content"]  # pydantic's message
+    assert '"properties"' in repair[-1]["content"]  # and the schema again
 
 
 def test_structured_output_error_after_the_repair(fake_server):

@@ -81,7 +81,7 @@ def test_limit_is_shared_by_all_agents_and_threads(fake_server):
     agents = [_llm(srv, concurrency=4) for _ in range(3)]  # three agents, one endpoint
 
     def work(llm):
-        for _ in range(10):
+        for _ in range(5):
             llm.chat("hi")
 
     threads = [threading.Thread(target=work, args=(a,)) for a in agents for _ in range(3)]
@@ -89,7 +89,7 @@ def test_limit_is_shared_by_all_agents_and_threads(fake_server):
         t.start()
     for t in threads:
         t.join()
-    assert srv.calls == 90 and srv.max_in_flight <= 4
+    assert srv.calls == 45 and srv.max_in_flight <= 4
 
 
 def test_run_sync_inside_a_running_loop(fake_server):

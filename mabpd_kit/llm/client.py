@@ -394,7 +394,7 @@ class LLM:
                             value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
                         )
                     if attempt < self.config.repair_retries:
-                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": so.repair_message(error)}]
+                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": so.repair_message(error, schema)}]
                         repaired = True
                 raise StructuredOutputError(
                     f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "

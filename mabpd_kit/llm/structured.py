@@ -132,9 +132,7 @@ def _short_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def repair_message(error: str) -> str:
-    """The user turn of the repair retry: the exact validation problem, and what to send."""
-    return (
-        f"Your previous reply could not be used: {error}. "
-        "Reply again with only the corrected JSON object that follows the schema."
-    )
+def repair_message(error: str, schema: type[BaseModel]) -> str:
+    """The user turn of the repair retry: the exact validation problem, and the schema again
+    (a server that silently ignored ``response_format`` never showed it to the model)."""
+    return f"Your previous reply could not be used: {error}.\n" + schema_instruction(schema)
