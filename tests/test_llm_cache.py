@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from mabpd_kit.config import Config
 from mabpd_kit.llm import EndpointError, ReplayMissError, ResponseCache, StructuredOutputError, connect, summarize
 from mabpd_kit.llm.cache import request_key
+from mabpd_kit.llm.usage import estimate_cost
 from mabpd_kit.testing import Reply
 
 
@@ -132,6 +133,13 @@ def test_concurrent_writers_from_processes_and_threads(tmp_path):
     assert [p.wait(60) for p in procs] == [0, 0]
     assert cache.stats()["entries"] == 5 * 150
     assert cache.get("p1-149") == {"text": "149"}
+
+
+def test_cost_uses_the_longest_matching_price():
+    prices = {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
+    assert estimate_cost("gpt-4o-mini-2024-07-18", 1_000_000, 0, prices) == pytest.approx(0.15)
+    assert estimate_cost("gpt-4o", 0, 1_000_000, prices) == pytest.approx(10.0)
+    assert estimate_cost("llama3.1", 10**6, 10**6, prices) == 0.0
 
 
 def test_usage_tokens_latency_and_cost(fake_server, tmp_path):

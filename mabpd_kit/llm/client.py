@@ -211,13 +211,15 @@ class LLM:
                         f"(sample {sample_index}) at {self.endpoint}; record it first (cache_mode='record' or 'auto')"
                     )
         client = self._get_client()
+        import openai  # already loaded by _get_client; needed for its exception classes
+
         async with self._semaphore():
             t0 = time.perf_counter()
             try:
                 # The SDK's generic POST: its retries, Retry-After and time-outs, without the
                 # per-call cost of typed request transforms and response models.
                 data = await client.post("/chat/completions", body=request, cast_to=object)
-            except Exception as exc:  # noqa: BLE001 - every SDK/transport failure becomes one clear error
+            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
                 raise self._endpoint_error(exc, request) from None
             latency = time.perf_counter() - t0
         comp = self._completion(data, request, latency, tag)

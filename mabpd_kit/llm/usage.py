@@ -24,10 +24,16 @@ __all__ = ["Usage", "UsageRecord", "estimate_cost", "summarize"]
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
-    """USD for one call from a price table in USD per million tokens (0 when unknown)."""
+    """USD for one call from a price table in USD per million tokens (0 when unknown).
+
+    Servers often answer with a dated model name (``gpt-4o-mini-2024-07-18``); when the exact
+    name is not in the table, the longest table entry that prefixes it is used."""
     price = prices.get(model)
     if price is None:
-        return 0.0
+        prefixes = [k for k in prices if model.startswith(k)]
+        if not prefixes:
+            return 0.0
+        price = prices[max(prefixes, key=len)]
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
 
