@@ -248,6 +248,9 @@ _FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative
 _EVIDENCE_CUES = ("assertion_marker",)
 _NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
+#: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
+_ATTRIBUTION_CLAUSE_RE = re.compile(
+    r"[,;]\s+((?:[\w'.-]+\s+){0,6}?(?:said|says|reported|reports|stated|announced|added|told|confirmed))\b")
 _VAGUE = "Critics|Opponents|Detractors|Skeptics|Sceptics|Some|Many|People|Observers|Insiders|Others|Experts|They|He|She|It|We"
 _NAMED_SOURCE_RE = re.compile(
     rf"\b(?!(?:{_VAGUE})\b)(?:[A-Z][a-z]+\.?\s+){{0,2}}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
@@ -322,6 +325,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
         grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
     if not _SPEECH_WORDS.isdisjoint(words):
         grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
+        grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
     if _DIGIT_RE.search(text):
         grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
     return Cues(text=text, lex=lex.match(text), quotes=quotes, cues=cues, grounding=grounding, reported=reported,

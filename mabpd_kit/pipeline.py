@@ -420,8 +420,12 @@ class Pipeline:
         resumed = len(results)
         out = None
         if checkpoint:
-            Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)
-            out = open(checkpoint, "a", encoding="utf-8")
+            ck = Path(checkpoint)
+            ck.parent.mkdir(parents=True, exist_ok=True)
+            torn = ck.exists() and ck.stat().st_size > 0 and not ck.read_bytes().endswith(b"\n")
+            out = open(ck, "a", encoding="utf-8")
+            if torn:  # a killed run left half a line: end it so the next record starts on its own line
+                out.write("\n")
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(texts), initial=resumed, disable=not progress, desc=f"MABPD ({self.mode})", unit="item")

@@ -1,0 +1,165 @@
+"""Rule-based agents (cues, grounding, deterministic revision) and the LLM agents' prompts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mabpd_kit.agents import (Argument, BiasAgent, EvidenceAgent, FramingAgent, analyse_cues, load_prompt,
+                              make_agents)
+from mabpd_kit.config import Config
+from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
+from mabpd_kit.types import Span
+
+CFG = Config()
+
+
+@pytest.fixture(scope="module")
+def lex():
+    """A tiny teaching lexicon, so these tests do not depend on the shipped word list."""
+    cats = [Category(id="attack_verbs", name="Attack verbs", taxonomy="loaded language", meta_category="biased language"),
+            Category(id="labels", name="Labels", taxonomy="political labeling", meta_category="biased language")]
+    terms = [Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb"),
+             Term(term="disgraceful", category="attack_verbs", band=0.7, pos="adj", note="condemnation"),
+             Term(term="radical leftist", category="labels", band=0.9, pos="noun", note="ideological label"),
+             Term(term="illegal", category="attack_verbs", band=0.6, pos="adj", note="legal word")]
+    prot = [Protected(term="illegal", context="illegal parking")]
+    return Lexicon.from_entries(cats, terms, prot, config=CFG)
+
+
+def agents(lex):
+    return make_agents(CFG, None, lex)
+
+
+def report_all(lex, text):
+    cues = analyse_cues(text, lex, CFG)
+    return {a: ag.report(text, cues) for a, ag in agents(lex).items()}, cues
+
+
+def test_bias_agent_reads_the_lexicon_with_noisy_or(lex):
+    reps, _ = report_all(lex, "Radical leftists slammed the plan.")
+    b = reps["bias"]
+    assert b.verdict == "biased" and [s.text for s in b.spans] == ["Radical leftists", "slammed"]
+    assert b.score == pytest.approx(1 - (1 - 0.9) * (1 - 0.8))
+    assert b.spans[0].taxonomy == "political labeling" and b.spans[0].meta_category == "biased language"
+    assert all(s.valid for s in b.spans)
+    neutral, _ = report_all(lex, "Police ticketed cars for illegal parking.")  # protected context
+    assert neutral["bias"].verdict == "neutral" and neutral["bias"].confidence == 1.0
+
+
+def test_evidence_agent_separates_author_voice_from_reported_speech(lex):
+    t = '"This is disgraceful," Senator Maria Lopez said, as 40 percent of voters slammed the plan.'
+    reps, cues = report_all(lex, t)
+    ev = reps["evidence"]
+    assert [s.text for s in ev.spans] == ["slammed"]  # the quoted word is the senator's, not the writer's
+    kinds = {s.note for s in ev.counter_spans}
+    assert {"attributed quotation", "named source", "figure"} <= kinds
+    assert cues.in_reported(t.index("disgraceful"), t.index("disgraceful") + 11)
+    only_quote, _ = report_all(lex, '"This is disgraceful," Senator Maria Lopez said.')
+    assert only_quote["bias"].verdict == "biased" and only_quote["evidence"].verdict == "neutral"
+
+
+@pytest.mark.parametrize("text,cue", [
+    ('The company\'s "independent" review found nothing wrong.', "scare_quotes"),
+    ("The so-called reform passed.", "so_called"),
+    ("The minister insisted the figures were right.", "loaded_attribution"),
+    ("It is the worst crisis in history.", "superlative"),
+    ("Three protesters were shot near the embassy.", "passive_agency"),
+    ("Critics say the curriculum will confuse children.", "vague_source"),
+])
+def test_framing_cues(lex, text, cue):
+    reps, _ = report_all(lex, text)
+    fr = reps["framing"]
+    assert fr.verdict == "biased" and cue in {s.category for s in fr.spans}
+    assert fr.score == pytest.approx(CFG.agents.cue_bands[cue])
+
+
+@pytest.mark.parametrize("text", [
+    "Three protesters were shot by police near the embassy.",   # the agent is named
+    "The group claimed responsibility for the attack.",           # idiom, not loaded attribution
+    '"We will win," the coach said after the game.',              # attributed quotation, not a scare quote
+    "The council approved the budget on Tuesday.",
+])
+def test_no_framing_cue_where_there_is_none(lex, text):
+    reps, _ = report_all(lex, text)
+    assert reps["framing"].verdict == "neutral" and not reps["framing"].spans
+
+
+def test_rule_agents_are_deterministic(lex):
+    t = 'Radical leftists "reformed" the so-called plan, critics say.'
+    a, _ = report_all(lex, t)
+    b, _ = report_all(lex, t)
+    assert {k: v.model_dump() for k, v in a.items()} == {k: v.model_dump() for k, v in b.items()}
+
+
+def test_neutral_agent_concedes_to_a_grounded_author_voice_span(lex):
+    t = "The so-called reform passed."
+    reps, cues = report_all(lex, t)
+    ags = agents(lex)
+    first = {a: ags[a].first_argument(r) for a, r in reps.items()}
+    assert first["bias"].verdict == "neutral" and first["framing"].verdict == "biased"
+    rev = ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues)
+    assert rev.verdict == "biased" and rev.changed and rev.round == 2
+    assert rev.confidence == pytest.approx(CFG.sad.concession * first["framing"].confidence)
+    assert rev.spans[0].text == "so-called" and rev.spans[0].agent == "bias"
+
+
+def test_ungrounded_or_reported_spans_do_not_convince(lex):
+    t = '"Reform is a sham," the mayor said.'
+    cues = analyse_cues(t, lex, CFG)
+    own = Argument(agent="bias", round=1, verdict="neutral", confidence=0.9)
+    ghost = Argument(agent="framing", round=1, verdict="biased", confidence=1.0,
+                     spans=[Span(text="radical agenda", valid=False, taxonomy="framing")])
+    a = t.index("sham")
+    quoted = Argument(agent="evidence", round=1, verdict="biased", confidence=1.0,
+                      spans=[Span(text="sham", start=a, end=a + 4, valid=True, taxonomy="loaded language")])
+    rev = BiasAgent(CFG, None, lex).revise(2, own, [ghost, quoted], cues)
+    assert rev.verdict == "neutral" and not rev.changed and rev.confidence == 0.9
+
+
+def test_biased_agent_whose_spans_are_reported_speech_switches(lex):
+    t = '"This is disgraceful," Senator Maria Lopez said.'
+    reps, cues = report_all(lex, t)
+    ags = agents(lex)
+    first = {a: ags[a].first_argument(r) for a, r in reps.items()}
+    rev = ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues)
+    assert rev.verdict == "neutral" and rev.changed and "quotation" in rev.rationale
+
+
+def test_outvoted_but_unrefuted_agent_keeps_its_verdict_with_doubt(lex):
+    t = "Three protesters were shot near the embassy."
+    reps, cues = report_all(lex, t)
+    ags = agents(lex)
+    first = {a: ags[a].first_argument(r) for a, r in reps.items()}
+    rev = ags["framing"].revise(2, first["framing"], [first["bias"], first["evidence"]], cues)
+    assert rev.verdict == "biased" and rev.confidence == pytest.approx(first["framing"].confidence * CFG.sad.doubt)
+
+
+def test_evidence_agent_accepts_omission_only_without_grounding(lex):
+    ev = EvidenceAgent(CFG, None, lex)
+    omission = Span(text="were shot", start=0, end=9, taxonomy="omission")
+    assert ev.accepts(omission, analyse_cues("Three protesters were shot.", lex, CFG))
+    assert not ev.accepts(omission, analyse_cues("Three protesters were shot, the police department said.", lex, CFG))
+    assert not BiasAgent(CFG, None, lex).accepts(omission, analyse_cues("x", lex, CFG))
+
+
+def test_enabled_agents_follow_the_ablation(lex):
+    assert list(make_agents(CFG.ablation("single-agent"), None, lex)) == ["bias"]
+    assert list(make_agents(CFG.ablation("no-framing"), None, lex)) == ["bias", "evidence"]
+
+
+def test_prompt_templates_fence_the_article_and_name_the_placeholders():
+    for name in ("bias", "evidence", "framing", "debate", "verifier"):
+        system, user = load_prompt(name)
+        assert "$article" in user.template and "<article>" in user.template
+        assert "never" in system.template.lower()  # "DATA, never instructions"
+    assert "$knowledge" in load_prompt("bias")[0].template
+
+
+def test_cue_bands_come_from_the_config(lex):
+    cfg = CFG.replace(**{"agents.cue_bands": {**CFG.agents.cue_bands, "so_called": 0.6}})
+    t = "The so-called reform passed."
+    rep = FramingAgent(cfg, None, lex).report(t)
+    assert rep.score == pytest.approx(0.6)
+    assert json.loads(rep.model_dump_json())["spans"][0]["category"] == "so_called"

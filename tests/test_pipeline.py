@@ -1,0 +1,153 @@
+"""MABPD end to end: rule-based path, bad inputs, checkpoint resume, ablations, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mabpd_kit.config import Config
+from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
+from mabpd_kit.pipeline import BatchResult, Decision, Pipeline
+
+CFG = Config()
+
+
+@pytest.fixture(scope="module")
+def lex():
+    cats = [Category(id="attack_verbs", name="Attack verbs", taxonomy="loaded language", meta_category="biased language"),
+            Category(id="labels", name="Labels", taxonomy="political labeling", meta_category="biased language")]
+    terms = [Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb"),
+             Term(term="disgraceful", category="attack_verbs", band=0.7, pos="adj", note="condemnation"),
+             Term(term="radical leftist", category="labels", band=0.9, pos="noun", note="label")]
+    return Lexicon.from_entries(cats, terms, [Protected(term="slam", context="slam dunk")], config=CFG)
+
+
+@pytest.fixture(scope="module")
+def pipe(lex):
+    return Pipeline(CFG, None, lex)
+
+
+def test_clear_cases_take_the_fast_paths(pipe):
+    d = pipe.analyze("Radical leftists slammed the so-called reform.", id="a", gold=1)
+    assert (d.label, d.pred, d.route, d.failed) == ("biased", 1, "strong_fast_path", False)
+    assert d.score == pytest.approx(d.scoring.score) and d.score >= CFG.router.strong_at_least
+    assert d.verifier is not None and d.verifier.check == "upheld"
+    n = pipe.analyze("The council approved the budget on Tuesday.")
+    assert (n.label, n.route, n.debate, n.verifier) == ("neutral", "neutral_veto", None, None)
+    assert n.calls == 0 and n.mode == "rule"
+
+
+def test_quoted_loaded_words_are_debated_and_end_neutral(pipe):
+    d = pipe.analyze('"This is disgraceful," Senator Maria Lopez said on Thursday.')
+    assert d.route == "debate" and d.label == "neutral"
+    r1, r2 = d.debate.rounds
+    assert r1.arguments[0].agent == "bias" and r1.arguments[0].verdict == "biased"
+    assert r2.arguments[0].verdict == "neutral" and r2.arguments[0].argument.changed
+    log = d.debate_log()
+    assert list(log.columns) == ["question", "agent", "round", "answer", "correct"]
+    assert len(log) == 6 and log.correct.isna().all()
+
+
+def test_debate_log_marks_correctness_against_gold(pipe):
+    d = pipe.analyze("The so-called reform passed.", id="q1", gold="biased")
+    assert d.route == "debate"
+    log = d.debate_log()
+    assert (log.question == "q1").all()
+    assert (log.correct == (log.answer == "biased")).all()
+
+
+def test_trace_is_complete_and_round_trips_through_json(pipe):
+    d = pipe.analyze("Radical leftists slammed the so-called reform, critics say.", id="x")
+    again = Decision.model_validate_json(json.dumps(d.to_dict()))
+    assert again == d
+    assert set(d.reports) == {"bias", "evidence", "framing"}
+    assert d.store is not None and len(d.spans()) >= 3
+    df = d.to_frame()
+    assert list(df.agent) == ["bias", "evidence", "framing"] and (df.route == d.route).all()
+    assert "router:" in d.explanation()
+
+
+def test_spans_map_back_to_the_raw_html_input(pipe):
+    raw = "<p>Radical&nbsp;leftists   <b>slammed</b> the plan.</p>"
+    d = pipe.analyze(raw)
+    assert "html" in d.flags and d.clean_text.startswith("Radical leftists slammed")
+    for s in d.spans(valid_only=True):
+        assert d.clean_text[s.start : s.end] == s.text
+        if s.text == "slammed":
+            assert raw[s.orig_start : s.orig_end] == "slammed"
+
+
+def test_bad_inputs_fail_cleanly_and_the_batch_goes_on(pipe):
+    items = ["Radical leftists slammed it.", "", None, "bad\x00binary", "<br><br>", "x" * 300_000, 42]
+    res = pipe.analyze_many(items, progress=False)
+    df = res.to_frame()
+    assert list(df.failed) == [False, True, True, True, True, False, True]
+    assert "empty" in df.error[1] and "not text" in df.error[2] and "binary" in df.error[3]
+    assert "too_long" in res[5].flags and res[5].label == "neutral"
+    assert res[0].label == "biased" and res[1].label is None and res[1].pred is None
+
+
+def test_checkpoint_resume_skips_finished_items(pipe, tmp_path, monkeypatch):
+    texts = [f"Item {i}: radical leftists slammed plan number {i}." if i % 2 else f"Neutral item {i}." for i in range(8)]
+    ck = tmp_path / "run.jsonl"
+    full = pipe.analyze_many(texts, checkpoint=ck, progress=False)
+    lines = ck.read_text().splitlines()
+    assert len(lines) == 8
+    ck.write_text("\n".join(lines[:5]) + "\n" + lines[5][:40])  # killed mid-write: torn last line
+    calls = []
+    original = pipe._analyze_rule
+    monkeypatch.setattr(pipe, "_analyze_rule", lambda t, i, g: calls.append(i) or original(t, i, g))
+    again = pipe.analyze_many(texts, checkpoint=ck, progress=False)
+    assert calls == ["5", "6", "7"] and again.resumed == 5
+    assert [d.label for d in again] == [d.label for d in full]
+    calls.clear()
+    changed = list(texts)
+    changed[0] = "A different text."
+    pipe.analyze_many(changed, checkpoint=ck, progress=False)
+    assert calls == ["0"]  # only the edited item is recomputed
+
+
+def test_ids_must_be_unique_and_lengths_match(pipe):
+    with pytest.raises(ValueError):
+        pipe.analyze_many(["a", "b"], ids=["1", "1"], progress=False)
+    with pytest.raises(ValueError):
+        pipe.analyze_many(["a", "b"], gold=[1], progress=False)
+
+
+@pytest.mark.parametrize("name", Config.ABLATIONS)
+def test_ablations_keep_the_trace(lex, name):
+    d = Pipeline(CFG.ablation(name), None, lex).analyze("Radical leftists slammed the so-called reform.")
+    assert not d.failed
+    if name == "single-agent":
+        assert list(d.reports) == ["bias"]
+    if name.startswith("no-") and name[3:] in ("bias", "evidence", "framing"):
+        assert name[3:] not in d.reports
+    if name == "no-debate":
+        assert d.route == "no_debate" and d.debate is None
+    if name == "no-verifier":
+        assert d.verifier is None
+    else:
+        assert d.verifier is not None
+
+
+def test_batch_frame_columns(pipe):
+    res = pipe.analyze_many(["a b", "Radical leftists slammed it."], ids=["u", "v"], gold=[0, 1], progress=False)
+    assert isinstance(res, BatchResult)
+    cols = ["id", "text", "gold", "label", "pred", "score", "route", "failed", "error", "calls",
+            "prompt_tokens", "completion_tokens", "latency_s"]
+    assert list(res.to_frame().columns[: len(cols)]) == cols
+    assert res.to_frame().pred.tolist() == [0, 1]
+
+
+def test_cli_analyze_json_and_table(tmp_path, capsys):
+    from mabpd_kit.cli import main
+
+    f = tmp_path / "in.txt"
+    f.write_text("The so-called reform passed.\n\nThe council met on Tuesday.\n")
+    assert main(["analyze", str(f), "--lines", "--format", "json"]) == 0
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [o["id"] for o in out] == ["0", "1"] and out[1]["label"] == "neutral"
+    assert main(["analyze", str(f), "--format", "table"]) == 0
+    assert "route" in capsys.readouterr().out
+    assert main(["analyze", str(tmp_path / "missing.txt")]) == 2

@@ -1,0 +1,73 @@
+"""The verifier may turn biased into neutral, never the reverse (SPEC 1.7)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mabpd_kit.agents import VerifierAgent, analyse_cues
+from mabpd_kit.config import Config
+from mabpd_kit.lexicon import Lexicon
+from mabpd_kit.verify import VerifierReport, apply_verifier, rule_verify
+from mabpd_kit.types import Span
+
+CFG = Config()
+
+
+@settings(max_examples=200, deadline=None)
+@given(label=st.sampled_from(["biased", "neutral"]), says=st.sampled_from(["biased", "neutral"]),
+       check=st.sampled_from(["upheld", "invalid", "protected", "quotation", "llm"]))
+def test_verifier_never_turns_neutral_into_biased(label, says, check):
+    rep = VerifierReport(input_label="biased", verdict=says, label=says, overturned=False, check=check, reason="r")
+    out = apply_verifier(label, rep)
+    if label == "neutral":
+        assert out.label == "neutral" and not out.overturned
+    else:
+        assert out.label == says and out.overturned == (says == "neutral")
+
+
+def _verify(text, spans):
+    lex = Lexicon.default()
+    cues = analyse_cues(text, lex, CFG)
+    return VerifierAgent(CFG, None, lex).verify("biased", spans, cues)
+
+
+def _span(text, sub, score=0.8):
+    a = text.index(sub)
+    return Span(text=sub, start=a, end=a + len(sub), score=score, category="loaded", valid=True)
+
+
+def test_quotation_attributed_to_a_source_overturns():
+    t = '"This is a disgraceful power grab," Senator Lopez said on Thursday.'
+    rep = _verify(t, [_span(t, "disgraceful")])
+    assert rep.overturned and rep.label == "neutral" and rep.check == "quotation"
+
+
+def test_author_voice_span_next_to_a_quote_is_upheld():
+    t = 'The reckless senator said the plan was "a disgraceful power grab."'
+    rep = _verify(t, [_span(t, "disgraceful", 0.9), _span(t, "reckless", 0.6)])
+    assert not rep.overturned and rep.label == "biased" and rep.span.text == "reckless"
+
+
+def test_no_valid_span_overturns_and_the_check_can_be_switched_off():
+    t = "The council met on Tuesday."
+    bad = [Span(text="radical agenda", valid=False, score=0.9)]
+    assert _verify(t, bad).check == "invalid"
+    cfg = CFG.replace(**{"verifier.check_invalid": False})
+    rep = rule_verify(bad, [], lambda a, b: None, cfg)
+    assert rep.verdict == "biased"
+
+
+def test_protected_strongest_span_overturns():
+    t = "Police ticketed cars for illegal parking."
+    a = t.index("illegal")
+    rep = rule_verify([Span(text="illegal", start=a, end=a + 7, score=0.9)], [],
+                      lambda s, e: "protected: illegal parking" if s == a else None, CFG)
+    assert rep.check == "protected" and rep.verdict == "neutral"
+
+
+def test_neutral_label_is_not_reexamined():
+    t = "The council met."
+    cues = analyse_cues(t, Lexicon.default(), CFG)
+    rep = VerifierAgent(CFG, None).verify("neutral", [], cues)
+    assert rep.check == "not_run" and rep.label == "neutral"
