@@ -6,6 +6,8 @@ import json
 from typing import Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from mabpd_kit.llm import StructuredOutputError, connect
@@ -133,3 +135,23 @@ def test_capabilities_probe_is_cached_and_used(fake_server, tmp_path):
     srv.script = lambda r: {"verdict": "biased", "score": 1.0}
     res = llm.structured("Is this biased?", Verdict)
     assert res.mode == "json_object" and _mode(srv.requests[-1]) == "json_object"  # json_schema skipped
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), _JSON_VALUES, min_size=1, max_size=4) | st.lists(_JSON_VALUES, min_size=1, max_size=4),
+    st.booleans(),
+    st.data(),
+)
+def test_every_prefix_of_json_closes_to_valid_json(value, ascii_only, data):
+    """Whatever point generation stops at (string, escape, number, key), the result parses."""
+    full = json.dumps(value, ensure_ascii=ascii_only)
+    cut = data.draw(st.integers(1, len(full)))
+    json.loads(close_truncated(full[:cut]))

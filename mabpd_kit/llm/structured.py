@@ -73,7 +73,14 @@ def close_truncated(text: str) -> str:
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]" and stack:
             stack.pop()
-    out = text + ('"' if in_str else "")
+    out = text
+    if in_str:
+        if escape:
+            out = out[:-1]  # a lone backslash would escape our closing quote
+        m = re.search(r"(\\+)u[0-9a-fA-F]{0,3}$", out)
+        if m and len(m.group(1)) % 2 == 1:
+            out = out[: m.start() + len(m.group(1)) - 1]  # half a \uXXXX escape
+        out += '"'
     key_tail = re.compile(r',?\s*"(?:[^"\\]|\\.)*"\s*:?$')
     while True:  # peel off what cannot stand at the end, one piece at a time
         out = out.rstrip()
@@ -81,8 +88,10 @@ def close_truncated(text: str) -> str:
             out = out[:-1]
         elif stack and stack[-1] == "}" and re.search(r'[{,]\s*"(?:[^"\\]|\\.)*"\s*:?$', out):
             out = key_tail.sub("", out)  # a key that lost its value (or its colon)
-        elif re.search(r"[:\[,]\s*(t|tr|tru|f|fa|fal|fals|n|nu|nul)$", out):
-            out = re.sub(r"(t|tr|tru|f|fa|fal|fals|n|nu|nul)$", "", out)  # half a literal
+        elif re.search(r"[:\[,]\s*(t|tr|tru|f|fa|fal|fals|n|nu|nul|-)$", out):
+            out = re.sub(r"(t|tr|tru|f|fa|fal|fals|n|nu|nul|-)$", "", out)  # half a literal or a lone minus
+        elif re.search(r"[0-9](\.|[eE][+-]?)$", out):
+            out = re.sub(r"(\.|[eE][+-]?)$", "", out)  # half a number: 1.  2e  3e+
         elif out.endswith(":"):
             out = key_tail.sub("", out)
         else:
