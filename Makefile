@@ -12,7 +12,6 @@ export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 # Notebooks and tests never talk to a real endpoint unless you say so.
 TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_KEY -u OPENAI_BASE_URL MABPD_OFFLINE=1
-NB_DIRS := notebooks solutions exercises
 
 .PHONY: help setup demo test test-unit test-notebooks test-sync test-browser test-fast lab bench exercises lexicon clean
 
@@ -45,9 +44,14 @@ test-sync: $(STAMP)
 	@$(BIN)/python tools/make_exercises.py --check
 
 test-notebooks: $(STAMP)
-	@dirs=""; for d in $(NB_DIRS); do ls $$d/*.ipynb >/dev/null 2>&1 && dirs="$$dirs $$d"; done; \
-	if [ -z "$$dirs" ]; then echo "no notebooks yet"; else \
-	$(TEST_ENV) FAST=1 $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 -n 2 $$dirs; fi
+	@# lessons run with nbmake; solutions and exercises run in tests/test_exercises.py, which also checks
+	@# that every check cell passes on the solution and fails (AssertionError + message) on the stub
+	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
+	$(TEST_ENV) FAST=1 $(BIN)/python -m pytest -q -p no:cacheprovider --nbmake --nbmake-timeout=300 -n 2 notebooks; \
+	else echo "no notebooks yet"; fi
+	@if ls solutions/*.ipynb >/dev/null 2>&1; then \
+	$(TEST_ENV) FAST=1 MABPD_RUN_EXERCISES=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/test_exercises.py -k check_cells; \
+	else echo "no solutions yet"; fi
 
 test-browser: $(STAMP)
 	@bash tools/ensure_chromium.sh

@@ -36,8 +36,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parents[1]
 
 BEGIN = "### BEGIN SOLUTION"
@@ -162,9 +160,10 @@ def make_exercise(solution: Path, exercises_dir: Path) -> Result:
         metadata["language_info"] = {"name": metadata["language_info"].get("name", "python")}
     metadata[GENERATED_KEY] = rel
     out = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": max(5, nb.get("nbformat_minor", 5))}
-    # nbformat writes what Jupyter itself saves (sources as lists of lines, sorted keys): clean diffs.
-    text = nbformat.writes(nbformat.from_dict(out), version=4)
-    text = text if text.endswith("\n") else text + "\n"
+    # The layout Jupyter itself saves (sources as lists of lines, sorted keys, indent 1): clean diffs.
+    for cell in cells:
+        cell["source"] = cell["source"].splitlines(keepends=True)
+    text = json.dumps(out, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
     return Result(exercises_dir / solution.name, text, n_solutions, n_checks)
 
 

@@ -1,0 +1,241 @@
+"""Exercises generated from solutions: marker handling, determinism, the in-sync check, and (under
+``make test-notebooks``) that every check cell passes on the solution and fails on the stub."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = ROOT / "tools" / "make_exercises.py"
+_spec = importlib.util.spec_from_file_location("make_exercises", TOOL)
+mx = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+sys.modules["make_exercises"] = mx  # dataclasses look their module up while the class is built
+_spec.loader.exec_module(mx)  # type: ignore[union-attr]
+
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+RUN_NOTEBOOKS = os.environ.get("MABPD_RUN_EXERCISES") == "1"
+
+
+def _solution_nb(extra_cells=()) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                   "language_info": {"name": "python", "version": "3.11.9"}}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 98 · Test\n\n**Learning objectives**\n- doubling\n\n**Prerequisites**: none\n\n**Time**: ~1 min"),
+        nbformat.v4.new_code_cell("import os\nFAST = os.environ.get('FAST', '0') == '1'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "def double(x):\n"
+            "    ### BEGIN SOLUTION\n"
+            "    y = 2 * x\n"
+            "    ### END SOLUTION\n"
+            "    ### STUB y = None\n"
+            "    ### HINT Multiply by two.\n"
+            "    return y"
+        ),
+        nbformat.v4.new_code_cell("assert double(3) == 6, f'double(3) returned {double(3)!r}; it should be 6'",
+                                  metadata={"tags": ["check"]}),
+        nbformat.v4.new_code_cell("after = 'the notebook goes on'"),
+        *extra_cells,
+    ]
+    for i, c in enumerate(nb.cells):
+        c.id = f"c{i}"
+        if c.cell_type == "code":
+            c.outputs = [nbformat.v4.new_output("stream", text="stale output\n")]
+            c.execution_count = 7
+    return nb
+
+
+def _write_solution(tmp_path: Path, nb=None, name="98_test.ipynb") -> Path:
+    sol = tmp_path / "solutions"
+    sol.mkdir(exist_ok=True)
+    nbformat.write(nb if nb is not None else _solution_nb(), sol / name)
+    return sol / name
+
+
+def _run_cells(cells) -> dict:
+    """Execute code cells in one namespace (no kernel); returns {cell index: exception or None}."""
+    ns: dict = {}
+    result = {}
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        try:
+            exec(compile("".join(cell["source"]), f"cell{i}", "exec"), ns)
+            result[i] = None
+        except Exception as exc:  # noqa: BLE001 - we inspect it
+            result[i] = exc
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# the generator
+# ------------------------------------------------------------------------------------------------
+
+
+def test_transform_keeps_indentation_and_replaces_markers():
+    src, n = mx.transform_code(
+        "x = 1\nif x:\n    ### BEGIN SOLUTION\n    y = x + 1\n    z = 3\n    ### END SOLUTION\n"
+        "    ### STUB y = 0\n    ### HINT add one\nprint(y)"
+    )
+    assert n == 1
+    assert src == "x = 1\nif x:\n    # TODO: your code here\n    y = 0\n    # Hint: add one\nprint(y)"
+    compile(src, "exercise", "exec")  # still valid Python
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("### BEGIN SOLUTION\nx = 1", "without '### END SOLUTION'"),
+        ("### END SOLUTION", "without '### BEGIN SOLUTION'"),
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "inside an open solution block"),
+        ("### BEGIN SOLUTIONS\nx = 1\n### END SOLUTION", "unknown marker"),
+        ("### STUB", "needs code"),
+        ("### HINT   ", "needs text"),
+    ],
+)
+def test_transform_rejects_malformed_markers(source, message):
+    with pytest.raises(mx.MarkerError, match=message):
+        mx.transform_code(source, "nb, cell 3")
+
+
+def test_exercise_cells_stubs_tags_and_stripped_outputs(tmp_path):
+    path = _write_solution(tmp_path)
+    res = mx.make_exercise(path, tmp_path / "exercises")
+    nb = json.loads(res.text)
+    assert (res.n_solutions, res.n_checks) == (1, 1)
+    assert nb["metadata"]["mabpd_generated_from"] == "solutions/98_test.ipynb"
+    assert nb["metadata"]["language_info"] == {"name": "python"}, "no machine-specific versions"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    body = "".join(code[1]["source"])
+    assert "2 * x" not in body and "# TODO: your code here" in body and "y = None" in body and "# Hint: Multiply by two." in body
+    assert code[2]["metadata"]["tags"] == ["check", "raises-exception"]
+    assert code[0]["metadata"]["tags"] == ["parameters"]
+    assert "generated from `solutions/98_test.ipynb`" in "".join(nb["cells"][0]["source"])
+    assert [c["id"] for c in nb["cells"]] == [f"c{i}" for i in range(len(nb["cells"]))]
+
+
+def test_check_cell_fails_on_stub_and_passes_on_solution(tmp_path):
+    path = _write_solution(tmp_path)
+    exercise = json.loads(mx.make_exercise(path, tmp_path / "exercises").text)["cells"]
+    solution = json.loads(path.read_text())["cells"]
+    on_solution = _run_cells(solution)
+    assert all(e is None for e in on_solution.values())
+    on_stub = _run_cells(exercise)
+    err = on_stub[3]
+    assert isinstance(err, AssertionError) and "it should be 6" in str(err)
+    assert on_stub[2] is None and on_stub[4] is None, "stubs don't raise; later cells still run"
+
+
+def test_output_is_deterministic(tmp_path):
+    path = _write_solution(tmp_path)
+    a = mx.make_exercise(path, tmp_path / "exercises").text
+    nb = _solution_nb()
+    for c in nb.cells:
+        del c["id"]  # old notebooks without cell ids get stable derived ones
+    nb.nbformat_minor = 4
+    b1 = mx.make_exercise(_write_solution(tmp_path, nb, "97_noids.ipynb"), tmp_path).text
+    b2 = mx.make_exercise(tmp_path / "solutions" / "97_noids.ipynb", tmp_path).text
+    assert a == mx.make_exercise(path, tmp_path / "exercises").text
+    assert b1 == b2 and '"id": "c0"' not in b1
+
+
+def test_notebook_without_markers_or_checks_is_an_error(tmp_path):
+    nb = _solution_nb()
+    nb.cells[3].metadata = {}
+    with pytest.raises(mx.MarkerError, match="no code cell tagged 'check'"):
+        mx.make_exercise(_write_solution(tmp_path, nb), tmp_path)
+    nb.cells[2].source = "def double(x):\n    return 2 * x"
+    with pytest.raises(mx.MarkerError, match="no '### BEGIN SOLUTION' block"):
+        mx.make_exercise(_write_solution(tmp_path, nb), tmp_path)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """The command line, in process (a subprocess would pay the interpreter start-up each time)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = mx.main(list(args))
+    return subprocess.CompletedProcess(["make_exercises.py", *args], rc, out.getvalue(), err.getvalue())
+
+
+def test_cli_write_then_check_then_stale_and_orphan(tmp_path):
+    _write_solution(tmp_path)
+    dirs = ["--solutions", str(tmp_path / "solutions"), "--exercises", str(tmp_path / "exercises")]
+    first = _cli(*dirs, "--check")
+    assert first.returncode == 1 and "missing:" in first.stderr and "98_test.ipynb" in first.stderr
+    assert not (tmp_path / "exercises").exists(), "--check writes nothing"
+    assert _cli(*dirs).returncode == 0
+    assert _cli(*dirs, "--check").returncode == 0
+    # edit the solution: the exercise is stale
+    nb = _solution_nb()
+    nb.cells[4].source = "after = 'changed'"
+    _write_solution(tmp_path, nb)
+    stale = _cli(*dirs, "--check")
+    assert stale.returncode == 1 and "stale:" in stale.stderr and "make exercises" in stale.stderr
+    # remove the solution: its generated exercise is an orphan, removed on regeneration
+    (tmp_path / "solutions" / "98_test.ipynb").unlink()
+    orphan = _cli(*dirs, "--check")
+    assert orphan.returncode == 1 and "no solution any more" in orphan.stderr
+    assert _cli(*dirs).returncode == 0 and not (tmp_path / "exercises" / "98_test.ipynb").exists()
+
+
+def test_repository_exercises_are_in_sync():
+    res = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr + "\nrun `make exercises` and commit exercises/"
+
+
+# ------------------------------------------------------------------------------------------------
+# the real notebooks: executed under `make test-notebooks` (MABPD_RUN_EXERCISES=1), skipped in unit runs
+# ------------------------------------------------------------------------------------------------
+
+
+def _execute(path: Path) -> nbformat.NotebookNode:
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+def _check_cells(nb) -> list[tuple[int, dict]]:
+    return [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and "check" in c.metadata.get("tags", [])]
+
+
+def _errors(cell) -> list[dict]:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
+def test_check_cells_pass_on_the_solution(solution: Path, monkeypatch):
+    monkeypatch.setenv("FAST", "1")
+    nb = _execute(solution)  # any error in a cell (check cells included) raises CellExecutionError
+    assert _check_cells(nb), f"{solution.name}: no check cell"
+
+
+@pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
+def test_check_cells_fail_on_the_stub_with_a_message(solution: Path, monkeypatch):
+    monkeypatch.setenv("FAST", "1")
+    nb = _execute(ROOT / "exercises" / solution.name)  # only raises-exception cells may fail
+    for i, cell in _check_cells(nb):
+        errs = _errors(cell)
+        assert errs, f"exercises/{solution.name}, cell {i + 1}: the check passes on the stub; it must fail until solved"
+        err = errs[0]
+        assert err["ename"] == "AssertionError", (
+            f"exercises/{solution.name}, cell {i + 1}: the check fails with {err['ename']}: {err['evalue']}; "
+            "stubs must not raise and checks must fail by assertion"
+        )
+        assert len(err["evalue"].strip()) >= 10, (
+            f"exercises/{solution.name}, cell {i + 1}: give the assertion a message that helps the student"
+        )
