@@ -40,8 +40,11 @@ def import_time(module: str) -> float:
     return min(runs)
 
 
-def batch_figures() -> list[tuple[float, float]]:
-    """(wall seconds, client CPU ms per call) for each repeat of the 200-call batch."""
+def batch_figures(cache_mode: str = "off", repeats: int = REPEATS) -> list[tuple[float, float]]:
+    """(wall seconds, client CPU ms per call) for each repeat of the 200-call batch.
+
+    ``cache_mode="record"`` adds the SQLite write of every answer; ``"replay"`` (after a
+    record pass) measures answering the whole batch from the cache."""
     from mabpd_kit.config import Config
     from mabpd_kit.llm import connect, gather_limited, run_sync
 
@@ -50,10 +53,14 @@ def batch_figures() -> list[tuple[float, float]]:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         cfg = Config().replace(**{"llm.concurrency": LIMIT})
-        llm = connect(base_url=url, model="fake", config=cfg, cache_mode="off")
-        llm.chat("warm-up")  # imports the SDK and opens the client once, outside the timing
+        llm = connect(base_url=url, model="fake", config=cfg, cache_mode=cache_mode)
+        if cache_mode == "replay":
+            recorder = connect(base_url=url, model="fake", config=cfg, cache_mode="record")
+            run_sync(gather_limited([recorder.achat(f"item {i}") for i in range(N_CALLS)]))
+        else:
+            llm.chat("warm-up")  # imports the SDK and opens the client once, outside the timing
         out = []
-        for _ in range(REPEATS):
+        for _ in range(repeats):
             cpu0, t0 = time.process_time(), time.perf_counter()
             comps = run_sync(gather_limited([llm.achat(f"item {i}") for i in range(N_CALLS)]))
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -88,6 +95,10 @@ def main() -> None:
         + ", ".join(f"{c:.2f}" for c in cpus)
         + f" ms (median {statistics.median(cpus):.2f} ms; target < 10 ms)"
     )
+    (rec_wall, rec_cpu), = batch_figures("record", repeats=1)
+    print(f"same batch, recording to the cache: wall {rec_wall:.2f} s, client CPU {rec_cpu:.2f} ms per call")
+    (rep_wall, rep_cpu), = batch_figures("replay", repeats=1)
+    print(f"same batch, replayed from the cache: wall {rep_wall:.3f} s, client CPU {rep_cpu:.2f} ms per call")
 
 
 if __name__ == "__main__":
