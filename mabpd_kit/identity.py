@@ -648,7 +648,9 @@ class _Cube:
     @classmethod
     def of(cls, logs: pd.DataFrame) -> "_Cube":
         df = _prepare(logs)
-        ci, conds = pd.factorize(df["condition"])
+        names = list(dict.fromkeys(df["condition"]))
+        conds = [c for c in CONDITIONS if c in names] + [c for c in names if c not in CONDITIONS]
+        ci = pd.Categorical(df["condition"], categories=conds).codes
         qi, qs = pd.factorize(df["question"], sort=True)
         ai, agents = pd.factorize(df["agent"], sort=True)
         r0 = int(df["round"].min()) if len(df) else 0
