@@ -154,3 +154,13 @@ def test_a_chart_renders_offline(debated):
 
     svg = viz.chart_svg(vp.vote_chart(debated))
     assert svg.lstrip().startswith("<svg") and "round 1" in svg
+
+
+def test_agent_verdicts_chart_shares_per_gold_label(batch):
+    data = rows(vp.agent_verdicts_chart(batch))
+    for a in ("bias", "evidence", "framing"):
+        pos = [d for d in batch if d.gold == 1]
+        got = next(r["share"] for r in data if r["agent"] == a and r["gold"] == "gold biased")
+        assert math.isclose(got, sum(d.reports[a].verdict == "biased" for d in pos) / len(pos))
+    split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in batch) / len(batch)
+    assert f"disagree on {split:.0%}" in vp.agent_verdicts_chart(batch).to_dict()["title"]

@@ -42,6 +42,7 @@ __all__ = [
     "sad_frame",
     "ablation_frame",
     "route_chart",
+    "agent_verdicts_chart",
     "agent_scores_chart",
     "score_breakdown_chart",
     "score_chart",
@@ -63,10 +64,10 @@ _VERDICT_COLORS = {"biased": "#e45756", "neutral": "#4c78a8"}
 _AGENTS = ("bias", "evidence", "framing")
 
 
-def _verdict_color(field: str = "verdict", title: str = "verdict") -> alt.Color:
+def _verdict_color(field: str = "verdict", title: str = "verdict", legend: str = "right") -> alt.Color:
     import altair as alt
 
-    return alt.Color(f"{field}:N", title=title,
+    return alt.Color(f"{field}:N", title=title, legend=alt.Legend(orient=legend),
                      scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
 
 
@@ -203,6 +204,36 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
     return chart.properties(title=title or f"Route taken by {len(df)} items", width=360)
 
 
+def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
+    """How often each agent's *independent* report (round 1, before any debate) says biased,
+    split by the gold label: a good agent is high on gold-biased items and low on gold-neutral ones.
+
+    Also shows how often the agents disagree with each other before debate (in the title).
+    """
+    import altair as alt
+    import pandas as pd
+
+    ds = [d for d in _decisions(x) if not d.failed and d.gold is not None and d.reports]
+    if not ds:
+        raise ValueError("agent_verdicts_chart needs decisions with gold labels (pass gold= to analyze_many)")
+    rows = [{"agent": a, "gold": "gold biased" if d.gold == 1 else "gold neutral", "biased": r.verdict == "biased"}
+            for d in ds for a, r in d.reports.items()]
+    df = pd.DataFrame(rows).groupby(["agent", "gold"], as_index=False).agg(
+        share=("biased", "mean"), items=("biased", "size"))
+    split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds) / len(ds)
+    order = [a for a in _AGENTS if a in set(df["agent"])]
+    chart = alt.Chart(df).mark_bar().encode(
+        y=alt.Y("agent:N", sort=order, title=None),
+        yOffset=alt.YOffset("gold:N", sort=["gold biased", "gold neutral"]),
+        x=alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of items the agent calls biased"),
+        color=alt.Color("gold:N", scale=alt.Scale(domain=["gold biased", "gold neutral"],
+                                                   range=list(_VERDICT_COLORS.values())), title=None),
+        tooltip=["agent", "gold", alt.Tooltip("share:Q", format=".2f"), "items"],
+    )
+    return chart.properties(
+        title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%})", width=360)
+
+
 def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None) -> alt.LayerChart:
     """Every item's combined score (dots) by gold label, coloured by the final label, with the
     score boundary recorded in the trace as a solid rule.
@@ -279,7 +310,8 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
                        for a, r in d.reports.items()])
     base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=list(df["agent"]), title=None))
     bars = base.mark_bar().encode(x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="agent score"),
-                                  color=_verdict_color(), tooltip=["agent", "verdict", "score", "confidence", "spans"])
+                                  color=_verdict_color(legend="bottom"),
+                                  tooltip=["agent", "verdict", "score", "confidence", "spans"])
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
     if d.scoring is not None:
