@@ -168,7 +168,7 @@ class _Answer(BaseModel):
 def test_api_key_never_leaks(fake_server, tmp_path, monkeypatch, caplog, capsys):
     monkeypatch.setenv("MABPD_API_KEY", KEY)
     caplog.set_level(logging.DEBUG)
-    script_ok = lambda r: '{"ok": true}'  # noqa: E731
+    script_ok = lambda r: '{"ok": true}'
     srv = fake_server(script_ok)
     cfg = Config().replace(**{"llm.max_retries": 0})
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="record", cache_dir=tmp_path, config=cfg)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from mabpd_kit.llm import StructuredOutputError, connect
 from mabpd_kit.llm.structured import close_truncated, extract_json
-from mabpd_kit.testing import Reply, sequence
+from mabpd_kit.testing import sequence
 
 
 class Verdict(BaseModel):

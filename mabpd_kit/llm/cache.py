@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["CacheMode", "ResponseCache", "cache_dir", "request_key", "resolve_mode", "MODES"]
+__all__ = ["MODES", "CacheMode", "ResponseCache", "cache_dir", "request_key", "resolve_mode"]
 
 CacheMode = Literal["off", "record", "replay", "auto"]
 MODES: tuple[str, ...] = ("off", "record", "replay", "auto")

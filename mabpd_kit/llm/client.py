@@ -40,7 +40,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["LLM", "connect", "OFFLINE_LINE"]
+__all__ = ["LLM", "OFFLINE_LINE", "connect"]
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -75,7 +75,7 @@ class _Secret:
     __str__ = __repr__
 
 
-def _llm_config(config: "Config | LLMConfig | None") -> "LLMConfig":
+def _llm_config(config: Config | LLMConfig | None) -> LLMConfig:
     from mabpd_kit.config import Config, LLMConfig
 
     if config is None:
@@ -105,7 +105,7 @@ class LLM:
         endpoint: str,
         model: str,
         api_key: str | None = None,
-        config: "LLMConfig | None" = None,
+        config: LLMConfig | None = None,
         cache_mode: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         preset: str | None = None,
@@ -469,7 +469,7 @@ def connect(
     *,
     model: str | None = None,
     base_url: str | None = None,
-    config: "Config | LLMConfig | None" = None,
+    config: Config | LLMConfig | None = None,
     cache_mode: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     quiet: bool = False,

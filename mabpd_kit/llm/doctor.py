@@ -14,7 +14,7 @@ import platform
 import sys
 from importlib import metadata
 
-__all__ = ["add_arguments", "run", "report"]
+__all__ = ["add_arguments", "report", "run"]
 
 PACKAGES = ("mabpd-kit", "openai", "pydantic", "pandas", "numpy", "scipy", "altair", "platformdirs", "tqdm")
 ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "MABPD_CACHE_MODE", "MABPD_CACHE_DIR", "MABPD_DATA_DIR")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LLMError", "OfflineError", "EndpointError", "StructuredOutputError", "ReplayMissError", "redact"]
+__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "StructuredOutputError", "redact"]
 
 
 class LLMError(RuntimeError):

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-__all__ = ["Preset", "PRESETS", "NO_KEY", "is_local", "resolve_key"]
+__all__ = ["NO_KEY", "PRESETS", "Preset", "is_local", "resolve_key"]
 
 NO_KEY = "not-needed"  # placeholder for servers that ignore the Authorization header
 

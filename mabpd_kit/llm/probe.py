@@ -49,7 +49,7 @@ async def _try(coro) -> object | None:  # type: ignore[no-untyped-def]
         raise
 
 
-async def probe(llm: "LLM", model: str, *, refresh: bool = False) -> Capabilities:
+async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
     """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop."""
     from .client import _CAPABILITIES
 

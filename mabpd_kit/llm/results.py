@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TopLogprob", "TokenLogprob", "Completion", "Structured", "Capabilities"]
+__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob"]
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["io_loop", "submit", "run_sync", "gather_limited", "in_io_thread"]
+__all__ = ["gather_limited", "in_io_thread", "io_loop", "run_sync", "submit"]
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["MODES", "response_format", "schema_instruction", "extract_json", "close_truncated", "validate", "repair_message"]
+__all__ = ["MODES", "close_truncated", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
 
 MODES: tuple[str, ...] = ("json_schema", "json_object", "text")
 

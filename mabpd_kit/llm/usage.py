@@ -60,7 +60,7 @@ class Usage:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
 
-    def add(self, completion: "Completion") -> None:
+    def add(self, completion: Completion) -> None:
         cost = 0.0 if completion.cached else estimate_cost(
             completion.model, completion.prompt_tokens, completion.completion_tokens, self.prices_per_mtok
         )
@@ -104,7 +104,7 @@ class Usage:
         with self._lock:
             self.records.clear()
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         with self._lock:
@@ -112,7 +112,7 @@ class Usage:
         cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd"]
         return pd.DataFrame(rows, columns=cols)
 
-    def by_tag(self) -> "pd.DataFrame":
+    def by_tag(self) -> pd.DataFrame:
         df = self.to_frame()
         df["calls"] = ~df["cached"]
         return df.groupby("tag", as_index=False)[
@@ -126,7 +126,7 @@ class Usage:
         )
 
 
-def summarize(completions: Iterable["Completion"]) -> dict[str, float]:
+def summarize(completions: Iterable[Completion]) -> dict[str, float]:
     """Per-item usage: sums over the Completions one item needed. A cached answer counts as the
     call it replays (what the item costs to produce), so results do not change on resume."""
     cs = list(completions)

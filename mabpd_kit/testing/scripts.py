@@ -17,9 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .server import Reply
-
-__all__ = ["by_role", "sequence", "last_user", "system_prompt", "request_schema", "all_text"]
+__all__ = ["all_text", "by_role", "last_user", "request_schema", "sequence", "system_prompt"]
 
 Answer = Any  # str | dict | Reply | Callable[[dict], str | dict | Reply]
 

@@ -95,7 +95,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the listen backlog: a batch of 200 connections must not be refused
     daemon_threads = True
     block_on_close = False
-    owner: "FakeLLMServer"
+    owner: FakeLLMServer
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -103,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # idle keep-alive connections close themselves: the server stays bounded
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     # -- helpers -----------------------------------------------------------
@@ -121,14 +121,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(body).encode(), headers)
 
     # -- routes --------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.server.owner.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
         else:
             self._error(404, f"no route {self.path}")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw_body = self.rfile.read(length)
@@ -149,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             owner._leave()
 
-    def _answer(self, owner: "FakeLLMServer", request: dict[str, Any]) -> None:
+    def _answer(self, owner: FakeLLMServer, request: dict[str, Any]) -> None:
         fmt = (request.get("response_format") or {}).get("type")
         if fmt == "json_schema" and not owner.supports_json_schema:
             self._error(400, "response_format json_schema is not supported by this server")
@@ -175,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, json.dumps(self._completion(owner, request, reply)).encode())
 
-    def _completion(self, owner: "FakeLLMServer", request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def _completion(self, owner: FakeLLMServer, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         content = reply.content or ""
         n = int(request.get("n") or 1)
         logprobs = None
@@ -281,7 +281,7 @@ class FakeLLMServer:
         """``http://127.0.0.1:PORT/v1``: pass it to ``connect(base_url=...)``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         if self._httpd is not None:
             return self
         self._stop.clear()
@@ -307,7 +307,7 @@ class FakeLLMServer:
         self._httpd = None
         self._thread = None
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
