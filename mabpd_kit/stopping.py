@@ -330,23 +330,28 @@ def _grid(spec: tuple[float, float, float]) -> np.ndarray:
 def _replay_grid(a: _Arrays, ts: np.ndarray, tv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Stop round index, predicted label index and censored flag for every claim x grid cell.
 
+    Walks the (at most 3) rounds once, each time for the whole grid at once: a claim stops at the
+    first round where both thresholds hold, or at the protocol's last round, or where its log ends.
     Shapes: returns three arrays (n, len(ts), len(tv)).
     """
     n, R = a.S.shape
     with np.errstate(invalid="ignore"):
-        s_ok = a.S[:, :, None] >= ts[None, None, :] - EPS  # NaN -> False
+        s_ok = a.S[:, :, None] >= ts[None, None, :] - EPS  # NaN (not asked) -> False
     c_ok = a.C[:, :, None] >= tv[None, None, :] - EPS
-    stop = s_ok[:, :, :, None] & c_ok[:, :, None, :]  # (n, R, Ts, Tv)
-    stop &= a.present[:, :, None, None]
     forced = a.protocol_end | (np.arange(R)[None, :] == a.last[:, None])  # protocol end or end of log
-    stop |= forced[:, :, None, None]
-    k = np.argmax(stop, axis=1)  # first stopping round (n, Ts, Tv)
-    labels = np.take_along_axis(a.L[:, :, None, None], k[:, None, :, :], axis=1)[:, 0]
-    hit_early = np.take_along_axis(
-        (s_ok[:, :, :, None] & c_ok[:, :, None, :]), k[:, None, :, :], axis=1
-    )[:, 0]
-    at_protocol_end = np.take_along_axis(a.protocol_end[:, :, None, None], k[:, None, :, :], axis=1)[:, 0]
-    censored = ~hit_early & ~at_protocol_end
+    shape = (n, len(ts), len(tv))
+    k = np.zeros(shape, dtype=np.int64)
+    early = np.zeros(shape, dtype=bool)
+    decided = np.zeros(shape, dtype=bool)
+    for r in range(R):
+        rule_stop = s_ok[:, r, :, None] & c_ok[:, r, None, :] & a.present[:, r, None, None]
+        new = (rule_stop | forced[:, r, None, None]) & ~decided
+        k[new] = r
+        early |= new & rule_stop
+        decided |= new
+    labels = np.take_along_axis(a.L, k.reshape(n, -1), axis=1).reshape(shape)
+    at_protocol_end = np.take_along_axis(a.protocol_end, k.reshape(n, -1), axis=1).reshape(shape)
+    censored = ~early & ~at_protocol_end
     return k, labels, censored
 
 
