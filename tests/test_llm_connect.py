@@ -89,3 +89,13 @@ def test_offline_env_forces_offline_but_explicit_base_url_wins(monkeypatch, caps
     assert connect("ollama").offline
     assert "MABPD_OFFLINE=1" in capsys.readouterr().out
     assert not connect(base_url="http://127.0.0.1:9999/v1").offline
+
+
+def test_a_provider_key_goes_only_to_its_provider(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "openai-secret")
+    with pytest.raises(EndpointError, match="MABPD_API_KEY"):
+        connect(base_url="https://proxy.example.org/v1", model="m")  # never receives OPENAI_API_KEY
+    assert connect(base_url="https://api.openai.com/v1", model="m")._key.get() == "openai-secret"
+    monkeypatch.setenv("MABPD_API_KEY", "mabpd-secret")
+    assert connect("openai", model="m")._key.get() == "openai-secret"  # the preset's own variable first
+    assert connect(base_url="https://proxy.example.org/v1", model="m")._key.get() == "mabpd-secret"

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
 from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
-from .presets import PRESETS, Preset, resolve_key
+from .presets import PRESETS, Preset, preset_for_url, resolve_key
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import in_io_thread, io_loop, submit
 from .usage import Usage
@@ -478,7 +478,7 @@ def connect(
 
     Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
     from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
-    (``MABPD_API_KEY``, then the preset's variable; local servers need none).
+    (the preset's variable, then ``MABPD_API_KEY``; local servers need none).
     ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
     tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
     The offline LLM prints one line saying so (``quiet=True`` silences it).
@@ -501,10 +501,11 @@ def connect(
     chosen_model = model or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
     if not chosen_model:
         raise EndpointError(f"no model for {url}: pass connect(..., model='NAME') or set MABPD_MODEL")
-    key = resolve_key(p, url)
+    key = resolve_key(p or preset_for_url(url), url)
     if key is None:
-        var = p.key_env if p is not None else "OPENAI_API_KEY"
-        raise EndpointError(f"no API key for {url}: set {var} or MABPD_API_KEY in the environment")
+        known = p or preset_for_url(url)
+        var = f"{known.key_env} or MABPD_API_KEY" if known is not None and known.key_env else "MABPD_API_KEY"
+        raise EndpointError(f"no API key for {url}: set {var} in the environment")
     io_loop()  # start the I/O thread now, not inside the first timed call
     return LLM(
         endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,

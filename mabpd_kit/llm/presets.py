@@ -4,7 +4,8 @@
 no key; the SDK still wants a string, so they get the placeholder :data:`NO_KEY`.
 
 Environment (read by :func:`mabpd_kit.llm.connect`): ``MABPD_BASE_URL``, ``MABPD_MODEL``,
-``MABPD_API_KEY`` (beats the preset's own key variable), ``MABPD_OFFLINE=1`` (forces offline).
+``MABPD_API_KEY`` (used when the preset's own key variable is unset, and for custom URLs),
+``MABPD_OFFLINE=1`` (forces offline).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-__all__ = ["NO_KEY", "PRESETS", "Preset", "is_local", "resolve_key"]
+__all__ = ["NO_KEY", "PRESETS", "Preset", "is_local", "preset_for_url", "resolve_key"]
 
 NO_KEY = "not-needed"  # placeholder for servers that ignore the Authorization header
 
@@ -54,14 +55,22 @@ def is_local(base_url: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
 
 
+def preset_for_url(base_url: str) -> Preset | None:
+    """The preset whose base URL this is (so ``MABPD_BASE_URL=https://api.openai.com/v1``
+    finds ``OPENAI_API_KEY``), else None."""
+    url = base_url.rstrip("/")
+    return next((p for p in PRESETS.values() if p.base_url == url), None)
+
+
 def resolve_key(preset: Preset | None, base_url: str) -> str | None:
-    """The API key from the environment: ``MABPD_API_KEY``, then the preset's variable, then
-    ``OPENAI_API_KEY`` for unknown remote servers; :data:`NO_KEY` for local servers; else None."""
-    names = ["MABPD_API_KEY"]
-    if preset is not None and preset.key_env:
-        names.append(preset.key_env)
-    elif preset is None and not is_local(base_url):
-        names.append("OPENAI_API_KEY")
+    """The API key from the environment, or None.
+
+    Order: the preset's own variable (``OPENAI_API_KEY``, ``GROQ_API_KEY``, ...), then
+    ``MABPD_API_KEY``; :data:`NO_KEY` for local servers and key-less presets. A provider's
+    key is only ever sent to that provider's URL: an unknown remote URL gets ``MABPD_API_KEY``
+    or nothing, never, say, your ``OPENAI_API_KEY``.
+    """
+    names = ([preset.key_env] if preset is not None and preset.key_env else []) + ["MABPD_API_KEY"]
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:
