@@ -441,7 +441,9 @@ def finalize(
         for f in [t.term, *t.variants]:
             if not _FORM_SHAPE.fullmatch(_key(f)):
                 raise ValueError(f"term {t.term!r}: form {f!r} must be words joined by spaces, hyphens or apostrophes")
-    owner: dict[str, Term] = {}
+    # A term always owns its own written form; variants and generated inflections go to the
+    # highest band when two terms produce the same surface form ("absurd" -> "absurdly").
+    owner: dict[str, Term] = {k: t for k, t in seen.items()}
     for t in sorted(seen.values(), key=lambda t: (-t.band, t.category, _key(t.term))):
         for f in inflections(t.term, t.pos) + [_key(v) for v in t.variants]:
             owner.setdefault(_key(f), t)
@@ -564,8 +566,10 @@ class Lexicon:
         self._prot_lookup = {_lookup_key(f): p for f, p in self._prot_by_form.items()}
         self._re = _compile(self._by_form)
         self._prot_re = _compile(self._prot_by_form)
-        # Terms that can occur inside some protected context: only these need the protected scan.
-        self._protectable = {m.term for p in self.protected for f in p.forms for m in self._candidates(f)}
+        # Terms sharing a word with some protected context: only these can overlap one, so only
+        # they need the protected scan (a speed-up, not a change of behaviour).
+        prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
+        self._protectable = {t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))}
 
     # -- constructors ------------------------------------------------------------------------
     @classmethod
@@ -643,25 +647,46 @@ class Lexicon:
     def match(self, text: str) -> list[LexMatch]:
         """All non-overlapping lexicon hits in ``text``, in reading order.
 
-        Case-insensitive, whole words, inflected forms, multi-word phrases. Where candidates overlap
-        the highest band wins (then the longer, then the earlier). Hits inside a protected context
-        ("heart attack", "tax regime") are dropped.
+        Case-insensitive, whole words, inflected forms, multi-word phrases. Hits that overlap a
+        protected context ("heart attack", "tax regime") are dropped. Where hits overlap, the
+        highest band wins (then the longer, then the earlier); a losing phrase is cut back to its
+        longest shorter entry that still fits ("radical left wing" with "left wing" at 0.90 keeps
+        "radical").
         """
         low = _lower_same_length(text) if text else ""
-        cands = self._candidates(text, low)
-        if not cands:
-            return []
-        prot = self._protected_spans(text, low) if any(c.term in self._protectable for c in cands) else []
-        if prot:
-            cands = [c for c in cands if not any(a <= c.start and c.end <= b for a, b, _ in prot)]
-        if len(cands) > 1:
-            cands.sort(key=lambda m: (-m.band, -(m.end - m.start), m.start))
-            chosen: list[LexMatch] = []
-            for c in cands:
-                if all(c.end <= k.start or c.start >= k.end for k in chosen):
-                    chosen.append(c)
-            cands = sorted(chosen, key=lambda m: m.start)
-        return cands
+        cands = self._filter_protected(text, low, self._candidates(text, low))
+        if len(cands) < 2:
+            return cands
+        cands.sort(key=lambda m: (-m.band, -(m.end - m.start), m.start))
+        chosen: list[LexMatch] = []
+        losers: list[LexMatch] = []
+        for c in cands:
+            (chosen if all(c.end <= k.start or c.start >= k.end for k in chosen) else losers).append(c)
+        for c in losers:  # try the longest shorter entry starting at the same place
+            blockers = [k.start for k in chosen if k.start > c.start and k.start < c.end]
+            if not blockers or any(k.start <= c.start < k.end for k in chosen):
+                continue
+            short = self._longest_at(text, low, c.start, min(blockers))
+            if short is not None and all(short.end <= k.start or short.start >= k.end for k in chosen):
+                chosen.append(short)
+        return sorted(chosen, key=lambda m: m.start)
+
+    def _longest_at(self, text: str, low: str, start: int, endpos: int) -> LexMatch | None:
+        """The longest entry starting at ``start`` and ending by ``endpos`` (None if there is none)."""
+        m = self._re.match(low, start, endpos) if self._re is not None else None
+        if m is None or not m.group(1):
+            return None
+        a, b = m.span(1)
+        t = self._lookup[_lookup_key(low[a:b])]
+        c = self.categories[t.category]
+        hit = LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        return hit if self._filter_protected(text, low, [hit]) else None
+
+    def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
+        if not cands or not any(c.term in self._protectable for c in cands):
+            return cands
+        prot = self._protected_spans(text, low)
+        return [c for c in cands if not any(c.start < b and a < c.end for a, b, _ in prot)]
 
     def signal(self, text: str) -> LexMatch | None:
         """The agent's lexicon signal: the highest-band match above ``config.lexicon.confidence_floor``."""
@@ -673,9 +698,10 @@ class Lexicon:
         return best
 
     def protected_reason(self, text: str, start: int, end: int) -> str | None:
-        """Why ``text[start:end]`` is neutral domain vocabulary here, or None if it is not protected."""
+        """Why ``text[start:end]`` is neutral domain vocabulary here (it overlaps a protected context),
+        or None if it is not protected."""
         for a, b, p in self._protected_spans(text):
-            if a <= start and end <= b:
+            if start < b and a < end:
                 note = f": {p.note}" if p.note else ""
                 return f"protected term {p.term!r} in {text[a:b]!r}{note}"
         return None
@@ -696,11 +722,7 @@ class Lexicon:
         :meth:`independence` want each term that occurs, even inside a longer phrase.
         """
         low = _lower_same_length(text) if text else ""
-        cands = self._candidates(text, low)
-        if cands and any(c.term in self._protectable for c in cands):
-            prot = self._protected_spans(text, low)
-            cands = [c for c in cands if not any(a <= c.start and c.end <= b for a, b, _ in prot)]
-        return cands
+        return self._filter_protected(text, low, self._candidates(text, low))
 
     def independence(self, texts: Sequence[str], labels: Sequence[Any], *, alpha: float = 0.05) -> "IndependenceResult":
         """Was this lexicon built independently of a labelled corpus? (SPEC 2, paper appendix E).

@@ -78,7 +78,6 @@ _UNIT = re.compile(
     """,
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
-_ENTITY_CORE = re.compile(r"&(?:amp;)*")
 #: Anything the full scanner must handle; text without it is returned as is (plus quote mapping).
 _NEEDS_WORK = re.compile(
     r"[<&\x00-\x09\x0b-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
@@ -107,6 +106,16 @@ def _decode_bytes(raw: bytes) -> tuple[str, bool]:
         return raw.decode("cp1252"), True
     except UnicodeDecodeError:
         return raw.decode("latin-1"), True
+
+
+def _unescape_fully(entity: str) -> str:
+    """Decode an entity, double-escaped ones too: ``&amp;amp;lt;`` -> ``&lt;`` -> ``<`` (at most 5 rounds)."""
+    for _ in range(5):
+        nxt = html.unescape(entity)
+        if nxt == entity:
+            break
+        entity = nxt
+    return entity
 
 
 def _fix_mojibake(chunk: str) -> str | None:
@@ -238,9 +247,8 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
         elif kind == "entity":
             saw_html = True
             ent = m.group()
-            core = "&" + ent[_ENTITY_CORE.match(ent).end():]
-            decoded = html.unescape(core)
-            if decoded == core:  # unknown entity: keep as written
+            decoded = _unescape_fully(ent)
+            if decoded == ent:  # unknown entity: keep as written
                 emit(ent, a, b, True)
             elif decoded.isspace():
                 space(" ", a, b)
