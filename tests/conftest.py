@@ -27,12 +27,19 @@ def _no_real_endpoint(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _private_llm_cache(tmp_path_factory, monkeypatch):
+    """Tests never read or write the user's LLM cache (~/.cache/mabpd-kit): one throwaway
+    directory for the session (FakeLLMServer URLs are unique, so entries never collide)."""
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "llm-cache"))
+
+
 @pytest.fixture
 def fake_server(tmp_path, monkeypatch):
     """Factory for :class:`mabpd_kit.testing.FakeLLMServer`: ``srv = fake_server(script, latency=0)``.
 
     Servers are started now and stopped after the test. The LLM record/replay cache goes to a
-    per-test temporary directory, so answers never leak between tests (ports get reused).
+    per-test temporary directory, so a test sees only the answers it recorded itself.
     """
     from mabpd_kit.testing import FakeLLMServer
 

@@ -305,7 +305,12 @@ class LLM:
         if in_io_thread():
             coro.close()
             raise RuntimeError("sync LLM calls cannot run on the LLM I/O thread; use the async methods")
-        return submit(coro).result()
+        fut = submit(coro)
+        try:
+            return fut.result()
+        except BaseException:  # e.g. KeyboardInterrupt ("interrupt kernel"): stop the call too
+            fut.cancel()
+            raise
 
     # -- chat -----------------------------------------------------------------------
     async def achat(

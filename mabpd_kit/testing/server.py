@@ -9,7 +9,7 @@ time-outs and concurrency.
 >>> def script(request):                      # request = the parsed chat-completions body
 ...     return '{"verdict": "neutral"}'       # a content string, a dict (sent as JSON text) or a Reply
 >>> with FakeLLMServer(script) as srv:
-...     url = srv.base_url                    # "http://127.0.0.1:PORT/v1"
+...     url = srv.base_url                    # "http://127.0.0.1:PORT/fake-1a2b3c4d/v1"
 
 Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.1`` (rate
 limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -246,6 +247,7 @@ class FakeLLMServer:
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
+        self._token = f"fake-{uuid.uuid4().hex[:8]}"
 
     # -- counting (called by handler threads) ----------------------------------
     def _enter(self, request: dict[str, Any], headers: dict[str, str]) -> None:
@@ -278,8 +280,12 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``: pass it to ``connect(base_url=...)``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """``http://127.0.0.1:PORT/fake-XXXXXXXX/v1``: pass it to ``connect(base_url=...)``.
+
+        The random path segment makes every server instance a distinct endpoint, so answers
+        cached (or capabilities learned) from one test's server can never be served to
+        another's that happens to get the same port."""
+        return f"http://127.0.0.1:{self.port}/{self._token}/v1"
 
     def start(self) -> FakeLLMServer:
         if self._httpd is not None:
