@@ -75,6 +75,7 @@ __all__ = [
     "SYSTEMS",
     "run_systems",
     "summarize",
+    "results_frame",
     "example_claims",
     "cli_add_arguments",
     "cli_run",
@@ -721,6 +722,11 @@ class RadarDebate:
             print(f"{self.system}: {len(results)} claims, {n_fail} failed, source = {self.source}"
                   + (" (offline rule-based stand-in)" if self.llm is None else ""))
         return results
+
+
+def results_frame(results: Sequence[DebateResult]) -> pd.DataFrame:
+    """One row per debate: id, system, gold, label, correct, rounds, stop reason, s, c, source, usage."""
+    return pd.DataFrame([r.to_row() for r in results])
 
 
 def summarize(results: Sequence[DebateResult], labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE")) -> dict[str, Any]:

@@ -248,6 +248,11 @@ def test_run_systems_offline_summary():
     assert (table.set_index("system").mean_rounds["no-early-stopping"] == 3.0)
     assert table.set_index("system").mean_rounds["single"] == 1.0
     assert all(len(v) == 3 for v in results.values())
+    from mabpd_kit.halftruth import results_frame
+
+    frame = results_frame(results["single"])
+    assert list(frame.id) == ["ex-true", "ex-half", "ex-false"] and (frame.rounds == 1).all()
+    assert (frame.stop_reason == "max_rounds").all() and (frame.source == "rule").all()
 
 
 def test_cli_offline(capsys, monkeypatch):

@@ -1,0 +1,46 @@
+"""Chart builders of notebook 07 return altair specs with the right data and encodings."""
+
+from __future__ import annotations
+
+import pytest
+
+from mabpd_kit.stopping import DualThreshold, calibrate, simulate_trajectories
+from mabpd_kit.viz.stopping import grid_heatmap, stop_outcome_chart, tradeoff_chart, trajectory_chart
+
+
+@pytest.fixture(scope="module")
+def cal():
+    return calibrate(simulate_trajectories(60, seed=0))
+
+
+def _datasets(spec: dict) -> list[list[dict]]:
+    return list(spec.get("datasets", {}).values())
+
+
+def test_heatmap_covers_the_grid_and_marks_pairs(cal):
+    spec = grid_heatmap(cal, "mean_rounds", marks={"RADAR run": (-0.6, 0.75)}).to_dict()
+    sizes = sorted(len(d) for d in _datasets(spec))
+    assert sizes == [1, 41 * 20]
+    rect = spec["layer"][0]
+    assert rect["mark"]["type"] == "rect" and rect["encoding"]["color"]["field"] == "mean_rounds"
+    mark_rows = [d for d in _datasets(spec) if len(d) == 1][0]
+    assert mark_rows[0]["tau_s"] == pytest.approx(-0.6) and mark_rows[0]["tau_v"] == pytest.approx(0.75)
+
+
+def test_tradeoff_places_the_current_pair_at_its_replayed_figures(cal):
+    spec = tradeoff_chart(cal, current=(0.1, 0.8)).to_dict()
+    point = [d for d in _datasets(spec) if len(d) == 1][0][0]
+    row = cal.at(0.1, 0.8)
+    assert point["name"] == "your pair"
+    assert point["quality"] == pytest.approx(row["quality"]) and point["mean_rounds"] == pytest.approx(row["mean_rounds"])
+    assert any(len(d) == len(cal.pareto) for d in _datasets(spec))
+
+
+def test_trajectory_and_outcome_charts():
+    trajs = simulate_trajectories(12, seed=1)
+    spec = trajectory_chart(trajs).to_dict()
+    data = _datasets(spec)[0]
+    assert len(data) == 12 * 3 and spec["facet"]["column"]["field"] == "gold"
+    out = stop_outcome_chart(trajs, DualThreshold(-1.0, 0.0)).to_dict()
+    rows = _datasets(out)[0]
+    assert sum(r["claims"] for r in rows) == 12 and {r["rounds"] for r in rows} == {1}
