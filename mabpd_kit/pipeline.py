@@ -236,7 +236,9 @@ class Pipeline:
 
         self.config = config or Config()
         self.llm = llm if llm is not None and not llm.offline else None
-        self.lexicon = lexicon or Lexicon.from_config(self.config)
+        if lexicon is None:  # ablations share the default lexicon (loaded once per process)
+            lexicon = Lexicon.default() if self.config.lexicon == Config().lexicon else Lexicon.from_config(self.config)
+        self.lexicon = lexicon
         self.agents = make_agents(self.config, self.llm, self.lexicon)
         self.verifier = VerifierAgent(self.config, self.llm, self.lexicon)
 
@@ -307,7 +309,7 @@ class Pipeline:
 
     # -- steps shared by both paths -----------------------------------------------------------------
     def _start(self, text: Any, id: str, gold: Any) -> tuple[Decision, "CleanText | None"]:
-        from mabpd_kit.text import clean, truncate_words
+        from mabpd_kit.text import CleanText, clean, truncate_words
 
         raw = text if isinstance(text, str) else ("" if text is None else str(text))
         d = Decision(id=id, text=raw, gold=_gold(gold), mode=self.mode, text_sha1=_sha1(raw),
@@ -323,10 +325,11 @@ class Pipeline:
             return self._fail(d, ValueError(_FAIL_FLAGS[bad[0]]), None), None
         if self.config.text.truncate_words:
             tr = truncate_words(ct.text, self.config.text.truncate_words)
-            if tr.truncated:
+            if tr.truncated:  # a prefix of the cleaned text: its offset map is a prefix of the map
                 d.flags.append("truncated")
-                ct = clean(tr.text, max_chars=self.config.text.max_chars)
-                ct.raw = raw  # offsets of a prefix are unchanged in the raw text
+                n = len(tr.text)
+                ct = CleanText(text=tr.text, raw=ct.raw, flags=ct.flags, src_start=ct.src_start[:n], src_end=ct.src_end[:n])
+        d.text = ct.raw  # decoded input: raw offsets of spans point into it
         d.clean_text = ct.text
         return d, ct
 

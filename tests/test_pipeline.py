@@ -151,3 +151,12 @@ def test_cli_analyze_json_and_table(tmp_path, capsys):
     assert main(["analyze", str(f), "--format", "table"]) == 0
     assert "route" in capsys.readouterr().out
     assert main(["analyze", str(tmp_path / "missing.txt")]) == 2
+
+
+def test_truncation_keeps_raw_offsets(lex):
+    cfg = CFG.replace(**{"text.truncate_words": 6})
+    raw = "<p>The   plan passed.</p> <p>Radical leftists slammed it later, and more words follow here.</p>"
+    d = Pipeline(cfg, None, lex).analyze(raw)
+    assert "truncated" in d.flags and len(d.clean_text.split()) == 6
+    for s in d.spans(valid_only=True):
+        assert raw[s.orig_start : s.orig_end] == s.text
