@@ -99,3 +99,12 @@ def test_a_provider_key_goes_only_to_its_provider(monkeypatch):
     monkeypatch.setenv("MABPD_API_KEY", "mabpd-secret")
     assert connect("openai", model="m")._key.get() == "openai-secret"  # the preset's own variable first
     assert connect(base_url="https://proxy.example.org/v1", model="m")._key.get() == "mabpd-secret"
+
+
+def test_import_is_light():
+    """The openai SDK (~1-2 s) and pandas load on first use, not on import."""
+    import subprocess
+    import sys
+
+    code = "import sys, mabpd_kit.llm, mabpd_kit.testing; print(sorted({'openai', 'pandas', 'httpx2'} & set(sys.modules)))"
+    assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "[]"
