@@ -648,7 +648,7 @@ class _Cube:
     @classmethod
     def of(cls, logs: pd.DataFrame) -> "_Cube":
         df = _prepare(logs)
-        names = list(dict.fromkeys(df["condition"]))
+        names = list(pd.unique(df["condition"]))
         conds = [c for c in CONDITIONS if c in names] + [c for c in names if c not in CONDITIONS]
         ci = pd.Categorical(df["condition"], categories=conds).codes
         qi, qs = pd.factorize(df["question"], sort=True)
@@ -686,7 +686,12 @@ class _Cube:
         return {k: v.sum(axis=(2, 3, 4)).astype(float) for k, v in (("n", pair), ("conform", conform), ("obstinate", stay))}
 
 
-def disagreement_pairs(logs: pd.DataFrame) -> pd.DataFrame:
+def _cube(logs: "pd.DataFrame | _Cube") -> _Cube:
+    """Build the arrays once: :func:`identity_report` passes one cube to every measure."""
+    return logs if isinstance(logs, _Cube) else _Cube.of(logs)
+
+
+def disagreement_pairs(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
     """Every disagreement pair (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``.
 
     Columns: condition, question, round, agent, peer, own_prev, peer_prev, answer (``y[i,t]``),
@@ -694,7 +699,7 @@ def disagreement_pairs(logs: pd.DataFrame) -> pd.DataFrame:
     three answers is unparsed are left out (an unreadable answer neither agrees nor disagrees);
     :func:`identity_summary` reports how many rows were unparsed.
     """
-    cube = _Cube.of(logs)
+    cube = _cube(logs)
     pair, conform, stay = cube.pair_masks()
     c, q, t, i, j = np.nonzero(pair)
     ans = np.array(cube.answers + [None], dtype=object)  # code -1 -> None
@@ -740,7 +745,7 @@ _STATS = {
 }
 
 
-def identity_summary(logs: pd.DataFrame, *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
+def identity_summary(logs: "pd.DataFrame | _Cube", *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition, pooled over all disagreement pairs.
 
     Columns: condition, n_questions, n_answers, n_unparsed, n_pairs, conformity, obstinacy,
@@ -748,7 +753,7 @@ def identity_summary(logs: pd.DataFrame, *, ci: bool = True, config: Config | No
     pooled ratio is recomputed on each resample).
     """
     cfg = config or Config()
-    cube = _Cube.of(logs)
+    cube = _cube(logs)
     counts = cube.counts()
     out = []
     for k, cond in enumerate(cube.conditions):
@@ -791,7 +796,7 @@ class IBCResult:
 
 
 def ibc(
-    logs: pd.DataFrame, *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
+    logs: "pd.DataFrame | _Cube", *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
 ) -> IBCResult:
     """The Identity Bias Coefficient of a log holding both conditions.
 
@@ -799,7 +804,7 @@ def ibc(
     Positive: peers over-weighted (sycophancy); negative: own answer over-weighted (self-bias).
     """
     cfg = config or Config()
-    cube = _Cube.of(logs)
+    cube = _cube(logs)
     if not set(CONDITIONS) <= set(cube.conditions):
         raise ValueError(f"IBC needs both conditions in the log (vanilla and anonymised); found {cube.conditions}")
     counts = cube.counts(rounds)
@@ -816,14 +821,14 @@ def ibc(
     return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions))
 
 
-def trust_rates(logs: pd.DataFrame) -> pd.DataFrame:
+def trust_rates(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
     """Subversion and correction per condition, over (question, agent, round t >= 1).
 
     Subversion: the agent was right at t-1, saw at least one wrong peer (a parsed wrong answer),
     and is not right at t (rate = events / such exposures). Correction: the agent was not right
     at t-1 (wrong or unparsed), saw at least one right peer, and is right at t.
     """
-    cube = _Cube.of(logs)
+    cube = _cube(logs)
     ok = cube.present & (cube.y >= 0)
     wrong = ok & ~cube.right
     prev_right, prev_wrong = cube.right[:, :, :-1], wrong[:, :, :-1]
@@ -848,11 +853,15 @@ def trust_rates(logs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def trust_cut(logs: pd.DataFrame) -> dict[str, float]:
+def trust_cut(logs: "pd.DataFrame | _Cube") -> dict[str, float]:
     """How much anonymisation cuts subversion and correction: ``1 - anonymised / vanilla`` on
     event counts (the paper reports 64.3% and 14.9% for Qwen-32B on MMLU). A debate protocol is
     healthier when it cuts subversion much more than correction."""
-    t = trust_rates(logs).set_index("condition")
+    return _cuts(trust_rates(logs))
+
+
+def _cuts(trust: pd.DataFrame) -> dict[str, float]:
+    t = trust.set_index("condition")
     if not set(CONDITIONS) <= set(t.index):
         raise ValueError("trust_cut needs both conditions in the log")
 
@@ -863,14 +872,14 @@ def trust_cut(logs: pd.DataFrame) -> dict[str, float]:
     return {"subversion_cut": cut("n_subversion"), "correction_cut": cut("n_correction")}
 
 
-def majority_accuracy(logs: pd.DataFrame) -> pd.DataFrame:
+def majority_accuracy(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
     """Per condition and round: majority-vote accuracy and mean single-agent accuracy.
 
     The vote is over parsed answers; a tie between k answers scores (right answers among them)/k,
     the expected accuracy of breaking the tie at random. A question with no parsed answer scores 0.
     Questions absent from a round (e.g. a SAD debate that stopped early) do not count there.
     """
-    cube = _Cube.of(logs)
+    cube = _cube(logs)
     n_codes = max(len(cube.answers), 1)
     onehot = (cube.y[..., None] == np.arange(n_codes))  # [c, q, r, agent, code]
     votes = onehot.sum(axis=3)
@@ -918,14 +927,15 @@ class IdentityReport:
 
 def identity_report(logs: pd.DataFrame, *, ci: bool = True, config: Config | None = None) -> IdentityReport:
     """All measures at once: summary (with CIs), trust rates, accuracy by round, IBC and cuts."""
-    df = _prepare(logs)
-    both = set(CONDITIONS) <= set(df["condition"])
+    cube = _Cube.of(logs)
+    both = set(CONDITIONS) <= set(cube.conditions)
+    trust = trust_rates(cube)  # every measure also accepts the prepared cube
     return IdentityReport(
-        summary=identity_summary(df, ci=ci, config=config),
-        trust=trust_rates(df),
-        accuracy=majority_accuracy(df),
-        ibc=ibc(df, ci=ci, config=config) if both else None,
-        cuts=trust_cut(df) if both else {},
+        summary=identity_summary(cube, ci=ci, config=config),
+        trust=trust,
+        accuracy=majority_accuracy(cube),
+        ibc=ibc(cube, ci=ci, config=config) if both else None,
+        cuts=_cuts(trust) if both else {},
     )
 
 
