@@ -37,6 +37,7 @@ Pro/Con roles), ``single`` (the Judge alone, one pass) and ``gold-evidence``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import math
 import re
@@ -683,8 +684,9 @@ class RadarDebate:
                 raise ValueError(f"{tag}: no option among {list(options)} in the reply {comp.text[:80]!r}")
             res.notes.append(f"{tag} round {len(res.states) + 1}: no usable logprobs, one-hot on the reply")
             return {o: float(o == pick) for o in options}
-        comps = [await self.llm.achat(msgs, temperature=rc.sample_temperature, max_tokens=40, sample_index=i, tag=tag)
-                 for i in range(rc.k_samples)]
+        comps = await asyncio.gather(*(  # k samples in parallel; sample_index keeps them apart in the cache
+            self.llm.achat(msgs, temperature=rc.sample_temperature, max_tokens=40, sample_index=i, tag=tag)
+            for i in range(rc.k_samples)))
         self._account(res, comps)
         probs = option_probs_from_samples([c.text for c in comps], options)
         if probs is None:

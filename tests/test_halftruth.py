@@ -202,11 +202,16 @@ def test_no_early_stopping_and_single_agent_baselines(fake_server):
 
 
 def test_samples_source_in_a_debate(fake_server):
+    import itertools
+    import threading
+
+    lock, counter = threading.Lock(), itertools.count()
+
     def script(req):
-        sysp = system_prompt(req)
-        if "JUDGE" in sysp:
-            i = req.get("temperature", 0) and len([r for r in srv.requests if "JUDGE" in system_prompt(r)])
+        if "JUDGE" in system_prompt(req):
             if "STOP, CONTINUE" in last_user(req):
+                with lock:  # the k samples arrive concurrently: 4 of every 5 say STOP, whatever the order
+                    i = next(counter)
                 return "STOP" if i % 5 < 4 else "CONTINUE"
             return "FALSE"
         return "Claim is wrong [E1]."
@@ -217,9 +222,27 @@ def test_samples_source_in_a_debate(fake_server):
     res = RadarDebate(Config().replace(**{"radar.k_samples": 5}), llm).run(ex.claim, ex.evidence, gold="FALSE")
     assert res.source == "samples" and not res.failed, res.error
     assert res.states[0].label_probs["FALSE"] == 1.0
-    assert res.rounds_run == 1 and res.decisions[0].stop
+    assert res.states[0].p_stop == pytest.approx(0.8) and res.rounds_run == 1 and res.decisions[0].stop
     sample_reqs = [r for r in srv.requests if "JUDGE" in system_prompt(r)]
     assert len(sample_reqs) == 10 and all(r["temperature"] == 0.7 for r in sample_reqs)
+
+
+def test_structured_source_in_a_debate(fake_server):
+    def script(req):
+        if "JUDGE" in system_prompt(req):
+            return json.dumps({"p_true": 0.05, "p_half_true": 0.15, "p_false": 0.8, "p_stop": 0.3, "p_continue": 0.7})
+        return "It is wrong [E2]."
+
+    srv = fake_server(script)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True)
+    cfg = Config().replace(**{"radar.prob_source": "structured"})
+    ex = example_claims().iloc[2]
+    res = RadarDebate(cfg, llm).run(ex.claim, ex.evidence, gold="FALSE")
+    assert res.source == "structured" and not res.failed, res.error
+    st = res.states[0]
+    assert st.label_probs == pytest.approx({"TRUE": 0.05, "HALF-TRUE": 0.15, "FALSE": 0.8}) and st.p_stop == pytest.approx(0.3)
+    assert res.rounds_run == 1 and res.decisions[0].reason == "both_thresholds_met"  # s = -0.4, c = 0.8
+    assert res.decisions[0].source == "structured"
 
 
 def test_unusable_judge_reply_is_flagged_not_fatal(fake_server):
