@@ -58,24 +58,24 @@ if TYPE_CHECKING:  # pandas loads inside the loaders
     import pandas as pd
 
 __all__ = [
-    "DataMissingError",
-    "ChecksumError",
-    "FileEntry",
-    "manifest",
-    "data_dir",
-    "cache_dir",
-    "locate",
-    "fetch",
-    "sha256_file",
     "LIAR_TO_3",
+    "ChecksumError",
+    "DataMissingError",
+    "FileEntry",
+    "cache_dir",
+    "data_dir",
+    "fetch",
     "load_babe",
+    "load_gsm8k",
     "load_hyperpartisan",
-    "load_politifact_hidden",
-    "load_radar_claims",
     "load_liar",
     "load_liar_plus",
     "load_mmlu",
-    "load_gsm8k",
+    "load_politifact_hidden",
+    "load_radar_claims",
+    "locate",
+    "manifest",
+    "sha256_file",
     "status",
 ]
 
@@ -317,7 +317,7 @@ def _extract_member(archive: Path, entry: FileEntry) -> Path:
     return Path(out_name)
 
 
-def status(data_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None) -> "pd.DataFrame":
+def status(data_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per manifest file: where it is found (local / cache / missing) and whether it verifies."""
     import pandas as pd
 
@@ -373,7 +373,7 @@ def load_babe(
     llm_labels: bool = True,
     download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """BABE sentences with expert labels (1 = biased, 0 = neutral).
 
     ``split="train"`` (3,121 rows: 1,740 biased / 1,381 neutral) reads the local reconstructed CSV
@@ -477,7 +477,7 @@ def load_hyperpartisan(
     truncate: int | None = None,
     download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """SemEval-2019 Task 4 by-article news: whole articles, label 1 = hyperpartisan.
 
     Train: 645 articles (238 hyperpartisan / 407 not); test (held out, downloaded from Zenodo):
@@ -551,7 +551,7 @@ def _politifact_labels(data_dir, download, cache_dir) -> dict[str, str]:
 
 def load_politifact_hidden(
     data_dir: str | os.PathLike | None = None, download: bool = True, cache_dir: str | os.PathLike | None = None
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """PolitiFact-Hidden test split: 2,000 claims (ids 12994-14993), labels FALSE 1,501 / HALF-TRUE 406 / TRUE 93."""
     import pandas as pd
 
@@ -580,7 +580,7 @@ def load_radar_claims(
     data_dir: str | os.PathLike | None = None,
     download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """RADAR claims with evidence sentences and their PolitiFact-Hidden labels.
 
     ``kind``: ``"gold"`` (150 balanced claims, the fact-check article's sentences, 3-46 each),
@@ -630,7 +630,7 @@ def _liar_records(path: Path, n_fields: int, has_index: bool) -> list[list[str]]
     return out
 
 
-def _liar_frame(records: list[list[str]], columns: list[str]) -> "pd.DataFrame":
+def _liar_frame(records: list[list[str]], columns: list[str]) -> pd.DataFrame:
     import pandas as pd
 
     df = pd.DataFrame(records, columns=columns)
@@ -648,7 +648,7 @@ def _liar_frame(records: list[list[str]], columns: list[str]) -> "pd.DataFrame":
 def load_liar(
     split: str = "train", data_dir: str | os.PathLike | None = None, download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """LIAR statements (train 10,269 / valid 1,284 / test 1,283) with the 6-way ``label`` and the 3-way ``label3`` (:data:`LIAR_TO_3`)."""
     if split not in ("train", "valid", "test"):
         raise ValueError(f"LIAR split must be train, valid or test, not {split!r}")
@@ -661,7 +661,7 @@ def load_liar(
 def load_liar_plus(
     split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """LIAR-PLUS (val 1,284 / test 1,283 / train): LIAR's columns plus ``justification`` (sentences
     from the article's "Our ruling" with the verdict sentence removed) and ``evidence`` (the
     justification split into sentences, ready for a debate's evidence pool)."""
@@ -687,7 +687,7 @@ MMLU = "MMLU-professional_medicine"
 def load_mmlu(
     split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """MMLU professional medicine, 4 options (test 272 rows: answers A 50 / B 55 / C 45 / D 122,
     so "always D" already scores 44.9%; validation 31; dev 5)."""
     import pandas as pd
@@ -716,13 +716,13 @@ def load_mmlu(
     return df
 
 
-_GSM_FINAL = re.compile(r"####\s*(.+?)\s*$", re.S)
+_GSM_FINAL = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
 
 
 def load_gsm8k(
     split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
     cache_dir: str | os.PathLike | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """GSM8K maths word problems (test 1,319, train 7,473). ``answer`` is the gold number after
     ``####`` with thousands separators removed (a string, e.g. ``"18"``); ``solution`` the worked text."""
     import pandas as pd

@@ -33,10 +33,11 @@ import argparse
 import hashlib
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,13 +52,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BENCHMARKS",
-    "load_benchmark",
     "Evaluation",
+    "add_arguments",
     "evaluate",
+    "load_benchmark",
+    "run",
     "score_system",
     "threshold_sweep",
-    "add_arguments",
-    "run",
 ]
 
 #: benchmark name -> (loader name in mabpd_kit.datasets, human name)
@@ -82,7 +83,7 @@ def load_benchmark(
     limit: int | None = None,
     seed: int | None = None,
     truncate: int | None = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """The items of a binary benchmark: ``id, text, label`` plus its metadata columns.
 
     ``limit=N`` takes a seeded random sample of N items (kept in file order), so a quick run
@@ -114,7 +115,7 @@ def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int |
     return row
 
 
-def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Sequence[float] | None = None) -> "pd.DataFrame":
+def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Sequence[float] | None = None) -> pd.DataFrame:
     """Metrics of the rule ``biased iff score >= t`` for each threshold ``t`` (default 0.20-0.80 step 0.01).
 
     For the threshold-adaptation exercise: pick ``t`` on a calibration half, then report on the
@@ -128,13 +129,13 @@ def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Seq
     return pd.DataFrame(rows)
 
 
-def _fingerprint(cfg: Config, llm: "LLM | None") -> str:
+def _fingerprint(cfg: Config, llm: LLM | None) -> str:
     """Short hash of everything that changes a decision: the configuration and the model."""
     who = "rule" if llm is None or llm.offline else f"{llm.endpoint}|{llm.model}"
     return hashlib.sha1((cfg.model_dump_json() + who).encode()).hexdigest()[:10]
 
 
-def _md_table(df: "pd.DataFrame", floats: str = "{:.3f}") -> str:
+def _md_table(df: pd.DataFrame, floats: str = "{:.3f}") -> str:
     """A GitHub markdown table (no extra dependency)."""
     def fmt(v: Any) -> str:
         if isinstance(v, (float, np.floating)):
@@ -156,9 +157,9 @@ class Evaluation:
     configs: list[str]
     mode: str
     n_items: int
-    predictions: "pd.DataFrame"  # one row per (system, item)
-    metrics: "pd.DataFrame"  # one row per system (pipeline configs first, then anchors)
-    comparisons: "pd.DataFrame"  # paired bootstrap of each config against the first
+    predictions: pd.DataFrame  # one row per (system, item)
+    metrics: pd.DataFrame  # one row per system (pipeline configs first, then anchors)
+    comparisons: pd.DataFrame  # paired bootstrap of each config against the first
     wall_s: float
     n_resamples: int
     seed: int
@@ -169,7 +170,7 @@ class Evaluation:
     def baseline(self) -> str:
         return self.configs[0]
 
-    def chart(self) -> "alt.TopLevelMixin":
+    def chart(self) -> alt.TopLevelMixin:
         """Grouped bars of macro F1 / F1 / precision / recall per system, macro F1 with its CI."""
         from mabpd_kit.viz.evaluation import metrics_chart
 
@@ -264,9 +265,9 @@ def evaluate(
     split: str = "train",
     configs: Sequence[str] = ("full", "no-debate", "single-agent"),
     *,
-    frame: "pd.DataFrame | None" = None,
+    frame: pd.DataFrame | None = None,
     limit: int | None = None,
-    llm: "LLM | None" = None,
+    llm: LLM | None = None,
     config: Config | None = None,
     data_dir: str | Path | None = None,
     out_dir: str | Path | None = None,

@@ -29,21 +29,21 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "accuracy",
-    "precision",
-    "recall",
-    "f1",
-    "macro_f1",
-    "confusion",
-    "per_class_f1",
-    "classification_report",
     "BootstrapResult",
-    "paired_bootstrap",
+    "accuracy",
     "bootstrap_ci",
-    "metric_ci",
-    "ratings_table",
+    "classification_report",
+    "confusion",
+    "f1",
     "fleiss_kappa",
+    "macro_f1",
+    "metric_ci",
+    "paired_bootstrap",
+    "per_class_f1",
     "point_biserial",
+    "precision",
+    "ratings_table",
+    "recall",
 ]
 
 # Spellings accepted for the two binary classes (compared case-insensitively for strings).

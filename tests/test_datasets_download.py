@@ -18,7 +18,7 @@ class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep test output clean
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path.startswith("/truncated"):
             # promise 1,000 bytes, send 10, hang up
             self.send_response(200)

@@ -137,3 +137,47 @@ def test_charts_build_from_evaluation(frame):
     assert len(th.to_dict()["layer"]) == 2
     pr = V.precision_recall_chart(ev.metrics).to_dict()
     assert pr["layer"][0]["mark"]["type"] == "point"
+
+
+def _toy_babe(root):
+    d = root / "BABE" / "derived"
+    d.mkdir(parents=True)
+    rows = [(t, y) for t, y in SENTENCES if t]
+    pd.DataFrame({
+        "text": [t for t, _ in rows], "outlet": "Toy", "label": [y for _, y in rows], "topic": "toy",
+        "news_link": "", "biased_words": "[]", "uuid": [f"u{i}" for i in range(len(rows))],
+        "type": "center", "label_opinion": "",
+    }).to_csv(d / "babe_hf_train3121_reconstructed.csv", index=False)
+
+
+def test_cli_evaluate_with_an_endpoint_uses_the_llm(fake_server, tmp_path, monkeypatch, capsys):
+    """--endpoint URL: the same harness with LLM agents (FakeLLMServer); usage is counted."""
+    from mabpd_kit.cli import main
+    from mabpd_kit.testing import all_text, system_prompt
+
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path / "cache"))
+
+    def script(req):
+        article = all_text(req).split("<article>")[-1].split("</article>")[0]
+        loaded = any(w in article for w in ("rammed", "reckless", "slammed", "mob", "destroy"))
+        verdict = "biased" if loaded else "neutral"
+        sys_ = system_prompt(req).lower()
+        if "verifier" in sys_:
+            return {"verdict": verdict, "reason": "-", "strongest_quote": ""}
+        return {"verdict": verdict, "confidence": 0.9, "bias_score": 0.9 if loaded else 0.1,
+                "evidence_score": 0.9 if loaded else 0.1, "framing_score": 0.9 if loaded else 0.1,
+                "spans": [], "evidence": [], "patterns": [], "rationale": "-", "counter_argument": "-"}
+
+    srv = fake_server(script)
+    _toy_babe(tmp_path / "data")
+    rc = main(["evaluate", "--dataset", "babe", "--configs", "full,no-debate", "--resamples", "100",
+               "--endpoint", srv.base_url, "--model", "fake", "--data-dir", str(tmp_path / "data"),
+               "--out", str(tmp_path / "out"), "--quiet"])
+    assert rc == 0
+    assert srv.calls > 0
+    metrics = pd.read_csv(tmp_path / "out" / "metrics.csv").set_index("system")
+    assert metrics.loc["full", "calls"] > 0 and metrics.loc["full", "tokens"] > 0
+    assert metrics.loc["full", "n_failed"] == 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "LLM fake at http://127.0.0.1" in report
+    assert "mabpd evaluate: rule-based" not in capsys.readouterr().err

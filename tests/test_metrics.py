@@ -149,7 +149,7 @@ def test_bootstrap_ci_groups_resample_whole_groups():
 
     q_means = np.random.default_rng(2).random(10)
     df = pd.DataFrame({"question": np.repeat(np.arange(10), 20), "correct": np.repeat(q_means, 20)})
-    stat = lambda f: float(f["correct"].mean())  # noqa: E731
+    stat = lambda f: float(f["correct"].mean())
     est, lo, hi = M.bootstrap_ci(df, stat, groups="question", n_resamples=400, seed=0)
     _, rlo, rhi = M.bootstrap_ci(df, stat, n_resamples=400, seed=0)
     assert abs(est - q_means.mean()) < TOL
@@ -211,6 +211,6 @@ def test_metric_ci_fast_path_equals_loop_and_brackets_the_estimate():
     y, p = _binary_pair(21, 300, 0.7)
     for metric in (M.macro_f1, M.f1, M.recall):
         est, lo, hi = M.metric_ci(y, p, metric=metric, n_resamples=300, seed=2)
-        est2, lo2, hi2 = M.metric_ci(y, p, metric=lambda t, q, m=metric: m(t, q), n_resamples=300, seed=2)
+        _est2, lo2, hi2 = M.metric_ci(y, p, metric=lambda t, q, m=metric: m(t, q), n_resamples=300, seed=2)
         assert abs(est - metric(y, p)) < TOL and abs(lo - lo2) < TOL and abs(hi - hi2) < TOL
         assert lo < est < hi

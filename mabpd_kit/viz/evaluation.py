@@ -14,17 +14,17 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
-__all__ = ["metrics_chart", "precision_recall_chart", "confusion_chart", "error_rates_chart", "threshold_chart"]
+__all__ = ["confusion_chart", "error_rates_chart", "metrics_chart", "precision_recall_chart", "threshold_chart"]
 
 _METRIC_TITLES = {"macro_f1": "macro F1", "f1": "F1 (biased)", "precision": "precision", "recall": "recall",
                   "accuracy": "accuracy"}
 
 
 def metrics_chart(
-    metrics: "pd.DataFrame",
+    metrics: pd.DataFrame,
     which: Sequence[str] = ("macro_f1", "f1", "precision", "recall"),
     title: str | None = None,
-) -> "alt.LayerChart":
+) -> alt.LayerChart:
     """Grouped bars: one group per metric, one bar per system; macro F1 carries its bootstrap CI."""
     import altair as alt
     import pandas as pd
@@ -54,7 +54,7 @@ def metrics_chart(
     return chart.properties(title=title) if title else chart
 
 
-def precision_recall_chart(metrics: "pd.DataFrame", title: str | None = None) -> "alt.LayerChart":
+def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
     """Each system as a point in (recall, precision): who buys precision with recall, and who the other way."""
     import altair as alt
 
@@ -71,7 +71,7 @@ def precision_recall_chart(metrics: "pd.DataFrame", title: str | None = None) ->
     return chart.properties(title=title) if title else chart
 
 
-def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None = None) -> "alt.LayerChart":
+def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None = None) -> alt.LayerChart:
     """2 x 2 (or k x k) confusion matrix as a labelled heat map (rows gold, columns predicted)."""
     from mabpd_kit import metrics as M
     from mabpd_kit.viz import heatmap
@@ -83,8 +83,8 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
 
 
 def error_rates_chart(
-    predictions: "pd.DataFrame", by: str = "type", system: str | None = None, min_items: int = 20, title: str | None = None
-) -> "alt.Chart":
+    predictions: pd.DataFrame, by: str = "type", system: str | None = None, min_items: int = 20, title: str | None = None
+) -> alt.Chart:
     """False-positive rate (neutral called biased) and false-negative rate (biased missed) per group.
 
     ``predictions`` is :attr:`Evaluation.predictions` (or any frame with gold, pred and ``by``);
@@ -114,8 +114,8 @@ def error_rates_chart(
 
 
 def threshold_chart(
-    sweeps: "pd.DataFrame", chosen: float | None = None, metric: str = "macro_f1", title: str | None = None
-) -> "alt.LayerChart":
+    sweeps: pd.DataFrame, chosen: float | None = None, metric: str = "macro_f1", title: str | None = None
+) -> alt.LayerChart:
     """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
     a vertical rule marks the threshold chosen on the calibration half."""
     import altair as alt
