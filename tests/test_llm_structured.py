@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from mabpd_kit.llm import StructuredOutputError, connect
 from mabpd_kit.llm.structured import close_truncated, extract_json
-from mabpd_kit.testing import sequence
+from mabpd_kit.testing import Reply, sequence
 
 
 class Verdict(BaseModel):
@@ -155,3 +155,17 @@ def test_every_prefix_of_json_closes_to_valid_json(value, ascii_only, data):
     full = json.dumps(value, ensure_ascii=ascii_only)
     cut = data.draw(st.integers(1, len(full)))
     json.loads(close_truncated(full[:cut]))
+
+
+def test_a_400_for_another_reason_does_not_disable_json_schema(fake_server):
+    """A prompt the server rejects in every mode (e.g. too long) is reported as it is, and does
+    not teach the client that json_schema is unsupported."""
+    from mabpd_kit.llm import EndpointError
+
+    srv = fake_server(lambda r: Reply(status=400, error="prompt too long") if "long" in r["messages"][-1]["content"]
+                      else {"verdict": "neutral", "score": 0.2})
+    llm = _llm(srv)
+    with pytest.raises(EndpointError, match="prompt too long"):
+        llm.structured("a very long prompt", Verdict)
+    assert [_mode(r) for r in srv.requests] == ["json_schema", "json_object", "text"]
+    assert llm.structured("short", Verdict).mode == "json_schema"

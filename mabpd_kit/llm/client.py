@@ -383,6 +383,7 @@ class LLM:
         model = model or self.model
         base = _as_messages(messages)
         calls: list[Completion] = []
+        refused: list[str] = []  # modes refused with a 4xx during this call
         for mode in self._modes(model):
             msgs = base if mode == "json_schema" else [{"role": "system", "content": so.schema_instruction(schema)}, *base]
             fmt = so.response_format(schema, mode)
@@ -394,6 +395,11 @@ class LLM:
                         sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt,
                     )
                     comp = await self._call(req, sample_index, tag)
+                    if refused:
+                        # A later mode got an answer, so the 4xx really was about the
+                        # response_format (not, say, a too-long prompt): skip those modes from now on.
+                        _UNSUPPORTED.setdefault(f"{self.endpoint}|{model}", set()).update(refused)
+                        refused.clear()
                     calls.append(comp)
                     value, error = so.validate(comp.text, schema)
                     if value is not None:
@@ -401,7 +407,8 @@ class LLM:
                             value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
                         )
                     if attempt < self.config.repair_retries:
-                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": so.repair_message(error, schema)}]
+                        repair = so.repair_message(error, schema)
+                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": repair}]
                         repaired = True
                 raise StructuredOutputError(
                     f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
@@ -411,10 +418,11 @@ class LLM:
                 )
             except EndpointError as exc:
                 if fmt is not None and exc.status in _MODE_REFUSED:
-                    _UNSUPPORTED.setdefault(f"{self.endpoint}|{model}", set()).add(mode)
+                    refused.append(mode)
                     continue  # the server refused this response_format: try the next mode
                 raise
-        raise StructuredOutputError(f"{self.endpoint} (model {model!r}) refused every structured-output mode")
+        # Only reachable if every mode, plain text included, was skipped: _modes never skips text.
+        raise StructuredOutputError(f"{self.endpoint} (model {model!r}): no structured-output mode left to try")
 
     async def astructured(
         self,
