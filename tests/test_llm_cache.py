@@ -42,6 +42,19 @@ def test_record_then_replay_with_the_server_stopped(fake_server, tmp_path):
     assert rep.usage.calls == 0 and rep.usage.cached_calls == 3
 
 
+def test_logprobs_survive_record_and_replay(fake_server, tmp_path):
+    srv = fake_server(lambda r: "HALF-TRUE because")
+    recorded = connect(base_url=srv.base_url, model="fake", cache_mode="record", cache_dir=tmp_path).chat(
+        "label?", logprobs=True, top_logprobs=3
+    )
+    srv.stop()
+    replayed = connect(base_url=srv.base_url, model="fake", cache_mode="replay", cache_dir=tmp_path).chat(
+        "label?", logprobs=True, top_logprobs=3
+    )
+    assert replayed.cached and replayed.logprobs == recorded.logprobs
+    assert [t.token for t in replayed.logprobs] == ["HALF-TRUE", "because"] and len(replayed.logprobs[0].top) == 3
+
+
 def test_replay_miss_names_the_request(fake_server, tmp_path):
     srv = fake_server()
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="replay", cache_dir=tmp_path)
