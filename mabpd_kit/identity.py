@@ -499,7 +499,7 @@ async def _turn(
     from mabpd_kit.llm import LLMError
 
     done = ckpt.get(condition, q.id, agent, rnd)
-    if done is not None:
+    if done is not None and done.model == llm.model:  # another model's answer is not reused
         return done
     base = dict(condition=condition, question=q.id, agent=agent, round=rnd, gold=q.answer, model=llm.model)
     try:
@@ -597,7 +597,8 @@ def run_debate(
 
     ``config.identity`` sets the number of agents, rounds, temperature and seed. Calls run
     concurrently through the LLM layer (its per-endpoint limit holds). With ``checkpoint`` each
-    finished answer is appended to that JSONL file at once, and a rerun skips what is there.
+    finished answer is appended to that JSONL file at once, and a rerun with the same model skips
+    what is there (failed calls are retried; keep one file per configuration).
     ``llm=None`` or an offline LLM: the belief simulator answers instead (labelled).
     """
     from mabpd_kit.llm import run_sync

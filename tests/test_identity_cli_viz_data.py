@@ -1,0 +1,133 @@
+"""Identity bias: charts draw the measures, the simulator panel, the CLI, and the real question sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from mabpd_kit.cli import main
+from mabpd_kit.config import Config
+from mabpd_kit.identity import (
+    BeliefSpec,
+    identity_report,
+    load_questions,
+    parse_number,
+    read_logs,
+    recovery_sweep,
+    simulate,
+)
+
+vid = pytest.importorskip("mabpd_kit.viz.identity")
+
+
+@pytest.fixture(scope="module")
+def report():
+    return identity_report(simulate(BeliefSpec(w_self=1.0, w_peer=1.5), 150, seed=0),
+                           config=Config().replace(**{"identity.bootstrap": 100}))
+
+
+def _values(chart_dict):
+    """The inline data rows of a (layered) chart spec."""
+    if "datasets" in chart_dict:
+        return [row for rows in chart_dict["datasets"].values() for row in rows]
+    return chart_dict["data"]["values"]
+
+
+# ---------------------------------------------------------------------------------------------
+# charts
+# ---------------------------------------------------------------------------------------------
+
+
+def test_behaviour_chart_draws_the_summary_with_cis(report):
+    spec = vid.behaviour_chart(report.summary).to_dict()
+    rows = {(r["condition"], r["measure"]): r for r in _values(spec)}
+    for _, s in report.summary.iterrows():
+        for m in ("conformity", "obstinacy", "delta"):
+            r = rows[(s["condition"], m)]
+            assert r["value"] == pytest.approx(s[m]) and r["lo"] == pytest.approx(s[f"{m}_lo"])
+    assert len(spec["layer"]) == 2  # bars + CI rules
+    colors = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert colors["domain"] == ["vanilla", "anonymised"] and colors["range"] == ["#f58518", "#4c78a8"]
+
+
+def test_trust_and_accuracy_charts(report):
+    t = _values(vid.trust_chart(report.trust).to_dict())
+    got = {(r["condition"], r["event"]): r["rate"] for r in t}
+    for _, row in report.trust.iterrows():
+        assert got[(row["condition"], "subversion")] == pytest.approx(row["subversion_rate"])
+        assert got[(row["condition"], "correction")] == pytest.approx(row["correction_rate"])
+    a = _values(vid.accuracy_chart(report.accuracy).to_dict())
+    assert len(a) == 2 * len(report.accuracy) and {r["kind"] for r in a} == {"majority vote", "single agent"}
+
+
+def test_ibc_chart_puts_yours_beside_the_paper(report):
+    rows = _values(vid.ibc_chart({"mine": report.ibc, "a number": 0.1}).to_dict())
+    paper = [r for r in rows if r.get("source") == "paper"]
+    mine = [r for r in rows if r.get("source") == "yours"]
+    assert len(paper) == 5 and {r["label"] for r in mine} == {"mine", "a number"}
+    assert any(r["ibc"] == pytest.approx(0.584) for r in paper)
+    assert [r["ibc"] for r in mine if r["label"] == "mine"] == [pytest.approx(report.ibc.estimate)]
+
+
+def test_recovery_chart_has_one_point_per_seed_and_measure():
+    sweep = recovery_sweep(gaps=(0.0, 0.5), seeds=(0, 1), n_questions=80)
+    pts = [r for r in _values(vid.recovery_chart(sweep).to_dict()) if "measure" in r]
+    assert len(pts) == 2 * 2 * 2
+
+
+def test_explore_panel_redraws_when_a_slider_moves():
+    from mabpd_kit.widgets import ParameterPanel
+
+    panel = ParameterPanel(vid.explore, {"w_self": (0.0, 3.0, 0.25), "w_peer": (0.0, 3.0, 0.25),
+                                         "n_agents": (2, 9, 1), "rounds": (1, 4, 1)})
+    assert panel.error is None and "+0.50" in panel.caption  # defaults already show a planted gap
+    first = panel.caption
+    panel.set(w_peer=1.0)
+    assert panel.error is None and "planted w_peer - w_self = +0.00 -> IBC +0.000" in panel.caption
+    assert panel.caption != first and panel.runs == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_simulate_prints_measures(capsys):
+    assert main(["identity", "simulate", "--w-self", "1", "--w-peer", "2", "--questions", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "belief simulator (offline)" in out and "IBC = +" in out and "recovered w_peer - w_self" in out
+
+
+def test_cli_run_offline_then_measure(data_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MABPD_OFFLINE", "1")
+    log = tmp_path / "run.jsonl"
+    assert main(["identity", "run", "--dataset", "mmlu", "--n", "4", "--checkpoint", str(log)]) == 0
+    assert "belief simulator plays the agents" in capsys.readouterr().out
+    assert len(read_logs(log)) == 2 * 4 * 5 * 3
+    assert main(["identity", "measure", str(log), "--no-ci"]) == 0
+    assert "IBC" in capsys.readouterr().out
+
+
+def test_cli_without_action_explains():
+    assert main(["identity"]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# real question sets (shared data)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mmlu_questions(data_dir):
+    qs = load_questions("mmlu", 10, data_dir=data_dir, download=False)
+    assert len(qs) == 10 and all(q.letters == "ABCD" and q.answer in "ABCD" for q in qs)
+    assert "(A) " in qs[0].block() and len({q.id for q in qs}) == 10
+
+
+def test_number_parser_reads_every_gsm8k_reference_solution(data_dir):
+    from mabpd_kit import datasets as ds
+
+    df = ds.load_gsm8k("test", data_dir=data_dir, download=False)
+    got = [parse_number(s).answer for s in df["solution"]]
+    wrong = [(a, g) for a, g in zip(df["answer"], got) if parse_number(a).answer != g]
+    assert not wrong, wrong[:5]
+    qs = load_questions("gsm8k", 5, data_dir=data_dir, download=False)
+    assert all(q.kind == "numeric" and q.answer_format().startswith("a single number") for q in qs)
