@@ -47,7 +47,7 @@ S = TypeVar("S", bound=BaseModel)
 OFFLINE_LINE = (
     "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
     "MABPD_BASE_URL and MABPD_MODEL (and MABPD_API_KEY if the server needs one), or call "
-    "connect('ollama', model='llama3.1') / connect('openai') - see README 'Endpoints'."
+    "connect('ollama', model='llama3.1'); `mabpd doctor` checks the setup."
 )
 
 # Per-process memory shared by all LLM objects (all touched only on the I/O loop thread).
