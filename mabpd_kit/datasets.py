@@ -461,13 +461,11 @@ def _clean_article(text: str) -> str:
 
 
 def _article_text(elem) -> str:
-    """Text of an <article> element: every text node in order, with a paragraph break after block elements."""
+    """Text of an <article> element: every text node in order, block elements (``<p>``, ``<q>``, ...) on their own lines."""
     parts: list[str] = [elem.text or ""]
     for child in elem:
-        parts.append("".join(child.itertext()))
-        if child.tag in _BLOCK_TAGS:
-            parts.append("\n\n")
-        parts.append(child.tail or "")
+        block = child.tag in _BLOCK_TAGS
+        parts += ["\n" if block else "", "".join(child.itertext()), "\n" if block else "", child.tail or ""]
     return "".join(parts)
 
 
