@@ -27,6 +27,27 @@ def test_429_is_retried_by_the_sdk_honouring_retry_after(fake_server):
     assert elapsed >= 0.6  # waited what the server asked for, twice
 
 
+def test_persistent_429_suggests_lowering_the_limit(fake_server):
+    srv = fake_server(lambda r: Reply(status=429, retry_after=0.05))
+    with pytest.raises(EndpointError, match="HTTP 429.*lower config.llm.concurrency") as info:
+        _llm(srv, max_retries=2).chat("hi")
+    assert info.value.status == 429 and srv.calls == 3
+
+
+def test_gather_limited_own_limit():
+    running = peak = 0
+
+    async def job():
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+
+    run_sync(gather_limited([job() for _ in range(20)], limit=3))
+    assert peak == 3
+
+
 def test_500_is_retried_then_reported(fake_server):
     srv = fake_server(lambda r: Reply(status=500, error="model crashed"))
     with pytest.raises(EndpointError, match="HTTP 500") as info:

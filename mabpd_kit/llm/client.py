@@ -186,6 +186,11 @@ class LLM:
             msg = f"no answer from {where} within {self.config.timeout_s:g} s after {self.config.max_retries} retries"
         elif isinstance(exc, openai.APIConnectionError):
             msg = f"cannot reach {where} after {self.config.max_retries} retries: is the server running?"
+        elif isinstance(exc, openai.RateLimitError):
+            msg = (
+                f"{where} is still rate-limiting (HTTP 429) after {self.config.max_retries} retries: lower "
+                f"config.llm.concurrency (now {self.config.concurrency}) or wait"
+            )
         elif isinstance(exc, openai.AuthenticationError):
             msg = f"{where} refused the API key (HTTP 401): check the key variable for this endpoint"
         elif isinstance(exc, openai.APIStatusError):
