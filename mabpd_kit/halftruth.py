@@ -355,6 +355,7 @@ class DebateResult(BaseModel):
     rounds_run: int = 0
     source: str = "rule"
     offline: bool = True
+    evidence_mode: str = Field("gold", description="retrieved (shared BM25 pool) or gold (the claim's own sentences)")
     evidence: list[Evidence] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)
     states: list[RoundState] = Field(default_factory=list)
@@ -397,7 +398,7 @@ class DebateResult(BaseModel):
         d = self.stop
         return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, correct=self.correct,
                     rounds=self.rounds_run, stop_reason=d.reason if d else None, s=d.s if d else None,
-                    c=d.c if d else None, source=self.source, calls=self.calls, prompt_tokens=self.prompt_tokens,
+                    c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode, calls=self.calls, prompt_tokens=self.prompt_tokens,
                     completion_tokens=self.completion_tokens, latency_s=self.latency_s, failed=self.failed,
                     error=self.error)
 
@@ -531,7 +532,7 @@ class RadarDebate:
         rule: the stopping rule; default ``DualThreshold.from_config(config)``
             (``DualThreshold.never()`` for ``no-early-stopping``).
         pool: the shared :class:`EvidencePool` for retrieved evidence (None: use each claim's
-            evidence list as given).
+            evidence list as given; recorded as ``evidence_mode="gold"``).
         prompts_dir: a folder with edited copies of the prompt templates.
     """
 
@@ -550,7 +551,11 @@ class RadarDebate:
         self.rule = rule
         self.pool = pool
         self.prompts_dir = prompts_dir
+        if not 1 <= rc.max_rounds <= len(ROUND_NAMES):
+            raise ValueError(f"radar.max_rounds must be 1..{len(ROUND_NAMES)} (opening, rebuttal, closing)")
         self.max_rounds = 1 if system == "single" else rc.max_rounds
+        gold_mode = system == "gold-evidence" or rc.evidence == "gold" or pool is None
+        self.evidence_mode: str = "gold" if gold_mode else "retrieved"
         self.roles: tuple[str, str] = ("pro", "con") if system == "procon" else ("politician", "scientist")
         self.source: Source = choose_source(self.llm, self.config)
         self._rules = RuleBasedRadar(self.labels)
@@ -559,8 +564,7 @@ class RadarDebate:
     def evidence_for(self, claim: str, evidence: Sequence[str] | None) -> list[Evidence]:
         """Retrieved top-m from the shared pool, or the claim's own (gold) sentences."""
         m = self.config.radar.top_m
-        use_gold = self.system == "gold-evidence" or self.config.radar.evidence == "gold" or self.pool is None
-        if use_gold:
+        if self.evidence_mode == "gold":
             return [Evidence(number=i, text=" ".join(str(s).split())) for i, s in enumerate(list(evidence or [])[:m], 1)
                     if str(s).strip()]
         return self.pool.retrieve(claim, m)
@@ -576,16 +580,15 @@ class RadarDebate:
     async def arun(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
                    gold: str | None = None) -> DebateResult:
         """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
-        res = DebateResult(id=str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8], claim=claim,
-                           gold=gold, system=self.system, source=self.source, offline=self.llm is None)
+        from mabpd_kit.llm import LLMError
+
+        cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
+        res = DebateResult(id=cid, claim=claim, gold=gold, system=self.system, source=self.source,
+                           offline=self.llm is None, evidence_mode=self.evidence_mode)
         try:
             res.evidence = self.evidence_for(claim, evidence)
             await self._debate(res)
-        except Exception as exc:  # one bad claim must not sink a batch: flag it, keep the partial trace
-            from mabpd_kit.llm import LLMError
-
-            if not isinstance(exc, (LLMError, ValueError, KeyError)):
-                raise
+        except (LLMError, ValueError, KeyError) as exc:  # one bad claim must not sink a batch: flag it, keep the trace
             res.failed = True
             res.error = f"{type(exc).__name__}: {exc}"
         return res

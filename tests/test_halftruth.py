@@ -66,6 +66,11 @@ def test_retrieved_mode_uses_pool_and_gold_mode_the_claims_own_sentences():
     gold = RadarDebate(cfg, pool=pool, system="gold-evidence").evidence_for(ex.claim[1], ex.evidence[1])
     assert len(retrieved) == 2 and all(e.owner is not None for e in retrieved)
     assert [e.text for e in gold] == list(ex.evidence[1][:2])
+    res = RadarDebate(cfg, pool=pool).run(ex.claim[1], ex.evidence[1])
+    assert res.evidence_mode == "retrieved" and res.evidence[0].owner is not None
+    assert RadarDebate(cfg).evidence_mode == "gold"  # no pool: the claim's own sentences
+    with pytest.raises(ValueError, match="max_rounds"):
+        RadarDebate(Config().replace(**{"radar.max_rounds": 4}))
 
 
 # -- probability extraction ------------------------------------------------------------------------------
