@@ -64,6 +64,7 @@ __all__ = [
     "AgentReport", "Argument", "Cues", "Quotation", "analyse_cues",
     "BiasOutput", "EvidenceOutput", "FramingOutput", "ArgumentOutput", "VerifierOutput", "QuotedSpan", "EvidenceItem",
     "Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "VerifierAgent", "make_agents", "load_prompt",
+    "gather_reports", "item_seed", "respan", "lex_span", "CUE_INFO",
 ]
 
 Role = Literal["bias", "evidence", "framing"]
@@ -125,18 +126,24 @@ class Argument(_Usage):
 
 
 class QuotedSpan(BaseModel):
+    """A phrase an LLM agent quotes from the article, with its category."""
+
     quote: str = Field(description="exact words copied from the article")
     category: str = Field(description="taxonomy type or lexicon category")
     explanation: str = ""
 
 
 class EvidenceItem(BaseModel):
+    """An evidence phrase: does it support a biased reading, or ground the text?"""
+
     quote: str = Field(description="exact words copied from the article")
     supports_bias: bool = Field(description="true if the phrase is evidence of bias, false if it grounds the text")
     explanation: str = ""
 
 
 class BiasOutput(BaseModel):
+    """What the LLM BiasAgent must return (validated; out-of-range numbers trigger the repair retry)."""
+
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     bias_score: float = Field(ge=0, le=1)
@@ -145,6 +152,8 @@ class BiasOutput(BaseModel):
 
 
 class EvidenceOutput(BaseModel):
+    """What the LLM EvidenceAgent must return."""
+
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     evidence_score: float = Field(ge=0, le=1)
@@ -153,6 +162,8 @@ class EvidenceOutput(BaseModel):
 
 
 class FramingOutput(BaseModel):
+    """What the LLM FramingAgent must return."""
+
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     framing_score: float = Field(ge=0, le=1)
@@ -161,6 +172,8 @@ class FramingOutput(BaseModel):
 
 
 class ArgumentOutput(BaseModel):
+    """One SAD move by an LLM agent (SPEC 1.6)."""
+
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
@@ -169,6 +182,8 @@ class ArgumentOutput(BaseModel):
 
 
 class VerifierOutput(BaseModel):
+    """The LLM verifier's reading of a biased decision."""
+
     verdict: Verdict
     reason: str
     strongest_quote: str = ""
@@ -423,10 +438,18 @@ class Agent(ABC):
         self.llm = llm if llm is not None and not llm.offline else None
         self.lexicon = lexicon or Lexicon.from_config(self.config)
         self._taxonomy: dict[str, str] = dict(self.lexicon.data.get("taxonomy", {}))
+        self._knowledge: str | None = None
 
     @property
     def mode(self) -> Mode:
         return "rule" if self.llm is None else "llm"
+
+    @property
+    def knowledge(self) -> str:
+        """The lexicon as prompt knowledge (``lex.prompt_knowledge()``), built once per agent."""
+        if self._knowledge is None:
+            self._knowledge = self.lexicon.prompt_knowledge()
+        return self._knowledge
 
     @property
     def model(self) -> str | None:
@@ -451,9 +474,8 @@ class Agent(ABC):
         """Analyse a cleaned text (async; the LLM call runs under the endpoint's concurrency limit)."""
         if self.llm is None:
             return self.report(text, cues)
-        knowledge = self.lexicon.prompt_knowledge()
         res = await self.llm.astructured(
-            _messages(self.prompt, article=_fence(text), knowledge=knowledge), self.schema, model=self.model,
+            _messages(self.prompt, article=_fence(text), knowledge=self.knowledge), self.schema, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
             tag=f"mabpd.{self.role}")
         return self._from_llm(res.value, text, _usage(res, self.model))
