@@ -141,11 +141,6 @@ class Trajectory(_Frozen):
     max_rounds: int = Field(3, description="rounds the protocol allows; fewer logged rounds = the run stopped")
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    @property
-    def complete(self) -> bool:
-        """True when every round of the protocol is present (nothing censored by an earlier stop)."""
-        return len(self.rounds) >= self.max_rounds
-
 
 def argmax_label(label_probs: Mapping[str, float], labels: Sequence[str] | None = None) -> str:
     """Most probable label; ties go to the earliest label in ``labels`` (default ``config.radar.labels``).
@@ -657,7 +652,7 @@ def _parse_claim(cid: str, rec: Mapping[str, Any], labels: Sequence[str], max_ro
     """
     executed = list(rec.get("executed_rounds") or [])
     if not executed:
-        raise ValueError("no executed_rounds")
+        raise ValueError("no executed_rounds: not a hybrid adaptive-stopping record")
     judges = rec.get("round_judges") or {}
     decisions = {d.get("round"): d for d in rec.get("continuation_decisions") or [] if isinstance(d, Mapping)}
     final = rec.get("final_verdict") if isinstance(rec.get("final_verdict"), Mapping) else {}
