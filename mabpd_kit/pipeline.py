@@ -212,6 +212,20 @@ class BatchResult(BaseModel):
     def failed(self) -> list[Decision]:
         return [d for d in self.decisions if d.failed]
 
+    def metrics(self) -> dict[str, float]:
+        """Accuracy, precision, recall, binary F1 (positive = biased) and macro F1 over the items that
+        have a gold label and did not fail, plus the counts (``n``, ``failed``, ``no_gold``)."""
+        from mabpd_kit import metrics as M
+
+        scored = [d for d in self.decisions if not d.failed and d.gold is not None]
+        y, p = [d.gold for d in scored], [d.pred for d in scored]
+        out: dict[str, float] = {"n": len(scored), "failed": len(self.failed),
+                                 "no_gold": sum(1 for d in self.decisions if d.gold is None and not d.failed)}
+        if scored:
+            out.update(accuracy=M.accuracy(y, p), precision=M.precision(y, p), recall=M.recall(y, p),
+                       f1=M.f1(y, p), macro_f1=M.macro_f1(y, p))
+        return out
+
 
 def _sha1(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()

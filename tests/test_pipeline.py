@@ -160,3 +160,15 @@ def test_truncation_keeps_raw_offsets(lex):
     assert "truncated" in d.flags and len(d.clean_text.split()) == 6
     for s in d.spans(valid_only=True):
         assert raw[s.orig_start : s.orig_end] == s.text
+
+
+def test_batch_metrics_match_scikit_learn(pipe):
+    from sklearn.metrics import f1_score
+
+    texts = ["Radical leftists slammed it.", "The council met.", "The so-called reform passed.", "Rain fell.", ""]
+    gold = [1, 1, 0, 0, 1]
+    m = pipe.analyze_many(texts, gold=gold, progress=False).metrics()
+    res = pipe.analyze_many(texts, gold=gold, progress=False)
+    preds = [d.pred for d in res][:4]
+    assert m["n"] == 4 and m["failed"] == 1
+    assert m["macro_f1"] == pytest.approx(f1_score(gold[:4], preds, average="macro"))
