@@ -147,6 +147,12 @@ def cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     return Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False)) / "data"
 
 
+# The loaders take arguments named ``data_dir`` / ``cache_dir``, which hide the two functions
+# above inside their bodies; these aliases keep the functions reachable there.
+_resolve_data_dir = data_dir
+_resolve_cache_dir = cache_dir
+
+
 def _offline() -> bool:
     return os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -186,14 +192,12 @@ def _missing_message(entry: FileEntry | None, dataset: str, relpath: str, base: 
     where_local = f"{base / dataset / relpath}" if base else f"<MABPD_DATA_DIR>/{dataset}/{relpath}"
     lines = [f"{dataset}/{relpath} is not available ({why})."]
     if entry is not None and entry.url:
-        lines.append(f"Get it from {entry.url}")
-        if entry.archive_member:
-            lines.append(f"(a zip: extract {entry.archive_member})")
+        lines.append(f"Get it from {entry.url}" + (f" (a zip: extract {entry.archive_member})." if entry.archive_member else "."))
     elif entry is not None and entry.repository:
         lines.append(f"Get it from the repository {entry.repository} at commit {entry.revision}.")
     elif entry is None:
         lines.append("It is not in mabpd-kit's dataset manifest (check the name; see data/SOURCES.md).")
-    lines.append(f"and put it at {where_local} (or in the cache: {cache / dataset / relpath}).")
+    lines.append(f"Put it at {where_local} (or in the cache: {cache / dataset / relpath}).")
     if entry is not None and entry.url:
         lines.append("When online, `mabpd data fetch " + dataset + "` downloads it for you.")
     return " ".join(lines)
@@ -211,10 +215,10 @@ def locate(
     Local copy first, then the cache (verified), then a verified download (unless offline or
     ``download=False``). Raises :class:`DataMissingError` saying what to get and where to put it.
     """
-    base = globals()["data_dir"](data_dir)
+    base = _resolve_data_dir(data_dir)
     if base is not None and (base / dataset / relpath).is_file():
         return base / dataset / relpath
-    cache = globals()["cache_dir"](cache_dir)
+    cache = _resolve_cache_dir(cache_dir)
     entry = manifest().get((dataset, relpath))
     cached = cache / dataset / relpath
     if cached.is_file():
@@ -247,7 +251,7 @@ def fetch(entry: FileEntry, cache_dir: str | os.PathLike | None = None, timeout:
     """
     if not entry.url:
         raise DataMissingError(f"{entry.dataset}/{entry.relpath} has no download URL")
-    cache = globals()["cache_dir"](cache_dir)
+    cache = _resolve_cache_dir(cache_dir)
     dest = cache / entry.dataset / entry.relpath
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=".part-", dir=dest.parent)
@@ -299,7 +303,7 @@ def fetch(entry: FileEntry, cache_dir: str | os.PathLike | None = None, timeout:
 
 
 def _extract_member(archive: Path, entry: FileEntry) -> Path:
-    """Pull ``entry.archive_member`` (matched by file name) out of a zip; the zip itself is removed."""
+    """Pull ``entry.archive_member`` (matched by file name) out of a downloaded zip into a temporary file."""
     try:
         with zipfile.ZipFile(archive) as zf:
             names = [n for n in zf.namelist() if Path(n).name == entry.archive_member]
@@ -321,8 +325,8 @@ def status(data_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLi
     """One row per manifest file: where it is found (local / cache / missing) and whether it verifies."""
     import pandas as pd
 
-    base = globals()["data_dir"](data_dir)
-    cache = globals()["cache_dir"](cache_dir)
+    base = _resolve_data_dir(data_dir)
+    cache = _resolve_cache_dir(cache_dir)
     rows = []
     for (dataset, relpath), e in manifest().items():
         where, path, check = "missing", None, ""
