@@ -108,6 +108,7 @@ def llm_figures(n_items: int, latency: float, limit: int) -> None:
         llm = connect(base_url=srv.base_url, model="fake", config=cfg, cache_mode="off", quiet=True)
         llm.chat([{"role": "user", "content": "warm-up"}])  # the SDK import and connection are not the item's
         p = Pipeline(cfg, llm)
+        p.analyze("Warm-up: the mixed senator slammed the warm-up plan.")  # prompts, schemas, lexicon knowledge
         print(f"== LLM path against FakeLLMServer, {latency:.1f} s per call, endpoint limit {limit}")
         for text in ("The mixed senator slammed the plan.", "The strong senator slammed the plan.",
                      "The calm council met on Tuesday."):
