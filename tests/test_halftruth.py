@@ -294,3 +294,16 @@ def test_cli_offline(capsys, monkeypatch):
     assert main(["radar", "calibrate", "--simulate", "80"]) == 0
     out = capsys.readouterr().out
     assert "calibrated on dev" in out and "[test]" in out
+
+
+@pytest.mark.parametrize("taus", [(-0.6, 0.75), (0.0, 0.6), (-1.0, 0.0), (0.5, 0.9)])
+def test_live_debate_and_offline_replay_apply_the_same_rule(taus):
+    from mabpd_kit.stopping import DualThreshold, replay
+
+    ex = example_claims()
+    full = RadarDebate(Config(), system="no-early-stopping").run_many(ex, progress=False)
+    rule = DualThreshold(*taus)
+    live = RadarDebate(Config(), rule=rule).run_many(ex, progress=False)
+    for f, lv in zip(full, live):
+        d = replay(f.trajectory(), rule)
+        assert (d.round, d.label, d.reason) == (lv.rounds_run, lv.label, lv.stop.reason)
