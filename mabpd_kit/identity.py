@@ -649,6 +649,8 @@ class _Cube:
     @classmethod
     def of(cls, logs: pd.DataFrame) -> "_Cube":
         df = _prepare(logs)
+        if df.empty:
+            raise ValueError("the log has no rows to measure (for SAD logs: did any item reach a debate?)")
         names = list(pd.unique(df["condition"]))
         conds = [c for c in CONDITIONS if c in names] + [c for c in names if c not in CONDITIONS]
         ci = pd.Categorical(df["condition"], categories=conds).codes
@@ -975,8 +977,9 @@ def sad_debate_logs(
     for cond, anon in (("vanilla", False), ("anonymised", True)):
         p = Pipeline(config=cfg.replace(**{"sad.anonymise": anon}), llm=llm)
         res = p.analyze_many(list(texts), ids=ids, gold=gold, progress=False)
-        logs = [d.debate_log() for d in res.decisions]
-        frame = pd.concat(logs, ignore_index=True) if logs else pd.DataFrame()
+        logs = [d.debate_log() for d in res.decisions if d.debate]
+        cols = ["question", "agent", "round", "answer", "correct"]
+        frame = pd.concat(logs, ignore_index=True) if logs else pd.DataFrame(columns=cols)
         parts.append(frame.assign(condition=cond))
     return pd.concat(parts, ignore_index=True)
 

@@ -310,3 +310,11 @@ def test_sad_debate_logs_from_the_offline_pipeline():
     rep = sad_identity_report(logs[logs["condition"] == "vanilla"].drop(columns="condition"),
                               logs[logs["condition"] == "anonymised"].drop(columns="condition"), ci=False)
     assert rep.summary["n_answers"].sum() == len(logs)
+
+
+def test_empty_log_is_a_clear_error():
+    empty = pd.DataFrame(columns=["question", "agent", "round", "answer", "correct"])
+    with pytest.raises(ValueError, match="no rows"):
+        identity_report(empty)
+    with pytest.raises(ValueError, match="missing column"):
+        identity_summary(empty.drop(columns="correct"))
