@@ -21,6 +21,10 @@ sway the vote through the agreement factor either; this makes the burden of proo
 ungrounded biased argument never changes the vote** (a property test checks it). With evidence
 weighting switched off (ablation) every argument has ``f = 1`` and all agents count.
 
+``sad.anonymise`` (SPEC 4) changes what LLM agents read in later rounds: every argument, their own
+included, unlabelled and shuffled. Rule-based agents never look at who argued what, so for them it
+changes nothing - which is itself the point a notebook can make.
+
 ``sad.dual_threshold`` is accepted in the configuration as a hook for SPEC 3 stopping; SAD has no
 judge giving stop probabilities, so it is recorded in the trace as "not applied" and changes nothing.
 """

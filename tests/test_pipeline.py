@@ -153,6 +153,19 @@ def test_cli_analyze_json_and_table(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "missing.txt")]) == 2
 
 
+def test_cli_analyze_stdin_to_html(tmp_path, monkeypatch, capsys):
+    import io
+
+    from mabpd_kit.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("<p>Radical leftists slammed the so-called reform.</p>"))
+    out = tmp_path / "r.html"
+    assert main(["analyze", "-", "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and "mabpd-decision" in page and "biased" in page
+    assert "&lt;p&gt;" not in page  # the cleaned text is shown, not the markup
+
+
 def test_truncation_keeps_raw_offsets(lex):
     cfg = CFG.replace(**{"text.truncate_words": 6})
     raw = "<p>The   plan passed.</p> <p>Radical leftists slammed it later, and more words follow here.</p>"
