@@ -337,7 +337,13 @@ def status(data_dir: str | os.PathLike | None = None, cache_dir: str | os.PathLi
         if path is not None:
             try:
                 _verify(e, path)
-                check = "ok" if (e.sha256 or _tofu_path(path).exists()) else "unchecked (no sha256)"
+                if e.sha256 or _tofu_path(path).exists():
+                    check = "ok"
+                elif e.reference_sha256:
+                    same = sha256_file(path) == e.reference_sha256
+                    check = "ok (same as the reference copy)" if same else "differs from the reference copy (no sha256 published)"
+                else:
+                    check = "unchecked (no sha256 published)"
             except ChecksumError as exc:
                 check = f"MISMATCH: {exc}"
         rows.append({"dataset": dataset, "file": relpath, "where": where, "check": check,
@@ -784,8 +790,10 @@ def cli_run(args) -> int:
                 failed += 1
                 print(f"{dataset}/{relpath}: FAILED: {exc}", file=sys.stderr)
         return 1 if failed else 0
-    import pandas as pd
-
-    with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 160):
-        print(status(ddir, cdir)[["dataset", "file", "where", "check", "downloadable"]].to_string(index=False))
+    table = status(ddir, cdir)
+    w_ds, w_file = int(table["dataset"].str.len().max()), int(table["file"].str.len().max())
+    print(f"{'dataset':<{w_ds}}  {'file':<{w_file}}  {'where':<7}  check")
+    for r in table.itertuples(index=False):
+        where = r.where if r.where != "missing" or r.downloadable else "missing (place by hand)"
+        print(f"{r.dataset:<{w_ds}}  {r.file:<{w_file}}  {where:<7}  {r.check}")
     return 0
