@@ -17,7 +17,14 @@ import statistics
 import time
 
 from mabpd_kit.config import Config
-from mabpd_kit.identity import BeliefSpec, ibc, identity_report, recovered_gap, recovery_sweep, simulate
+from mabpd_kit.identity import (
+    BeliefSpec,
+    ibc,
+    identity_report,
+    recovered_gap,
+    recovery_sweep,
+    simulate,
+)
 
 N_QUESTIONS = 300
 REPEATS = 20

@@ -42,7 +42,6 @@ True
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import string
 import sys
@@ -51,7 +50,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -68,40 +67,40 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mabpd_kit.llm import LLM
 
 __all__ = [
-    "Question",
-    "load_questions",
-    "questions_from_frame",
+    "LOG_COLUMNS",
+    "PAPER_TABLE",
+    "BeliefSpec",
+    "IBCResult",
+    "IdentityReport",
     "Parsed",
-    "parse_choice",
-    "parse_number",
-    "parse_answer",
-    "is_correct",
+    "Question",
+    "arun_debate",
     "build_messages",
     "call_seed",
-    "LOG_COLUMNS",
-    "run_debate",
-    "arun_debate",
-    "read_logs",
-    "disagreement_pairs",
-    "identity_summary",
-    "IBCResult",
-    "ibc",
-    "trust_rates",
-    "trust_cut",
-    "majority_accuracy",
-    "IdentityReport",
-    "identity_report",
-    "sad_identity_report",
-    "sad_debate_logs",
-    "BeliefSpec",
-    "simulate",
-    "simulate_questions",
-    "recovered_gap",
-    "recovery_sweep",
-    "PAPER_TABLE",
-    "paper_table",
     "cli_add_arguments",
     "cli_run",
+    "disagreement_pairs",
+    "ibc",
+    "identity_report",
+    "identity_summary",
+    "is_correct",
+    "load_questions",
+    "majority_accuracy",
+    "paper_table",
+    "parse_answer",
+    "parse_choice",
+    "parse_number",
+    "questions_from_frame",
+    "read_logs",
+    "recovered_gap",
+    "recovery_sweep",
+    "run_debate",
+    "sad_debate_logs",
+    "sad_identity_report",
+    "simulate",
+    "simulate_questions",
+    "trust_cut",
+    "trust_rates",
 ]
 
 Condition = Literal["vanilla", "anonymised"]
@@ -223,7 +222,7 @@ def parse_choice(text: str | None, letters: str = "ABCD") -> Parsed:
     L = re.escape(letters)
     Ll = L + re.escape(letters.lower())
     explicit = re.compile(
-        rf"answer\s*(?:is|:|=|-)?\s*(?:option|choice)?\s*[:\s]*[\(\[\*]*\s*([{Ll}])\s*[\)\]\*]*{_END}", re.I
+        rf"answer\s*(?:is|:|=|-)?\s*(?:option|choice)?\s*[:\s]*[\(\[\*]*\s*([{Ll}])\s*[\)\]\*]*{_END}", re.IGNORECASE
     )
     hits = explicit.findall(t)
     if hits:
@@ -281,7 +280,7 @@ def parse_number(text: str | None) -> Parsed:
         ("answer-line", rf"answer\s*(?:is|:|=)\s*[^\d\-\$\n]{{0,20}}?({_NUM})"),
         ("boxed", rf"\\boxed\{{\s*({_NUM})\s*\}}"),
     ):
-        hits = re.findall(pattern, t, flags=re.I)
+        hits = re.findall(pattern, t, flags=re.IGNORECASE)
         if hits:
             value = normalise_number(hits[-1])
             if value is not None:
@@ -316,7 +315,7 @@ def is_correct(answer: str | None, question: Question) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _template(name: str) -> string.Template:
     """A prompt template shipped in ``mabpd_kit/prompts/identity/NAME.md`` (``$field`` slots)."""
     path = resources.files("mabpd_kit").joinpath("prompts", "identity", f"{name}.md")
@@ -492,7 +491,7 @@ class _Checkpoint:
 
 
 async def _turn(
-    llm: "LLM", q: Question, agent: int, rnd: int, condition: Condition,
+    llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
     previous: list[str | None] | None, cfg: Config, ckpt: _Checkpoint,
 ) -> LogRow:
     """One agent's answer in one round: from the checkpoint if finished, else one LLM call."""
@@ -501,7 +500,9 @@ async def _turn(
     done = ckpt.get(condition, q.id, agent, rnd)
     if done is not None and done.model == llm.model:  # another model's answer is not reused
         return done
-    base = dict(condition=condition, question=q.id, agent=agent, round=rnd, gold=q.answer, model=llm.model)
+    base: dict[str, Any] = {
+        "condition": condition, "question": q.id, "agent": agent, "round": rnd, "gold": q.answer, "model": llm.model,
+    }
     try:
         comp = await llm.achat(
             build_messages(q, agent, rnd, condition, previous, cfg),
@@ -524,7 +525,7 @@ async def _turn(
 
 
 async def _debate_question(
-    llm: "LLM", q: Question, condition: Condition, cfg: Config, ckpt: _Checkpoint
+    llm: LLM, q: Question, condition: Condition, cfg: Config, ckpt: _Checkpoint
 ) -> list[LogRow]:
     """Round 0 for all agents at once, then each later round once the previous one is in."""
     rows: list[LogRow] = []
@@ -540,7 +541,7 @@ async def _debate_question(
 
 async def arun_debate(
     questions: Sequence[Question],
-    llm: "LLM | None" = None,
+    llm: LLM | None = None,
     *,
     conditions: Sequence[Condition] = CONDITIONS,
     config: Config | None = None,
@@ -554,6 +555,10 @@ async def arun_debate(
         raise ValueError(f"unknown condition(s) {sorted(bad)}; choose vanilla and/or anonymised")
     if not questions:
         return _frame([])
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"question ids must be unique (logs and checkpoints are keyed by them); repeated: {dup[:5]}")
     if llm is None or llm.offline:
         print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')")
         logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)
@@ -586,7 +591,7 @@ async def arun_debate(
 
 def run_debate(
     questions: Sequence[Question],
-    llm: "LLM | None" = None,
+    llm: LLM | None = None,
     *,
     conditions: Sequence[Condition] = CONDITIONS,
     config: Config | None = None,
@@ -647,7 +652,7 @@ class _Cube:
     present: np.ndarray
 
     @classmethod
-    def of(cls, logs: pd.DataFrame) -> "_Cube":
+    def of(cls, logs: pd.DataFrame) -> _Cube:
         df = _prepare(logs)
         if df.empty:
             raise ValueError("the log has no rows to measure (for SAD logs: did any item reach a debate?)")
@@ -689,12 +694,12 @@ class _Cube:
         return {k: v.sum(axis=(2, 3, 4)).astype(float) for k, v in (("n", pair), ("conform", conform), ("obstinate", stay))}
 
 
-def _cube(logs: "pd.DataFrame | _Cube") -> _Cube:
+def _cube(logs: pd.DataFrame | _Cube) -> _Cube:
     """Build the arrays once: :func:`identity_report` passes one cube to every measure."""
     return logs if isinstance(logs, _Cube) else _Cube.of(logs)
 
 
-def disagreement_pairs(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
+def disagreement_pairs(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
     """Every disagreement pair (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``.
 
     Columns: condition, question, round, agent, peer, own_prev, peer_prev, answer (``y[i,t]``),
@@ -748,7 +753,7 @@ _STATS = {
 }
 
 
-def identity_summary(logs: "pd.DataFrame | _Cube", *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
+def identity_summary(logs: pd.DataFrame | _Cube, *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition, pooled over all disagreement pairs.
 
     Columns: condition, n_questions, n_answers, n_unparsed, n_pairs, conformity, obstinacy,
@@ -799,7 +804,7 @@ class IBCResult:
 
 
 def ibc(
-    logs: "pd.DataFrame | _Cube", *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
+    logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
 ) -> IBCResult:
     """The Identity Bias Coefficient of a log holding both conditions.
 
@@ -824,7 +829,7 @@ def ibc(
     return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions))
 
 
-def trust_rates(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
+def trust_rates(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
     """Subversion and correction per condition, over (question, agent, round t >= 1).
 
     Subversion: the agent was right at t-1, saw at least one wrong peer (a parsed wrong answer),
@@ -856,7 +861,7 @@ def trust_rates(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def trust_cut(logs: "pd.DataFrame | _Cube") -> dict[str, float]:
+def trust_cut(logs: pd.DataFrame | _Cube) -> dict[str, float]:
     """How much anonymisation cuts subversion and correction: ``1 - anonymised / vanilla`` on
     event counts (the paper reports 64.3% and 14.9% for Qwen-32B on MMLU). A debate protocol is
     healthier when it cuts subversion much more than correction."""
@@ -875,7 +880,7 @@ def _cuts(trust: pd.DataFrame) -> dict[str, float]:
     return {"subversion_cut": cut("n_subversion"), "correction_cut": cut("n_correction")}
 
 
-def majority_accuracy(logs: "pd.DataFrame | _Cube") -> pd.DataFrame:
+def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
     """Per condition and round: majority-vote accuracy and mean single-agent accuracy.
 
     The vote is over parsed answers; a tie between k answers scores (right answers among them)/k,
@@ -964,7 +969,7 @@ def sad_debate_logs(
     gold: Sequence[int] | None = None,
     *,
     config: Config | None = None,
-    llm: "LLM | None" = None,
+    llm: LLM | None = None,
     ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Run the MABPD pipeline twice, with SAD transcripts labelled (``sad.anonymise=False``) and
@@ -1019,13 +1024,13 @@ class BeliefSpec(BaseModel):
     paired: bool = Field(True, description="both conditions reuse the same random draws (common random numbers)")
 
     @classmethod
-    def from_config(cls, config: Config | None = None, **overrides: Any) -> "BeliefSpec":
+    def from_config(cls, config: Config | None = None, **overrides: Any) -> BeliefSpec:
         """Defaults from ``config.identity`` (agents, rounds, sim_* fields), then ``overrides``."""
         c = (config or Config()).identity
-        base = dict(
-            n_agents=c.n_agents, rounds=c.rounds, n_options=c.sim_n_options, w_self=c.sim_w_self,
-            w_peer=c.sim_w_peer, competence=c.sim_competence, prior_strength=c.sim_prior_strength,
-        )
+        base = {
+            "n_agents": c.n_agents, "rounds": c.rounds, "n_options": c.sim_n_options, "w_self": c.sim_w_self,
+            "w_peer": c.sim_w_peer, "competence": c.sim_competence, "prior_strength": c.sim_prior_strength,
+        }
         return cls(**{**base, **overrides})
 
     def per_agent(self, name: str) -> np.ndarray:
@@ -1248,7 +1253,7 @@ def paper_table() -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-def cli_add_arguments(parser: "argparse.ArgumentParser") -> None:
+def cli_add_arguments(parser: argparse.ArgumentParser) -> None:
     """``mabpd identity simulate|run|measure``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sim = sub.add_parser("simulate", help="belief simulator: plant w_self / w_peer, measure IBC")
@@ -1272,7 +1277,7 @@ def cli_add_arguments(parser: "argparse.ArgumentParser") -> None:
     mea.add_argument("--no-ci", action="store_true", help="skip bootstrap intervals")
 
 
-def cli_run(args: "argparse.Namespace") -> int:
+def cli_run(args: argparse.Namespace) -> int:
     action = getattr(args, "action", None)
     if action == "simulate":
         over = {k: v for k, v in (("w_self", args.w_self), ("w_peer", args.w_peer), ("n_agents", args.agents),

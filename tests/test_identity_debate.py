@@ -7,7 +7,14 @@ import json
 import pytest
 
 from mabpd_kit.config import Config
-from mabpd_kit.identity import Question, call_seed, identity_summary, ibc, read_logs, run_debate
+from mabpd_kit.identity import (
+    Question,
+    call_seed,
+    ibc,
+    identity_summary,
+    read_logs,
+    run_debate,
+)
 from mabpd_kit.llm import connect
 from mabpd_kit.testing import last_user
 
@@ -151,3 +158,12 @@ def test_offline_uses_labelled_simulator(capsys):
     assert (logs["source"] == "simulator").all() and len(logs) == 2 * 2 * 5 * 3
     assert set(logs["answer"]) <= set("ABCD")
     assert (logs["correct"] == (logs["answer"] == logs["gold"])).all()
+
+
+def test_calls_run_concurrently_and_ids_must_be_unique(fake_server):
+    srv = fake_server(scripted, latency=0.05)
+    qs = [Q1.model_copy(update={"id": f"q{k}"}) for k in range(3)]
+    run_debate(qs, _llm(srv), conditions=["vanilla"], config=Config(), progress=False)
+    assert srv.max_in_flight >= 5  # at least one round of five agents in flight together
+    with pytest.raises(ValueError, match="unique"):
+        run_debate([Q1, Q1], _llm(srv), progress=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -248,7 +250,7 @@ def test_planted_self_bias_gives_negative_ibc():
 
 def test_ibc_grows_with_the_planted_gap():
     means = [_ibcs(BeliefSpec(w_self=1 - g / 2, w_peer=1 + g / 2)).mean() for g in (0.0, 0.5, 1.0, 1.5)]
-    assert all(b > a for a, b in zip(means, means[1:])), means
+    assert all(b > a for a, b in itertools.pairwise(means)), means
 
 
 def test_equal_weights_give_ibc_near_zero_even_with_independent_runs():

@@ -31,12 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CONDITION_COLORS",
-    "behaviour_chart",
-    "trust_chart",
     "accuracy_chart",
+    "behaviour_chart",
+    "explore",
     "ibc_chart",
     "recovery_chart",
-    "explore",
+    "trust_chart",
 ]
 
 #: One colour per debate condition, used by every chart here.
@@ -51,7 +51,7 @@ def _condition_color(values: Sequence[str], title: str = "condition"):
     return alt.Color("condition:N", scale=alt.Scale(domain=domain, range=rng), title=title)
 
 
-def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> "alt.Chart":
+def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> alt.Chart:
     """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
     summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`)."""
     import altair as alt
@@ -79,7 +79,7 @@ def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: fol
     return alt.layer(*layers).properties(title=title, width=320, height=220)
 
 
-def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> "alt.Chart":
+def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.Chart:
     """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
     after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`."""
     import altair as alt
@@ -100,7 +100,7 @@ def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction"
     )
 
 
-def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> "alt.Chart":
+def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
     """Majority-vote accuracy (solid) and mean single-agent accuracy (dashed) per round and
     condition, from :func:`~mabpd_kit.identity.majority_accuracy`."""
     import altair as alt
@@ -123,7 +123,7 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") 
     )
 
 
-def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = "IBC: the paper beside yours") -> "alt.Chart":
+def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = "IBC: the paper beside yours") -> alt.Chart:
     """The paper's IBC per model / dataset (grey) with your runs (highlighted) as horizontal
     bars; ``mine`` maps a label (e.g. ``"simulator w_peer=1.5"``) to an IBC result or number.
     Positive: peers over-weighted; negative: self over-weighted."""
@@ -150,7 +150,7 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
     return alt.layer(*layers).properties(title=title, width=360, height=alt.Step(18))
 
 
-def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recover the planted bias?") -> "alt.Chart":
+def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recover the planted bias?") -> alt.Chart:
     """Planted ``w_peer - w_self`` against the recovered gap (round-1 IBC x belief mass) and the
     raw IBC, one point per seed, from :func:`~mabpd_kit.identity.recovery_sweep`. The dashed
     line is perfect recovery (y = x)."""
@@ -180,7 +180,7 @@ def explore(
     prior_strength: float = 1.0,
     n_questions: int = 300,
     seed: int = 0,
-) -> tuple["alt.HConcatChart", str]:
+) -> tuple[alt.HConcatChart, str]:
     """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a
     :class:`~mabpd_kit.widgets.ParameterPanel` (each slider is one argument). No bootstrap,
     so a slider move redraws in well under a second."""
