@@ -819,14 +819,24 @@ class Lexicon:
                             columns=["term", "context", "note"])
 
     def prompt_knowledge(self, max_per_category: int = 3) -> str:
-        """A compact, deterministic description of the taxonomy with example terms, for LLM prompts."""
+        """A compact, deterministic description of the taxonomy with example terms, for LLM prompts.
+
+        Examples per category come from its highest band, spread evenly over the alphabet (so the
+        prompt does not show three near-identical phrases); protected contexts are shown one per word.
+        """
         lines = ["Bias taxonomy (category -> taxonomy type -> meta-category), with example terms:"]
         for c in self.categories.values():
-            ts = sorted((t for t in self.terms if t.category == c.id), key=lambda t: (-t.band, t.term))
-            ex = ", ".join(f'"{t.term}"' for t in ts[:max_per_category])
+            ts = [t for t in self.terms if t.category == c.id]
+            top = sorted((t.term for t in ts if t.band == max(x.band for x in ts)), key=str.lower) if ts else []
+            k = min(max_per_category, len(top))
+            picks = [top[(i * len(top)) // k] for i in range(k)] if k else []
+            ex = ", ".join(f'"{t}"' for t in picks)
             lines.append(f"- {c.id} ({c.taxonomy} -> {c.meta_category}): {c.name}. e.g. {ex}")
-        lines.append("Neutral domain uses are not bias, e.g. " +
-                     "; ".join(f'"{p.context}"' for p in self.protected[: max(3, max_per_category * 2)]) + ".")
+        seen: dict[str, str] = {}
+        for p in self.protected:
+            seen.setdefault(p.term, p.context)
+        examples = list(seen.values())[: max(3, max_per_category * 3)]
+        lines.append("Neutral domain uses are not bias, e.g. " + "; ".join(f'"{e}"' for e in examples) + ".")
         return "\n".join(lines)
 
 
