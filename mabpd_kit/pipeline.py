@@ -274,21 +274,24 @@ class Pipeline:
 
         return run_sync(self.aanalyze(text, id=id, gold=gold))
 
-    async def aanalyze(self, text: Any, id: str | None = None, gold: Any = None) -> Decision:
-        """Async :meth:`analyze` (agents of a round run concurrently)."""
+    async def aanalyze(self, text: Any, id: str | None = None, gold: Any = None, *,
+                       reports: dict[str, AgentReport] | None = None) -> Decision:
+        """Async :meth:`analyze` (agents of a round run concurrently). ``reports``: see :meth:`redecide`."""
         id = str(id) if id is not None else _sha1(str(text))[:12]
         if self.llm is None:
-            return self._analyze_rule(text, id, gold)
+            return self._analyze_rule(text, id, gold, reports)
         t0 = time.perf_counter()
         d, ct = self._start(text, id, gold)
         if d.failed:
             return d
         try:
             cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
-            reports = await gather_reports(self.agents, ct.text, cues)
-            self._route(d, ct, reports)
+            known = {a: r for a, r in (reports or {}).items() if a in self.agents}
+            todo = {a: ag for a, ag in self.agents.items() if a not in known}
+            fresh = await gather_reports(todo, ct.text, cues) if todo else {}
+            self._route(d, ct, {a: known.get(a) or fresh[a] for a in self.agents})
             if d.route == "debate":
-                first = [self.agents[a].first_argument(r) for a, r in reports.items()]
+                first = [self.agents[a].first_argument(r) for a, r in d.reports.items()]
                 seed = item_seed(ct.text)
 
                 async def revise(agent: str, rnd: int, own: Any, others: list) -> Any:
@@ -301,17 +304,17 @@ class Pipeline:
             return self._fail(d, exc, t0)
         return self._finish(d, t0)
 
-    def _analyze_rule(self, text: Any, id: str, gold: Any) -> Decision:
+    def _analyze_rule(self, text: Any, id: str, gold: Any, reports: dict[str, AgentReport] | None = None) -> Decision:
         t0 = time.perf_counter()
         d, ct = self._start(text, id, gold)
         if d.failed:
             return d
         try:
             cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
-            reports = {a: ag.report(ct.text, cues) for a, ag in self.agents.items()}
-            self._route(d, ct, reports)
+            known = reports or {}
+            self._route(d, ct, {a: known.get(a) or ag.report(ct.text, cues) for a, ag in self.agents.items()})
             if d.route == "debate":
-                first = [self.agents[a].first_argument(r) for a, r in reports.items()]
+                first = [self.agents[a].first_argument(r) for a, r in d.reports.items()]
                 d.debate = run_debate(first, lambda agent, rnd, own, others: self.agents[agent].revise(rnd, own, others, cues),
                                       self.config)
                 d.label = d.debate.label
@@ -320,6 +323,31 @@ class Pipeline:
         except Exception as exc:  # a bug must not cost the batch; it shows up as a failed item
             return self._fail(d, exc, t0)
         return self._finish(d, t0)
+
+    def redecide(self, decision: Decision) -> Decision:
+        """Decide again under *this* pipeline's configuration, reusing ``decision``'s agent reports.
+
+        Only the decision steps see the new configuration: score weights, router cut-offs, SAD
+        (rounds, evidence weighting, agreement gain, role weights...), verifier switches and which
+        agents take part. The round-1 reports are not recomputed (no LLM calls for them; their
+        usage stays in the trace), so changes to agent settings (cue bands, models, prompts) need
+        :meth:`analyze`. An agent enabled here but absent from ``decision`` is run now.
+        """
+        reports = dict(decision.reports)
+        if self.llm is None:
+            return self._analyze_rule(decision.text, decision.id, decision.gold, reports)
+        from mabpd_kit.llm import run_sync
+
+        return run_sync(self.aanalyze(decision.text, id=decision.id, gold=decision.gold, reports=reports))
+
+    def redecide_many(self, decisions: "BatchResult | Sequence[Decision]", progress: bool = False) -> "BatchResult":
+        """:meth:`redecide` for a batch (e.g. a weight slider over a stored run). Failed items stay failed."""
+        from tqdm.auto import tqdm
+
+        t0 = time.perf_counter()
+        items = list(decisions)
+        out = [d if d.failed else self.redecide(d) for d in tqdm(items, disable=not progress, desc="re-deciding")]
+        return BatchResult(decisions=out, wall_s=time.perf_counter() - t0)
 
     # -- steps shared by both paths -----------------------------------------------------------------
     def _start(self, text: Any, id: str, gold: Any) -> tuple[Decision, "CleanText | None"]:

@@ -185,3 +185,23 @@ def test_batch_metrics_match_scikit_learn(pipe):
     preds = [d.pred for d in res][:4]
     assert m["n"] == 4 and m["failed"] == 1
     assert m["macro_f1"] == pytest.approx(f1_score(gold[:4], preds, average="macro"))
+
+
+def test_redecide_reuses_reports_under_a_new_configuration(pipe, lex, monkeypatch):
+    texts = ["Radical leftists slammed the so-called reform.", "The so-called reform passed.",
+             '"This is disgraceful," Senator Maria Lopez said.', "The council met."]
+    res = pipe.analyze_many(texts, progress=False)
+    called = []
+    for cls in {type(a) for a in pipe.agents.values()}:
+        monkeypatch.setattr(cls, "_rule_report", lambda self, cues: called.append(1))
+    strict = Pipeline(CFG.replace(**{"router.strong_at_least": 1.0, "router.moderate_at_least": 1.0}), None, lex)
+    for cls in {type(a) for a in strict.agents.values()}:
+        monkeypatch.setattr(cls, "_rule_report", lambda self, cues: called.append(1))
+    again = strict.redecide_many(res)
+    assert not called  # no agent ran again
+    assert [d.reports == e.reports for d, e in zip(res, again)] == [True] * 4
+    assert res[0].route == "strong_fast_path" and again[0].route == "debate"
+    nd = Pipeline(CFG.ablation("no-debate"), None, lex).redecide(res[1])
+    assert nd.route == "no_debate" and nd.label == ("biased" if nd.score >= 0.5 else "neutral")
+    single = Pipeline(CFG.ablation("single-agent"), None, lex).redecide(res[0])
+    assert list(single.reports) == ["bias"]

@@ -123,3 +123,15 @@ def test_endpoint_error_is_recorded_not_raised(fake_server):
     d = Pipeline(Config(), llm).analyze(TEXT)
     assert d.failed and d.route == "failed" and d.error
     assert "sk-" not in json.dumps(d.to_dict())
+
+
+def test_redecide_makes_no_new_report_calls(fake_server):
+    srv = fake_server(make_script(), latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    d = Pipeline(Config(), llm).analyze(TEXT)
+    before = srv.calls
+    nd = Pipeline(Config().ablation("no-debate"), llm).redecide(d)
+    assert srv.calls == before and nd.route == "no_debate" and nd.reports == d.reports
+    nv = Pipeline(Config().ablation("no-verifier"), llm).redecide(d)
+    assert srv.calls == before + 3  # only the three round-2 debate moves, no reports, no verifier
+    assert nv.verifier is None and nv.label == "biased"
