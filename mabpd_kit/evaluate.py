@@ -55,6 +55,7 @@ __all__ = [
     "Evaluation",
     "add_arguments",
     "evaluate",
+    "flip_counts",
     "load_benchmark",
     "run",
     "score_system",
@@ -129,6 +130,25 @@ def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Seq
     return pd.DataFrame(rows)
 
 
+_FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
+
+
+def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[int]) -> dict[str, int]:
+    """Where two systems disagree, who was right? Counts from the baseline's point of view.
+
+    ``fn_rescued``: biased items the system missed and the baseline caught; ``fp_added``: neutral
+    items the baseline flags and the system does not; ``tp_lost`` and ``fp_removed`` the reverse.
+    (The paper: debate rescues 716 false negatives and adds 152 false positives versus one agent.)
+    """
+    g, b, s = (np.asarray(v, dtype=int) for v in (gold, baseline, system))
+    return {
+        "fn_rescued": int(((g == 1) & (b == 1) & (s == 0)).sum()),
+        "fp_added": int(((g == 0) & (b == 1) & (s == 0)).sum()),
+        "tp_lost": int(((g == 1) & (b == 0) & (s == 1)).sum()),
+        "fp_removed": int(((g == 0) & (b == 0) & (s == 1)).sum()),
+    }
+
+
 def _fingerprint(cfg: Config, llm: LLM | None) -> str:
     """Short hash of everything that changes a decision: the configuration and the model."""
     who = "rule" if llm is None or llm.offline else f"{llm.endpoint}|{llm.model}"
@@ -187,7 +207,9 @@ class Evaluation:
         for r in cmp.itertuples(index=False):
             lines.append(
                 f"  {r.baseline} - {r.system}: macro F1 diff {r.diff:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}], "
-                f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples)"
+                f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples); versus {r.system}, "
+                f"{r.baseline} rescues {r.fn_rescued} false negatives and adds {r.fp_added} false positives "
+                f"(loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)"
             )
         anchors = self.metrics[self.metrics["kind"] != "pipeline"]
         if len(anchors):
@@ -203,7 +225,7 @@ class Evaluation:
         cols = ["system", "n", "n_failed", "accuracy", "precision", "recall", "f1", "macro_f1", "macro_f1_lo", "macro_f1_hi"]
         pipe = self.metrics[self.metrics["kind"] == "pipeline"][cols]
         anchors = self.metrics[self.metrics["kind"] != "pipeline"][cols]
-        cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value"]]
+        cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value", *_FLIPS]]
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         parts = [
             f"# Evaluation: {self.dataset} {self.split}",
@@ -218,7 +240,9 @@ class Evaluation:
             "",
             f"## Paired bootstrap against `{self.baseline}`",
             "",
-            "diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\".",
+            ("diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\". "
+            "fn_rescued / fp_added: items where only the baseline says biased (rightly / wrongly); "
+            "tp_lost / fp_removed: items where only the system says biased (rightly / wrongly)."),
             "",
             _md_table(cmp, floats="{:.4f}") if len(cmp) else "(only one configuration)",
             "",
@@ -350,13 +374,14 @@ def evaluate(
     comps = []
     base_name = configs[0]
     for name in configs[1:]:
+        flips = flip_counts(gold, preds[base_name], preds[name])
         for metric in (M.macro_f1, M.f1):
             r = M.paired_bootstrap(gold, preds[base_name], preds[name], metric=metric, n_resamples=n_resamples, seed=seed)
             comps.append({"baseline": base_name, "system": name, "metric": r.metric, "baseline_score": r.score_a,
                           "system_score": r.score_b, "diff": r.diff, "lo": r.lo, "hi": r.hi, "p_value": r.p_value,
-                          "n_resamples": r.n_resamples, "n_items": r.n_items})
+                          "n_resamples": r.n_resamples, "n_items": r.n_items, **flips})
     comparisons = pd.DataFrame(comps, columns=["baseline", "system", "metric", "baseline_score", "system_score",
-                                               "diff", "lo", "hi", "p_value", "n_resamples", "n_items"])
+                                               "diff", "lo", "hi", "p_value", "n_resamples", "n_items", *_FLIPS])
     ev = Evaluation(
         dataset=ds_name, split=split, configs=configs, mode=mode, n_items=len(items),
         predictions=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows), comparisons=comparisons,

@@ -181,3 +181,12 @@ def test_cli_evaluate_with_an_endpoint_uses_the_llm(fake_server, tmp_path, monke
     report = (tmp_path / "out" / "report.md").read_text()
     assert "LLM fake at http://127.0.0.1" in report
     assert "mabpd evaluate: rule-based" not in capsys.readouterr().err
+
+
+def test_flip_counts_partition_the_disagreements():
+    gold = [1, 1, 0, 0, 1, 0]
+    base = [1, 0, 1, 0, 1, 0]
+    syst = [0, 1, 0, 1, 1, 0]
+    flips = E.flip_counts(gold, base, syst)
+    assert flips == {"fn_rescued": 1, "tp_lost": 1, "fp_added": 1, "fp_removed": 1}
+    assert sum(flips.values()) == sum(b != s for b, s in zip(base, syst))
