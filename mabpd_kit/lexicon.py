@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mabpd_kit.config import Config
+from mabpd_kit.config import Config, LexiconConfig
 from mabpd_kit.text import normalise_quotes
 from mabpd_kit.types import Span
 
@@ -579,10 +579,12 @@ class Lexicon:
 
     @classmethod
     def from_config(cls, config: Config) -> "Lexicon":
-        """The lexicon a configuration asks for (``config.lexicon.path`` or the shipped one)."""
-        if config.lexicon.path is None and config == Config():
-            return cls.default()
-        return cls(json.loads(Path(config.lexicon.path or resource_path()).read_text(encoding="utf-8")), config=config)
+        """The lexicon a configuration asks for (``config.lexicon.path`` or the shipped one).
+
+        Only ``config.lexicon`` matters, and lexicons are immutable, so one instance per distinct
+        lexicon section is loaded and shared (a sweep over other settings does not reload it).
+        """
+        return _lexicon_for(config.lexicon)
 
     @classmethod
     def from_json(cls, path: str | Path, *, config: Config | None = None) -> "Lexicon":
@@ -921,6 +923,13 @@ def _default_taxonomy() -> dict[str, str]:
 @lru_cache(maxsize=4)
 def _default_lexicon(path: str | None) -> Lexicon:
     return Lexicon.from_json(path or resource_path())
+
+
+@lru_cache(maxsize=8)
+def _lexicon_for(section: LexiconConfig) -> Lexicon:
+    if section == Config().lexicon:
+        return Lexicon.default()
+    return Lexicon.from_json(section.path or resource_path(), config=Config(lexicon=section))
 
 
 # ---------------------------------------------------------------------------------------------
