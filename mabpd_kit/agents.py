@@ -64,7 +64,7 @@ __all__ = [
     "AgentReport", "Argument", "Cues", "Quotation", "analyse_cues",
     "BiasOutput", "EvidenceOutput", "FramingOutput", "ArgumentOutput", "VerifierOutput", "QuotedSpan", "EvidenceItem",
     "Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "VerifierAgent", "make_agents", "load_prompt",
-    "gather_reports", "item_seed", "respan", "lex_span", "CUE_INFO",
+    "gather_reports", "item_seed", "respan", "lex_span", "lexicon_for", "CUE_INFO",
 ]
 
 Role = Literal["bias", "evidence", "framing"]
@@ -432,11 +432,9 @@ class Agent(ABC):
     title: ClassVar[str]
 
     def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
-        from mabpd_kit.lexicon import Lexicon
-
         self.config = config or Config()
         self.llm = llm if llm is not None and not llm.offline else None
-        self.lexicon = lexicon or Lexicon.from_config(self.config)
+        self.lexicon = lexicon or lexicon_for(self.config)
         self._taxonomy: dict[str, str] = dict(self.lexicon.data.get("taxonomy", {}))
         self._knowledge: str | None = None
 
@@ -717,11 +715,9 @@ class VerifierAgent:
     role = "verifier"
 
     def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
-        from mabpd_kit.lexicon import Lexicon
-
         self.config = config or Config()
         self.llm = llm if llm is not None and not llm.offline else None
-        self.lexicon = lexicon or Lexicon.from_config(self.config)
+        self.lexicon = lexicon or lexicon_for(self.config)
 
     @property
     def model(self) -> str | None:
@@ -757,6 +753,14 @@ class VerifierAgent:
 def _not_run(label: Verdict) -> VerifierReport:
     return VerifierReport(input_label=label, verdict=label, label=label, overturned=False, check="not_run",
                           reason="the verifier only re-examines biased decisions")
+
+
+def lexicon_for(config: Config) -> "Lexicon":
+    """The lexicon a configuration asks for; configurations that differ only outside the
+    ``lexicon`` section (ablations, weights) share the default one, loaded once per process."""
+    from mabpd_kit.lexicon import Lexicon
+
+    return Lexicon.default() if config.lexicon == Config().lexicon else Lexicon.from_config(config)
 
 
 def make_agents(config: Config, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> dict[str, Agent]:

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
-from mabpd_kit.agents import (AgentReport, Cues, VerifierAgent, analyse_cues, gather_reports, item_seed, make_agents,
-                              respan)
+from mabpd_kit.agents import (AgentReport, Cues, VerifierAgent, analyse_cues, gather_reports, item_seed, lexicon_for,
+                              make_agents, respan)
 from mabpd_kit.config import Config
 from mabpd_kit.consensus import Route, Routing, route
 from mabpd_kit.debate import DebateResult, arun_debate, run_debate
@@ -246,13 +246,9 @@ class Pipeline:
     """
 
     def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
-        from mabpd_kit.lexicon import Lexicon
-
         self.config = config or Config()
         self.llm = llm if llm is not None and not llm.offline else None
-        if lexicon is None:  # ablations share the default lexicon (loaded once per process)
-            lexicon = Lexicon.default() if self.config.lexicon == Config().lexicon else Lexicon.from_config(self.config)
-        self.lexicon = lexicon
+        self.lexicon = lexicon or lexicon_for(self.config)
         self.agents = make_agents(self.config, self.llm, self.lexicon)
         self.verifier = VerifierAgent(self.config, self.llm, self.lexicon)
 
