@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mabpd_kit.stopping import DualThreshold, calibrate, simulate_trajectories
-from mabpd_kit.viz.stopping import grid_heatmap, stop_outcome_chart, tradeoff_chart, trajectory_chart
+from mabpd_kit.viz.stopping import (grid_heatmap, opening_margin_chart, stop_outcome_chart, tradeoff_chart,
+                                   trajectory_chart)
 
 
 @pytest.fixture(scope="module")
@@ -44,3 +45,13 @@ def test_trajectory_and_outcome_charts():
     out = stop_outcome_chart(trajs, DualThreshold(-1.0, 0.0)).to_dict()
     rows = _datasets(out)[0]
     assert sum(r["claims"] for r in rows) == 12 and {r["rounds"] for r in rows} == {1}
+
+
+def test_opening_margin_chart_averages_round_one_per_run_and_label():
+    import pandas as pd
+
+    dec = pd.DataFrame({"run": ["a", "a", "a", "b"], "round_index": [1, 1, 2, 1], "gold": ["TRUE", "TRUE", "TRUE", "FALSE"],
+                        "s": [0.2, 0.4, -0.9, -0.5]})
+    rows = _datasets(opening_margin_chart(dec).to_dict())[0]
+    got = {(r["run"], r["gold"]): (round(r["mean_s"], 9), r["claims"]) for r in rows}
+    assert got == {("a", "TRUE"): (0.3, 2), ("b", "FALSE"): (-0.5, 1)}

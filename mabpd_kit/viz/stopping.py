@@ -22,7 +22,7 @@ from mabpd_kit.stopping import CalibrationResult, DualThreshold, Trajectory, rep
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-__all__ = ["grid_heatmap", "tradeoff_chart", "trajectory_chart", "stop_outcome_chart", "LABEL_COLORS"]
+__all__ = ["grid_heatmap", "tradeoff_chart", "trajectory_chart", "stop_outcome_chart", "opening_margin_chart", "LABEL_COLORS"]
 
 #: One colour per veracity label, used by every chart here.
 LABEL_COLORS: dict[str, str] = {"TRUE": "#54a24b", "HALF-TRUE": "#f58518", "FALSE": "#e45756"}
@@ -139,3 +139,21 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
         column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS)),
         tooltip=["gold", "rounds", "outcome", "claims"],
     ).properties(width=120, height=160, title=title or f"stops at tau_s={rule.tau_s:+.2f}, tau_v={rule.tau_v:.2f}")
+
+
+def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> "alt.Chart":
+    """Mean stop margin after the opening per gold label, one panel per logged run.
+
+    ``decisions``: :func:`mabpd_kit.stopping.load_radar_decisions` (columns run, round_index, gold, s).
+    """
+    import altair as alt
+
+    first = decisions[(decisions.round_index == 1) & decisions.gold.notna()]
+    df = first.groupby(["run", "gold"], as_index=False).agg(mean_s=("s", "mean"), claims=("s", "size"))
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("gold:N", sort=list(LABEL_COLORS), title=None),
+        y=alt.Y("mean_s:Q", title="mean s = p(STOP) - p(CONTINUE)"),
+        color=alt.Color("gold:N", scale=_label_scale(), legend=None),
+        column=alt.Column("run:N", title="logged run (evidence - judge)"),
+        tooltip=["run", "gold", alt.Tooltip("mean_s:Q", format=".3f"), "claims"],
+    ).properties(width=110, height=170, title=title or "How much the Judge wants to stop after the opening")
