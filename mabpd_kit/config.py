@@ -57,6 +57,7 @@ class LexiconConfig(_Frozen):
     bands: tuple[float, ...] = (0.60, 0.70, 0.80, 0.90)
     confidence_floor: float = Field(0.45, ge=0, le=1, description="lexicon signal counts only above this")
     path: str | None = Field(None, description="lexicon JSON; None = the shipped resource")
+    max_gap_words: int = Field(4, ge=1, le=10, description="words a '...' in a lexicon phrase may stand for (ram ... through)")
 
 
 class ScoringConfig(_Frozen):
