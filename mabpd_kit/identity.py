@@ -753,33 +753,40 @@ _STATS = {
 }
 
 
-def identity_summary(logs: pd.DataFrame | _Cube, *, ci: bool = True, config: Config | None = None) -> pd.DataFrame:
+def identity_summary(
+    logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False, config: Config | None = None
+) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition, pooled over all disagreement pairs.
 
     Columns: condition, n_questions, n_answers, n_unparsed, n_pairs, conformity, obstinacy,
     delta and, with ``ci=True``, ``*_lo`` / ``*_hi`` (95% bootstrap over questions; the
-    pooled ratio is recomputed on each resample).
+    pooled ratio is recomputed on each resample). ``by_round=True``: one row per condition and
+    debate round t (pairs of round t only; answer counts stay per condition), to see whether
+    the bias builds up over rounds.
     """
     cfg = config or Config()
     cube = _cube(logs)
-    counts = cube.counts()
+    slices: list[tuple[int | None, dict[str, np.ndarray]]] = (
+        [(t, cube.counts([t])) for t in cube.rounds[1:]] if by_round else [(None, cube.counts())]
+    )
     out = []
     for k, cond in enumerate(cube.conditions):
         asked = cube.present[k].any(axis=(1, 2))
-        cols = {name: v[k][asked] for name, v in counts.items()}
-        row: dict[str, Any] = {
-            "condition": cond,
-            "n_questions": int(asked.sum()),
-            "n_answers": int(cube.present[k].sum()),
-            "n_unparsed": int((cube.present[k] & (cube.y[k] < 0)).sum()),
-            "n_pairs": int(cols["n"].sum()),
-        }
-        for name, stat in _STATS.items():
-            row[name] = stat(cols)
-            if ci:
-                _, lo, hi = _boot(cols, stat, cfg) if row["n_pairs"] else (np.nan, np.nan, np.nan)
-                row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
-        out.append(row)
+        for rnd, counts in slices:
+            cols = {name: v[k][asked] for name, v in counts.items()}
+            row: dict[str, Any] = {"condition": cond} | ({"round": rnd} if by_round else {})
+            row |= {
+                "n_questions": int(asked.sum()),
+                "n_answers": int(cube.present[k].sum()),
+                "n_unparsed": int((cube.present[k] & (cube.y[k] < 0)).sum()),
+                "n_pairs": int(cols["n"].sum()),
+            }
+            for name, stat in _STATS.items():
+                row[name] = stat(cols)
+                if ci:
+                    _, lo, hi = _boot(cols, stat, cfg) if row["n_pairs"] else (np.nan, np.nan, np.nan)
+                    row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
+            out.append(row)
     return pd.DataFrame(out)
 
 

@@ -320,3 +320,14 @@ def test_empty_log_is_a_clear_error():
         identity_report(empty)
     with pytest.raises(ValueError, match="missing column"):
         identity_summary(empty.drop(columns="correct"))
+
+
+def test_summary_by_round_splits_the_pairs():
+    logs = log_from({("vanilla", "q"): ["AAB", "ABB", "BBB"]}, {"q": "A"})
+    s = identity_summary(logs, ci=False, by_round=True).set_index("round")
+    # round 1: pairs (0,2),(1,2),(2,0),(2,1) -> 1 conform, 3 obstinate (see the hand test above)
+    assert (s.loc[1, "n_pairs"], s.loc[1, "conformity"], s.loc[1, "obstinacy"]) == (4, 0.25, 0.75)
+    # round 2 (prev A B B): agent 0 vs 1, 2 -> conforms twice; agents 1, 2 vs 0 -> stay
+    assert (s.loc[2, "n_pairs"], s.loc[2, "conformity"], s.loc[2, "obstinacy"]) == (4, 0.5, 0.5)
+    total = identity_summary(logs, ci=False).iloc[0]
+    assert total["n_pairs"] == 8 and total["conformity"] == pytest.approx(3 / 8)
