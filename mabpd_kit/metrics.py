@@ -110,17 +110,28 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encode(y: np.ndarray, p: np.ndarray, labels: Sequence[Hashable] | None) -> tuple[np.ndarray, np.ndarray, list]:
-    """Integer codes of ``y`` and ``p`` against ``labels`` (default: sorted union, as scikit-learn)."""
+    """Integer codes of ``y`` and ``p`` against ``labels`` (default: sorted union, as scikit-learn).
+
+    With explicit ``labels``, a value outside them (e.g. a prediction ``"UNKNOWN"``) gets the
+    extra code ``len(labels)``: it still counts as a miss for the gold class, as in scikit-learn,
+    but no class of its own is scored.
+    """
     if labels is None:
         labels = sorted(set(y.tolist()) | set(p.tolist()), key=lambda v: (str(type(v)), v))
     labels = list(labels)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"labels contain duplicates: {labels}")
     index = {lab: i for i, lab in enumerate(labels)}
-    try:
-        yc = np.fromiter((index[v] for v in y), dtype=np.int64, count=len(y))
-        pc = np.fromiter((index[v] for v in p), dtype=np.int64, count=len(p))
-    except KeyError as exc:
-        raise ValueError(f"label {exc.args[0]!r} is not in labels={labels}") from None
+    other = len(labels)
+    yc = np.fromiter((index.get(v, other) for v in y), dtype=np.int64, count=len(y))
+    pc = np.fromiter((index.get(v, other) for v in p), dtype=np.int64, count=len(p))
     return yc, pc, labels
+
+
+def _labelled_cm(y: np.ndarray, p: np.ndarray, labels: Sequence[Hashable] | None) -> tuple[np.ndarray, list]:
+    """Confusion counts over ``labels`` plus one last row/column for values outside them."""
+    yc, pc, labs = _encode(y, p, labels)
+    return _confusion_counts(yc, pc, len(labs) + 1), labs
 
 
 def _confusion_counts(yc: np.ndarray, pc: np.ndarray, k: int) -> np.ndarray:
@@ -200,36 +211,38 @@ def macro_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None)
     """Unweighted mean of the per-class F1 scores.
 
     With ``labels=None`` the classes are those seen in gold or predictions (as scikit-learn);
-    with explicit ``labels`` every listed class counts, an absent one with F1 = 0.
+    with explicit ``labels`` every listed class counts, an absent one with F1 = 0, and a value
+    outside them (say a prediction ``"UNKNOWN"``) is a miss for its gold class.
     Unlike binary F1, macro F1 rewards getting the *neutral* class right too, so a system
     that calls everything biased scores well on F1 but poorly here.
     """
     y, p = _pair(y_true, y_pred)
-    yc, pc, labs = _encode(y, p, labels)
-    cm = _confusion_counts(yc, pc, len(labs))
+    cm, labs = _labelled_cm(y, p, labels)
     f, present = _cm_class_f1(cm)
+    f, present = f[: len(labs)], present[: len(labs)]
     if labels is not None:
         return float(f.mean())
     return float(f[present].mean())
 
 
 def confusion(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None):
-    """Confusion matrix as a DataFrame: rows = gold label, columns = predicted label, cells = counts."""
+    """Confusion matrix as a DataFrame: rows = gold label, columns = predicted label, cells = counts.
+
+    With explicit ``labels``, items whose gold or predicted label is not listed are left out (as scikit-learn).
+    """
     import pandas as pd
 
     y, p = _pair(y_true, y_pred)
-    yc, pc, labs = _encode(y, p, labels)
-    cm = _confusion_counts(yc, pc, len(labs))
-    return pd.DataFrame(
-        cm, index=pd.Index(labs, name="gold"), columns=pd.Index(labs, name="pred")
-    )
+    cm, labs = _labelled_cm(y, p, labels)
+    k = len(labs)
+    return pd.DataFrame(cm[:k, :k], index=pd.Index(labs, name="gold"), columns=pd.Index(labs, name="pred"))
 
 
 def per_class_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None) -> dict[Hashable, float]:
     """F1 of each class against the rest, e.g. ``{"FALSE": 0.8, "HALF-TRUE": 0.4, "TRUE": 0.3}``."""
     y, p = _pair(y_true, y_pred)
-    yc, pc, labs = _encode(y, p, labels)
-    f, _ = _cm_class_f1(_confusion_counts(yc, pc, len(labs)))
+    cm, labs = _labelled_cm(y, p, labels)
+    f, _ = _cm_class_f1(cm)
     return {lab: float(v) for lab, v in zip(labs, f)}
 
 

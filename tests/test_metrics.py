@@ -214,3 +214,17 @@ def test_metric_ci_fast_path_equals_loop_and_brackets_the_estimate():
         _est2, lo2, hi2 = M.metric_ci(y, p, metric=lambda t, q, m=metric: m(t, q), n_resamples=300, seed=2)
         assert abs(est - metric(y, p)) < TOL and abs(lo - lo2) < TOL and abs(hi - hi2) < TOL
         assert lo < est < hi
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_explicit_labels_with_values_outside_them_match_sklearn(seed):
+    """A prediction outside the label set (e.g. an unparseable answer) is a miss, never a class."""
+    rng = np.random.default_rng(seed)
+    labels = ["TRUE", "HALF-TRUE", "FALSE"]
+    y = rng.choice(labels, 200)
+    p = np.where(rng.random(200) < 0.6, y, rng.choice(labels + ["UNKNOWN"], 200))
+    assert abs(M.macro_f1(y, p, labels=labels) - skm.f1_score(y, p, labels=labels, average="macro")) < TOL
+    per = M.per_class_f1(y, p, labels=labels)
+    for lab, r in zip(labels, skm.f1_score(y, p, labels=labels, average=None)):
+        assert abs(per[lab] - r) < TOL
+    np.testing.assert_array_equal(M.confusion(y, p, labels=labels).to_numpy(), skm.confusion_matrix(y, p, labels=labels))
