@@ -62,11 +62,10 @@ __all__ = [
     "threshold_sweep",
 ]
 
-#: benchmark name -> (loader name in mabpd_kit.datasets, human name)
-BENCHMARKS = {"babe": ("load_babe", "BABE"), "hyperpartisan": ("load_hyperpartisan", "HyperPartisan (by article)")}
+#: benchmark name -> display name (binary benchmarks the pipeline can be evaluated on)
+BENCHMARKS = {"babe": "BABE", "hyperpartisan": "HyperPartisan (by article)"}
 _ALIASES = {"babe": "babe", "hyperpartisan": "hyperpartisan", "hp": "hyperpartisan", "semeval": "hyperpartisan",
             "semeval2019": "hyperpartisan"}
-METRIC_NAMES = ("accuracy", "precision", "recall", "f1", "macro_f1")
 
 
 def _canonical(dataset: str) -> str:
@@ -319,7 +318,7 @@ def evaluate(
     cfgs = {name: base.ablation(name) for name in configs}  # unknown names fail here, before any work
     if frame is None:
         items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed, truncate=truncate)
-        ds_name = BENCHMARKS[_canonical(dataset)][1]
+        ds_name = BENCHMARKS[_canonical(dataset)]
     else:
         missing = {"id", "text", "label"} - set(frame.columns)
         if missing:
