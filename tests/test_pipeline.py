@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
 from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
@@ -205,3 +207,34 @@ def test_redecide_reuses_reports_under_a_new_configuration(pipe, lex, monkeypatc
     assert nd.route == "no_debate" and nd.label == ("biased" if nd.score >= 0.5 else "neutral")
     single = Pipeline(CFG.ablation("single-agent"), None, lex).redecide(res[0])
     assert list(single.reports) == ["bias"]
+
+
+WORDS = ["The", "senator", "slammed", "so-called", "reform", '"independent"', "radical", "leftists", "said",
+         "critics", "say", "were", "shot", "worst", "ever", "clearly", "disgraceful", "on", "Monday", "42", ","]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=18))
+def test_pipeline_invariants_on_random_sentences(pipe, words):
+    d = pipe.analyze(" ".join(words) + ".")
+    assert not d.failed
+    if d.pre_verifier_label == "neutral":  # the verifier never turns neutral into biased
+        assert d.label == "neutral" and d.verifier is None
+    if d.verifier is not None and d.verifier.overturned:
+        assert d.pre_verifier_label == "biased" and d.label == "neutral"
+    assert d.score == pytest.approx(sum(d.scoring.weights[a] * d.reports[a].score for a in d.reports))
+    if d.route == "neutral_veto":
+        assert d.score < 0.30 and d.label == "neutral"
+    if d.route in ("strong_fast_path", "moderate_fast_path"):
+        assert d.pre_verifier_label == "biased" and d.score >= 0.60
+    if d.debate:
+        assert d.pre_verifier_label == d.debate.rounds[-1].vote.label
+    for s in d.spans(valid_only=True):
+        assert d.clean_text[s.start : s.end] == s.text
+
+
+def test_show_displays_spans_and_explanation(pipe, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    pipe.analyze("Radical leftists slammed the so-called reform.").show()
+    assert len(shown) == 1 and "mabpd-decision" in shown[0].data and "router:" in shown[0].data
