@@ -317,6 +317,7 @@ def evaluate(
         raise ValueError("give at least one configuration name")
     cfgs = {name: base.ablation(name) for name in configs}  # unknown names fail here, before any work
     if frame is None:
+        truncate = base.text.truncate_words if truncate is None else truncate  # config default: None (no cut)
         items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed, truncate=truncate)
         ds_name = BENCHMARKS[_canonical(dataset)]
     else:
@@ -406,7 +407,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="a saved configuration (TOML or JSON) as the base of every ablation")
     parser.add_argument("--out", default=None, help="output folder (default reports/evaluate/<dataset>-<split>)")
     parser.add_argument("--data-dir", default=None, help="benchmark folder (default MABPD_DATA_DIR, else download)")
-    parser.add_argument("--truncate", type=int, default=None, help="HyperPartisan: cut articles to N words (paper: 600)")
+    parser.add_argument("--truncate", type=int, default=None,
+                        help="HyperPartisan: cut articles to N words (paper: 600; default config text.truncate_words)")
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default config.metrics, 10,000)")
     parser.add_argument("--no-anchors", action="store_true", help="do not score the file's reference LLM labels")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
