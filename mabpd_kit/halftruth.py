@@ -44,7 +44,7 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,35 +54,40 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from mabpd_kit.config import Config
-from mabpd_kit.stopping import ROUND_NAMES, DualThreshold, RoundState, StopDecision, Trajectory
+from mabpd_kit.stopping import (
+    ROUND_NAMES,
+    DualThreshold,
+    RoundState,
+    StopDecision,
+    Trajectory,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mabpd_kit.llm import LLM, Completion
 
 __all__ = [
+    "SYSTEMS",
+    "DebateResult",
     "Evidence",
     "EvidencePool",
+    "RadarDebate",
+    "RuleBasedRadar",
+    "Turn",
+    "choose_source",
+    "cli_add_arguments",
+    "cli_run",
+    "example_claims",
     "format_evidence",
     "load_prompt",
     "option_probs_from_logprobs",
     "option_probs_from_samples",
     "option_probs_from_stated",
     "parse_option",
-    "choose_source",
-    "Turn",
-    "DebateResult",
-    "RadarDebate",
-    "RuleBasedRadar",
-    "SYSTEMS",
+    "results_frame",
     "run_systems",
     "summarize",
-    "results_frame",
-    "example_claims",
-    "cli_add_arguments",
-    "cli_run",
 ]
 
-Role = Literal["politician", "scientist", "pro", "con"]
 Source = Literal["logprobs", "samples", "structured", "rule"]
 STOP_OPTIONS: tuple[str, str] = ("STOP", "CONTINUE")
 SYSTEMS: tuple[str, ...] = ("radar", "no-early-stopping", "procon", "single", "gold-evidence")
@@ -151,7 +156,7 @@ class EvidencePool:
         self._bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
     @classmethod
-    def from_claims(cls, claims: pd.DataFrame) -> "EvidencePool":
+    def from_claims(cls, claims: pd.DataFrame) -> EvidencePool:
         """Pool the ``evidence`` lists of every row of ``claims`` (columns id, evidence)."""
         sents, owners = [], []
         for row in claims.itertuples(index=False):
@@ -181,7 +186,7 @@ class EvidencePool:
 # =============================================================================================
 # Prompts
 # =============================================================================================
-@lru_cache(maxsize=None)
+@cache
 def _packaged_prompt(name: str) -> str:
     return (resources.files("mabpd_kit") / "prompts" / "radar" / f"{name}.md").read_text(encoding="utf-8")
 
@@ -303,7 +308,7 @@ def option_probs_from_stated(values: Mapping[str, Any], options: Sequence[str]) 
     return {o: v / total for o, v in vals.items()} if total > 0 else None
 
 
-def choose_source(llm: "LLM | None", config: Config | None = None) -> Source:
+def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
     """Which probability source a Judge on ``llm`` uses (SPEC 3 order: logprobs, samples, stated).
 
     ``config.radar.prob_source`` forces one; ``auto`` asks the endpoint's probed capabilities.
@@ -407,8 +412,7 @@ class DebateResult(BaseModel):
 # Offline rule-based stand-in
 # =============================================================================================
 _WORD = re.compile(r"[a-z0-9][a-z0-9'%$.-]*[a-z0-9%]|[a-z0-9]")
-_STOP = frozenset("""a an the of to in on for and or but is are was were be been has have had it its this that
-these those with as by at from than then so said says say he she they we you i his her their our not no""".split())
+_STOP = frozenset(["a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "but", "is", "are", "was", "were", "be", "been", "has", "have", "had", "it", "its", "this", "that", "these", "those", "with", "as", "by", "at", "from", "than", "then", "so", "said", "says", "say", "he", "she", "they", "we", "you", "i", "his", "her", "their", "our", "not", "no"])
 NEGATION_CUES = ("not", "no", "never", "false", "incorrect", "wrong", "didn't", "did not", "isn't", "wasn't",
                  "no evidence", "contrary", "debunked", "misleading", "inaccurate", "actually")
 HEDGE_CUES = ("but", "however", "although", "though", "only", "partly", "partially", "some", "excluding",
@@ -536,7 +540,7 @@ class RadarDebate:
         prompts_dir: a folder with edited copies of the prompt templates.
     """
 
-    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, *, system: str = "radar",
+    def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
                  rule: DualThreshold | None = None, pool: EvidencePool | None = None,
                  prompts_dir: str | Path | None = None) -> None:
         if system not in SYSTEMS:
@@ -626,7 +630,7 @@ class RadarDebate:
             lines.append(f"[Round {t.round} · {t.stage}] {who}: {t.text}")
         return "\n\n".join(lines)
 
-    def _account(self, res: DebateResult, comps: Sequence["Completion"]) -> None:
+    def _account(self, res: DebateResult, comps: Sequence[Completion]) -> None:
         for c in comps:
             res.calls += 1
             res.prompt_tokens += c.prompt_tokens
@@ -749,7 +753,7 @@ def summarize(results: Sequence[DebateResult], labels: Sequence[str] = ("TRUE", 
     return out
 
 
-def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: "LLM | None" = None,
+def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: LLM | None = None,
                 systems: Sequence[str] = SYSTEMS, pool: EvidencePool | None = None,
                 progress: bool = True) -> tuple[pd.DataFrame, dict[str, list[DebateResult]]]:
     """RADAR and the baselines on the same claims -> (one summary row per system, all results).
@@ -834,7 +838,13 @@ def cli_run(args: argparse.Namespace) -> int:
 
 
 def _cli_calibrate(args: argparse.Namespace, cfg: Config) -> int:
-    from mabpd_kit.stopping import calibrate, evaluate_rule, load_radar_run, simulate_trajectories, split_dev_test
+    from mabpd_kit.stopping import (
+        calibrate,
+        evaluate_rule,
+        load_radar_run,
+        simulate_trajectories,
+        split_dev_test,
+    )
 
     if args.simulate:
         trajs, what = simulate_trajectories(args.simulate, seed=args.seed), f"{args.simulate} simulated claims"

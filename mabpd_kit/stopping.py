@@ -52,22 +52,22 @@ from mabpd_kit.config import Config
 __all__ = [
     "EPS",
     "ROUND_NAMES",
+    "CalibrationResult",
+    "DualThreshold",
+    "LoggedRun",
     "RoundState",
     "StopDecision",
     "Trajectory",
-    "DualThreshold",
     "argmax_label",
-    "replay",
-    "replay_frame",
-    "CalibrationResult",
     "calibrate",
     "evaluate_rule",
-    "pareto_front",
-    "split_dev_test",
-    "simulate_trajectories",
-    "LoggedRun",
-    "load_radar_run",
     "load_radar_decisions",
+    "load_radar_run",
+    "pareto_front",
+    "replay",
+    "replay_frame",
+    "simulate_trajectories",
+    "split_dev_test",
     "trajectories_frame",
 ]
 
@@ -172,12 +172,12 @@ class DualThreshold:
     enabled: bool = True
 
     @classmethod
-    def from_config(cls, config: Config | None = None) -> "DualThreshold":
+    def from_config(cls, config: Config | None = None) -> DualThreshold:
         cfg = config or Config()
         return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels))
 
     @classmethod
-    def never(cls, config: Config | None = None) -> "DualThreshold":
+    def never(cls, config: Config | None = None) -> DualThreshold:
         """Baseline without early stopping: every debate runs the full protocol."""
         cfg = config or Config()
         return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels), enabled=False)

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mabpd_kit.stopping import DualThreshold, calibrate, simulate_trajectories
-from mabpd_kit.viz.stopping import (grid_heatmap, opening_margin_chart, stop_outcome_chart, tradeoff_chart,
-                                   trajectory_chart)
+from mabpd_kit.viz.stopping import (
+    grid_heatmap,
+    opening_margin_chart,
+    stop_outcome_chart,
+    tradeoff_chart,
+    trajectory_chart,
+)
 
 
 @pytest.fixture(scope="module")

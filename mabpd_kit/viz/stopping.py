@@ -17,12 +17,18 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from mabpd_kit.stopping import CalibrationResult, DualThreshold, Trajectory, replay_frame, trajectories_frame
+from mabpd_kit.stopping import (
+    CalibrationResult,
+    DualThreshold,
+    Trajectory,
+    replay_frame,
+    trajectories_frame,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-__all__ = ["grid_heatmap", "tradeoff_chart", "trajectory_chart", "stop_outcome_chart", "opening_margin_chart", "LABEL_COLORS"]
+__all__ = ["LABEL_COLORS", "grid_heatmap", "opening_margin_chart", "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
 
 #: One colour per veracity label, used by every chart here.
 LABEL_COLORS: dict[str, str] = {"TRUE": "#54a24b", "HALF-TRUE": "#f58518", "FALSE": "#e45756"}
@@ -46,7 +52,7 @@ def _marks_frame(cal: CalibrationResult, marks: Mapping[str, tuple[float, float]
 
 
 def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
-                 marks: Mapping[str, tuple[float, float]] | None = None, title: str | None = None) -> "alt.LayerChart":
+                 marks: Mapping[str, tuple[float, float]] | None = None, title: str | None = None) -> alt.LayerChart:
     """``value`` (quality, mean_rounds, objective, stop_round1, censored ...) over the tau_s x tau_v grid.
 
     ``marks`` names threshold pairs to circle (e.g. the logged run's and the calibrated pair).
@@ -75,7 +81,7 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
 
 def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | None = None,
                    marks: Mapping[str, tuple[float, float]] | None = None,
-                   title: str | None = None) -> "alt.LayerChart":
+                   title: str | None = None) -> alt.LayerChart:
     """Quality against mean rounds: every grid pair (grey), the Pareto front (line), named pairs.
 
     ``current`` is drawn as a large red point labelled "your pair": the live view behind the
@@ -106,7 +112,7 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
     return alt.layer(*layers).properties(title=t, width=420, height=240)
 
 
-def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> "alt.Chart":
+def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> alt.Chart:
     """How ``value`` (``c`` = confidence or ``s`` = stop margin) evolves over rounds, one line per claim,
     coloured by gold label, one panel per gold label."""
     import altair as alt
@@ -124,7 +130,7 @@ def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: st
     )
 
 
-def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, title: str | None = None) -> "alt.Chart":
+def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, title: str | None = None) -> alt.Chart:
     """Where ``rule`` stops, per gold label: claims per stop round, split into right and wrong answers."""
     import altair as alt
 
@@ -141,7 +147,7 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
     ).properties(width=120, height=160, title=title or f"stops at tau_s={rule.tau_s:+.2f}, tau_v={rule.tau_v:.2f}")
 
 
-def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> "alt.Chart":
+def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
     """Mean stop margin after the opening per gold label, one panel per logged run.
 
     ``decisions``: :func:`mabpd_kit.stopping.load_radar_decisions` (columns run, round_index, gold, s).
