@@ -562,10 +562,11 @@ async def arun_debate(
     if llm is None or llm.offline:
         print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')")
         logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)
-        if checkpoint is not None:
+        if checkpoint is not None:  # the simulator is seeded: a rerun adds only what is missing
             ck = _Checkpoint(checkpoint)
             for rec in logs.to_dict("records"):
-                ck.add(LogRow.model_validate(rec))
+                if ck.get(rec["condition"], rec["question"], rec["agent"], rec["round"]) is None:
+                    ck.add(LogRow.model_validate(rec))
             ck.close()
         return logs
     from mabpd_kit.llm import gather_limited

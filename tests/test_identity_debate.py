@@ -151,6 +151,14 @@ def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
     assert logs2["error"].isna().all() and (logs2["answer"] == "A").all()
 
 
+def test_offline_checkpoint_is_not_duplicated_on_rerun(tmp_path):
+    ck = tmp_path / "sim.jsonl"
+    first = run_debate([Q1], None, checkpoint=ck, progress=False)
+    run_debate([Q1], None, checkpoint=ck, progress=False)
+    assert len(ck.read_text().splitlines()) == len(first) == 30
+    assert read_logs(ck)["answer"].tolist() == first["answer"].tolist()
+
+
 def test_offline_uses_labelled_simulator(capsys):
     qs = [Q1, Q1.model_copy(update={"id": "q2", "answer": "C"})]
     logs = run_debate(qs, None, config=Config(), progress=False)
