@@ -490,19 +490,18 @@ class Agent(ABC):
 
     def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
         taxonomy, info = CUE_INFO[cue]
-        note = info + note
         oa, ob = cues.orig(a, b)
-        return Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob,
-                                    category=cue, taxonomy=taxonomy, meta_category=self._taxonomy.get(taxonomy),
-                                    agent=self.role, score=self.config.agents.cue_bands.get(cue, 0.6), valid=True,
-                                    reason=f"cue: {cue}", note=note)
+        return Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category=cue, taxonomy=taxonomy,
+                    meta_category=self._taxonomy.get(taxonomy), agent=self.role,
+                    score=self.config.agents.cue_bands.get(cue, 0.6), valid=True, reason=f"cue: {cue}", note=info + note)
 
     def _grounding_spans(self, cues: Cues) -> list[Span]:
-        return _dedupe([
-            Span(text=cues.text[a:b], start=a, end=b, orig_start=cues.orig(a, b)[0], orig_end=cues.orig(a, b)[1],
-                                 category="grounding", taxonomy=None, meta_category=None, agent=self.role,
-                                 score=0.0, valid=True, reason=f"grounding: {kind}", note=kind)
-            for kind, a, b in cues.grounding])
+        spans = []
+        for kind, a, b in cues.grounding:
+            oa, ob = cues.orig(a, b)
+            spans.append(Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category="grounding",
+                              agent=self.role, score=0.0, valid=True, reason=f"grounding: {kind}", note=kind))
+        return _dedupe(spans)
 
     @abstractmethod
     def _rule_report(self, cues: Cues) -> AgentReport:
@@ -572,7 +571,8 @@ class Agent(ABC):
             return own.model_copy(update={
                 "round": round, "verdict": "neutral", "confidence": conf, "changed": True,
                 "spans": quotes[: sad.max_spans],
-                "rationale": "conceded: every span I cited is inside an attributed quotation (a source's words)",
+                "rationale": ("conceded: every span I cited is inside an attributed quotation (a source's words)"
+                              if quotes else "conceded: none of the spans I cited can be found in the text"),
                 "counter_argument": self._counter("neutral")})
         if others and len(opponents) == len(others):
             return own.model_copy(update={"round": round, "changed": False, "confidence": own.confidence * sad.doubt,
