@@ -457,7 +457,8 @@ def read_logs(path: str | Path) -> pd.DataFrame:
 
 
 class _Checkpoint:
-    """Append-only JSONL: every finished (condition, question, agent, round) is one line."""
+    """Append-only JSONL: every answer (condition, question, agent, round) is one line as soon as
+    it is in. On opening, answers without an error count as done; failed calls do not."""
 
     def __init__(self, path: str | Path | None):
         self.path = Path(path) if path else None
@@ -512,8 +513,10 @@ async def _turn(
             sample_index=agent,
             tag=f"identity/{condition}/r{rnd}/a{agent}",
         )
-    except LLMError as exc:  # a failed call is a row with the error, retried on resume
-        return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed", error=str(exc))
+    except LLMError as exc:  # a failed call is logged with its error, and called again on resume
+        failed = LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed", error=str(exc))
+        ckpt.add(failed)
+        return failed
     p = parse_answer(comp.text, q)
     row = LogRow(
         **base, answer=p.answer, correct=is_correct(p.answer, q), parsed=p.ok, parse_method=p.method,

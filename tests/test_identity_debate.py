@@ -143,12 +143,14 @@ def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
     logs = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
     failed = logs[logs["agent"] == 1]
     assert failed["error"].notna().all() and failed["answer"].isna().all()
+    assert read_logs(ck)["error"].notna().sum() == 2  # the log file shows the failures too
     state["fail"] = False
     srv.reset_counts()
     logs2 = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
     # Finished rows are reused as they are; only agent 1's two failed rows are called again.
     assert srv.calls == 2
     assert logs2["error"].isna().all() and (logs2["answer"] == "A").all()
+    assert read_logs(ck)["error"].isna().all()  # the retried answers replace the failures
 
 
 def test_offline_checkpoint_is_not_duplicated_on_rerun(tmp_path):
