@@ -187,6 +187,9 @@ _VOWELS = set("aeiou")
 #: Verbs whose forms do not follow the rules below (base -> extra forms).
 IRREGULAR_VERBS: dict[str, tuple[str, ...]] = {
     "lie": ("lies", "lied", "lying"),
+    "take": ("takes", "took", "taken", "taking"),
+    "sneak": ("sneaks", "sneaked", "snuck", "sneaking"),
+    "go": ("goes", "went", "gone", "going"),
     "slay": ("slays", "slew", "slain", "slaying"),
     "spin": ("spins", "spun", "spinning"),
     "strike": ("strikes", "struck", "stricken", "striking"),
@@ -494,10 +497,25 @@ def _dump(payload: dict[str, Any]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-_FORM_SHAPE = re.compile(r"\w+(?:[\s\-']+\w+)*")
+_FORM_SHAPE = re.compile(r"\w+(?:(?:[\s\-']+|\s\.\.\.\s)\w+)*")
+#: In a phrase, "..." stands for 1 to ``config.lexicon.max_gap_words`` words: "ram ... through"
+#: matches "rammed the zoning overhaul through". Words only: punctuation ends the gap.
+GAP = " ... "
+_GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
+_SEP_RE = r"[\s\-']+"
 
 
-def _trie_regex(keys: Iterable[str]) -> str:
+def _gap_re(max_gap_words: int) -> str:
+    return rf"(?:{_SEP_RE}\w+){{1,{max_gap_words}}}?{_SEP_RE}"
+
+
+def _gapped_form_re(form: str, max_gap_words: int) -> str:
+    """The full-match regex of one gapped form: ``rammed ... through`` -> ``rammed<gap>through``."""
+    parts = (_SEP_RE.join(re.escape(w) for w in part.split(" ")) for part in form.split(GAP))
+    return _gap_re(max_gap_words).join(parts)
+
+
+def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
     """One regex alternation shaped like a trie: ``slam|slammed|slams`` -> ``slam(?:med|s)?``.
 
     Shared prefixes are factored out, so at each position the regex engine follows one branch per
@@ -507,14 +525,14 @@ def _trie_regex(keys: Iterable[str]) -> str:
     trie: dict[str, Any] = {}
     for k in keys:
         node = trie
-        for ch in k:
+        for ch in k.replace(GAP, _GAP_CHAR):
             node = node.setdefault(ch, {})
         node[""] = True
 
     def render(node: dict[str, Any]) -> str:
         branches = []
         for ch in sorted(c for c in node if c):
-            atom = r"[\s\-']+" if ch == " " else re.escape(ch)
+            atom = _SEP_RE if ch == " " else _gap_re(max_gap_words) if ch == _GAP_CHAR else re.escape(ch)
             branches.append(atom + render(node[ch]))
         if not branches:
             return ""
@@ -526,7 +544,7 @@ def _trie_regex(keys: Iterable[str]) -> str:
     return render(trie)
 
 
-def _compile(keys: Iterable[str]) -> re.Pattern[str] | None:
+def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | None:
     """A pattern that reports, at *every* word start, the longest key starting there.
 
     The lookahead ``(?=(...))`` consumes nothing, so overlapping candidates are all reported and
@@ -536,7 +554,7 @@ def _compile(keys: Iterable[str]) -> re.Pattern[str] | None:
     keys = sorted(set(keys))
     if not keys:
         return None
-    return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys) + r")(?!\w))")
+    return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys, max_gap_words) + r")(?!\w))")
 
 
 def _lower_same_length(text: str) -> str:
@@ -562,9 +580,11 @@ class Lexicon:
         self.protected: list[Protected] = [Protected(**p) for p in data["protected"]]
         self._by_form: dict[str, Term] = {f: t for t in self.terms for f in t.forms}
         self._prot_by_form: dict[str, Protected] = {f: p for p in self.protected for f in p.forms}
-        self._lookup = {_lookup_key(f): t for f, t in self._by_form.items()}
+        self._lookup = {_lookup_key(f): t for f, t in self._by_form.items() if GAP not in f}
+        gap = self.config.lexicon.max_gap_words
+        self._gapped = [(re.compile(_gapped_form_re(f, gap)), t) for f, t in self._by_form.items() if GAP in f]
         self._prot_lookup = {_lookup_key(f): p for f, p in self._prot_by_form.items()}
-        self._re = _compile(self._by_form)
+        self._re = _compile(self._by_form, gap)
         self._prot_re = _compile(self._prot_by_form)
         # Terms sharing a word with some protected context: only these can overlap one, so only
         # they need the protected scan (a speed-up, not a change of behaviour).
@@ -635,10 +655,17 @@ class Lexicon:
         out = []
         for m in self._re.finditer(low):
             a, b = m.span(1)
-            t = self._lookup[_lookup_key(low[a:b])]
+            t = self._term_for(low[a:b])
             c = self.categories[t.category]
             out.append(LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note))
         return out
+
+    def _term_for(self, matched: str) -> Term:
+        """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
+        t = self._lookup.get(_lookup_key(matched))
+        if t is None:
+            t = next(term for rx, term in self._gapped if rx.fullmatch(matched))
+        return t
 
     def _protected_spans(self, text: str, low: str | None = None) -> list[tuple[int, int, Protected]]:
         if not text or self._prot_re is None:
@@ -679,7 +706,7 @@ class Lexicon:
         if m is None or not m.group(1):
             return None
         a, b = m.span(1)
-        t = self._lookup[_lookup_key(low[a:b])]
+        t = self._term_for(low[a:b])
         c = self.categories[t.category]
         hit = LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
         return hit if self._filter_protected(text, low, [hit]) else None

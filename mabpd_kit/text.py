@@ -52,7 +52,6 @@ QUOTE_MAP: dict[str, str] = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
 }
-_QUOTE_TABLE = str.maketrans(QUOTE_MAP)
 _HAS_QUOTE = re.compile("[" + re.escape("".join(QUOTE_MAP)) + "]")
 #: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
 _DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
@@ -92,8 +91,17 @@ def _text_config() -> TextConfig:
 
 
 def normalise_quotes(s: str) -> str:
-    """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
-    return s.translate(_QUOTE_TABLE) if _HAS_QUOTE.search(s) else s
+    """Typographic quotes to ASCII, one character for one (offsets unchanged).
+
+    ``str.replace`` per quote character present is several times faster than ``str.translate``
+    with a dict table (which looks up every character in Python).
+    """
+    if not _HAS_QUOTE.search(s):
+        return s
+    for fancy, plain in QUOTE_MAP.items():
+        if fancy in s:
+            s = s.replace(fancy, plain)
+    return s
 
 
 def _decode_bytes(raw: bytes) -> tuple[str, bool]:

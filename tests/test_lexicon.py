@@ -145,6 +145,7 @@ def test_seed_edits_change_the_build(tmp_path):
         ("angry", "adj", {"angrily"}),
         ("outrageous", "adj", {"outrageously"}),
         ("so-called", "fixed", set()),
+        ("take ... to task", "verb", {"takes ... to task", "took ... to task", "taken ... to task", "taking ... to task"}),
         ("smear", "noun+verb", {"smears", "smeared", "smearing"}),
     ],
 )
@@ -177,6 +178,17 @@ def test_multi_word_phrases_tolerate_hyphens_spaces_and_line_breaks(lex):
         assert [m.term for m in lex.match(text)] == ["far-left"], text
     assert [m.term for m in lex.match("They rammed it through on Friday.")] == ["rammed it through"]
     assert [m.term for m in lex.match("It remains to be seen.")] == ["it remains to be seen"]
+
+
+def test_gapped_phrases_match_a_few_words_in_the_middle(lex):
+    ms = lex.match("The mayor rammed the zoning overhaul through the council.")
+    assert [(m.text, m.term, m.band) for m in ms] == [("rammed the zoning overhaul through", "ram ... through", 0.9)]
+    assert [m.term for m in lex.match("She took the senator to task.")] == ["take ... to task"]
+    # the gap is words only (punctuation ends it) and at most config.lexicon.max_gap_words long
+    assert lex.match("He rammed the car. Through the gate he went.") == []
+    assert lex.match("They rammed one two three four five through.") == []
+    wide = Lexicon.from_json(resource_path(), config=Config().replace(**{"lexicon.max_gap_words": 6}))
+    assert [m.term for m in wide.match("They rammed one two three four five through.")] == ["ram ... through"]
 
 
 def test_typographic_apostrophes_match(lex):
