@@ -242,12 +242,12 @@ def test_mmlu_parquet_path(tmp_path):
 def test_hyperpartisan_test_split_downloads_zip_and_parses(server, cache, monkeypatch):
     """The held-out test set is fetched from (here: a local stand-in for) Zenodo zips and parsed."""
     root, base, _ = server
-    arts = ('<?xml version="1.0" encoding="UTF-8"?><articles>'
-            '<article id="0000001" published-at="2018-01-01" title="A &amp;amp; B">'
-            '<p>First &amp;amp; paragraph with <a href="x">a link</a>.</p> tail text <p>Second one here.</p></article>'
-            '<article id="0000002" title="Calm"><p>Short.</p></article></articles>').encode()
-    truth = ('<?xml version="1.0" ?><articles><article hyperpartisan="true" id="0000001" url="u1"/>'
-             '<article hyperpartisan="false" id="0000002" url="u2"/></articles>').encode()
+    arts = (b'<?xml version="1.0" encoding="UTF-8"?><articles>'
+            b'<article id="0000001" published-at="2018-01-01" title="A &amp;amp; B">'
+            b'<p>First &amp;amp; paragraph with <a href="x">a link</a>.</p> tail text <p>Second one here.</p></article>'
+            b'<article id="0000002" title="Calm"><p>Short.</p></article></articles>')
+    truth = (b'<?xml version="1.0" ?><articles><article hyperpartisan="true" id="0000001" url="u1"/>'
+             b'<article hyperpartisan="false" id="0000002" url="u2"/></articles>')
     entries = {}
     for name, body in (("articles-test-byarticle-20181207", arts), ("ground-truth-test-byarticle-20181207", truth)):
         buf = io.BytesIO()
@@ -265,3 +265,23 @@ def test_hyperpartisan_test_split_downloads_zip_and_parses(server, cache, monkey
     assert df.attrs["n_truncated"] == 1
     full = ds.load_hyperpartisan("test", cache_dir=cache)  # now from the cache (TOFU records verify)
     assert full["text"].iloc[0] == "First & paragraph with a link.\ntail text\nSecond one here."
+
+
+def test_cli_fetch_downloads_and_reports_failures(server, cache, monkeypatch, capsys):
+    from mabpd_kit.cli import main
+
+    root, base, _ = server
+    (root / "ok.csv").write_bytes(b"a,b\n1,2\n")
+    entries = {
+        ("Toy", "ok.csv"): ds.FileEntry(dataset="Toy", relpath="ok.csv", url=f"{base}/ok.csv",
+                                        sha256=hashlib.sha256(b"a,b\n1,2\n").hexdigest()),
+        ("Toy", "gone.csv"): ds.FileEntry(dataset="Toy", relpath="gone.csv", url=f"{base}/gone.csv"),
+        ("Other", "x.csv"): ds.FileEntry(dataset="Other", relpath="x.csv", url=f"{base}/x.csv"),
+    }
+    monkeypatch.setattr(ds, "manifest", lambda: entries)
+    assert main(["data", "fetch", "Toy", "--cache-dir", str(cache)]) == 1  # one of the two Toy files fails
+    out = capsys.readouterr()
+    assert (cache / "Toy" / "ok.csv").read_bytes() == b"a,b\n1,2\n"
+    assert "Toy/gone.csv: FAILED" in out.err and "Other" not in out.out + out.err
+    assert main(["data", "fetch", "Nope", "--cache-dir", str(cache)]) == 2  # unknown dataset: a clear error
+    assert "unknown dataset" in capsys.readouterr().err
