@@ -1201,7 +1201,8 @@ def recovered_gap(logs: pd.DataFrame, spec: BeliefSpec, *, config: Config | None
     In round 1 both conditions start from the same beliefs, and for one disagreement pair the
     vanilla and anonymised update differ by about ``(w_peer - w_self) / M1``, where
     ``M1 = prior_strength + w_self + (N-1) w_peer`` is the agent's belief mass. So
-    ``IBC(round 1) * M1`` estimates the gap. (Later rounds drift apart, which is why the
+    ``IBC(round 1) * M1`` estimates the gap (with per-agent weights: the mean gap, using the
+    mean mass, which is only approximate when agents differ a lot). (Later rounds drift apart, which is why the
     all-round IBC is smaller than the gap: it is a *scaled* measure of identity weight.)
     """
     r1 = ibc(logs, rounds=[1], ci=False, config=config).estimate
