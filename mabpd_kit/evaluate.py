@@ -255,6 +255,9 @@ class Evaluation:
                 _md_table(anchors),
                 "",
             ]
+        if self.split == "test":
+            parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
+                      "or prompt because of them turns the test split into a training split."), ""]
         parts += ["## Closing note", "", "```", self.closing_note(), "```", ""]
         return "\n".join(parts)
 
