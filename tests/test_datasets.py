@@ -9,8 +9,13 @@ from mabpd_kit import datasets as ds
 pytestmark = pytest.mark.shared_data
 
 
-def test_babe_train_counts_columns_and_llm_anchors(data_dir):
-    df = ds.load_babe("train", data_dir=data_dir)
+@pytest.fixture(scope="module")
+def babe_train(data_dir):
+    return ds.load_babe("train", data_dir=data_dir)
+
+
+def test_babe_train_counts_columns_and_llm_anchors(babe_train):
+    df = babe_train
     assert len(df) == 3121
     assert df["label"].value_counts().to_dict() == {1: 1740, 0: 1381}
     for col in ("id", "text", "label", "outlet", "topic", "type", "biased_words"):
@@ -26,11 +31,11 @@ def test_babe_train_counts_columns_and_llm_anchors(data_dir):
     assert set(df["gpt_4_label"].dropna().unique()) <= {0, 1}
 
 
-def test_babe_llm_anchor_macro_f1_matches_source_md(data_dir):
+def test_babe_llm_anchor_macro_f1_matches_source_md(babe_train):
     """SOURCE.md reports gpt_4 macro F1 0.872 on the annotated rows: our merge must reproduce it."""
     from mabpd_kit import metrics as M
 
-    df = ds.load_babe("train", data_dir=data_dir)
+    df = babe_train
     rows = df[df["gpt_4_label"].notna()]
     # the '?' answers count as wrong in the source's figure; here they are dropped, so allow a small gap
     assert abs(M.macro_f1(rows["label"], rows["gpt_4_label"].astype(int)) - 0.872) < 0.01
