@@ -361,11 +361,12 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     df = deb.to_frame()
     long = df.melt(id_vars=["round", "agent", "verdict", "n_cited", "n_valid"], value_vars=list(FACTORS),
                    var_name="factor", value_name="value")
+    long["meaning"] = long["factor"].map(FACTORS)
     chart = alt.Chart(long).mark_bar().encode(
         x=alt.X("agent:N", sort=list(_AGENTS), title=None),
         y=alt.Y("value:Q", title=None),
         color=_verdict_color(),
-        tooltip=["round", "agent", "verdict", "factor", alt.Tooltip("value:Q", format=".3f"), "n_cited", "n_valid"],
+        tooltip=["round", "agent", "verdict", "meaning", alt.Tooltip("value:Q", format=".3f"), "n_cited", "n_valid"],
     ).properties(width=110, height=110)
     return chart.facet(
         column=alt.Column("factor:N", sort=list(FACTORS), title=None),
