@@ -38,7 +38,7 @@ fragments = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(fragments, min_size=0, max_size=40))
 def test_every_cleaned_char_maps_back_to_the_raw_text_it_came_from(parts):
     raw = "".join(parts)
@@ -60,7 +60,7 @@ def test_every_cleaned_char_maps_back_to_the_raw_text_it_came_from(parts):
     assert "<p>" not in ct.text and "&amp;" not in ct.text
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["alpha", "beta", "<i>", "</i>", "&amp;", " ", "\n\n", "gamma"]), max_size=30))
 def test_words_round_trip_through_to_orig(parts):
     raw = " ".join(parts)
