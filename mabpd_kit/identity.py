@@ -840,13 +840,15 @@ def ibc(
     return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions))
 
 
-def trust_rates(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
+def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config | None = None) -> pd.DataFrame:
     """Subversion and correction per condition, over (question, agent, round t >= 1).
 
     Subversion: the agent was right at t-1, saw at least one wrong peer (a parsed wrong answer),
     and is not right at t (rate = events / such exposures). Correction: the agent was not right
     at t-1 (wrong or unparsed), saw at least one right peer, and is right at t.
+    ``ci=True`` adds ``*_rate_lo`` / ``*_rate_hi`` (95% bootstrap over questions).
     """
+    cfg = config or Config()
     cube = _cube(logs)
     ok = cube.present & (cube.y >= 0)
     wrong = ok & ~cube.right
@@ -854,21 +856,35 @@ def trust_rates(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
     peers_right = prev_right.sum(-1, keepdims=True) - prev_right
     peers_wrong = prev_wrong.sum(-1, keepdims=True) - prev_wrong
     now_present, now_right = cube.present[:, :, 1:], cube.right[:, :, 1:]
+    sub_risk = prev_right & (peers_wrong > 0) & now_present  # [c, q, t, agent]
+    cor_risk = ~prev_right & cube.present[:, :, :-1] & (peers_right > 0) & now_present
+    per_q = {  # per [condition, question]: events and exposures
+        "sub": (sub_risk & ~now_right).sum(axis=(2, 3)).astype(float),
+        "sub_risk": sub_risk.sum(axis=(2, 3)).astype(float),
+        "cor": (cor_risk & now_right).sum(axis=(2, 3)).astype(float),
+        "cor_risk": cor_risk.sum(axis=(2, 3)).astype(float),
+    }
+    stats = {
+        "subversion_rate": lambda f: _ratio(f["sub"], f["sub_risk"]),
+        "correction_rate": lambda f: _ratio(f["cor"], f["cor_risk"]),
+    }
     out = []
     for k, cond in enumerate(cube.conditions):
-        sub_risk = (prev_right & (peers_wrong > 0) & now_present)[k]
-        cor_risk = (~prev_right & cube.present[:, :, :-1] & (peers_right > 0) & now_present)[k]
-        n_sub = int((sub_risk & ~now_right[k]).sum())
-        n_cor = int((cor_risk & now_right[k]).sum())
-        out.append({
+        cols = {name: v[k] for name, v in per_q.items()}
+        row: dict[str, Any] = {
             "condition": cond,
-            "n_subversion": n_sub,
-            "subversion_at_risk": int(sub_risk.sum()),
-            "subversion_rate": n_sub / sub_risk.sum() if sub_risk.any() else float("nan"),
-            "n_correction": n_cor,
-            "correction_at_risk": int(cor_risk.sum()),
-            "correction_rate": n_cor / cor_risk.sum() if cor_risk.any() else float("nan"),
-        })
+            "n_subversion": int(cols["sub"].sum()),
+            "subversion_at_risk": int(cols["sub_risk"].sum()),
+            "subversion_rate": stats["subversion_rate"](cols),
+            "n_correction": int(cols["cor"].sum()),
+            "correction_at_risk": int(cols["cor_risk"].sum()),
+            "correction_rate": stats["correction_rate"](cols),
+        }
+        if ci:
+            for name, stat in stats.items():
+                _, lo, hi = _boot(cols, stat, cfg) if np.isfinite(row[name]) else (np.nan, np.nan, np.nan)
+                row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
+        out.append(row)
     return pd.DataFrame(out)
 
 
@@ -948,7 +964,7 @@ def identity_report(logs: pd.DataFrame, *, ci: bool = True, config: Config | Non
     """All measures at once: summary (with CIs), trust rates, accuracy by round, IBC and cuts."""
     cube = _Cube.of(logs)
     both = set(CONDITIONS) <= set(cube.conditions)
-    trust = trust_rates(cube)  # every measure also accepts the prepared cube
+    trust = trust_rates(cube, ci=ci, config=config)  # every measure also accepts the prepared cube
     return IdentityReport(
         summary=identity_summary(cube, ci=ci, config=config),
         trust=trust,

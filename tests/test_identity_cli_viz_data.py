@@ -99,6 +99,7 @@ def test_cli_simulate_prints_measures(capsys):
 
 def test_cli_run_offline_then_measure(data_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MABPD_OFFLINE", "1")
+    monkeypatch.setenv("MABPD_DATA_DIR", str(data_dir))
     log = tmp_path / "run.jsonl"
     assert main(["identity", "run", "--dataset", "mmlu", "--n", "4", "--checkpoint", str(log)]) == 0
     assert "belief simulator plays the agents" in capsys.readouterr().out

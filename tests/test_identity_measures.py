@@ -331,3 +331,12 @@ def test_summary_by_round_splits_the_pairs():
     assert (s.loc[2, "n_pairs"], s.loc[2, "conformity"], s.loc[2, "obstinacy"]) == (4, 0.5, 0.5)
     total = identity_summary(logs, ci=False).iloc[0]
     assert total["n_pairs"] == 8 and total["conformity"] == pytest.approx(3 / 8)
+
+
+def test_trust_rate_cis_bracket_the_rate():
+    rep = identity_report(simulate(BeliefSpec(w_self=0.5, w_peer=1.5), 150, seed=2),
+                          config=Config().replace(**{"identity.bootstrap": 200}))
+    for _, r in rep.trust.iterrows():
+        for m in ("subversion_rate", "correction_rate"):
+            assert r[f"{m}_lo"] < r[m] < r[f"{m}_hi"]
+    assert "subversion_rate_lo" not in trust_rates(simulate(BeliefSpec(), 20, seed=0)).columns
