@@ -45,7 +45,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -85,7 +85,6 @@ TAXONOMY_TYPES = (
     "omission",
 )
 META_CATEGORIES = ("biased language", "framing bias", "unsupported claims", "selective presentation")
-Pos = Literal["verb", "noun", "adj", "fixed"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -354,7 +353,8 @@ def _key(form: str) -> str:
     return re.sub(r"[\s\-]+", " ", normalise_quotes(form).lower()).strip()
 
 
-_SEP = re.compile(r"[\s\-']+")
+_SEP_RE = r"[\s\-']+"  # what may separate two words of a phrase in the text
+_SEP = re.compile(_SEP_RE)
 
 
 def _lookup_key(matched: str) -> str:
@@ -365,7 +365,9 @@ def _lookup_key(matched: str) -> str:
     return _SEP.sub(" ", matched)
 
 
-def read_seeds(seed_dir: str | Path | None = None) -> tuple[dict[str, Any], list[Category], list[Term], list[Protected]]:
+def read_seeds(
+    seed_dir: str | Path | None = None,
+) -> tuple[dict[str, Any], list[Category], list[Term], list[Protected]]:
     """Parse the seed files into typed entries (no forms yet). Raises ValueError with the file name."""
     d = Path(seed_dir) if seed_dir is not None else seeds_dir()
     if not (d / "taxonomy.toml").exists():
@@ -458,7 +460,8 @@ def finalize(
     for p in sorted(protected, key=lambda p: (_key(p.term), _key(p.context))):
         if _key(p.term) not in _key(p.context):
             raise ValueError(f"protected context {p.context!r} does not contain {p.term!r}")
-        prot.append(p.model_copy(update={"forms": tuple(dict.fromkeys(_key(f) for f in inflections(p.context, p.pos)))}))
+        forms = tuple(dict.fromkeys(_key(f) for f in inflections(p.context, p.pos)))
+        prot.append(p.model_copy(update={"forms": forms}))
     payload = {
         **meta,
         "categories": [c.model_dump() for c in cats],
@@ -502,7 +505,6 @@ _FORM_SHAPE = re.compile(r"\w+(?:(?:[\s\-']+|\s\.\.\.\s)\w+)*")
 #: matches "rammed the zoning overhaul through". Words only: punctuation ends the gap.
 GAP = " ... "
 _GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
-_SEP_RE = r"[\s\-']+"
 
 
 def _gap_re(max_gap_words: int) -> str:
@@ -570,7 +572,9 @@ class Lexicon:
 
     def __init__(self, data: dict[str, Any], *, config: Config | None = None, verify: bool = True) -> None:
         if verify and data.get("checksum") != _checksum(data):
-            raise ValueError("lexicon checksum mismatch: the JSON was edited by hand; rebuild with `mabpd lexicon build`")
+            raise ValueError(
+                "lexicon checksum mismatch: the JSON was edited by hand; rebuild with `mabpd lexicon build`"
+            )
         self.config = config or Config()
         self.data = data
         self.version: str = data.get("version", "0")
@@ -589,7 +593,9 @@ class Lexicon:
         # Terms sharing a word with some protected context: only these can overlap one, so only
         # they need the protected scan (a speed-up, not a change of behaviour).
         prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
-        self._protectable = {t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))}
+        self._protectable = {
+            t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
+        }
 
     # -- constructors ------------------------------------------------------------------------
     @classmethod

@@ -61,6 +61,14 @@ _BLOCK_TAGS = {
     "blockquote", "section", "article", "header", "footer", "table", "hr", "title", "pre", "figure",
 }
 
+# Characters that can follow the first byte of UTF-8 text mis-read as Windows-1252 ("â€™", "Ã©").
+_MOJIBAKE_TAIL = (
+    r"[\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014"
+    r"\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]"
+)
+# An ordinary character: no markup, no special space, no control, no possible mojibake start.
+_PLAIN_CHAR = r"[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]"
+
 # One master pattern; each alternative is a kind of "unit" the scanner handles.
 _UNIT = re.compile(
     r"""
@@ -68,13 +76,12 @@ _UNIT = re.compile(
   | (?P<comment><!--.*?-->)
   | (?P<tag></?(?P<tagname>[a-zA-Z][a-zA-Z0-9]*)\b(?:[^>"']|"[^"]*"|'[^']*')*>)  # an HTML tag
   | (?P<entity>&(?:amp;)*(?:\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});)  # &amp;quot; too
-  | (?P<mojibake>[\u00c2-\u00f4][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]{1,3})
+  | (?P<mojibake>[\u00c2-\u00f4]MOJIBAKE_TAIL{1,3})
   | (?P<space>[\s\u00a0\u2000-\u200a\u202f\u205f\u3000]+)
   | (?P<drop>[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u200c\u200d\u2060\u00ad\ufeff])
-  | (?P<plain>[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+(?:\x20[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]+)*)                                           # words and single spaces
-
+  | (?P<plain>PLAIN+(?:\x20PLAIN+)*)                                        # words and single spaces
   | (?P<other>.)
-    """,
+    """.replace("MOJIBAKE_TAIL", _MOJIBAKE_TAIL).replace("PLAIN", _PLAIN_CHAR),
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
 #: Anything the full scanner must handle; text without it is returned as is (plus quote mapping).
