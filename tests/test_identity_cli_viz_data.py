@@ -50,7 +50,9 @@ def test_behaviour_chart_draws_the_summary_with_cis(report):
 
 
 def test_trust_and_accuracy_charts(report):
-    t = _values(vid.trust_chart(report.trust).to_dict())
+    spec = vid.trust_chart(report.trust).to_dict()
+    assert len(spec["layer"]) == 2  # bars + CI rules (the report was made with CIs)
+    t = _values(spec)
     got = {(r["condition"], r["event"]): r["rate"] for r in t}
     for _, row in report.trust.iterrows():
         assert got[(row["condition"], "subversion")] == pytest.approx(row["subversion_rate"])

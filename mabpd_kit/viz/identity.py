@@ -79,25 +79,31 @@ def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: fol
     return alt.layer(*layers).properties(title=title, width=320, height=220)
 
 
-def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.Chart:
+def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.LayerChart:
     """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
-    after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`."""
+    after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`, with 95%
+    CIs when it was called with ``ci=True``."""
     import altair as alt
 
-    df = trust.melt(id_vars="condition", value_vars=["subversion_rate", "correction_rate"], var_name="event", value_name="rate")
-    df["event"] = df["event"].str.replace("_rate", "", regex=False)
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            x=alt.X("event:N", title=None, sort=["subversion", "correction"], axis=alt.Axis(labelAngle=0)),
-            xOffset="condition:N",
-            y=alt.Y("rate:Q", title="rate per exposure"),
-            color=_condition_color(df["condition"].tolist()),
-            tooltip=["condition", "event", alt.Tooltip("rate:Q", format=".3f")],
-        )
-        .properties(title=title, width=220, height=220)
+    rows = [
+        {"condition": r["condition"], "event": ev, "rate": r[f"{ev}_rate"],
+         "lo": r.get(f"{ev}_rate_lo", float("nan")), "hi": r.get(f"{ev}_rate_hi", float("nan"))}
+        for _, r in trust.iterrows() for ev in ("subversion", "correction")
+    ]
+    df = pd.DataFrame(rows)
+    base = alt.Chart(df).encode(
+        x=alt.X("event:N", title=None, sort=["subversion", "correction"], axis=alt.Axis(labelAngle=0)),
+        xOffset="condition:N",
     )
+    bars = base.mark_bar().encode(
+        y=alt.Y("rate:Q", title="rate per exposure"),
+        color=_condition_color(df["condition"].tolist()),
+        tooltip=["condition", "event", alt.Tooltip("rate:Q", format=".3f")],
+    )
+    layers = [bars]
+    if df["lo"].notna().any():
+        layers.append(base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q"))
+    return alt.layer(*layers).properties(title=title, width=220, height=220)
 
 
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
