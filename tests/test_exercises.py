@@ -227,7 +227,9 @@ def test_check_cells_pass_on_the_solution(solution: Path, monkeypatch):
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
 def test_check_cells_fail_on_the_stub_with_a_message(solution: Path, monkeypatch):
     monkeypatch.setenv("FAST", "1")
-    nb = _execute(ROOT / "exercises" / solution.name)  # only raises-exception cells may fail
+    exercise = ROOT / "exercises" / solution.name
+    assert exercise.exists(), f"{exercise} is missing: run `make exercises` and commit exercises/"
+    nb = _execute(exercise)  # only raises-exception cells may fail
     for i, cell in _check_cells(nb):
         errs = _errors(cell)
         assert errs, f"exercises/{solution.name}, cell {i + 1}: the check passes on the stub; it must fail until solved"
