@@ -71,8 +71,9 @@ def make_control(name: str, spec: ControlSpec, default: Any = inspect.Parameter.
 
 
 def _readout(step: float) -> str:
-    decimals = max(0, len(f"{step:.10f}".rstrip("0").split(".")[1])) if step < 1 else 0
-    return f".{min(decimals, 6)}f"
+    """Slider readout with as many decimals as the step has (0.05 -> '.2f', 1.0 -> '.0f')."""
+    decimals = len(f"{step:.6f}".rstrip("0").split(".")[1])
+    return f".{decimals}f"
 
 
 class ParameterPanel:
