@@ -164,3 +164,12 @@ def test_agent_verdicts_chart_shares_per_gold_label(batch):
         assert math.isclose(got, sum(d.reports[a].verdict == "biased" for d in pos) / len(pos))
     split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in batch) / len(batch)
     assert f"disagree on {split:.0%}" in vp.agent_verdicts_chart(batch).to_dict()["title"]
+
+
+def test_route_chart_by_verifier_check_and_bare_debate_frame(batch, debated):
+    data = rows(vp.route_chart(batch, by="verifier_check"))
+    checks = {(d.verifier.check if d.verifier else "not_run") for d in batch}
+    assert {r["verifier_check"] for r in data} == checks
+    frame = vp.sad_frame(debated.debate)                       # a bare DebateResult works too
+    assert len(frame) == sum(len(r.arguments) for r in debated.debate.rounds)
+    assert frame["k"].tolist() == [w.k for r in debated.debate.rounds for w in r.arguments]
