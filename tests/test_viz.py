@@ -174,3 +174,14 @@ def test_span_html_never_loses_or_reorders_text(text, cuts):
     body = re.search(r'<div style="white-space:pre-wrap;">(.*?)</div>', out, re.S)
     assert body is not None
     assert html.unescape(re.sub(r"<[^>]+>", "", body.group(1))) == text
+
+
+def test_outcome_columns_use_the_course_verdict_colours():
+    """'biased' is red and 'neutral' blue wherever a chart colours by outcome (not a hashed spare colour)."""
+    import pandas as pd
+
+    from mabpd_kit import viz
+
+    df = pd.DataFrame({"route": ["debate", "debate", "neutral_veto"], "items": [3, 2, 5], "outcome": ["biased", "neutral", "neutral"]})
+    scale = viz.bar(df, "route", "items", color="outcome").to_dict()["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"])) == {"biased": "#e45756", "neutral": "#4c78a8"}

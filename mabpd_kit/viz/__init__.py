@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # altair is imported lazily at runtime (``import mabpd_kit`` 
 __all__ = [
     "CATEGORY_COLORS",
     "AGENT_COLORS",
+    "OUTCOME_COLORS",
     "OTHER_COLOR",
     "THEME_NAME",
     "static",
@@ -88,6 +89,14 @@ AGENT_COLORS: dict[str, str] = {
     "judge": "#4c78a8",
     "politician": "#f58518",
     "scientist": "#54a24b",
+}
+#: Decisions and gold labels: MABPD verdicts and RADAR's three labels, the same in every chart.
+OUTCOME_COLORS: dict[str, str] = {
+    "biased": "#e45756",
+    "neutral": "#4c78a8",
+    "TRUE": "#54a24b",
+    "HALF-TRUE": "#f58518",
+    "FALSE": "#e45756",
 }
 OTHER_COLOR = "#8c8c8c"
 # Used, in a fixed order picked by a stable hash of the name, for categories not listed above.
@@ -292,6 +301,11 @@ def heatmap(
 
 def _color_for_column(df: pd.DataFrame, column: str) -> alt.Color:
     values = [str(v) for v in dict.fromkeys(df[column].tolist())]
+    if values and all(v in OUTCOME_COLORS for v in values):
+        import altair as alt
+
+        domain = [v for v in OUTCOME_COLORS if v in values]
+        return alt.Color(f"{column}:N", scale=alt.Scale(domain=domain, range=[OUTCOME_COLORS[v] for v in domain]))
     kind: Literal["category", "agent"] = (
         "agent" if values and all(_norm(v) in AGENT_COLORS for v in values) else "category"
     )

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from mabpd_kit.viz import OUTCOME_COLORS
 
 from mabpd_kit.stopping import (
     CalibrationResult,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["LABEL_COLORS", "grid_heatmap", "opening_margin_chart", "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
 
 #: One colour per veracity label, used by every chart here.
-LABEL_COLORS: dict[str, str] = {"TRUE": "#54a24b", "HALF-TRUE": "#f58518", "FALSE": "#e45756"}
+LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
 _MARK_COLORS = ("#d62728", "#1f1f1f", "#9467bd", "#17becf")
 
