@@ -776,6 +776,16 @@ def item_seed(text: str) -> int:
 
 async def gather_reports(agents: dict[str, Agent], text: str, cues: Cues) -> dict[str, AgentReport]:
     """Round 1: all agents analyse independently and concurrently."""
-    reps = await asyncio.gather(*(a.areport(text, cues) for a in agents.values()))
+    reps = await gather_all(*(a.areport(text, cues) for a in agents.values()))
     return dict(zip(agents, reps))
+
+
+async def gather_all(*aws: Any) -> list[Any]:
+    """``asyncio.gather`` that lets every call of a round finish before raising the first error,
+    so no call is left running unaccounted (the item's trace counts what it cost)."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results
 

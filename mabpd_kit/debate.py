@@ -31,12 +31,11 @@ judge giving stop probabilities, so it is recorded in the trace as "not applied"
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from mabpd_kit.agents import Argument
+from mabpd_kit.agents import Argument, gather_all
 from mabpd_kit.config import Config
 from mabpd_kit.types import Verdict
 
@@ -184,7 +183,7 @@ async def arun_debate(first: Sequence[Argument], revise: ARevise, config: Config
     while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
         idx = len(rounds) + 1
         prev = current
-        current = list(await asyncio.gather(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev)))
+        current = list(await gather_all(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev)))
         rounds.append(_round(idx, current, config))
     return DebateResult(rounds=rounds, label=rounds[-1].vote.label,
                         stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))

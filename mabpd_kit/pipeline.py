@@ -276,29 +276,35 @@ class Pipeline:
         id = str(id) if id is not None else _sha1(str(text))[:12]
         if self.llm is None:
             return self._analyze_rule(text, id, gold, reports)
+        from mabpd_kit.llm.usage import collect
+
         t0 = time.perf_counter()
         d, ct = self._start(text, id, gold)
         if d.failed:
             return d
-        try:
-            cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
-            known = {a: r for a, r in (reports or {}).items() if a in self.agents}
-            todo = {a: ag for a, ag in self.agents.items() if a not in known}
-            fresh = await gather_reports(todo, ct.text, cues) if todo else {}
-            self._route(d, ct, {a: known.get(a) or fresh[a] for a in self.agents})
-            if d.route == "debate":
-                first = [self.agents[a].first_argument(r) for a, r in d.reports.items()]
-                seed = item_seed(ct.text)
+        with collect() as made:  # on failure, the trace still shows the calls the item cost
+            try:
+                return self._finish(await self._adecide(d, ct, reports), t0)
+            except Exception as exc:  # one item never stops a batch; the reason is kept
+                return self._fail(d, exc, t0, made)
 
-                async def revise(agent: str, rnd: int, own: Any, others: list) -> Any:
-                    return await self.agents[agent].arevise(rnd, own, others, cues, seed=seed)
+    async def _adecide(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport] | None) -> Decision:
+        cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
+        known = {a: r for a, r in (reports or {}).items() if a in self.agents}
+        todo = {a: ag for a, ag in self.agents.items() if a not in known}
+        fresh = await gather_reports(todo, ct.text, cues) if todo else {}
+        self._route(d, ct, {a: known.get(a) or fresh[a] for a in self.agents})
+        if d.route == "debate":
+            first = [self.agents[a].first_argument(r) for a, r in d.reports.items()]
+            seed = item_seed(ct.text)
 
-                d.debate = await arun_debate(first, revise, self.config)
-                d.label = d.debate.label
-            await self._averify(d, cues)
-        except Exception as exc:  # one item never stops a batch; the reason is kept
-            return self._fail(d, exc, t0)
-        return self._finish(d, t0)
+            async def revise(agent: str, rnd: int, own: Any, others: list) -> Any:
+                return await self.agents[agent].arevise(rnd, own, others, cues, seed=seed)
+
+            d.debate = await arun_debate(first, revise, self.config)
+            d.label = d.debate.label
+        await self._averify(d, cues)
+        return d
 
     def _analyze_rule(self, text: Any, id: str, gold: Any, reports: dict[str, AgentReport] | None = None) -> Decision:
         t0 = time.perf_counter()
@@ -418,9 +424,14 @@ class Pipeline:
         d.latency_s = time.perf_counter() - t0
         return d
 
-    def _fail(self, d: Decision, exc: BaseException, t0: float | None) -> Decision:
+    def _fail(self, d: Decision, exc: BaseException, t0: float | None, made: Sequence[Any] = ()) -> Decision:
         d.failed, d.route, d.label, d.pred = True, "failed", None, None
         d.error = f"{type(exc).__name__}: {exc}"
+        if made:  # the calls made before the failure still cost tokens
+            d.calls = len(made)
+            d.prompt_tokens = sum(c.prompt_tokens for c in made)
+            d.completion_tokens = sum(c.completion_tokens for c in made)
+            d.call_latency_s = sum(c.latency_s for c in made)
         if t0 is not None:
             d.latency_s = time.perf_counter() - t0
         return d

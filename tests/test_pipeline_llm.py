@@ -137,3 +137,16 @@ def test_redecide_makes_no_new_report_calls(fake_server):
     nv = Pipeline(Config().ablation("no-verifier"), llm).redecide(d)
     assert srv.calls == before + 3  # only the three round-2 debate moves, no reports, no verifier
     assert nv.verifier is None and nv.label == "biased"
+
+
+def test_a_failed_item_still_reports_the_calls_it_cost(fake_server):
+    """Every agent answers the FAILME item with prose: each tries json_schema, then repairs once.
+    The trace must count those calls (the server counts them too), not report 0."""
+    srv = fake_server(make_script(), latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    llm.capabilities()  # the one-time probe is the endpoint's cost, not the item's
+    before = srv.calls
+    d = Pipeline(Config(), llm).analyze("FAILME: the plan was slammed.")
+    assert d.failed
+    assert d.calls == srv.calls - before > 0
+    assert d.prompt_tokens > 0

@@ -19,7 +19,7 @@ from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, Stru
 from .presets import PRESETS, Preset
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import gather_limited, run_sync
-from .usage import Usage, summarize
+from .usage import Usage, collect, summarize
 
 __all__ = [
     "LLM",
@@ -42,4 +42,5 @@ __all__ = [
     "gather_limited",
     "run_sync",
     "summarize",
+    "collect",
 ]

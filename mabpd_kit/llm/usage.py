@@ -10,8 +10,10 @@ usd_per_1M_completion)}``. Models missing from the table cost 0 (local models ar
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,7 +22,30 @@ if TYPE_CHECKING:
 
     from .results import Completion
 
-__all__ = ["Usage", "UsageRecord", "estimate_cost", "summarize"]
+__all__ = ["Usage", "UsageRecord", "collect", "estimate_cost", "summarize"]
+
+# The Completions made inside the innermost ``collect()`` block of this context (asyncio tasks
+# and the shared I/O loop inherit the caller's context, so concurrent calls land here too).
+_COLLECTOR: contextvars.ContextVar[list[Completion] | None] = contextvars.ContextVar("mabpd_collect", default=None)
+
+
+@contextlib.contextmanager
+def collect() -> Iterator[list[Completion]]:
+    """Gather every Completion made in this block, whatever component made it.
+
+    Components already return their own Completions; this is for the calls a failure would
+    otherwise hide (an item that fails after three agents answered still cost three calls)::
+
+        with collect() as made:
+            ...            # any llm.chat / structured / achat calls
+        summarize(made)
+    """
+    made: list[Completion] = []
+    token = _COLLECTOR.set(made)
+    try:
+        yield made
+    finally:
+        _COLLECTOR.reset(token)
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
@@ -70,6 +95,9 @@ class Usage:
         )
         with self._lock:
             self.records.append(rec)
+        made = _COLLECTOR.get()
+        if made is not None:
+            made.append(completion)
 
     def _live(self) -> list[UsageRecord]:
         with self._lock:
