@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted; finished items are kept in the checkpoint", file=sys.stderr)
         return 130
     except (ValueError, FileNotFoundError, KeyError) as exc:  # user errors: one clear line, no traceback
-        print(f"mabpd {args.command}: error: {exc}", file=sys.stderr)
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # KeyError's str() adds quotes
+        print(f"mabpd {args.command}: error: {msg}", file=sys.stderr)
         return 2
 
 

@@ -24,3 +24,11 @@ def test_every_command_module_exists():
 
     for name, (module, add, run, _) in cli.COMMANDS.items():
         assert importlib.util.find_spec(module) is not None, f"`mabpd {name}` points at missing module {module}"
+
+
+def test_user_errors_are_one_clean_line(capsys):
+    """A wrong dataset name exits 2 with one readable line (no traceback, no KeyError quotes)."""
+    assert cli.main(["evaluate", "--dataset", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("mabpd evaluate: error: unknown benchmark 'nope'")
+    assert "Traceback" not in err and not err.endswith('"')
