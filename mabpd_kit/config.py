@@ -161,9 +161,8 @@ class IdentityConfig(_Frozen):
 
     n_agents: int = 5
     rounds: int = Field(2, description="debate rounds after the independent round 0")
-    anonymise: bool = False
-    seed: int = 0
-    bootstrap: int = 1000
+    seed: int = Field(0, description="seeds the anonymised answer order, agent sampling and the simulator")
+    bootstrap: int = Field(1000, gt=0, description="bootstrap resamples (over questions) for the measures' CIs")
     temperature: float = Field(1.0, ge=0, description="agent sampling temperature; > 0 so independent agents can disagree")
     max_tokens: int = Field(1024, gt=0, description="completion budget per agent answer")
     max_response_chars: int = Field(2000, gt=0, description="previous-round responses quoted in prompts are cut to this")
