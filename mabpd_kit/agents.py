@@ -53,7 +53,7 @@ from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
 from mabpd_kit.scoring import ground_span
-from mabpd_kit.types import Span, Verdict
+from mabpd_kit.types import Mode, Span, StepUsage, Verdict
 from mabpd_kit.verify import VerifierReport, apply_verifier, rule_verify
 
 if TYPE_CHECKING:
@@ -68,26 +68,13 @@ __all__ = [
 ]
 
 Role = Literal["bias", "evidence", "framing"]
-Mode = Literal["rule", "llm"]
 
 # =============================================================================================
 # Typed records (SPEC 1.2 reports, 1.6 arguments)
 # =============================================================================================
 
 
-class _Usage(BaseModel):
-    """LLM usage of one step (all zero for rule-based agents)."""
-
-    mode: Mode = "rule"
-    model: str | None = None
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    repaired: bool = False
-
-
-class AgentReport(_Usage):
+class AgentReport(StepUsage):
     """One agent's independent analysis (round 1).
 
     ``spans`` support a biased reading (bias spans, supporting evidence phrases, framing spans);
@@ -108,7 +95,7 @@ class AgentReport(_Usage):
         return any(s.valid for s in self.spans)
 
 
-class Argument(_Usage):
+class Argument(StepUsage):
     """A SAD argument (SPEC 1.6): verdict, at most ``sad.max_spans`` evidence spans, confidence,
     an anticipated counter-argument. ``changed`` marks a verdict switch against the previous round."""
 

@@ -8,6 +8,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Agent = Literal["bias", "evidence", "framing", "verifier", "lexicon", "judge", "politician", "scientist"]
 Verdict = Literal["biased", "neutral"]
+Mode = Literal["rule", "llm"]
+
+
+class StepUsage(BaseModel):
+    """LLM usage of one decision step (all zero for rule-based steps).
+
+    Agent reports, debate arguments and the verifier's report all carry it, so a Decision's
+    calls and tokens are the sum over its steps."""
+
+    mode: Mode = "rule"
+    model: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    repaired: bool = False
 
 
 class Span(BaseModel):

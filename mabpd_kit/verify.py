@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from typing import Callable, Literal, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from mabpd_kit.config import Config
-from mabpd_kit.types import Span, Verdict
+from mabpd_kit.types import Span, StepUsage, Verdict
 
 __all__ = ["VerifierReport", "Check", "rule_verify", "apply_verifier"]
 
 Check = Literal["upheld", "invalid", "protected", "quotation", "llm", "not_run"]
 
 
-class VerifierReport(BaseModel):
+class VerifierReport(StepUsage):
     """What the verifier saw and decided."""
 
     input_label: Verdict
@@ -39,13 +39,6 @@ class VerifierReport(BaseModel):
     check: Check
     reason: str
     span: Span | None = None
-    mode: Literal["rule", "llm"] = "rule"
-    model: str | None = None
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    repaired: bool = False
 
 
 def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
