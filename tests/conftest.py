@@ -54,3 +54,19 @@ def fake_server(tmp_path, monkeypatch):
     yield make
     for srv in servers:
         srv.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_lexicon():
+    """A tiny teaching lexicon, so agent and pipeline tests do not depend on the shipped word list."""
+    from mabpd_kit.config import Config
+    from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
+
+    cats = [Category(id="attack_verbs", name="Attack verbs", taxonomy="loaded language", meta_category="biased language"),
+            Category(id="labels", name="Labels", taxonomy="political labeling", meta_category="biased language")]
+    terms = [Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb"),
+             Term(term="disgraceful", category="attack_verbs", band=0.7, pos="adj", note="condemnation"),
+             Term(term="radical leftist", category="labels", band=0.9, pos="noun", note="ideological label"),
+             Term(term="illegal", category="attack_verbs", band=0.6, pos="adj", note="legal word")]
+    prot = [Protected(term="illegal", context="illegal parking"), Protected(term="slam", context="slam dunk")]
+    return Lexicon.from_entries(cats, terms, prot, config=Config())

@@ -9,23 +9,14 @@ import pytest
 from mabpd_kit.agents import (Argument, BiasAgent, EvidenceAgent, FramingAgent, analyse_cues, load_prompt,
                               make_agents)
 from mabpd_kit.config import Config
-from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
 from mabpd_kit.types import Span
 
 CFG = Config()
 
 
 @pytest.fixture(scope="module")
-def lex():
-    """A tiny teaching lexicon, so these tests do not depend on the shipped word list."""
-    cats = [Category(id="attack_verbs", name="Attack verbs", taxonomy="loaded language", meta_category="biased language"),
-            Category(id="labels", name="Labels", taxonomy="political labeling", meta_category="biased language")]
-    terms = [Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb"),
-             Term(term="disgraceful", category="attack_verbs", band=0.7, pos="adj", note="condemnation"),
-             Term(term="radical leftist", category="labels", band=0.9, pos="noun", note="ideological label"),
-             Term(term="illegal", category="attack_verbs", band=0.6, pos="adj", note="legal word")]
-    prot = [Protected(term="illegal", context="illegal parking")]
-    return Lexicon.from_entries(cats, terms, prot, config=CFG)
+def lex(tiny_lexicon):
+    return tiny_lexicon
 
 
 def agents(lex):

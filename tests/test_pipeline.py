@@ -9,20 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
-from mabpd_kit.lexicon import Category, Lexicon, Protected, Term
 from mabpd_kit.pipeline import BatchResult, Decision, Pipeline
 
 CFG = Config()
 
 
 @pytest.fixture(scope="module")
-def lex():
-    cats = [Category(id="attack_verbs", name="Attack verbs", taxonomy="loaded language", meta_category="biased language"),
-            Category(id="labels", name="Labels", taxonomy="political labeling", meta_category="biased language")]
-    terms = [Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb"),
-             Term(term="disgraceful", category="attack_verbs", band=0.7, pos="adj", note="condemnation"),
-             Term(term="radical leftist", category="labels", band=0.9, pos="noun", note="label")]
-    return Lexicon.from_entries(cats, terms, [Protected(term="slam", context="slam dunk")], config=CFG)
+def lex(tiny_lexicon):
+    return tiny_lexicon
 
 
 @pytest.fixture(scope="module")
