@@ -21,7 +21,9 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from mabpd_kit.types import FrozenModel as _Frozen
 
 __all__ = [
     "Config",
@@ -37,10 +39,6 @@ __all__ = [
     "IdentityConfig",
     "MetricsConfig",
 ]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
 class TextConfig(_Frozen):
@@ -61,12 +59,19 @@ class LexiconConfig(_Frozen):
 
 
 class ScoringConfig(_Frozen):
-    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary."""
+    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary.
+
+    The role weights live here only: the score and SAD's vote both read :attr:`weights`."""
 
     w_bias: float = 0.50
     w_evidence: float = 0.25
     w_framing: float = 0.25
     boundary: float = 0.50
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Role -> weight, as used by the score and by SAD's weighted vote."""
+        return {"bias": self.w_bias, "evidence": self.w_evidence, "framing": self.w_framing}
 
 
 class RouterConfig(_Frozen):
@@ -86,7 +91,6 @@ class SADConfig(_Frozen):
     max_spans: int = 5
     neutral_floor: float = Field(0.5, description="f_a = max(q_a, neutral_floor) for a neutral verdict")
     agreement_gain: float = Field(0.2, description="g_a = 1 + gain * (share agreeing - 0.5)")
-    role_weights: dict[str, float] = Field(default_factory=lambda: {"bias": 0.50, "evidence": 0.25, "framing": 0.25})
     vote_boundary: float = 0.50
     evidence_weighting: bool = Field(True, description="ablation: False sets f_a = 1")
     stop_on_agreement: bool = True
@@ -147,6 +151,8 @@ class RadarConfig(_Frozen):
     grid_tau_s: tuple[float, float, float] = (-1.0, 1.0, 0.05)
     grid_tau_v: tuple[float, float, float] = (0.0, 0.95, 0.05)
     cost_per_round: float = 0.0
+    temperature: float = Field(0.0, ge=0, description="debaters' (Politician, Scientist) sampling temperature")
+    max_tokens: int = Field(800, gt=0, description="completion budget of a debater turn")
     objective: Literal["accuracy", "macro_f1"] = "accuracy"
     prob_source: Literal["auto", "logprobs", "samples", "structured"] = Field(
         "auto", description="Judge probabilities: auto = logprobs if probed, else k samples, else stated"

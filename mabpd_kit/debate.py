@@ -137,7 +137,7 @@ def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument
         g = 1.0 + sad.agreement_gain * (share - 0.5)
         k = min(max(a.confidence * f * g, 0.0), 1.0)
         out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, g=g, k=k,
-                                   w=sad.role_weights.get(a.agent, 0.0)))
+                                   w=config.scoring.weights.get(a.agent, 0.0)))
     return out
 
 

@@ -1,29 +1,77 @@
-"""Small typed records shared across modules (kept here so no module imports a sibling just for a type)."""
+"""Small typed records shared by every method (kept here so no module imports a sibling just for a type).
+
+- :class:`FrozenModel` is the one immutable pydantic base (configs, lexicon entries, RADAR states).
+- :class:`Usage` is the one additive usage record: an agent report, a debate argument, a verifier
+  report, an item and a whole run all carry one, and totals are plain sums (``a + b``,
+  ``Usage.total(...)``).
+- :class:`Span` is a highlighted stretch of text, with its grounding.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Agent = Literal["bias", "evidence", "framing", "verifier", "lexicon", "judge", "politician", "scientist"]
+__all__ = ["FrozenModel", "Mode", "Span", "Usage", "Verdict"]
+
 Verdict = Literal["biased", "neutral"]
 Mode = Literal["rule", "llm"]
 
 
-class StepUsage(BaseModel):
-    """LLM usage of one decision step (all zero for rule-based steps).
+class FrozenModel(BaseModel):
+    """Immutable, strict (unknown fields are an error) and validated on construction."""
 
-    Agent reports, debate arguments and the verifier's report all carry it, so a Decision's
-    calls and tokens are the sum over its steps."""
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
-    mode: Mode = "rule"
-    model: str | None = None
+
+class Usage(FrozenModel):
+    """LLM usage of a step, an item or a run (all zero for rule-based work).
+
+    Additive: ``a + b`` and ``Usage.total(records)``. ``latency_s`` is the *summed* latency of
+    the calls (not wall time). An answer replayed from the cache counts as the call it replays,
+    so an item's usage is what it costs to produce and does not change on resume.
+    """
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    repaired: bool = False
+    repaired_calls: int = Field(0, description="structured calls that needed the repair retry")
+
+    def __add__(self, other: "Usage") -> "Usage":
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                     completion_tokens=self.completion_tokens + other.completion_tokens,
+                     latency_s=self.latency_s + other.latency_s,
+                     repaired_calls=self.repaired_calls + other.repaired_calls)
+
+    def __radd__(self, other: Any) -> "Usage":  # sum() starts from 0
+        return self if other == 0 else self.__add__(other)
+
+    @classmethod
+    def total(cls, items: Iterable["Usage | Any"]) -> "Usage":
+        """The sum over usage records, or over objects that carry one as ``.usage``."""
+        out = cls()
+        for u in items:
+            out = out + (u if isinstance(u, Usage) else u.usage)
+        return out
+
+    @classmethod
+    def of(cls, completions: Iterable[Any], *, repaired: bool = False) -> "Usage":
+        """The usage of LLM completions (anything with ``prompt_tokens``, ``completion_tokens``,
+        ``latency_s``); ``repaired`` marks a structured call that needed its repair retry."""
+        cs = list(completions)
+        return cls(calls=len(cs), prompt_tokens=sum(c.prompt_tokens or 0 for c in cs),
+                   completion_tokens=sum(c.completion_tokens or 0 for c in cs),
+                   latency_s=sum(c.latency_s or 0.0 for c in cs), repaired_calls=int(bool(repaired and cs)))
+
+    def row(self) -> dict[str, float]:
+        """Flat columns for a results frame: calls, prompt_tokens, completion_tokens, call_latency_s, repaired_calls."""
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "call_latency_s": self.latency_s, "repaired_calls": self.repaired_calls}
 
 
 class Span(BaseModel):
@@ -50,3 +98,13 @@ class Span(BaseModel):
     valid: bool = True
     reason: str = ""
     note: str = ""
+
+
+class StepUsage(BaseModel):  # TEMPORARY: removed when MABPD moves to mabpd/ (records carry `usage: Usage`)
+    mode: Mode = "rule"
+    model: str | None = None
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    repaired: bool = False

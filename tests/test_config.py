@@ -12,7 +12,7 @@ def test_spec_defaults():
     assert c.scoring.boundary == 0.50
     assert (c.router.neutral_veto_below, c.router.moderate_at_least, c.router.strong_at_least) == (0.30, 0.60, 0.75)
     assert c.sad.rounds == 2 and c.sad.max_spans == 5 and c.sad.neutral_floor == 0.5 and c.sad.agreement_gain == 0.2
-    assert c.sad.role_weights == {"bias": 0.50, "evidence": 0.25, "framing": 0.25}
+    assert c.scoring.weights == {"bias": 0.50, "evidence": 0.25, "framing": 0.25}
     assert c.text.fuzzy_ratio == 0.90 and c.lexicon.confidence_floor == 0.45
     assert c.lexicon.bands == (0.60, 0.70, 0.80, 0.90)
     assert (c.radar.top_m, c.radar.max_rounds, c.radar.tau_s, c.radar.tau_v) == (20, 3, -0.6, 0.75)

@@ -82,8 +82,8 @@ def test_vote_is_the_role_weighted_rule(args):
     w = weigh(args, CFG)
     v = vote(w, CFG)
     assert all(0 <= x.k <= 1 for x in w)
-    B = sum(CFG.sad.role_weights[x.agent] * x.k for x in w if x.verdict == "biased")
-    N = sum(CFG.sad.role_weights[x.agent] * x.k for x in w if x.verdict == "neutral")
+    B = sum(CFG.scoring.weights[x.agent] * x.k for x in w if x.verdict == "biased")
+    N = sum(CFG.scoring.weights[x.agent] * x.k for x in w if x.verdict == "neutral")
     assert v.label == ("biased" if B + N > 0 and B / (B + N) >= 0.5 else "neutral")
 
 

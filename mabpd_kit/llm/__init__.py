@@ -14,7 +14,7 @@ The ``openai`` SDK is imported only on the first real call, so importing this is
 from __future__ import annotations
 
 from .cache import ResponseCache, cache_dir
-from .client import LLM, connect
+from .client import LLM, connect, online
 from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, StructuredOutputError
 from .presets import PRESETS, Preset
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
@@ -39,6 +39,7 @@ __all__ = [
     "Usage",
     "cache_dir",
     "connect",
+    "online",
     "gather_limited",
     "run_sync",
     "summarize",

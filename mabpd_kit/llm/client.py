@@ -40,7 +40,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["LLM", "OFFLINE_LINE", "connect"]
+__all__ = ["LLM", "OFFLINE_LINE", "connect", "online"]
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -529,3 +529,10 @@ def connect(
         endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
         cache_dir=cache_dir, preset=p.name if p else None,
     )
+
+
+def online(llm: "LLM | None") -> "LLM | None":
+    """The LLM if it can be called, else ``None`` (no LLM given, or an offline one).
+
+    Components take ``llm: LLM | None`` and choose their rule-based path when this is ``None``."""
+    return None if llm is None or getattr(llm, "offline", True) else llm

@@ -1,0 +1,100 @@
+"""The one prompt loader for every method.
+
+Prompts are readable Markdown templates in ``mabpd_kit/prompts/<method>/<name>.md`` with
+``$name`` slots (Python ``string.Template``). A leading ``<!-- ... -->`` comment documents the
+slots and is not sent. A file that holds both messages separates them with a line
+``<!-- user -->`` (system first).
+
+Substitution is strict: a slot left without a value is an error that names the slot and the
+file, never a ``$slot`` sent to a model. ``$$`` writes a literal dollar sign.
+
+Editing: pass ``prompts_dir`` (a folder with your edited copies, ``<name>.md`` or
+``<method>/<name>.md``); any prompt not found there comes from the package.
+
+>>> from mabpd_kit import prompts
+>>> msgs = prompts.messages("mabpd", "bias", knowledge="(none)", article="A text.")
+>>> [m["role"] for m in msgs]
+['system', 'user']
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["PromptError", "messages", "names", "render", "slots", "template"]
+
+USER_MARKER = "<!-- user -->"
+_LEADING_COMMENT = re.compile(r"^\s*<!--(?!\s*user\s*-->).*?-->\s*", re.DOTALL)
+
+
+class PromptError(ValueError):
+    """A prompt that cannot be filled: missing file, missing value or a stray ``$``."""
+
+
+def _find(method: str, name: str, prompts_dir: str | Path | None) -> tuple[str, str]:
+    if prompts_dir is not None:
+        for p in (Path(prompts_dir) / f"{name}.md", Path(prompts_dir) / method / f"{name}.md"):
+            if p.is_file():
+                return p.read_text(encoding="utf-8"), str(p)
+    return _packaged(method, name), f"prompts/{method}/{name}.md"
+
+
+@lru_cache(maxsize=None)
+def _packaged(method: str, name: str) -> str:
+    res = resources.files("mabpd_kit").joinpath("prompts", method, f"{name}.md")
+    if not res.is_file():
+        raise PromptError(f"no prompt {method}/{name}.md in the package")
+    return res.read_text(encoding="utf-8")
+
+
+def template(method: str, name: str, prompts_dir: str | Path | None = None) -> str:
+    """The template text as sent (the leading comment removed)."""
+    text, _where = _find(method, name, prompts_dir)
+    return _LEADING_COMMENT.sub("", text, count=1).strip()
+
+
+def slots(method: str, name: str, prompts_dir: str | Path | None = None) -> set[str]:
+    """The ``$names`` a template needs."""
+    t = string.Template(template(method, name, prompts_dir))
+    return set(t.get_identifiers())
+
+
+def render(method: str, name: str, /, *, prompts_dir: str | Path | None = None, **values: object) -> str:
+    """The filled template; every slot must have a value (extra values are ignored)."""
+    text, where = _find(method, name, prompts_dir)
+    return _fill(_LEADING_COMMENT.sub("", text, count=1).strip(), values, where)
+
+
+def messages(method: str, name: str, /, *, prompts_dir: str | Path | None = None,
+             **values: object) -> list[dict[str, str]]:
+    """Chat messages from one file: the part before ``<!-- user -->`` is the system message, the part
+    after it the user message (no marker: a single user message)."""
+    text, where = _find(method, name, prompts_dir)
+    body = _LEADING_COMMENT.sub("", text, count=1)
+    system, marker, user = body.partition(USER_MARKER)
+    if not marker:
+        return [{"role": "user", "content": _fill(system.strip(), values, where)}]
+    return [{"role": "system", "content": _fill(system.strip(), values, where)},
+            {"role": "user", "content": _fill(user.strip(), values, where)}]
+
+
+def names(method: str) -> list[str]:
+    """The packaged prompts of a method."""
+    folder = resources.files("mabpd_kit").joinpath("prompts", method)
+    return sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".md") and p.name != "README.md")
+
+
+def _fill(text: str, values: Mapping[str, object], where: str) -> str:
+    t = string.Template(text)
+    missing = sorted(set(t.get_identifiers()) - set(values))
+    if missing:
+        raise PromptError(f"{where}: no value for {', '.join('$' + m for m in missing)}")
+    try:
+        return t.substitute({k: str(v) for k, v in values.items()})
+    except ValueError as exc:  # a '$' not followed by a name: write '$$' for a literal dollar
+        raise PromptError(f"{where}: {exc} (write $$ for a literal dollar sign)") from None

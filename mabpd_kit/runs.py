@@ -1,0 +1,341 @@
+"""The one batch runner for every method: items -> async step -> JSONL checkpoint -> :class:`Results`.
+
+MABPD sentences, RADAR claims and identity-bias questions all run through :func:`run`:
+
+- each item's step is a coroutine; with an LLM many run at once (every call still waits for its
+  endpoint's shared limit), while the rule-based path drives the *same* coroutines one after the
+  other without an event loop (:func:`drive`; they never wait on I/O);
+- each finished record is appended to the checkpoint at once (one JSON line, flushed), keyed by
+  the item's id, the digest of its input and the fingerprint of the configuration, so a rerun
+  after ``kill -9`` takes every finished item from the file and computes only the rest (with the
+  LLM cache, calls already answered are not paid again);
+- a failing item becomes a failed record with its reason (``fail``); the batch goes on, and failed
+  items are computed again on resume unless ``retry_failed=False``;
+- usage is per item (``record.usage``) and per run (``results.usage``).
+
+>>> import asyncio
+>>> from mabpd_kit.runs import Item, Results, run
+>>> from mabpd_kit.types import Usage
+>>> from pydantic import BaseModel
+>>> class Echo(BaseModel):
+...     id: str
+...     value: int = 0
+...     failed: bool = False
+...     error: str | None = None
+...     usage: Usage = Usage()
+...     def row(self): return {"id": self.id, "value": self.value, "failed": self.failed}
+>>> async def double(item): return Echo(id=item.id, value=2 * item.data)
+>>> res = run([Item(str(i), i) for i in range(3)], double, record=Echo,
+...           fail=lambda item, exc: Echo(id=item.id, failed=True, error=str(exc)))
+>>> [r.value for r in res]
+[0, 2, 4]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from mabpd_kit.types import Usage
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Item", "Results", "complete", "digest", "drive", "fingerprint", "gather", "read_checkpoint", "run"]
+
+T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
+
+# True while drive() runs a coroutine: gather() then awaits in turn instead of scheduling tasks.
+_DRIVEN: contextvars.ContextVar[bool] = contextvars.ContextVar("mabpd_driven", default=False)
+
+
+# =============================================================================================
+# Running one coroutine
+# =============================================================================================
+
+
+def drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never waits on I/O (a rule-based step) to its end, without an event loop.
+
+    This is what lets the rule-based path share every line of the async LLM path: its coroutines
+    finish at the first ``send``. A coroutine that does wait on something is a bug here and
+    raises ``RuntimeError``.
+    """
+    token = _DRIVEN.set(True)
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    finally:
+        _DRIVEN.reset(token)
+    coro.close()
+    raise RuntimeError("drive(): the step waited on I/O; rule-based steps must not (use an LLM path)")
+
+
+def complete(coro: Coroutine[Any, Any, T], *, offline: bool) -> T:
+    """A step's result from synchronous code: :func:`drive` offline, the LLM layer's ``run_sync`` online
+    (which also works inside Jupyter's running loop)."""
+    if offline:
+        return drive(coro)
+    from mabpd_kit.llm import run_sync
+
+    return run_sync(coro)
+
+
+async def gather(*aws: Awaitable[T]) -> list[T]:
+    """Await several steps (the agents of one round): concurrently under an event loop, in turn when
+    driven. Every step finishes before the first error is raised, so no call is left running
+    unaccounted (the item's trace counts what it cost)."""
+    if _DRIVEN.get():
+        return [await a for a in aws]
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return list(results)
+
+
+# =============================================================================================
+# Items, fingerprints, checkpoints
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work. ``data`` is what the step receives; ``digest`` identifies the input (a
+    checkpointed record is reused only while it matches; see :func:`digest`)."""
+
+    id: str
+    data: Any = None
+    digest: str = ""
+
+
+def digest(value: Any) -> str:
+    """A stable hash of any JSON-able input (text as UTF-8; other values as sorted JSON)."""
+    raw = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha1(raw.encode("utf-8", "replace")).hexdigest()
+
+
+def fingerprint(*parts: Any) -> str:
+    """What a checkpoint is valid for: a configuration (pydantic models are dumped), a model name, a
+    method... Records made under another fingerprint are not reused."""
+    norm = [p.model_dump(mode="json") if isinstance(p, BaseModel) else p for p in parts]
+    return digest(norm)[:16]
+
+
+def read_checkpoint(path: str | Path, record: type[R]) -> dict[str, tuple[str, str, R]]:
+    """``id -> (digest, fingerprint, record)`` from a checkpoint; the last line of an id wins and a
+    torn or unreadable line (a run killed mid-write) is skipped."""
+    p = Path(path)
+    found: dict[str, tuple[str, str, R]] = {}
+    if not p.exists():
+        return found
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                found[str(rec["id"])] = (rec.get("digest", ""), rec.get("fingerprint", ""),
+                                         record.model_validate(rec["record"]))
+            except (ValueError, KeyError, TypeError, ValidationError):
+                continue
+    return found
+
+
+class _Writer:
+    """Appends one JSON line per finished record, flushed at once."""
+
+    def __init__(self, path: str | Path | None, fp: str) -> None:
+        self.fp, self._fh = fp, None
+        if path is None:
+            return
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        torn = p.exists() and p.stat().st_size > 0 and not _ends_with_newline(p)
+        self._fh = p.open("a", encoding="utf-8")
+        if torn:  # a killed run left half a line: end it so the next record starts on its own line
+            self._fh.write("\n")
+
+    def write(self, item: Item, rec: BaseModel) -> None:
+        if self._fh is not None:
+            line = {"id": item.id, "digest": item.digest, "fingerprint": self.fp, "record": rec.model_dump(mode="json")}
+            self._fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+def _ends_with_newline(p: Path) -> bool:
+    with p.open("rb") as fh:
+        fh.seek(-1, 2)
+        return fh.read(1) == b"\n"
+
+
+# =============================================================================================
+# Results
+# =============================================================================================
+
+
+class Results(Generic[R]):
+    """The records of a batch, in input order, with the run's bookkeeping.
+
+    Records are pydantic models with ``id``, ``failed``, ``error``, ``usage`` and ``row()``. Methods
+    subclass this to add their own measures to :meth:`metrics`.
+    """
+
+    def __init__(self, records: Sequence[R], *, checkpoint: str | None = None, resumed: int = 0,
+                 wall_s: float = 0.0) -> None:
+        self.records: list[R] = list(records)
+        self.checkpoint = checkpoint
+        self.resumed = resumed
+        self.wall_s = wall_s
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.records)
+
+    def __getitem__(self, i: int) -> R:
+        return self.records[i]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.summary()})"
+
+    @property
+    def failed(self) -> list[R]:
+        return [r for r in self.records if r.failed]
+
+    @property
+    def usage(self) -> Usage:
+        """The run's LLM usage: the sum over its records (resumed ones included)."""
+        return Usage.total(self.records)
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per record (``record.row()``)."""
+        import pandas as pd
+
+        return pd.DataFrame([r.row() for r in self.records])
+
+    def metrics(self) -> dict[str, float]:
+        """Counts and usage; methods add their measures."""
+        u = self.usage
+        return {"n": len(self.records), "failed": len(self.failed), "calls": u.calls,
+                "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}
+
+    def summary(self) -> str:
+        """One line: items, resumed, failed, calls, wall time."""
+        u = self.usage
+        calls = f", {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens" if u.calls else ""
+        return (f"{len(self)} items ({self.resumed} from checkpoint), {len(self.failed)} failed{calls}, "
+                f"{self.wall_s:.1f} s")
+
+
+# =============================================================================================
+# The runner
+# =============================================================================================
+
+
+def run(
+    items: Iterable[Item],
+    step: Callable[[Item], Coroutine[Any, Any, R]],
+    *,
+    record: type[R],
+    fail: Callable[[Item, BaseException], R],
+    checkpoint: str | Path | None = None,
+    fingerprint: str = "",
+    concurrency: int | None = None,
+    retry_failed: bool = True,
+    progress: bool | str = False,
+    results: Callable[..., Results[R]] = Results,
+) -> Results[R]:
+    """Run ``step`` on every item; see the module docstring.
+
+    Args:
+        items: unique ids (the checkpoint is keyed by them).
+        step: ``async def step(item) -> record``. It should turn its own failures into failed
+            records; anything it raises anyway becomes ``fail(item, exc)``.
+        record: the record type (to read the checkpoint back).
+        checkpoint: JSONL file; reused records need the same id, digest and ``fingerprint``.
+        concurrency: ``None`` drives the steps in turn without an event loop (rule-based);
+            a number runs that many items at once on an event loop (LLM).
+        retry_failed: compute failed records again on resume.
+        progress: a tqdm bar on stderr (a string is its label).
+        results: the :class:`Results` class to return.
+    """
+    items = list(items)
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {dup}")
+    t0 = time.perf_counter()
+    done = read_checkpoint(checkpoint, record) if checkpoint else {}
+    out: dict[str, R] = {}
+    todo: list[Item] = []
+    for it in items:
+        old = done.get(it.id)
+        if old is not None and old[0] == it.digest and old[1] == fingerprint and not (old[2].failed and retry_failed):
+            out[it.id] = old[2]
+        else:
+            todo.append(it)
+    resumed = len(out)
+    writer = _Writer(checkpoint, fingerprint)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(items), initial=resumed, disable=not progress or not todo, file=sys.stderr, unit="item",
+               desc=progress if isinstance(progress, str) else "items")
+
+    def finish(it: Item, rec: R) -> None:
+        out[it.id] = rec
+        writer.write(it, rec)
+        bar.update(1)
+
+    async def safe(it: Item) -> R:
+        try:
+            return await step(it)
+        except Exception as exc:  # one item never stops a batch; the reason is kept
+            return fail(it, exc)
+
+    try:
+        if concurrency is None:
+            for it in todo:
+                try:
+                    rec = drive(safe(it))
+                except RuntimeError as exc:
+                    rec = fail(it, exc)
+                finish(it, rec)
+        elif todo:
+            from mabpd_kit.llm import run_sync
+
+            run_sync(_pool(todo, safe, finish, concurrency))
+    finally:
+        bar.close()
+        writer.close()
+    return results([out[i] for i in ids], checkpoint=str(checkpoint) if checkpoint else None, resumed=resumed,
+                   wall_s=time.perf_counter() - t0)
+
+
+async def _pool(todo: list[Item], safe: Callable[[Item], Awaitable[R]], finish: Callable[[Item, R], None],
+                concurrency: int) -> None:
+    """``concurrency`` workers take items in order; each record is written as soon as it is in."""
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for it in queue:
+            finish(it, await safe(it))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo))))))
