@@ -5,42 +5,43 @@ Importing the package is cheap: submodules (and altair, scipy) load on first use
 >>> import mabpd_kit as mk
 >>> cfg = mk.Config()                 # every default of ../shared/SPEC.md
 >>> llm = mk.connect()                # offline rule-based agents unless an endpoint is configured
+>>> p = mk.Pipeline(cfg, llm)         # MABPD; also mk.radar, mk.identity, mk.data, mk.viz, mk.metrics
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+import importlib as _importlib
 
 __version__ = "0.1.0"
 
-_LAZY = {
+# the curated face: name -> (module, attribute)
+_FACE = {
     "Config": ("mabpd_kit.config", "Config"),
     "connect": ("mabpd_kit.llm", "connect"),
-    "Pipeline": ("mabpd_kit.pipeline", "Pipeline"),
-    "Decision": ("mabpd_kit.pipeline", "Decision"),
+    "Pipeline": ("mabpd_kit.mabpd", "Pipeline"),
+    "Decision": ("mabpd_kit.mabpd", "Decision"),
     "Lexicon": ("mabpd_kit.lexicon", "Lexicon"),
     "Span": ("mabpd_kit.types", "Span"),
 }
-_SUBMODULES = {
-    "llm", "lexicon", "text", "agents", "scoring", "consensus", "debate", "verify", "pipeline",
-    "halftruth", "stopping", "identity", "metrics", "datasets", "viz", "widgets", "cli", "config",
-    "types", "testing", "evaluate", "demo",
-}
+# namespaces, imported on first use: one per method, plus the shared layers
+_NAMESPACES = (
+    "mabpd", "radar", "identity", "bridges", "data", "metrics", "evaluate", "viz", "widgets", "llm", "lexicon",
+    "text", "runs", "prompts", "config", "types", "testing", "cli", "demo",
+)
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = sorted(_FACE) + list(_NAMESPACES) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
+def __getattr__(name: str) -> object:
+    if name in _FACE:
+        module, attr = _FACE[name]
+        value = getattr(_importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"mabpd_kit.{name}")
+    if name in _NAMESPACES:
+        return _importlib.import_module(f"mabpd_kit.{name}")
     raise AttributeError(f"module 'mabpd_kit' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+    return sorted(__all__)
