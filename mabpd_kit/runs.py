@@ -77,10 +77,16 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
         coro.send(None)
     except StopIteration as stop:
         return stop.value
+    except RuntimeError as exc:
+        if "no running event loop" not in str(exc):
+            raise
     finally:
         _DRIVEN.reset(token)
     coro.close()
-    raise RuntimeError("drive(): the step waited on I/O; rule-based steps must not (use an LLM path)")
+    raise RuntimeError(_WAITED)
+
+
+_WAITED = "drive(): the step waited on I/O; rule-based steps must not (give it an LLM and run it on a loop)"
 
 
 def complete(coro: Coroutine[Any, Any, T], *, offline: bool) -> T:
