@@ -139,6 +139,55 @@ def test_no_secrets_or_machine_paths(path: Path):
     assert not hit, f"{path.name}: machine-specific path {hit.group(0)!r}; use paths relative to the repo"
 
 
+def _module_aliases(source: str) -> list[str]:
+    """Imports that bind a mabpd_kit *module* to a name other than ``mk`` (``import mabpd_kit.viz as viz``,
+    ``from mabpd_kit import datasets as ds``, ``from mabpd_kit.viz import identity``)."""
+    import importlib.util
+
+    src = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return []
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("mabpd_kit") and not (a.name == "mabpd_kit" and a.asname == "mk"):
+                    bad.append(f"import {a.name}" + (f" as {a.asname}" if a.asname else ""))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mabpd_kit"):
+            for a in node.names:
+                try:
+                    is_module = importlib.util.find_spec(f"{node.module}.{a.name}") is not None
+                except ModuleNotFoundError:
+                    is_module = False
+                if is_module:
+                    bad.append(f"from {node.module} import {a.name}" + (f" as {a.asname}" if a.asname else ""))
+    return bad
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_one_alias_for_the_package(path: Path):
+    """Every notebook reaches the kit as ``import mabpd_kit as mk`` and ``mk.<method>``: no per-notebook
+    module aliases (``ds``, ``M``, ``vp``...). Importing a class or function by name is fine."""
+    bad = [b for c in _load(path)["cells"] if c["cell_type"] == "code" for b in _module_aliases(_src(c))]
+    assert not bad, f"{path.name}: use `import mabpd_kit as mk` and mk.<namespace>, not {bad}"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import mabpd_kit as mk", []),
+        ("from mabpd_kit.config import Config", []),
+        ("import mabpd_kit.viz as viz", ["import mabpd_kit.viz as viz"]),
+        ("from mabpd_kit import metrics as M", ["from mabpd_kit import metrics as M"]),
+        ("import mabpd_kit", ["import mabpd_kit"]),
+    ],
+)
+def test_module_alias_detection(source: str, expected: list[str]):
+    assert _module_aliases(source) == expected
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
