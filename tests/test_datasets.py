@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from mabpd_kit import datasets as ds
+from mabpd_kit import data
 
 pytestmark = pytest.mark.shared_data
 
 
 @pytest.fixture(scope="module")
 def babe_train(data_dir):
-    return ds.load_babe("train", data_dir=data_dir)
+    return data.load_babe("train", data_dir=data_dir)
 
 
 def test_babe_train_counts_columns_and_llm_anchors(babe_train):
@@ -42,16 +42,16 @@ def test_babe_llm_anchor_macro_f1_matches_source_md(babe_train):
 
 
 def test_babe_without_llm_labels(data_dir):
-    df = ds.load_babe("train", data_dir=data_dir, llm_labels=False)
+    df = data.load_babe("train", data_dir=data_dir, llm_labels=False)
     assert not any(c.endswith("_label") for c in df.columns)
 
 
 def test_hyperpartisan_train_and_truncation(data_dir):
-    full = ds.load_hyperpartisan("train", data_dir=data_dir)
+    full = data.load_hyperpartisan("train", data_dir=data_dir)
     assert len(full) == 645 and full["label"].value_counts().to_dict() == {0: 407, 1: 238}
     assert not full["truncated"].any() and full.attrs["n_truncated"] == 0
     assert not full["text"].str.contains("&amp;|&quot;|&#", regex=True).any(), "entities must be decoded"
-    cut = ds.load_hyperpartisan("train", data_dir=data_dir, truncate=600)
+    cut = data.load_hyperpartisan("train", data_dir=data_dir, truncate=600)
     n_long = int((full["n_words"] > 600).sum())
     assert cut.attrs["n_truncated"] == n_long == int(cut["truncated"].sum()) > 150
     assert (cut["text"].str.split().str.len() <= 600).all()
@@ -59,7 +59,7 @@ def test_hyperpartisan_train_and_truncation(data_dir):
 
 
 def test_politifact_hidden(data_dir):
-    df = ds.load_politifact_hidden(data_dir=data_dir)
+    df = data.load_politifact_hidden(data_dir=data_dir)
     assert len(df) == 2000
     assert df["label"].value_counts().to_dict() == {"FALSE": 1501, "HALF-TRUE": 406, "TRUE": 93}
     assert df["id"].iloc[0] == "12994" and df["id"].iloc[-1] == "14993"
@@ -75,7 +75,7 @@ def test_politifact_hidden(data_dir):
     ],
 )
 def test_radar_claims(data_dir, kind, n, counts):
-    df = ds.load_radar_claims(kind, data_dir=data_dir)
+    df = data.load_radar_claims(kind, data_dir=data_dir)
     assert len(df) == n and df["label"].value_counts().to_dict() == counts
     sizes = df["evidence"].str.len()
     if kind == "gold":
@@ -87,9 +87,9 @@ def test_radar_claims(data_dir, kind, n, counts):
 def test_liar_splits_and_three_way_mapping(data_dir):
     expected = {"train": 10269, "valid": 1284, "test": 1283}
     for split, n in expected.items():
-        df = ds.load_liar(split, data_dir=data_dir)
+        df = data.load_liar(split, data_dir=data_dir)
         assert len(df) == n, split
-    test = ds.load_liar("test", data_dir=data_dir)
+    test = data.load_liar("test", data_dir=data_dir)
     assert test["label"].value_counts().to_dict() == {
         "half-true": 267, "false": 250, "mostly-true": 249, "true": 211, "barely-true": 214, "pants-fire": 92}
     assert test["label3"].value_counts().to_dict() == {"FALSE": 250 + 214 + 92, "TRUE": 211 + 249, "HALF-TRUE": 267}
@@ -97,12 +97,12 @@ def test_liar_splits_and_three_way_mapping(data_dir):
 
 
 def test_liar_plus_repairs_test2_quoting_and_gives_evidence(data_dir):
-    test = ds.load_liar_plus("test", data_dir=data_dir)
+    test = data.load_liar_plus("test", data_dir=data_dir)
     assert len(test) == 1283 and test["id"].is_unique  # pandas alone reads 1,267 or 1,299 rows
-    liar = ds.load_liar("test", data_dir=data_dir)
+    liar = data.load_liar("test", data_dir=data_dir)
     assert set(test["id"]) == set(liar["id"])
     assert (test.set_index("id")["label"] == liar.set_index("id")["label"].reindex(test["id"])).all()
-    val = ds.load_liar_plus("val", data_dir=data_dir)
+    val = data.load_liar_plus("val", data_dir=data_dir)
     assert len(val) == 1284
     assert val["label"].value_counts()["pants-fire"] == 116
     has = val["justification"].str.len() > 0
@@ -110,10 +110,10 @@ def test_liar_plus_repairs_test2_quoting_and_gives_evidence(data_dir):
 
 
 def test_mmlu_and_gsm8k(data_dir):
-    mm = ds.load_mmlu("test", data_dir=data_dir)
+    mm = data.load_mmlu("test", data_dir=data_dir)
     assert len(mm) == 272 and mm["answer"].value_counts().to_dict() == {"D": 122, "B": 55, "A": 50, "C": 45}
     assert list(mm.columns) == ["id", "question", "A", "B", "C", "D", "answer"]
-    gs = ds.load_gsm8k("test", data_dir=data_dir)
+    gs = data.load_gsm8k("test", data_dir=data_dir)
     assert len(gs) == 1319
     assert gs["answer"].iloc[0] == "18"  # Janet's ducks
     assert gs["answer"].str.fullmatch(r"-?[\d.]+").all()
@@ -123,9 +123,9 @@ def test_mmlu_and_gsm8k(data_dir):
 def test_shared_copies_match_the_manifest_checksums(data_dir):
     """Every manifest file with a sha256 that is present in the shared copy must match it byte for byte."""
     checked = 0
-    for (dataset, relpath), entry in ds.manifest().items():
+    for (dataset, relpath), entry in data.manifest().items():
         path = data_dir / dataset / relpath
         if path.is_file() and (entry.sha256 or entry.reference_sha256):
-            assert ds.sha256_file(path) == (entry.sha256 or entry.reference_sha256), f"{dataset}/{relpath}"
+            assert data.sha256_file(path) == (entry.sha256 or entry.reference_sha256), f"{dataset}/{relpath}"
             checked += 1
     assert checked >= 25
