@@ -1,0 +1,72 @@
+"""Agreement among raters (Fleiss' kappa) and the point-biserial correlation."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["fleiss_kappa", "point_biserial", "ratings_table"]
+
+
+def ratings_table(ratings: Any, categories: Sequence[Hashable] | None = None) -> np.ndarray:
+    """Turn an items x raters array of labels into the items x categories count table of :func:`fleiss_kappa`."""
+    r = np.asarray(ratings, dtype=object)
+    if r.ndim != 2:
+        raise ValueError("ratings must be 2-D: one row per item, one column per rater")
+    cats = list(categories) if categories is not None else sorted(set(r.ravel().tolist()), key=str)
+    index = {c: i for i, c in enumerate(cats)}
+    table = np.zeros((r.shape[0], len(cats)), dtype=np.int64)
+    for i, row in enumerate(r):
+        for v in row:
+            if v not in index:
+                raise ValueError(f"rating {v!r} is not among categories {cats}")
+            table[i, index[v]] += 1
+    return table
+
+
+def fleiss_kappa(table: Any) -> float:
+    """Fleiss' kappa: agreement among a fixed number of raters beyond what chance would give.
+
+    ``table[i, j]`` = how many raters put item ``i`` in category ``j``; every row must sum to
+    the same number of raters ``m`` >= 2 (build it from raw labels with :func:`ratings_table`).
+
+    P_i = (sum_j n_ij^2 - m) / (m (m - 1))   agreement on item i (share of agreeing rater pairs)
+    p_j = sum_i n_ij / (N m)                 overall share of category j
+    kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2)
+    1 = perfect agreement, 0 = chance level, < 0 = worse than chance. With two raters it equals Scott's pi.
+    """
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] == 0:
+        raise ValueError("table must be 2-D: items x categories counts")
+    m = t.sum(axis=1)
+    if not np.allclose(m, m[0]) or m[0] < 2:
+        raise ValueError("every item needs the same number (>= 2) of ratings")
+    m = m[0]
+    p_i = ((t**2).sum(axis=1) - m) / (m * (m - 1))
+    p_j = t.sum(axis=0) / t.sum()
+    p_e = float((p_j**2).sum())
+    if np.isclose(p_e, 1.0):
+        raise ValueError("all ratings fall in one category: kappa is undefined")
+    return float((p_i.mean() - p_e) / (1 - p_e))
+
+
+def point_biserial(x_binary: Any, y: Any) -> float:
+    """Point-biserial correlation r between a 0/1 variable and a continuous one.
+
+    It is Pearson's r with one variable dichotomous: r = (M1 - M0) / s * sqrt(n1 n0 / n^2),
+    with M1, M0 the means of ``y`` in the two groups and s the population SD of ``y``.
+    """
+    x = np.asarray(x_binary, dtype=float)
+    v = np.asarray(y, dtype=float)
+    if x.shape != v.shape or x.ndim != 1:
+        raise ValueError("x_binary and y must be 1-D and equally long")
+    if not np.isin(x, (0.0, 1.0)).all():
+        raise ValueError("x_binary must contain only 0 and 1")
+    n1, n = x.sum(), len(x)
+    n0 = n - n1
+    s = v.std()
+    if n1 == 0 or n0 == 0 or s == 0:
+        raise ValueError("point-biserial r needs both groups present and y not constant")
+    return float((v[x == 1].mean() - v[x == 0].mean()) / s * np.sqrt(n1 * n0) / n)
