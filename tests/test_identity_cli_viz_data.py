@@ -126,9 +126,9 @@ def test_mmlu_questions(data_dir):
 
 
 def test_number_parser_reads_every_gsm8k_reference_solution(data_dir):
-    from mabpd_kit import datasets as ds
+    from mabpd_kit import data
 
-    df = ds.load_gsm8k("test", data_dir=data_dir, download=False)
+    df = data.load_gsm8k("test", data_dir=data_dir, download=False)
     got = [parse_number(s).answer for s in df["solution"]]
     wrong = [(a, g) for a, g in zip(df["answer"], got) if parse_number(a).answer != g]
     assert not wrong, wrong[:5]

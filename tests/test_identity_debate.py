@@ -47,7 +47,7 @@ def _llm(srv):
 
 def test_five_agents_two_rounds_exact_conformity_and_obstinacy(fake_server):
     srv = fake_server(scripted)
-    logs = run_debate([Q1], _llm(srv), config=Config(), progress=False)
+    logs = run_debate([Q1], _llm(srv), config=Config(), progress=False).to_frame()
     assert len(logs) == 2 * 5 * 3 and srv.calls == 2 * 5 * 3
     assert logs["parsed"].all(), logs.loc[~logs["parsed"], "raw"].tolist()
     s = identity_summary(logs, ci=False).set_index("condition")
@@ -95,7 +95,7 @@ def test_unparsed_reply_is_kept_not_dropped(fake_server):
 
     srv = fake_server(script)
     cfg = Config().replace(**{"identity.rounds": 1})
-    logs = run_debate([Q1], _llm(srv), conditions=["vanilla"], config=cfg, progress=False)
+    logs = run_debate([Q1], _llm(srv), conditions=["vanilla"], config=cfg, progress=False).to_frame()
     bad = logs[logs["agent"] == 2]
     assert len(bad) == 2 and (~bad["parsed"]).all() and bad["answer"].isna().all()
     assert (bad["raw"] == "I am not sure, sorry.").all() and not bad["correct"].any()
@@ -104,26 +104,44 @@ def test_unparsed_reply_is_kept_not_dropped(fake_server):
 
 
 def test_killed_run_resumes_without_repeating_calls(fake_server, tmp_path):
+    # The checkpoint holds one line per finished (condition, question): 2 x 2 = 4 records of 15 answers.
     srv = fake_server(scripted)
     ck = tmp_path / "run.jsonl"
     qs = [Q1, Q1.model_copy(update={"id": "q2"})]
-    full = run_debate(qs, _llm(srv), config=Config(), checkpoint=ck, progress=False)
+    full = run_debate(qs, _llm(srv), config=Config(), checkpoint=ck, progress=False).to_frame()
     assert srv.calls == 60
     lines = ck.read_text().splitlines()
-    assert len(lines) == 60
-    # Simulate a kill: keep the first 25 finished answers and a torn half line.
-    ck.write_text("\n".join(lines[:25]) + "\n" + lines[25][:30])
+    assert len(lines) == 4
+    # Simulate a kill: keep the first finished question and a torn half line of the second.
+    ck.write_text(lines[0] + "\n" + lines[1][:30])
     srv.reset_counts()
     again = run_debate(qs, _llm(srv), config=Config(), checkpoint=ck, progress=False)
-    assert srv.calls == 35
+    assert srv.calls == 45 and again.resumed == 1  # the LLM cache is off here: 3 questions x 15 calls
     cols = ["condition", "question", "agent", "round", "answer", "correct"]
-    assert again[cols].equals(full[cols])
+    assert again.to_frame()[cols].equals(full[cols])
     # A third run finds everything done.
     srv.reset_counts()
     run_debate(qs, _llm(srv), config=Config(), checkpoint=ck, progress=False)
     assert srv.calls == 0
     assert read_logs(ck)[cols].equals(full[cols])
     json.loads(ck.read_text().splitlines()[-1])  # the file ends in a complete record
+
+
+def test_killed_mid_question_resends_no_answered_call_with_the_cache_on(fake_server, tmp_path):
+    # With the LLM cache on (the default), a question cut short is debated again but every call
+    # answered before the kill comes from the cache: nothing answered is sent twice.
+    srv = fake_server(scripted)
+    ck = tmp_path / "run.jsonl"
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto", quiet=True)
+    full = run_debate([Q1], llm, conditions=["vanilla"], config=Config(), checkpoint=ck, progress=False)
+    assert srv.calls == 15
+    ck.write_text(ck.read_text()[:40])  # killed while writing the only record
+    srv.reset_counts()
+    again = run_debate([Q1], llm, conditions=["vanilla"], config=Config(), checkpoint=ck, progress=False)
+    assert srv.calls == 0 and again.resumed == 0
+    assert again.to_frame()["cached"].all()
+    cols = ["question", "agent", "round", "answer", "correct"]
+    assert again.to_frame()[cols].equals(full.to_frame()[cols])
 
 
 def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
@@ -140,15 +158,22 @@ def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
     cfg = Config().replace(**{"identity.rounds": 1, "llm.max_retries": 0})
     ck = tmp_path / "run.jsonl"
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="off", quiet=True, config=cfg)
-    logs = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
+    res = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
+    logs = res.to_frame()
     failed = logs[logs["agent"] == 1]
     assert failed["error"].notna().all() and failed["answer"].isna().all()
     assert read_logs(ck)["error"].notna().sum() == 2  # the log file shows the failures too
+    # The question is failed, with the reasons (who, which round, what went wrong).
+    assert len(res.failed) == 1 and "agent 1 round 0" in res.failed[0].error and "agent 1 round 1" in res.failed[0].error
+    assert res.usage.calls == 8  # only answered calls count
     state["fail"] = False
     srv.reset_counts()
-    logs2 = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
-    # Finished rows are reused as they are; only agent 1's two failed rows are called again.
-    assert srv.calls == 2
+    res2 = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
+    logs2 = res2.to_frame()
+    # The failed question is debated again, whole (its round 1 now shows agent 1's answer); the
+    # cache is off here, so that is all 2 x 5 calls (with the cache on, see the kill test, round 0's
+    # four answered calls would come from the cache).
+    assert srv.calls == 10 and not res2.failed
     assert logs2["error"].isna().all() and (logs2["answer"] == "A").all()
     assert read_logs(ck)["error"].isna().all()  # the retried answers replace the failures
 
@@ -156,14 +181,15 @@ def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
 def test_offline_checkpoint_is_not_duplicated_on_rerun(tmp_path):
     ck = tmp_path / "sim.jsonl"
     first = run_debate([Q1], None, checkpoint=ck, progress=False)
-    run_debate([Q1], None, checkpoint=ck, progress=False)
-    assert len(ck.read_text().splitlines()) == len(first) == 30
-    assert read_logs(ck)["answer"].tolist() == first["answer"].tolist()
+    again = run_debate([Q1], None, checkpoint=ck, progress=False)
+    assert len(ck.read_text().splitlines()) == len(first) == 2  # one record per condition
+    assert again.resumed == 2 and len(read_logs(ck)) == len(first.to_frame()) == 30
+    assert read_logs(ck)["answer"].tolist() == first.to_frame()["answer"].tolist()
 
 
 def test_offline_uses_labelled_simulator(capsys):
     qs = [Q1, Q1.model_copy(update={"id": "q2", "answer": "C"})]
-    logs = run_debate(qs, None, config=Config(), progress=False)
+    logs = run_debate(qs, None, config=Config(), progress=False).to_frame()
     assert "belief simulator" in capsys.readouterr().out
     assert (logs["source"] == "simulator").all() and len(logs) == 2 * 2 * 5 * 3
     assert set(logs["answer"]) <= set("ABCD")

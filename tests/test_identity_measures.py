@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mabpd_kit.bridges import sad_identity_report
 from mabpd_kit.config import Config
 from mabpd_kit.identity import (
     BeliefSpec,
@@ -22,7 +23,6 @@ from mabpd_kit.identity import (
     parse_choice,
     parse_number,
     recovered_gap,
-    sad_identity_report,
     simulate,
     simulate_questions,
     trust_cut,
@@ -137,7 +137,7 @@ def test_majority_vote_per_round_with_tie_credit():
 
 
 def test_sad_debate_log_shape():
-    # Decision.debate_log(): role-named agents, biased/neutral answers, rounds from 1.
+    # bridges.debate_log(decision): role-named agents, biased/neutral answers, rounds from 1.
     rows = []
     for item, (r1, r2, gold) in {"a1": ("BBN", "BBB", "biased"), "a2": ("NNN", None, "neutral")}.items():
         for rnd, votes in ((1, r1), (2, r2)):
@@ -303,7 +303,7 @@ def test_sad_debate_logs_from_the_offline_pipeline():
     import json
     from pathlib import Path
 
-    from mabpd_kit.identity import sad_debate_logs
+    from mabpd_kit.bridges import sad_debate_logs
 
     rows = [json.loads(x) for x in (Path(__file__).parents[1] / "data" / "samples" / "samples.jsonl").read_text().splitlines()]
     logs = sad_debate_logs([r["text"] for r in rows], [r["label"] for r in rows], ids=[r["id"] for r in rows])

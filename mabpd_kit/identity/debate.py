@@ -1,0 +1,291 @@
+"""The identity debate: prompts, one question's debate (the async step) and the batch.
+
+Several agents answer the same question on their own (round 0), then for ``T`` rounds each one
+reads its own previous answer and its peers' and answers again.
+
+- :func:`build_messages`: the *vanilla* prompt labels the agent's own answer and its peers'; the
+  *anonymised* prompt lists every answer, its own included, with no label, in a seeded random
+  order. The templates are readable files in ``mabpd_kit/prompts/identity/`` (loaded by
+  :mod:`mabpd_kit.prompts`, strict: a missing slot is an error).
+- :func:`debate_question` is the one async step: one question under one condition, round 0 for
+  all agents together, then each later round once the previous one is in. Its record
+  (:class:`~mabpd_kit.identity.logs.DebateRecord`) holds the question's log rows and usage.
+- :func:`run_debate` runs every (condition, question) through the one batch runner
+  (:func:`mabpd_kit.runs.run`): a JSONL checkpoint, so a killed run resumes without repeating a
+  finished question (and, with the LLM cache on, without paying again for a call answered
+  before it was killed); a question whose call failed is kept with the error and debated again
+  on resume. Offline the belief simulator plays the agents, and every row says so
+  (``source == "simulator"``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from mabpd_kit import prompts, runs
+from mabpd_kit.config import Config
+from mabpd_kit.identity.logs import CONDITIONS, Condition, DebateRecord, LogRow, log_frame
+from mabpd_kit.identity.measures import ibc
+from mabpd_kit.identity.questions import Question, is_correct, parse_answer
+from mabpd_kit.identity.simulator import SIMULATOR_MODEL, BeliefSpec, simulate_questions
+from mabpd_kit.types import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mabpd_kit.llm import LLM, Completion
+
+__all__ = ["DebateResults", "build_messages", "call_seed", "debate_question", "run_debate"]
+
+PROMPTS = ("system", "round0", "vanilla", "anonymised")
+"""The identity prompt files (``mabpd_kit/prompts/identity/<name>.md``)."""
+
+# ---------------------------------------------------------------------------------------------
+# Prompts
+# ---------------------------------------------------------------------------------------------
+
+
+def _quote(text: str | None, max_chars: int) -> str:
+    """A previous reply as shown to agents: kept whole if short, else its *end* (where the
+    final answer line is), marked as cut."""
+    t = (text or "").strip()
+    if not t:
+        return "(no answer)"
+    if len(t) > max_chars:
+        t = "[...] " + t[-max_chars:]
+    return t
+
+
+def _order(seed: int, question_id: str, agent: int, rnd: int, n: int) -> list[int]:
+    """The seeded random order in which an anonymised prompt lists ``n`` answers."""
+    ss = np.random.SeedSequence([seed, zlib.crc32(question_id.encode()), agent, rnd])
+    return [int(k) for k in np.random.default_rng(ss).permutation(n)]
+
+
+def build_messages(
+    question: Question,
+    agent: int,
+    rnd: int,
+    condition: Condition,
+    previous: Sequence[str | None] | None = None,
+    config: Config | None = None,
+    *,
+    prompts_dir: str | Path | None = None,
+) -> list[dict[str, str]]:
+    """Chat messages for ``agent`` in round ``rnd``.
+
+    ``previous[k]`` is agent k's full reply in round ``rnd - 1`` (unused in round 0).
+    Vanilla: "Your own answer ..." then "Agent k: ..." for each peer. Anonymised: every reply,
+    the agent's own included, under a bare number, in an order seeded by
+    (config seed, question, agent, round), so a rerun shows the same order.
+    ``prompts_dir``: a folder with edited copies of the templates (see :mod:`mabpd_kit.prompts`).
+    """
+    cfg = config or Config()
+    n = cfg.identity.n_agents
+    slots: dict[str, Any] = {
+        "n_agents": n, "question_block": question.block(), "answer_format": question.answer_format(), "round": rnd,
+    }
+    system = prompts.render("identity", "system", prompts_dir=prompts_dir, **slots)
+    if rnd == 0:
+        user = prompts.render("identity", "round0", prompts_dir=prompts_dir, **slots)
+    else:
+        if previous is None or len(previous) != n:
+            raise ValueError(f"round {rnd} needs the {n} replies of round {rnd - 1}")
+        cut = cfg.identity.max_response_chars
+        if condition == "vanilla":
+            peers = "\n\n".join(f"Agent {k + 1}:\n{_quote(previous[k], cut)}" for k in range(n) if k != agent)
+            user = prompts.render("identity", "vanilla", prompts_dir=prompts_dir, own=_quote(previous[agent], cut),
+                                  peers=peers, **slots)
+        elif condition == "anonymised":
+            order = _order(cfg.identity.seed, question.id, agent, rnd, n)
+            answers = "\n\n".join(f"Answer {pos + 1}:\n{_quote(previous[k], cut)}" for pos, k in enumerate(order))
+            user = prompts.render("identity", "anonymised", prompts_dir=prompts_dir, answers=answers, **slots)
+        else:
+            raise ValueError(f"unknown condition {condition!r}; choose vanilla or anonymised")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def call_seed(base: int, agent: int, rnd: int) -> int:
+    """The sampling seed a call carries: its digits spell (base, round, agent), e.g. base 0,
+    round 2, agent 3 -> 203. Distinct agents get distinct samples of the same round-0 prompt,
+    and a transcript can be traced back to who said what. (The runner passes the agent as
+    ``sample_index``, which the LLM layer adds to the seed and uses in the cache key.)"""
+    if not 0 <= agent < 100 or not 0 <= rnd < 100:
+        raise ValueError("call_seed supports up to 100 agents and 100 rounds")
+    return base * 10_000 + rnd * 100 + agent
+
+
+# ---------------------------------------------------------------------------------------------
+# One question: the async step
+# ---------------------------------------------------------------------------------------------
+
+
+async def _answer(
+    llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
+    previous: list[str | None] | None, cfg: Config, prompts_dir: str | Path | None,
+) -> tuple[LogRow, Completion | None]:
+    """One agent's answer in one round (one LLM call). A failed call becomes a row with its error."""
+    from mabpd_kit.llm import LLMError
+
+    base: dict[str, Any] = {
+        "condition": condition, "question": q.id, "agent": agent, "round": rnd, "gold": q.answer, "model": llm.model,
+    }
+    try:
+        comp = await llm.achat(
+            build_messages(q, agent, rnd, condition, previous, cfg, prompts_dir=prompts_dir),
+            temperature=cfg.identity.temperature,
+            max_tokens=cfg.identity.max_tokens,
+            seed=call_seed(cfg.identity.seed, 0, rnd),  # the LLM layer adds sample_index: call_seed(seed, agent, rnd)
+            sample_index=agent,
+            tag=f"identity/{condition}/r{rnd}/a{agent}",
+        )
+    except LLMError as exc:  # logged with its error; the question is failed and debated again on resume
+        return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed", error=str(exc)), None
+    p = parse_answer(comp.text, q)
+    row = LogRow(
+        **base, answer=p.answer, correct=is_correct(p.answer, q), parsed=p.ok, parse_method=p.method,
+        raw=comp.text or "", prompt_tokens=comp.prompt_tokens or 0, completion_tokens=comp.completion_tokens or 0,
+        latency_s=comp.latency_s or 0.0, cached=bool(comp.cached),
+    )
+    return row, comp
+
+
+async def debate_question(
+    llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
+    prompts_dir: str | Path | None = None,
+) -> DebateRecord:
+    """Debate one question under one condition: round 0 for all agents at once, then each later
+    round once the previous one is in (a failed reply is shown to peers as "(no answer)").
+
+    The record's id is ``"<condition>/<question id>"``; it is failed, with the reasons, when any
+    call failed (the failed rows stay in the log with their error)."""
+    cfg = config or Config()
+    rows: list[LogRow] = []
+    completions: list[Completion] = []
+    previous: list[str | None] | None = None
+    for rnd in range(cfg.identity.rounds + 1):
+        turn = await runs.gather(*(_answer(llm, question, a, rnd, condition, previous, cfg, prompts_dir)
+                                   for a in range(cfg.identity.n_agents)))
+        rows.extend(r for r, _ in turn)
+        completions.extend(c for _, c in turn if c is not None)
+        previous = [r.raw if r.error is None else None for r, _ in turn]
+    errors = [f"agent {r.agent} round {r.round}: {r.error}" for r in rows if r.error is not None]
+    return DebateRecord(id=f"{condition}/{question.id}", condition=condition, question=question.id,
+                        failed=bool(errors), error="; ".join(errors) or None, usage=Usage.of(completions), rows=rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# The batch
+# ---------------------------------------------------------------------------------------------
+
+
+class DebateResults(runs.Results[DebateRecord]):
+    """The records of :func:`run_debate`, one per (condition, question).
+
+    ``to_frame()`` is the debate log (one row per condition, question, agent, round; columns
+    :data:`~mabpd_kit.identity.logs.LOG_COLUMNS`), what every measure reads;
+    ``questions_frame()`` has one row per record (failed, unparsed, usage).
+    """
+
+    def to_frame(self) -> pd.DataFrame:
+        return log_frame(row for rec in self.records for row in rec.rows)
+
+    def questions_frame(self) -> pd.DataFrame:
+        """One row per (condition, question): ``record.row()``."""
+        return pd.DataFrame([r.row() for r in self.records])
+
+    def metrics(self) -> dict[str, float]:
+        """Counts and usage, answers, unparsed answers and failed calls, and (with both
+        conditions) Delta per condition and the IBC without a CI."""
+        out: dict[str, float] = dict(super().metrics())
+        logs = self.to_frame()
+        out |= {"answers": len(logs), "unparsed": int((~logs["parsed"].astype(bool)).sum()),
+                "failed_calls": int(logs["error"].notna().sum())}
+        if len(logs) and set(CONDITIONS) <= set(logs["condition"]):
+            res = ibc(logs, ci=False)
+            out |= {"delta_vanilla": res.delta_vanilla, "delta_anonymised": res.delta_anonymised, "ibc": res.estimate}
+        return out
+
+
+def run_debate(
+    questions: Sequence[Question],
+    llm: LLM | None = None,
+    *,
+    conditions: Sequence[Condition] = CONDITIONS,
+    config: Config | None = None,
+    checkpoint: str | Path | None = None,
+    concurrency: int | None = None,
+    prompts_dir: str | Path | None = None,
+    progress: bool = True,
+) -> DebateResults:
+    """Debate every question under each condition; ``results.to_frame()`` is the log (one row per
+    condition, question, agent, round), and every measure also takes the results directly.
+
+    ``config.identity`` sets the number of agents, rounds, temperature and seed. ``concurrency``
+    questions are debated at once (default: the endpoint's ``config.llm.concurrency``; every call
+    still waits for the endpoint's shared limit). With ``checkpoint`` each finished question is
+    appended to that JSONL file at once (:func:`~mabpd_kit.identity.logs.read_logs` reads it), and
+    a rerun reuses the questions finished under the same configuration, prompts and model; failed
+    ones are debated again (with the LLM cache on, the calls already answered are not sent again).
+    ``llm=None`` or an offline LLM: the belief simulator answers instead (labelled).
+    """
+    from mabpd_kit.llm import online
+
+    cfg = config or Config()
+    bad = set(conditions) - set(CONDITIONS)
+    if bad:
+        raise ValueError(f"unknown condition(s) {sorted(bad)}; choose vanilla and/or anonymised")
+    items = [runs.Item(f"{c}/{q.id}", (c, q), runs.digest(q.model_dump(mode="json")))
+             for c in conditions for q in questions]
+    live = online(llm)
+    templates = {name: prompts.template("identity", name, prompts_dir) for name in PROMPTS}
+
+    def fail(item: runs.Item, exc: BaseException) -> DebateRecord:
+        c, q = item.data
+        return DebateRecord(id=item.id, condition=c, question=q.id, failed=True, error=f"{type(exc).__name__}: {exc}")
+
+    if live is None:
+        if items:
+            print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')")
+        return _simulated(questions, items, fail, conditions, cfg, checkpoint)
+
+    async def step(item: runs.Item) -> DebateRecord:
+        c, q = item.data
+        return await debate_question(live, q, c, cfg, prompts_dir=prompts_dir)
+
+    res = runs.run(items, step, record=DebateRecord, fail=fail, checkpoint=checkpoint,
+                   fingerprint=runs.fingerprint(cfg.identity, live.model, templates),
+                   concurrency=concurrency or live.config.concurrency,
+                   progress="identity debate (questions)" if progress else False, results=DebateResults)
+    if progress and len(res):
+        m = res.metrics()
+        print(f"identity: {m['answers']} answers ({res.resumed} of {len(res)} questions from the checkpoint), "
+              f"{m['unparsed']} unparsed, {m['failed_calls']} failed calls; model {live.model}")
+    return res
+
+
+def _simulated(questions: Sequence[Question], items: list[runs.Item], fail: Any, conditions: Sequence[Condition],
+               cfg: Config, checkpoint: str | Path | None) -> DebateResults:
+    """The offline path: one vectorised simulation of the whole batch, handed out per item through
+    the same runner (so checkpoints look alike). A simulated answer depends on the whole batch (one
+    random stream), so the fingerprint covers every question and the conditions."""
+    if not items:  # an empty batch (run() would still check ids, there are none)
+        return DebateResults([], checkpoint=str(checkpoint) if checkpoint else None)
+    logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)
+    cols = list(LogRow.model_fields)
+    by_item: dict[str, list[LogRow]] = {}
+    for rec in logs[cols].to_dict("records"):
+        by_item.setdefault(f"{rec['condition']}/{rec['question']}", []).append(LogRow.model_validate(rec))
+
+    async def step(item: runs.Item) -> DebateRecord:
+        c, q = item.data
+        return DebateRecord(id=item.id, condition=c, question=q.id, rows=by_item.get(item.id, []))
+
+    batch = runs.digest([q.model_dump(mode="json") for q in questions])
+    return runs.run(items, step, record=DebateRecord, fail=fail, checkpoint=checkpoint,
+                    fingerprint=runs.fingerprint(cfg.identity, SIMULATOR_MODEL, batch, list(conditions)),
+                    results=DebateResults)
