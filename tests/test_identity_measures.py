@@ -1,4 +1,5 @@
-"""Identity-bias measures on hand-built logs, answer parsing, and the belief simulator."""
+"""Identity-bias measures on hand-built logs, answer parsing, and the belief simulator
+(SAD transcripts measured as identity logs: tests/test_bridges.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mabpd_kit.bridges import sad_identity_report
 from mabpd_kit.config import Config
 from mabpd_kit.identity import (
     BeliefSpec,
@@ -134,28 +134,6 @@ def test_majority_vote_per_round_with_tie_credit():
     assert acc.loc[0, "majority_accuracy"] == pytest.approx(0.25)
     assert acc.loc[1, "majority_accuracy"] == pytest.approx(0.5)
     assert acc.loc[0, "agent_accuracy"] == pytest.approx((1 / 3 + 1 / 3) / 2)
-
-
-def test_sad_debate_log_shape():
-    # bridges.debate_log(decision): role-named agents, biased/neutral answers, rounds from 1.
-    rows = []
-    for item, (r1, r2, gold) in {"a1": ("BBN", "BBB", "biased"), "a2": ("NNN", None, "neutral")}.items():
-        for rnd, votes in ((1, r1), (2, r2)):
-            if votes is None:  # stopped on agreement after round 1
-                continue
-            for agent, v in zip(("bias", "evidence", "framing"), votes):
-                ans = "biased" if v == "B" else "neutral"
-                rows.append({"question": item, "agent": agent, "round": rnd, "answer": ans, "correct": ans == gold})
-    van = pd.DataFrame(rows)
-    anon = van.assign(answer=np.where((van["agent"] == "framing") & (van["round"] == 2), "neutral", van["answer"]))
-    anon["correct"] = anon["answer"] == np.where(anon["question"] == "a1", "biased", "neutral")
-    rep = sad_identity_report(van, anon, ci=False)
-    s = rep.summary.set_index("condition")
-    # a1 round 2: framing (N) vs bias, evidence (B): vanilla conforms twice; they stay B twice
-    assert s.loc["vanilla", "n_pairs"] == 4 and s.loc["vanilla", "conformity"] == 0.5
-    assert s.loc["anonymised", "obstinacy"] == 1.0
-    assert rep.ibc.estimate == pytest.approx(0.0 - (-1.0))
-    assert "IBC" in str(rep)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,21 +275,6 @@ def test_report_on_simulated_run():
     assert rep.ibc is not None and rep.ibc.lo < rep.ibc.estimate < rep.ibc.hi and rep.ibc.lo > 0
     assert set(rep.accuracy["round"]) == {0, 1, 2}
     assert set(rep.cuts) == {"subversion_cut", "correction_cut"}
-
-
-def test_sad_debate_logs_from_the_offline_pipeline():
-    import json
-    from pathlib import Path
-
-    from mabpd_kit.bridges import sad_debate_logs
-
-    rows = [json.loads(x) for x in (Path(__file__).parents[1] / "data" / "samples" / "samples.jsonl").read_text().splitlines()]
-    logs = sad_debate_logs([r["text"] for r in rows], [r["label"] for r in rows], ids=[r["id"] for r in rows])
-    assert set(logs["condition"]) == {"vanilla", "anonymised"}
-    assert {"question", "agent", "round", "answer", "correct"} <= set(logs.columns)
-    rep = sad_identity_report(logs[logs["condition"] == "vanilla"].drop(columns="condition"),
-                              logs[logs["condition"] == "anonymised"].drop(columns="condition"), ci=False)
-    assert rep.summary["n_answers"].sum() == len(logs)
 
 
 def test_empty_log_is_a_clear_error():
