@@ -134,12 +134,18 @@ def _unescape_fully(entity: str) -> str:
 
 
 def _fix_mojibake(chunk: str) -> str | None:
-    """'â€™' (UTF-8 bytes read as Windows-1252) -> '’'; None if the chunk is not mojibake."""
+    """'â€™' (UTF-8 bytes read as Windows-1252) -> '’'; None if the chunk is not mojibake.
+
+    Only repairs that give Latin letters, punctuation or symbols (below U+3000) count: an accented
+    letter before a no-break space and a curly quote ('é\xa0“') also decodes, as a CJK character,
+    but is far likelier to be what it looks like."""
     try:
         fixed = chunk.encode("cp1252").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
         return None
-    return fixed if len(fixed) < len(chunk) else None
+    if len(fixed) >= len(chunk) or any(ord(c) >= 0x3000 and c != "\ufeff" for c in fixed):
+        return None
+    return fixed
 
 
 @dataclass
@@ -252,7 +258,8 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
             k = "\n" if "\n" in (kind, pending_space[0]) else " "
             pending_space = (k, pending_space[1], b)
 
-    for m in _UNIT.finditer(text_in):
+    def unit(m: re.Match[str]) -> None:
+        nonlocal saw_html
         a, b = m.span()
         kind = m.lastgroup
         if kind == "plain":
@@ -277,8 +284,10 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
             space("\n" if name in _BLOCK_TAGS else " ", a, b)
         elif kind == "mojibake":
             fixed = _fix_mojibake(m.group())
-            if fixed is None:
-                emit(normalise_quotes(m.group()), a, b, True)
+            if fixed is None:  # an accented letter, then whatever follows it (a space, a soft hyphen...)
+                emit(normalise_quotes(text_in[a]), a, a + 1, True)
+                for rest in _UNIT.finditer(text_in, a + 1, b):
+                    unit(rest)
             else:
                 if "encoding" not in flags:
                     flags.append("encoding")
@@ -287,9 +296,12 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
                 else:
                     emit(normalise_quotes(fixed), a, b, False)
         elif kind == "drop":
-            continue
+            return
         else:  # a lone '<' or '&' that is not markup, or an accented letter
             emit(normalise_quotes(m.group()), a, b, True)
+
+    for m in _UNIT.finditer(text_in):
+        unit(m)
 
     text = "".join(out)
     if "\ufffd" in text and "encoding" not in flags:

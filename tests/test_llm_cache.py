@@ -13,10 +13,11 @@ import pytest
 from pydantic import BaseModel
 
 from mabpd_kit.config import Config
-from mabpd_kit.llm import EndpointError, ReplayMissError, ResponseCache, StructuredOutputError, connect, summarize
+from mabpd_kit.llm import EndpointError, ReplayMissError, ResponseCache, StructuredOutputError, connect
 from mabpd_kit.llm.cache import request_key
 from mabpd_kit.llm.usage import estimate_cost
 from mabpd_kit.testing import Reply
+from mabpd_kit.types import Usage
 
 
 def _counter_script():
@@ -167,8 +168,8 @@ def test_usage_tokens_latency_and_cost(fake_server, tmp_path):
     frame = u.to_frame()
     assert list(frame["cached"]) == [False, False, False, True] and set(frame["tag"]) == {"bias"}
     assert u.by_tag().loc[0, "calls"] == 3
-    item = summarize(comps[:2])  # per item: sum over the Completions it needed
-    assert item["calls"] == 2 and item["prompt_tokens"] == 2000 and item["latency_s"] >= 0.1
+    item = Usage.of(comps[:2])  # per item: sum over the Completions it needed
+    assert item.calls == 2 and item.prompt_tokens == 2000 and item.latency_s >= 0.1
 
 
 KEY = "sk-" + "test-DISTINCTIVE-9f8e7d6c5b4a"  # built at run time so secret scanners do not flag a fake key

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mabpd_kit.cli import main
-from mabpd_kit.llm.doctor import add_arguments, report
+from mabpd_kit.cli.doctor import add_arguments, report
 
 SECRET = "sk-" + "doctor-DISTINCTIVE-123456"  # built at run time so secret scanners do not flag a fake key
 

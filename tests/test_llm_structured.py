@@ -128,9 +128,9 @@ def test_capabilities_probe_is_cached_and_used(fake_server, tmp_path):
     caps = llm.capabilities()
     assert caps.model_dump() == {"json_schema": False, "json_object": True, "logprobs": True, "top_logprobs": False}
     n = srv.calls
-    from mabpd_kit.llm import client
+    from mabpd_kit.llm import registry
 
-    client._CAPABILITIES.clear()  # a new process: the answer comes from the disk cache
+    registry.forget()  # a new process: the answer comes from the disk cache
     assert connect(base_url=srv.base_url, model="fake").capabilities() == caps and srv.calls == n
     srv.script = lambda r: {"verdict": "biased", "score": 1.0}
     res = llm.structured("Is this biased?", Verdict)

@@ -1,5 +1,14 @@
-"""``mabpd`` command line. Each sub-command lives in the module of its method and is imported lazily,
-so ``mabpd --help`` stays fast and one broken module cannot break the others."""
+"""``mabpd`` command line: one file per command in this package, imported only when chosen.
+
+Every command module ``mabpd_kit.cli.<name>`` has the same two functions:
+
+- ``add_arguments(parser)`` adds its options to the sub-command's ``argparse`` parser;
+- ``run(args) -> int`` does the work and returns the exit code.
+
+:func:`main` builds the sub-command list from :data:`COMMANDS` (names and one-line help, no
+imports), then imports the one module that will run. So ``mabpd --help`` stays fast and one
+broken command cannot break the others.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +16,24 @@ import argparse
 import importlib
 import sys
 
-# name -> (module, function that adds arguments, function that runs, one-line help)
-COMMANDS: dict[str, tuple[str, str, str, str]] = {
-    "doctor": ("mabpd_kit.llm.doctor", "add_arguments", "run", "environment, endpoint (key redacted), probe, cache"),
-    "analyze": ("mabpd_kit.pipeline", "cli_add_arguments", "cli_run", "analyse text (FILE or -) for media bias"),
-    "demo": ("mabpd_kit.demo", "add_arguments", "run", "offline demo on data/samples -> reports/demo.html"),
-    "evaluate": ("mabpd_kit.evaluate", "add_arguments", "run", "evaluate configurations on a benchmark"),
-    "lexicon": ("mabpd_kit.lexicon", "cli_add_arguments", "cli_run", "build / check / match the bias lexicon"),
-    "data": ("mabpd_kit.datasets", "cli_add_arguments", "cli_run", "download / locate benchmark data"),
-    "radar": ("mabpd_kit.halftruth", "cli_add_arguments", "cli_run", "RADAR half-truth debate and threshold calibration"),
-    "identity": ("mabpd_kit.identity", "cli_add_arguments", "cli_run", "identity-bias debate and simulator"),
+__all__ = ["COMMANDS", "main"]
+
+# name -> one-line help; the command lives in ``mabpd_kit.cli.<name>``
+COMMANDS: dict[str, str] = {
+    "doctor": "environment, endpoint (key redacted), probe, cache",
+    "analyze": "analyse text (FILE or -) for media bias",
+    "demo": "offline demo on data/samples -> reports/demo.html",
+    "evaluate": "evaluate configurations on a benchmark",
+    "lexicon": "build / check / match the bias lexicon",
+    "data": "download / locate benchmark data",
+    "radar": "RADAR half-truth debate and threshold calibration",
+    "identity": "identity-bias debate and simulator",
 }
+
+
+def module_name(command: str) -> str:
+    """The module that implements ``mabpd <command>``."""
+    return f"{__name__}.{command}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,17 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
-    for name, (module, add, _run, help_) in COMMANDS.items():
+    for name, help_ in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
         if name == chosen:  # import only the module that will run
-            getattr(importlib.import_module(module), add)(p)
+            importlib.import_module(module_name(name)).add_arguments(p)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 0
-    module, _add, run, _help = COMMANDS[args.command]
     try:
-        return int(getattr(importlib.import_module(module), run)(args) or 0)
+        return int(importlib.import_module(module_name(args.command)).run(args) or 0)
     except KeyboardInterrupt:
         print("interrupted; finished items are kept in the checkpoint", file=sys.stderr)
         return 130

@@ -46,8 +46,8 @@ def _env_line(name: str) -> str:
 
 def report(args: argparse.Namespace) -> tuple[list[str], int]:
     """The doctor's lines and exit code (separate from printing, so tests can check it)."""
-    from . import EndpointError, LLMError, connect
-    from .cache import ResponseCache, cache_dir, resolve_mode
+    from mabpd_kit.llm import EndpointError, LLMError, connect
+    from mabpd_kit.llm.cache import ResponseCache, cache_dir, resolve_mode
 
     lines = [f"Python      {platform.python_version()} ({sys.executable})", f"Platform    {platform.platform()}"]
     lines += [f"  {name:<13}{_version(name)}" for name in PACKAGES]
@@ -67,7 +67,7 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
         lines.append(f"Endpoint    offline ({llm.offline_reason}): built-in rule-based agents")
         lines.append("Probe       skipped (offline)")
     else:
-        lines.append(f"Endpoint    {llm.endpoint}  model {llm.model}  preset {llm.preset or '-'}  key {'set' if llm._key.get() else 'none'}")
+        lines.append(f"Endpoint    {llm.endpoint}  model {llm.model}  preset {llm.preset or '-'}  key {'set' if llm.has_key else 'none'}")
         if getattr(args, "no_probe", False):
             lines.append("Probe       skipped (--no-probe)")
         else:

@@ -5,9 +5,12 @@
 >>> llm.offline
 True
 
-Components take ``llm: LLM | None``; ``None`` or ``llm.offline`` means "use the rule-based
-implementation". See :mod:`mabpd_kit.llm.client` for what a call does, :mod:`.cache` for
-record/replay, :mod:`.structured` for structured output, :mod:`.probe` for capabilities.
+Components take ``llm: LLM | None`` and call :func:`online` (``None`` for no LLM or an
+offline one) to choose their rule-based implementation. See :mod:`mabpd_kit.llm.client` for
+what a call does, :mod:`.cache` for record/replay, :mod:`.structured` for structured output,
+:mod:`.probe` for capabilities, :mod:`.registry` for what the process remembers per endpoint,
+:mod:`.usage` for the run's call log (``llm.usage``; per-item usage is
+:class:`mabpd_kit.types.Usage`).
 The ``openai`` SDK is imported only on the first real call, so importing this is cheap.
 """
 
@@ -19,10 +22,11 @@ from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, Stru
 from .presets import PRESETS, Preset
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import gather_limited, run_sync
-from .usage import Usage, collect, summarize
+from .usage import CallLog, collect
 
 __all__ = [
     "LLM",
+    "CallLog",
     "PRESETS",
     "Capabilities",
     "Completion",
@@ -36,12 +40,10 @@ __all__ = [
     "StructuredOutputError",
     "TokenLogprob",
     "TopLogprob",
-    "Usage",
     "cache_dir",
     "connect",
     "online",
     "gather_limited",
     "run_sync",
-    "summarize",
     "collect",
 ]

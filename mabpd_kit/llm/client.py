@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from . import registry
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
 from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
 from .presets import PRESETS, Preset, preset_for_url, resolve_key
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import in_io_thread, io_loop, submit
-from .usage import Usage
+from .usage import CallLog
 
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
@@ -49,13 +50,6 @@ OFFLINE_LINE = (
     "MABPD_BASE_URL and MABPD_MODEL (and MABPD_API_KEY if the server needs one), or call "
     "connect('ollama', model='llama3.1'); `mabpd doctor` checks the setup."
 )
-
-# Per-process memory shared by all LLM objects (all touched only on the I/O loop thread).
-_SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, endpoint, limit)
-_UNSUPPORTED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
-_CAPABILITIES: dict[str, Capabilities] = {}
-
-_MODE_REFUSED = (400, 404, 415, 422, 501)  # statuses with which servers refuse a response_format
 
 
 class _Secret:
@@ -95,7 +89,7 @@ class LLM:
     """A connection to one endpoint and default model (or the offline stand-in).
 
     Attributes: ``offline`` (bool), ``endpoint`` (base URL, never a key), ``model``,
-    ``preset`` (name or None), ``cache_mode``, ``usage`` (:class:`~mabpd_kit.llm.usage.Usage`).
+    ``preset`` (name or None), ``cache_mode``, ``usage`` (:class:`~mabpd_kit.llm.usage.CallLog`, the run's ledger of calls).
     Create it with :func:`connect`.
     """
 
@@ -119,7 +113,7 @@ class LLM:
         self.model = model
         self.preset = preset
         self.cache_mode = resolve_mode(self.config.cache_mode, cache_mode)
-        self.usage = Usage(prices_per_mtok=dict(self.config.prices_per_mtok))
+        self.usage = CallLog(prices_per_mtok=dict(self.config.prices_per_mtok))
         self._key = _Secret(api_key or "")
         self._cache: ResponseCache | None = None
         if not offline and self.cache_mode != "off":
@@ -133,6 +127,11 @@ class LLM:
         if self.offline:
             return f"LLM(offline=True, reason={self.offline_reason!r})"
         return f"LLM(endpoint={self.endpoint!r}, model={self.model!r}, cache_mode={self.cache_mode!r})"
+
+    @property
+    def has_key(self) -> bool:
+        """Whether an API key is set (the key itself is never shown)."""
+        return bool(self._key.get())
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -165,11 +164,7 @@ class LLM:
     def _semaphore(self) -> asyncio.Semaphore:
         """The in-flight limit for this endpoint, shared by every LLM object (every agent) that
         uses the same endpoint and ``concurrency`` setting in this process."""
-        key = (id(asyncio.get_running_loop()), self.endpoint, self.config.concurrency)
-        sem = _SEMAPHORES.get(key)
-        if sem is None:
-            sem = _SEMAPHORES[key] = asyncio.Semaphore(self.config.concurrency)
-        return sem
+        return registry.semaphore(self.endpoint, self.config.concurrency)
 
     def _describe(self, request: dict[str, Any]) -> str:
         last = str((request.get("messages") or [{}])[-1].get("content") or "")
@@ -329,15 +324,18 @@ class LLM:
         sample_index: int = 0,
         logprobs: bool = False,
         top_logprobs: int | None = None,
+        response_format: dict[str, Any] | None = None,
         tag: str = "",
     ) -> Completion:
         """One chat completion. ``messages``: OpenAI-style list of ``{"role", "content"}`` (a
         bare string is one user message). ``sample_index`` numbers repeated samples of the
-        same prompt (temperature > 0): each index is its own cache entry."""
+        same prompt (temperature > 0): each index is its own cache entry. ``response_format`` is
+        passed to the server as is (e.g. ``{"type": "json_object"}``); for a validated pydantic
+        object use :meth:`structured`."""
         self._ensure_online()
         req = self._request(
             messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,
+            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs, response_format=response_format,
         )
         return await self._on_io_loop(self._call(req, sample_index, tag))
 
@@ -352,21 +350,22 @@ class LLM:
         sample_index: int = 0,
         logprobs: bool = False,
         top_logprobs: int | None = None,
+        response_format: dict[str, Any] | None = None,
         tag: str = "",
     ) -> Completion:
         """Blocking :meth:`achat`; safe from any thread and inside Jupyter."""
         self._ensure_online()
         req = self._request(
             messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,
+            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs, response_format=response_format,
         )
         return self._blocking(self._call(req, sample_index, tag))
 
     # -- structured output ----------------------------------------------------------------
     def _modes(self, model: str) -> list[str]:
-        ek = f"{self.endpoint}|{model}"
-        caps = _CAPABILITIES.get(ek)
-        refused = _UNSUPPORTED.get(ek, set())
+        ek = registry.endpoint_key(self.endpoint, model)
+        caps = registry.capabilities(ek)
+        refused = registry.refused_modes(ek)
         modes = []
         for m in so.MODES:
             if m in refused or (caps is not None and m != "text" and not getattr(caps, m)):
@@ -403,7 +402,7 @@ class LLM:
                     if refused:
                         # A later mode got an answer, so the 4xx really was about the
                         # response_format (not, say, a too-long prompt): skip those modes from now on.
-                        _UNSUPPORTED.setdefault(f"{self.endpoint}|{model}", set()).update(refused)
+                        registry.refuse_modes(registry.endpoint_key(self.endpoint, model), refused)
                         refused.clear()
                     calls.append(comp)
                     value, error = so.validate(comp.text, schema)
@@ -422,7 +421,7 @@ class LLM:
                     errors=error,
                 )
             except EndpointError as exc:
-                if fmt is not None and exc.status in _MODE_REFUSED:
+                if fmt is not None and exc.status in registry.MODE_REFUSED:
                     refused.append(mode)
                     continue  # the server refused this response_format: try the next mode
                 raise

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from . import registry
 from . import structured as so
 from .errors import EndpointError
 from .results import Capabilities
@@ -39,42 +40,37 @@ async def _try(coro) -> object | None:  # type: ignore[no-untyped-def]
     """The Completion, or None when the server *refused* the feature (an HTTP 4xx such as
     400 "unsupported response_format"). A dead or failing endpoint is not an answer about
     features: that EndpointError propagates."""
-    from .client import _MODE_REFUSED
-
     try:
         return await coro
     except EndpointError as exc:
-        if exc.status in _MODE_REFUSED:
+        if exc.status in registry.MODE_REFUSED:
             return None
         raise
 
 
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
-    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop."""
-    from .client import _CAPABILITIES
+    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop.
 
-    ek = f"{llm.endpoint}|{model}"
+    Uses only the public :meth:`LLM.achat` (with a raw ``response_format`` where needed)."""
+    ek = registry.endpoint_key(llm.endpoint, model)
     if not refresh:
-        if ek in _CAPABILITIES:
-            return _CAPABILITIES[ek]
+        known = registry.capabilities(ek)
+        if known is not None:
+            return known
         if llm.cache is not None:
             stored = llm.cache.get_capabilities(ek)
             if stored is not None:
                 caps = Capabilities.model_validate(stored)
-                _CAPABILITIES[ek] = caps
+                registry.remember_capabilities(ek, caps)
                 return caps
 
     msgs = [{"role": "user", "content": "Say hello in one word."}]
     fmt = so.response_format(_ProbeAnswer, "json_schema")
-    req = llm._request(msgs, model=model, temperature=0.0, max_tokens=20, seed=None, sample_index=0,
-                       logprobs=False, top_logprobs=None, response_format=fmt)
-    comp = await _try(llm._call(req, 0, "probe"))
+    comp = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe"))
     json_schema = comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None  # type: ignore[attr-defined]
 
     msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
-    req = llm._request(msgs, model=model, temperature=0.0, max_tokens=20, seed=None, sample_index=0,
-                       logprobs=False, top_logprobs=None, response_format={"type": "json_object"})
-    comp = await _try(llm._call(req, 0, "probe"))
+    comp = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format={"type": "json_object"}, tag="probe"))
     json_object = False
     if comp is not None:
         try:
@@ -82,9 +78,8 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
         except ValueError:
             json_object = False
 
-    req = llm._request([{"role": "user", "content": "Say hi."}], model=model, temperature=0.0, max_tokens=5,
-                       seed=None, sample_index=0, logprobs=True, top_logprobs=2)
-    comp = await _try(llm._call(req, 0, "probe"))
+    comp = await _try(llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5, logprobs=True,
+                                top_logprobs=2, tag="probe"))
     lps = getattr(comp, "logprobs", None) or []
     caps = Capabilities(
         json_schema=json_schema,
@@ -92,7 +87,7 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
         logprobs=bool(lps),
         top_logprobs=any(t.top for t in lps),
     )
-    _CAPABILITIES[ek] = caps
+    registry.remember_capabilities(ek, caps)
     if llm.cache is not None:
         llm.cache.put_capabilities(ek, caps.model_dump())
     return caps

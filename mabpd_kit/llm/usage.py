@@ -1,8 +1,10 @@
-"""Token, latency and cost accounting for one LLM object (a "run").
+"""Token, latency and cost accounting for one LLM object (a "run"): the :class:`CallLog`.
 
-Every call made through an :class:`~mabpd_kit.llm.LLM` adds one record. Answers served from
+Every call made through an :class:`~mabpd_kit.llm.LLM` adds one record to ``llm.usage``. Answers served from
 the record/replay cache are recorded too (``cached=True``) but cost nothing and do not count
-as ``calls``. Per-item usage is simply the sum over the Completions a component made.
+as ``calls``. Per-item usage is not kept here: it is the one additive record
+:class:`mabpd_kit.types.Usage`, computed from the Completions an item needed with
+``Usage.of(completions)``.
 
 Cost is an *estimate* from ``config.llm.prices_per_mtok``: ``{"model": (usd_per_1M_prompt,
 usd_per_1M_completion)}``. Models missing from the table cost 0 (local models are free).
@@ -13,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
     from .results import Completion
 
-__all__ = ["Usage", "UsageRecord", "collect", "estimate_cost", "summarize"]
+__all__ = ["CallLog", "UsageRecord", "collect", "estimate_cost"]
 
 # The Completions made inside the innermost ``collect()`` block of this context (asyncio tasks
 # and the shared I/O loop inherit the caller's context, so concurrent calls land here too).
@@ -38,7 +40,7 @@ def collect() -> Iterator[list[Completion]]:
 
         with collect() as made:
             ...            # any llm.chat / structured / achat calls
-        summarize(made)
+        Usage.of(made)     # mabpd_kit.types.Usage: calls, tokens, latency of the block
     """
     made: list[Completion] = []
     token = _COLLECTOR.set(made)
@@ -74,10 +76,12 @@ class UsageRecord:
 
 
 @dataclass
-class Usage:
-    """Run totals, thread-safe. ``usage.calls``, ``.prompt_tokens``, ``.completion_tokens``,
-    ``.latency_s`` (summed call latency, not wall time), ``.cost_usd``, ``.cached_calls``;
-    ``usage.to_frame()`` has one row per call; ``usage.by_tag()`` groups by caller label."""
+class CallLog:
+    """The run's ledger of calls, thread-safe (one per LLM object, as ``llm.usage``).
+
+    Totals: ``usage.calls``, ``.prompt_tokens``, ``.completion_tokens``, ``.latency_s`` (summed
+    call latency, not wall time), ``.cost_usd``, ``.cached_calls``; ``usage.to_frame()`` has one
+    row per call; ``usage.by_tag()`` groups by caller label."""
 
     prices_per_mtok: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     records: list[UsageRecord] = field(default_factory=list)
@@ -149,18 +153,7 @@ class Usage:
 
     def __repr__(self) -> str:
         return (
-            f"Usage(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
+            f"CallLog(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
             f"completion_tokens={self.completion_tokens}, latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})"
         )
 
-
-def summarize(completions: Iterable[Completion]) -> dict[str, float]:
-    """Per-item usage: sums over the Completions one item needed. A cached answer counts as the
-    call it replays (what the item costs to produce), so results do not change on resume."""
-    cs = list(completions)
-    return {
-        "calls": len(cs),
-        "prompt_tokens": sum(c.prompt_tokens for c in cs),
-        "completion_tokens": sum(c.completion_tokens for c in cs),
-        "latency_s": sum(c.latency_s for c in cs),
-    }

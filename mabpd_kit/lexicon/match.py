@@ -1,0 +1,379 @@
+"""The matcher: a built lexicon with one trie-shaped regular expression over all its surface forms.
+
+At load time all forms go into one regular expression shaped like a trie (shared prefixes
+factored out), so a sentence is scanned once by the C regex engine. Overlapping candidates are
+resolved to the highest band (then the longest); hits inside a protected context are dropped.
+
+>>> lex = Lexicon.default()
+>>> [m.term for m in lex.match("Democrats rammed through a so-called reform.")]
+['ram through', 'so-called']
+>>> lex.match("He had a heart attack.")
+[]
+>>> lex.signal("The regime slammed the protesters.").band
+0.8
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mabpd_kit.config import Config, LexiconConfig
+from mabpd_kit.lexicon.build import build, checksum, default_taxonomy, finalize, resource_path
+from mabpd_kit.lexicon.model import Category, LexMatch, Protected, Term
+from mabpd_kit.lexicon.morphology import GAP, SEP_RE, lookup_key
+from mabpd_kit.text import normalise_quotes
+from mabpd_kit.types import Span
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from mabpd_kit.lexicon.stats import IndependenceResult
+    from mabpd_kit.text import CleanText
+
+__all__ = ["Lexicon"]
+
+_GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
+
+
+def _gap_re(max_gap_words: int) -> str:
+    return rf"(?:{SEP_RE}\w+){{1,{max_gap_words}}}?{SEP_RE}"
+
+
+def _gapped_form_re(form: str, max_gap_words: int) -> str:
+    """The full-match regex of one gapped form: ``rammed ... through`` -> ``rammed<gap>through``."""
+    parts = (SEP_RE.join(re.escape(w) for w in part.split(" ")) for part in form.split(GAP))
+    return _gap_re(max_gap_words).join(parts)
+
+
+def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
+    """One regex alternation shaped like a trie: ``slam|slammed|slams`` -> ``slam(?:med|s)?``.
+
+    Shared prefixes are factored out, so at each position the regex engine follows one branch per
+    character instead of trying thousands of alternatives. A space in a key matches any run of
+    whitespace, hyphens or apostrophes (``far left`` matches "far-left" and "far  left").
+    """
+    trie: dict[str, Any] = {}
+    for k in keys:
+        node = trie
+        for ch in k.replace(GAP, _GAP_CHAR):
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def render(node: dict[str, Any]) -> str:
+        branches = []
+        for ch in sorted(c for c in node if c):
+            atom = SEP_RE if ch == " " else _gap_re(max_gap_words) if ch == _GAP_CHAR else re.escape(ch)
+            branches.append(atom + render(node[ch]))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" in node:  # a key ends here: the longer continuation is optional (greedy, tried first)
+            return "(?:" + body + ")?" if len(branches) == 1 else body + "?"
+        return body
+
+    return render(trie)
+
+
+def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | None:
+    """A pattern that reports, at *every* word start, the longest key starting there.
+
+    The lookahead ``(?=(...))`` consumes nothing, so overlapping candidates are all reported and
+    :meth:`Lexicon.match` can resolve them by band. Text is lower-cased before matching (faster
+    than ``re.IGNORECASE``).
+    """
+    keys = sorted(set(keys))
+    if not keys:
+        return None
+    return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys, max_gap_words) + r")(?!\w))")
+
+
+def _lower_same_length(text: str) -> str:
+    """Lower case with offsets intact (a few characters, e.g. 'İ', lowercase to two code points)."""
+    low = normalise_quotes(text).lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in normalise_quotes(text))
+
+
+class Lexicon:
+    """A built lexicon: typed entries plus a compiled matcher. Immutable; :meth:`extend` makes a new one."""
+
+    def __init__(self, data: dict[str, Any], *, config: Config | None = None, verify: bool = True) -> None:
+        if verify and data.get("checksum") != checksum(data):
+            raise ValueError(
+                "lexicon checksum mismatch: the JSON was edited by hand; rebuild with `mabpd lexicon build`"
+            )
+        self.config = config or Config()
+        self.data = data
+        self.version: str = data.get("version", "0")
+        self.checksum: str = data.get("checksum", "")
+        self.categories: dict[str, Category] = {c["id"]: Category(**c) for c in data["categories"]}
+        self.terms: list[Term] = [Term(**t) for t in data["terms"]]
+        self.protected: list[Protected] = [Protected(**p) for p in data["protected"]]
+        self._by_form: dict[str, Term] = {f: t for t in self.terms for f in t.forms}
+        self._prot_by_form: dict[str, Protected] = {f: p for p in self.protected for f in p.forms}
+        self._lookup = {lookup_key(f): t for f, t in self._by_form.items() if GAP not in f}
+        gap = self.config.lexicon.max_gap_words
+        self._gapped = [(re.compile(_gapped_form_re(f, gap)), t) for f, t in self._by_form.items() if GAP in f]
+        self._prot_lookup = {lookup_key(f): p for f, p in self._prot_by_form.items()}
+        self._re = _compile(self._by_form, gap)
+        self._prot_re = _compile(self._prot_by_form)
+        # Terms sharing a word with some protected context: only these can overlap one, so only
+        # they need the protected scan (a speed-up, not a change of behaviour).
+        prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
+        self._protectable = {
+            t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
+        }
+
+    # -- constructors ------------------------------------------------------------------------
+    @classmethod
+    def default(cls) -> "Lexicon":
+        """The shipped resource (or ``config.lexicon.path``), loaded once per process."""
+        return _default_lexicon(Config().lexicon.path)
+
+    @classmethod
+    def from_config(cls, config: Config) -> "Lexicon":
+        """The lexicon a configuration asks for (``config.lexicon.path`` or the shipped one).
+
+        Only ``config.lexicon`` matters, and lexicons are immutable, so one instance per distinct
+        lexicon section is loaded and shared (a sweep over other settings does not reload it).
+        """
+        return _lexicon_for(config.lexicon)
+
+    @classmethod
+    def from_json(cls, path: str | Path, *, config: Config | None = None) -> "Lexicon":
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")), config=config)
+
+    @classmethod
+    def from_seeds(cls, seed_dir: str | Path | None = None, *, config: Config | None = None) -> "Lexicon":
+        """Build straight from seed files (what the notebook does step by step)."""
+        return cls(build(seed_dir), config=config)
+
+    @classmethod
+    def from_entries(
+        cls,
+        categories: Iterable[Category],
+        terms: Iterable[Term],
+        protected: Iterable[Protected] = (),
+        *,
+        version: str = "custom",
+        config: Config | None = None,
+    ) -> "Lexicon":
+        """A lexicon from typed entries, e.g. a small teaching lexicon written in a notebook."""
+        cfg = config or Config()
+        meta = {"version": version, "name": "custom lexicon", "bands": list(cfg.lexicon.bands),
+                "taxonomy": default_taxonomy()}
+        return cls(finalize(meta, categories, terms, protected), config=cfg)
+
+    def extend(
+        self,
+        categories: Iterable[Category] = (),
+        terms: Iterable[Term] = (),
+        protected: Iterable[Protected] = (),
+    ) -> "Lexicon":
+        """A new lexicon with extra categories / terms / protected contexts (version gets ``+local``)."""
+        meta = {k: v for k, v in self.data.items() if k not in ("categories", "terms", "protected", "checksum")}
+        meta["version"] = str(meta.get("version", "0")).split("+")[0] + "+local"
+        base_terms = [t.model_copy(update={"forms": ()}) for t in self.terms]
+        base_prot = [p.model_copy(update={"forms": ()}) for p in self.protected]
+        return Lexicon(
+            finalize(meta, [*self.categories.values(), *categories], [*base_terms, *terms], [*base_prot, *protected]),
+            config=self.config,
+        )
+
+    # -- matching ----------------------------------------------------------------------------
+    def _candidates(self, text: str, low: str | None = None) -> list[LexMatch]:
+        if not text or self._re is None:
+            return []
+        low = _lower_same_length(text) if low is None else low
+        out = []
+        for m in self._re.finditer(low):
+            a, b = m.span(1)
+            t = self._term_for(low[a:b])
+            c = self.categories[t.category]
+            out.append(LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note))
+        return out
+
+    def _term_for(self, matched: str) -> Term:
+        """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
+        t = self._lookup.get(lookup_key(matched))
+        if t is None:
+            t = next(term for rx, term in self._gapped if rx.fullmatch(matched))
+        return t
+
+    def _protected_spans(self, text: str, low: str | None = None) -> list[tuple[int, int, Protected]]:
+        if not text or self._prot_re is None:
+            return []
+        low = _lower_same_length(text) if low is None else low
+        return [(m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in self._prot_re.finditer(low)]
+
+    def match(self, text: str) -> list[LexMatch]:
+        """All non-overlapping lexicon hits in ``text``, in reading order.
+
+        Case-insensitive, whole words, inflected forms, multi-word phrases. Hits that overlap a
+        protected context ("heart attack", "tax regime") are dropped. Where hits overlap, the
+        highest band wins (then the longer, then the earlier); a losing phrase is cut back to its
+        longest shorter entry that still fits ("radical left wing" with "left wing" at 0.90 keeps
+        "radical").
+        """
+        low = _lower_same_length(text) if text else ""
+        cands = self._filter_protected(text, low, self._candidates(text, low))
+        if len(cands) < 2:
+            return cands
+        cands.sort(key=lambda m: (-m.band, -(m.end - m.start), m.start))
+        chosen: list[LexMatch] = []
+        losers: list[LexMatch] = []
+        for c in cands:
+            (chosen if all(c.end <= k.start or c.start >= k.end for k in chosen) else losers).append(c)
+        for c in losers:  # try the longest shorter entry starting at the same place
+            blockers = [k.start for k in chosen if k.start > c.start and k.start < c.end]
+            if not blockers or any(k.start <= c.start < k.end for k in chosen):
+                continue
+            short = self._longest_at(text, low, c.start, min(blockers))
+            if short is not None and all(short.end <= k.start or short.start >= k.end for k in chosen):
+                chosen.append(short)
+        return sorted(chosen, key=lambda m: m.start)
+
+    def _longest_at(self, text: str, low: str, start: int, endpos: int) -> LexMatch | None:
+        """The longest entry starting at ``start`` and ending by ``endpos`` (None if there is none)."""
+        m = self._re.match(low, start, endpos) if self._re is not None else None
+        if m is None or not m.group(1):
+            return None
+        a, b = m.span(1)
+        t = self._term_for(low[a:b])
+        c = self.categories[t.category]
+        hit = LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        return hit if self._filter_protected(text, low, [hit]) else None
+
+    def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
+        if not cands or not any(c.term in self._protectable for c in cands):
+            return cands
+        prot = self._protected_spans(text, low)
+        return [c for c in cands if not any(c.start < b and a < c.end for a, b, _ in prot)]
+
+    def signal(self, text: str) -> LexMatch | None:
+        """The agent's lexicon signal: the highest-band match above ``config.lexicon.confidence_floor``."""
+        floor = self.config.lexicon.confidence_floor
+        best = None
+        for m in self.match(text):
+            if m.band > floor and (best is None or (m.band, m.end - m.start) > (best.band, best.end - best.start)):
+                best = m
+        return best
+
+    def protected_reason(self, text: str, start: int, end: int) -> str | None:
+        """Why ``text[start:end]`` is neutral domain vocabulary here (it overlaps a protected context),
+        or None if it is not protected."""
+        for a, b, p in self._protected_spans(text):
+            if start < b and a < end:
+                note = f": {p.note}" if p.note else ""
+                return f"protected term {p.term!r} in {text[a:b]!r}{note}"
+        return None
+
+    def to_span(self, m: LexMatch, agent: str = "bias", ct: "CleanText | None" = None) -> Span:
+        """A shared :class:`~mabpd_kit.types.Span`; pass the :class:`CleanText` to fill raw offsets."""
+        orig = ct.to_orig(m.start, m.end) if ct is not None else (None, None)
+        return Span(
+            text=m.text, start=m.start, end=m.end, orig_start=orig[0], orig_end=orig[1], category=m.category,
+            taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band,
+            reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=m.note,
+        )
+
+    def occurrences(self, text: str) -> list[LexMatch]:
+        """Every hit of every term (protected contexts removed, overlaps *not* resolved).
+
+        :meth:`match` keeps one winner per stretch of text; corpus statistics such as
+        :meth:`independence` want each term that occurs, even inside a longer phrase.
+        """
+        low = _lower_same_length(text) if text else ""
+        return self._filter_protected(text, low, self._candidates(text, low))
+
+    def independence(self, texts: Sequence[str], labels: Sequence[Any], *, alpha: float = 0.05) -> IndependenceResult:
+        """Was this lexicon built independently of a labelled corpus? (SPEC 2, paper appendix E).
+
+        See :func:`mabpd_kit.lexicon.stats.independence` (the statistics live there).
+        ``labels``: 1/0, True/False or "biased"/"neutral".
+        """
+        from mabpd_kit.lexicon.stats import independence
+
+        return independence(self, texts, labels, alpha=alpha)
+
+    # -- views -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def __repr__(self) -> str:
+        return (f"Lexicon(version={self.version!r}, terms={len(self.terms)}, categories={len(self.categories)}, "
+                f"protected={len(self.protected)})")
+
+    def terms_frame(self) -> "pd.DataFrame":
+        """One row per term: term, category, taxonomy, meta_category, band, pos, variants, n_forms, note."""
+        import pandas as pd
+
+        rows = [
+            {"term": t.term, "category": t.category, "taxonomy": self.categories[t.category].taxonomy,
+             "meta_category": self.categories[t.category].meta_category, "band": t.band, "pos": t.pos,
+             "variants": ", ".join(t.variants), "n_forms": len(t.forms), "note": t.note}
+            for t in self.terms
+        ]
+        return pd.DataFrame(rows, columns=["term", "category", "taxonomy", "meta_category", "band", "pos",
+                                           "variants", "n_forms", "note"])
+
+    def categories_frame(self) -> "pd.DataFrame":
+        """One row per category with its taxonomy, meta-category, term count and terms per band."""
+        import pandas as pd
+
+        bands = self.config.lexicon.bands
+        rows = []
+        for c in self.categories.values():
+            ts = [t for t in self.terms if t.category == c.id]
+            row = {"category": c.id, "name": c.name, "taxonomy": c.taxonomy, "meta_category": c.meta_category,
+                   "n_terms": len(ts)}
+            for b in bands:
+                row[f"band_{b:.2f}"] = sum(1 for t in ts if abs(t.band - b) < 1e-9)
+            row["description"] = c.description
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def protected_frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame([{"term": p.term, "context": p.context, "note": p.note} for p in self.protected],
+                            columns=["term", "context", "note"])
+
+    def prompt_knowledge(self, max_per_category: int = 3) -> str:
+        """A compact, deterministic description of the taxonomy with example terms, for LLM prompts.
+
+        Examples per category come from its highest band, spread evenly over the alphabet (so the
+        prompt does not show three near-identical phrases); protected contexts are shown one per word.
+        """
+        lines = ["Bias taxonomy (category -> taxonomy type -> meta-category), with example terms:"]
+        for c in self.categories.values():
+            ts = [t for t in self.terms if t.category == c.id]
+            top = sorted((t.term for t in ts if t.band == max(x.band for x in ts)), key=str.lower) if ts else []
+            k = min(max_per_category, len(top))
+            picks = [top[(i * len(top)) // k] for i in range(k)] if k else []
+            ex = ", ".join(f'"{t}"' for t in picks)
+            lines.append(f"- {c.id} ({c.taxonomy} -> {c.meta_category}): {c.name}. e.g. {ex}")
+        seen: dict[str, str] = {}
+        for p in self.protected:
+            seen.setdefault(p.term, p.context)
+        examples = list(seen.values())[: max(3, max_per_category * 3)]
+        lines.append("Neutral domain uses are not bias, e.g. " + "; ".join(f'"{e}"' for e in examples) + ".")
+        return "\n".join(lines)
+
+
+@lru_cache(maxsize=4)
+def _default_lexicon(path: str | None) -> Lexicon:
+    return Lexicon.from_json(path or resource_path())
+
+
+@lru_cache(maxsize=8)
+def _lexicon_for(section: LexiconConfig) -> Lexicon:
+    if section == Config().lexicon:
+        return Lexicon.default()
+    return Lexicon.from_json(section.path or resource_path(), config=Config(lexicon=section))
