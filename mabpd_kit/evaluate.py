@@ -1,26 +1,28 @@
-"""Evaluation harness: run pipeline configurations on a benchmark and compare them honestly.
+"""Evaluation: score systems on the same items and compare them honestly.
 
-``mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent`` (or
-:func:`evaluate` from Python) does, for each configuration name (``Config.ablation(name)``):
+Two layers:
 
-1. run :meth:`Pipeline.analyze_many` on every item, streaming decisions to a JSONL checkpoint per
-   configuration (rerun the command and finished items are reused: resumable, and with an LLM
-   the response cache makes repeats free);
-2. score it: accuracy, precision, recall, binary F1 (biased = positive), macro F1 with a
-   bootstrap confidence interval;
-3. compare it with the *first* configuration by a paired bootstrap on the same items
-   (difference, CI and two-sided p; 10,000 resamples by default, ``Config().metrics``).
-
-Where the benchmark file carries other systems' predictions (the BABE training file has ten
-LLMs' zero-shot ``*_label`` columns), they are scored on the same items as reference anchors.
+- :func:`compare` is generic: it takes each system's results (any :class:`mabpd_kit.runs.Results`,
+  or a frame, with ``id``, ``gold``, ``pred`` and ``failed`` columns from ``to_frame()``) and scores
+  them: accuracy, precision, recall, binary F1 (positive class 1 = biased), macro F1 with a
+  bootstrap confidence interval, and a paired bootstrap of every system against the *first* one
+  on the same items (difference, CI and two-sided p; 10,000 resamples by default,
+  ``Config().metrics``). Three-way labels (RADAR's TRUE / HALF-TRUE / FALSE) get accuracy and
+  macro F1. Where the items carry other systems' predictions (the BABE training file has ten
+  LLMs' zero-shot ``*_label`` columns), those are scored on the same items as reference anchors.
+- :func:`evaluate` is the MABPD wiring behind ``mabpd evaluate --dataset babe --split train
+  --configs full,no-debate,single-agent``: for each configuration name (``Config.ablation(name)``)
+  it runs :meth:`mabpd_kit.mabpd.Pipeline.analyze_many` on every item, streaming decisions to a
+  JSONL checkpoint per configuration (rerun and finished items are reused: resumable, and with an
+  LLM the response cache makes repeats free), then hands the results to :func:`compare`.
 
 Outputs (``--out``, default ``reports/evaluate/<dataset>-<split>``): ``results.csv`` (one row
-per item and configuration), ``metrics.csv``, ``comparisons.csv``, ``report.md`` (tables and
+per item and system), ``metrics.csv``, ``comparisons.csv``, ``report.md`` (tables and
 closing note), ``chart.svg`` / ``chart.png`` and ``checkpoints/*.jsonl``.
 
 Scoring rule for failed items: a decision that failed (bad input, endpoint error) is counted
-as *neutral* and reported in the ``n_failed`` column, so a flaky run cannot look better by
-dropping its hard items.
+as *neutral* (``failed_as=0``) and reported in the ``n_failed`` column, so a flaky run cannot look
+better by dropping its hard items.
 
 Zero-shot discipline: nothing here fits a weight or threshold. :func:`threshold_sweep` exists
 for the notebook's *threshold adaptation* exercise, which calibrates on one half of the BABE
@@ -29,11 +31,9 @@ training split and reports on the other half; never on a test split.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mabpd_kit import metrics as M
+from mabpd_kit import metrics as metrics_
 from mabpd_kit.config import Config
 
 if TYPE_CHECKING:
@@ -49,15 +49,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from mabpd_kit.llm import LLM
+    from mabpd_kit.runs import Results
 
 __all__ = [
+    "ANCHOR_KIND",
     "BENCHMARKS",
     "Evaluation",
-    "add_arguments",
+    "compare",
     "evaluate",
     "flip_counts",
     "load_benchmark",
-    "run",
+    "predictions",
     "score_system",
     "threshold_sweep",
 ]
@@ -66,9 +68,14 @@ __all__ = [
 BENCHMARKS = {"babe": "BABE", "hyperpartisan": "HyperPartisan (by article)"}
 _ALIASES = {"babe": "babe", "hyperpartisan": "hyperpartisan", "hp": "hyperpartisan", "semeval": "hyperpartisan",
             "semeval2019": "hyperpartisan"}
+#: the ``kind`` of a reference anchor row in :attr:`Evaluation.metrics` (every other row is an evaluated system)
+ANCHOR_KIND = "reference LLM (zero-shot labels)"
+_FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
+_USAGE = ("calls", "prompt_tokens", "completion_tokens", "latency_s")
 
 
-def _canonical(dataset: str) -> str:
+def canonical(dataset: str) -> str:
+    """The benchmark key (``babe`` / ``hyperpartisan``) for a name or alias (``hp``, ``semeval``, ...)."""
     key = dataset.strip().lower().replace("_", "-")
     if key not in _ALIASES:
         raise KeyError(f"unknown benchmark {dataset!r}; choose from {', '.join(BENCHMARKS)}")
@@ -90,13 +97,13 @@ def load_benchmark(
     still sees every outlet and topic rather than the first N rows of one source.
     ``truncate`` (HyperPartisan) cuts articles to N words (the paper: 600).
     """
-    from mabpd_kit import datasets as ds
+    from mabpd_kit import data
 
-    name = _canonical(dataset)
+    name = canonical(dataset)
     if name == "babe":
-        df = ds.load_babe(split, data_dir=data_dir)
+        df = data.load_babe(split, data_dir=data_dir)
     else:
-        df = ds.load_hyperpartisan(split, data_dir=data_dir, truncate=truncate)
+        df = data.load_hyperpartisan(split, data_dir=data_dir, truncate=truncate)
     if limit is not None and limit < len(df):
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -107,10 +114,23 @@ def load_benchmark(
     return df.reset_index(drop=True)
 
 
+def _is_binary(*label_arrays: Sequence[Any]) -> bool:
+    values = set().union(*(set(np.asarray(a, dtype=object).tolist()) for a in label_arrays))
+    return values <= {0, 1}
+
+
 def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None) -> dict[str, float]:
-    """Accuracy, precision, recall, F1, macro F1 and a bootstrap CI of macro F1 for one system."""
-    row: dict[str, float] = dict(M.classification_report(gold, pred))
-    _, lo, hi = M.metric_ci(gold, pred, M.macro_f1, n_resamples=n_resamples, seed=seed)
+    """Accuracy, precision, recall, F1, macro F1 and a bootstrap CI of macro F1 for one system.
+
+    Binary labels (0/1, 1 = biased) get every measure; other labels (three-way verdicts) get
+    ``n``, accuracy and macro F1, and NaN for the measures of a positive class.
+    """
+    if _is_binary(gold, pred):
+        row: dict[str, float] = dict(metrics_.classification_report(gold, pred))
+    else:
+        row = {"n": len(gold), "accuracy": metrics_.accuracy(gold, pred), "precision": np.nan, "recall": np.nan,
+               "f1": np.nan, "macro_f1": metrics_.macro_f1(gold, pred)}
+    _, lo, hi = metrics_.metric_ci(gold, pred, metrics_.macro_f1, n_resamples=n_resamples, seed=seed)
     row.update(macro_f1_lo=lo, macro_f1_hi=hi)
     return row
 
@@ -125,11 +145,8 @@ def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Seq
 
     ts = np.round(np.arange(0.20, 0.8001, 0.01), 2) if thresholds is None else np.asarray(thresholds, dtype=float)
     s = np.asarray(score, dtype=float)
-    rows = [{"threshold": float(t), **M.classification_report(gold, (s >= t).astype(int))} for t in ts]
+    rows = [{"threshold": float(t), **metrics_.classification_report(gold, (s >= t).astype(int))} for t in ts]
     return pd.DataFrame(rows)
-
-
-_FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
 
 
 def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[int]) -> dict[str, int]:
@@ -146,12 +163,6 @@ def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[i
         "tp_lost": int(((g == 1) & (b == 0) & (s == 1)).sum()),
         "fp_removed": int(((g == 0) & (b == 0) & (s == 1)).sum()),
     }
-
-
-def _fingerprint(cfg: Config, llm: LLM | None) -> str:
-    """Short hash of everything that changes a decision: the configuration and the model."""
-    who = "rule" if llm is None or llm.offline else f"{llm.endpoint}|{llm.model}"
-    return hashlib.sha1((cfg.model_dump_json() + who).encode()).hexdigest()[:10]
 
 
 def _md_table(df: pd.DataFrame, floats: str = "{:.3f}") -> str:
@@ -177,8 +188,8 @@ class Evaluation:
     mode: str
     n_items: int
     predictions: pd.DataFrame  # one row per (system, item)
-    metrics: pd.DataFrame  # one row per system (pipeline configs first, then anchors)
-    comparisons: pd.DataFrame  # paired bootstrap of each config against the first
+    metrics: pd.DataFrame  # one row per system (evaluated systems first, then anchors)
+    comparisons: pd.DataFrame  # paired bootstrap of each system against the first
     wall_s: float
     n_resamples: int
     seed: int
@@ -197,20 +208,20 @@ class Evaluation:
 
     def closing_note(self) -> str:
         lines = [f"{self.dataset} {self.split}, {self.n_items} items, {self.mode}; {self.wall_s:.1f} s in all"]
-        for r in self.metrics[self.metrics["kind"] == "pipeline"].itertuples(index=False):
+        for r in self.metrics[self.metrics["kind"] != ANCHOR_KIND].itertuples(index=False):
             lines.append(
                 f"  {r.system:<24} macro F1 {r.macro_f1:.3f} [{r.macro_f1_lo:.3f}, {r.macro_f1_hi:.3f}]  "
                 f"F1 {r.f1:.3f}  P {r.precision:.3f}  R {r.recall:.3f}  failed {r.n_failed}  ({self.run_s.get(r.system, 0):.1f} s)"
             )
         cmp = self.comparisons[self.comparisons["metric"] == "macro_f1"]
         for r in cmp.itertuples(index=False):
-            lines.append(
-                f"  {r.baseline} - {r.system}: macro F1 diff {r.diff:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}], "
-                f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples); versus {r.system}, "
-                f"{r.baseline} rescues {r.fn_rescued} false negatives and adds {r.fp_added} false positives "
-                f"(loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)"
-            )
-        anchors = self.metrics[self.metrics["kind"] != "pipeline"]
+            line = (f"  {r.baseline} - {r.system}: macro F1 diff {r.diff:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}], "
+                    f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples)")
+            if not _missing(r.fn_rescued):  # flips exist for binary labels only
+                line += (f"; versus {r.system}, {r.baseline} rescues {r.fn_rescued} false negatives and adds "
+                         f"{r.fp_added} false positives (loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)")
+            lines.append(line)
+        anchors = self.metrics[self.metrics["kind"] == ANCHOR_KIND]
         if len(anchors):
             best = anchors.sort_values("macro_f1", ascending=False).iloc[0]
             lines.append(f"  reference anchors: {len(anchors)} LLM label columns, best {best['system']} macro F1 {best['macro_f1']:.3f} (n={best['n']})")
@@ -222,8 +233,8 @@ class Evaluation:
     def markdown(self) -> str:
         """The report: metrics table, paired comparisons, anchors and how to read them."""
         cols = ["system", "n", "n_failed", "accuracy", "precision", "recall", "f1", "macro_f1", "macro_f1_lo", "macro_f1_hi"]
-        pipe = self.metrics[self.metrics["kind"] == "pipeline"][cols]
-        anchors = self.metrics[self.metrics["kind"] != "pipeline"][cols]
+        pipe = self.metrics[self.metrics["kind"] != ANCHOR_KIND][cols]
+        anchors = self.metrics[self.metrics["kind"] == ANCHOR_KIND][cols]
         cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value", *_FLIPS]]
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         parts = [
@@ -286,6 +297,180 @@ class Evaluation:
         return self.files
 
 
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+# --------------------------------------------------------------------------------------------
+# generic: any method's results
+# --------------------------------------------------------------------------------------------
+def predictions(
+    results: Results | pd.DataFrame,
+    system: str,
+    *,
+    items: pd.DataFrame | None = None,
+    failed_as: Any = 0,
+) -> pd.DataFrame:
+    """One system's rows for :attr:`Evaluation.predictions`: ``system, id, gold, pred, [score, route,]
+    failed, calls, prompt_tokens, completion_tokens, latency_s, [metadata,] [text]``.
+
+    ``results`` is any :class:`mabpd_kit.runs.Results` (its ``to_frame()`` has ``id``, ``pred``,
+    ``failed`` and usually ``gold``; usage comes from each record's ``usage``) or such a frame.
+    With ``items`` (columns ``id``, ``label`` and metadata) the rows follow the items' order, gold
+    is the items' ``label`` and their ``outlet``/``type``/``topic``/``title`` and ``text`` are added.
+    A failed item's prediction is ``failed_as`` (default 0, neutral).
+    """
+    import pandas as pd
+
+    frame = results if isinstance(results, pd.DataFrame) else results.to_frame()
+    records = None if isinstance(results, pd.DataFrame) else getattr(results, "records", None)
+    missing = {"id", "pred"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"the results of {system!r} lack columns {sorted(missing)}")
+    frame = frame.assign(id=frame["id"].astype(str)).reset_index(drop=True)
+    usage = _usage_columns(frame, records)
+    if items is not None:
+        ids = items["id"].astype(str)
+        pos = pd.Series(range(len(frame)), index=frame["id"])
+        absent = ids[~ids.isin(pos.index)]
+        if len(absent):
+            raise ValueError(f"the results of {system!r} lack {len(absent)} items, e.g. {absent.iloc[0]!r}")
+        order = pos.loc[ids].to_numpy()
+        frame, usage = frame.iloc[order].reset_index(drop=True), usage.iloc[order].reset_index(drop=True)
+        gold = items["label"].to_numpy()
+    else:
+        if "gold" not in frame.columns:
+            raise ValueError(f"the results of {system!r} have no gold column; pass items with a label column")
+        gold = frame["gold"].to_numpy()
+    failed = frame["failed"].fillna(False).astype(bool).to_numpy() if "failed" in frame.columns else np.zeros(len(frame), bool)
+    if isinstance(failed_as, (int, np.integer)) and not isinstance(failed_as, bool):
+        gold = gold.astype(int)
+        pred = np.where(failed, failed_as, pd.to_numeric(frame["pred"], errors="coerce").fillna(failed_as).astype(int).to_numpy())
+    else:
+        pred = np.where(failed, failed_as, frame["pred"].astype(object).where(frame["pred"].notna(), failed_as).to_numpy())
+    cols: dict[str, Any] = {"system": system, "id": frame["id"].to_numpy(), "gold": gold, "pred": pred}
+    cols.update({c: frame[c].to_numpy() for c in ("score", "route") if c in frame.columns})
+    cols["failed"] = failed
+    cols.update({c: usage[c].to_numpy() for c in _USAGE})
+    if items is not None:
+        cols.update({c: items[c].to_numpy() for c in ("outlet", "type", "topic", "title") if c in items.columns})
+        if "text" in items.columns:
+            cols["text"] = items["text"].to_numpy()
+    return pd.DataFrame(cols)
+
+
+def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.DataFrame:
+    """Per-item usage: the frame's flat columns where it has them (``latency_s`` may also be
+    ``call_latency_s``, as in :meth:`mabpd_kit.types.Usage.row`), else each record's ``usage``
+    (:class:`mabpd_kit.types.Usage`), else 0."""
+    import pandas as pd
+
+    usage = None
+    if records is not None and len(records) == len(frame) and all(hasattr(r, "usage") for r in records):
+        usage = [r.usage for r in records]
+    out: dict[str, Any] = {}
+    for c in _USAGE:
+        col = next((k for k in (c, "call_" + c if c == "latency_s" else c) if k in frame.columns), None)
+        if col is not None:
+            out[c] = frame[col].to_numpy()
+        elif usage is not None:
+            out[c] = [getattr(u, c) for u in usage]
+        else:
+            out[c] = np.zeros(len(frame), dtype=float if c == "latency_s" else int)
+    return pd.DataFrame(out)
+
+
+def compare(
+    systems: Mapping[str, Results | pd.DataFrame],
+    *,
+    items: pd.DataFrame | None = None,
+    dataset: str = "",
+    split: str = "",
+    mode: str = "",
+    kind: str = "system",
+    anchors: bool = True,
+    failed_as: Any = 0,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    run_s: Mapping[str, float] | None = None,
+    wall_s: float | None = None,
+) -> Evaluation:
+    """Score each system and compare every one with the first, on the same items.
+
+    ``systems`` maps a name to any method's results (a :class:`mabpd_kit.runs.Results` or its
+    frame; see :func:`predictions`); the first is the baseline of the paired bootstraps. ``items``
+    (the benchmark frame) fixes the item order and gold labels and supplies the reference anchor
+    columns listed in ``items.attrs["llm_label_columns"]`` (scored where at least 10 items carry a
+    label). ``kind`` labels the systems' rows in :attr:`Evaluation.metrics`.
+    """
+    import pandas as pd
+
+    t0 = time.perf_counter()
+    if not systems:
+        raise ValueError("give at least one system")
+    names = list(systems)
+    n_resamples, seed = _bootstrap_settings(n_resamples, seed)
+    run_s = dict(run_s) if run_s is not None else {n: float(getattr(r, "wall_s", 0.0) or 0.0) for n, r in systems.items()}
+    frames = {n: predictions(r, n, items=items, failed_as=failed_as) for n, r in systems.items()}
+    base = frames[names[0]]
+    for n, f in frames.items():
+        if not (len(f) == len(base) and (f["id"].to_numpy() == base["id"].to_numpy()).all()):
+            raise ValueError(f"{n!r} and {names[0]!r} were not run on the same items in the same order (pass items=)")
+    gold = base["gold"].to_numpy()
+    rows = []
+    for n, f in frames.items():
+        rows.append({"system": n, "kind": kind, "n": len(f), "n_failed": int(f["failed"].sum()),
+                     **score_system(gold, f["pred"].to_numpy(), n_resamples=n_resamples, seed=seed),
+                     "calls": int(f["calls"].sum()), "tokens": int(f["prompt_tokens"].sum() + f["completion_tokens"].sum()),
+                     "seconds": run_s.get(n, 0.0)})
+    if anchors and items is not None:
+        rows += _anchor_rows(items, gold, n_resamples=n_resamples, seed=seed)
+    binary = _is_binary(gold, *(f["pred"] for f in frames.values()))
+    comps = []
+    for n in names[1:]:
+        a, b = frames[names[0]]["pred"].to_numpy(), frames[n]["pred"].to_numpy()
+        flips = flip_counts(gold, a, b) if binary else dict.fromkeys(_FLIPS, np.nan)
+        for metric in (metrics_.macro_f1, metrics_.f1) if binary else (metrics_.macro_f1,):
+            r = metrics_.paired_bootstrap(gold, a, b, metric=metric, n_resamples=n_resamples, seed=seed)
+            comps.append({"baseline": names[0], "system": n, "metric": r.metric, "baseline_score": r.score_a,
+                          "system_score": r.score_b, "diff": r.diff, "lo": r.lo, "hi": r.hi, "p_value": r.p_value,
+                          "n_resamples": r.n_resamples, "n_items": r.n_items, **flips})
+    comparisons = pd.DataFrame(comps, columns=["baseline", "system", "metric", "baseline_score", "system_score",
+                                               "diff", "lo", "hi", "p_value", "n_resamples", "n_items", *_FLIPS])
+    return Evaluation(
+        dataset=dataset, split=split, configs=names, mode=mode, n_items=len(base),
+        predictions=pd.concat(list(frames.values()), ignore_index=True), metrics=pd.DataFrame(rows),
+        comparisons=comparisons, wall_s=time.perf_counter() - t0 if wall_s is None else wall_s,
+        n_resamples=n_resamples, seed=seed, run_s=run_s,
+    )
+
+
+def _bootstrap_settings(n_resamples: int | None, seed: int | None, config: Config | None = None) -> tuple[int, int]:
+    m = (config or Config()).metrics
+    return (m.bootstrap_resamples if n_resamples is None else n_resamples), (m.seed if seed is None else seed)
+
+
+def _anchor_rows(items: pd.DataFrame, gold: np.ndarray, *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
+    """Score the reference label columns that ship with the benchmark, on the items that carry one."""
+    rows = []
+    for col in items.attrs.get("llm_label_columns", []):
+        if col not in items.columns:
+            continue
+        mask = items[col].notna().to_numpy()
+        if mask.sum() < 10:
+            continue
+        apred = items.loc[mask, col].astype(int).to_numpy()
+        rows.append({"system": col.removesuffix("_label"), "kind": ANCHOR_KIND, "n": int(mask.sum()),
+                     "n_failed": 0, **score_system(gold[mask], apred, n_resamples=n_resamples, seed=seed),
+                     "calls": 0, "tokens": 0, "seconds": 0.0})
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# MABPD: run pipeline configurations on a benchmark
+# --------------------------------------------------------------------------------------------
 def evaluate(
     dataset: str = "babe",
     split: str = "train",
@@ -303,18 +488,17 @@ def evaluate(
     seed: int | None = None,
     progress: bool = True,
 ) -> Evaluation:
-    """Run each named configuration on the benchmark and score it (see the module docstring).
+    """Run each named MABPD configuration on the benchmark and score it with :func:`compare`.
 
     ``frame`` evaluates your own items instead (columns ``id``, ``text``, ``label``; e.g. one half
     of BABE train). ``out_dir=None`` keeps checkpoints and files out of the disk entirely.
     """
-    import pandas as pd
-
-    from mabpd_kit.pipeline import Pipeline
+    from mabpd_kit.llm import online
+    from mabpd_kit.mabpd import Pipeline
+    from mabpd_kit.runs import fingerprint
 
     base = config or Config()
-    n_resamples = base.metrics.bootstrap_resamples if n_resamples is None else n_resamples
-    seed = base.metrics.seed if seed is None else seed
+    n_resamples, seed = _bootstrap_settings(n_resamples, seed, base)
     configs = [c.strip() for c in configs if c.strip()]
     if not configs:
         raise ValueError("give at least one configuration name")
@@ -322,118 +506,31 @@ def evaluate(
     if frame is None:
         truncate = base.text.truncate_words if truncate is None else truncate  # config default: None (no cut)
         items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed, truncate=truncate)
-        ds_name = BENCHMARKS[_canonical(dataset)]
+        ds_name = BENCHMARKS[canonical(dataset)]
     else:
         missing = {"id", "text", "label"} - set(frame.columns)
         if missing:
             raise ValueError(f"frame lacks columns {sorted(missing)}")
         items = frame.reset_index(drop=True)
         ds_name = dataset
-    gold = items["label"].astype(int).to_numpy()
-    mode = "rule-based agents (offline)" if llm is None or llm.offline else f"LLM {llm.model} at {llm.endpoint}"
+    gold = items["label"].astype(int).tolist()
+    live = online(llm)
+    mode = "rule-based agents (offline)" if live is None else f"LLM {live.model} at {live.endpoint}"
+    model = "rule" if live is None else f"{live.endpoint}|{live.model}"  # what else changes a decision
     if progress:
         print(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}", file=sys.stderr)
 
     t0 = time.perf_counter()
-    meta_cols = [c for c in ("outlet", "type", "topic", "title") if c in items.columns]
-    frames, rows, run_s = [], [], {}
-    preds: dict[str, np.ndarray] = {}
+    results, run_s = {}, {}
     for name, cfg in cfgs.items():
-        ckpt = None
-        if out_dir is not None:
-            ckpt = Path(out_dir) / "checkpoints" / f"{name}-{_fingerprint(cfg, llm)}.jsonl"
+        ckpt = None if out_dir is None else Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
         t1 = time.perf_counter()
-        res = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(), gold=gold.tolist(),
-                                              checkpoint=ckpt, progress=progress)
+        results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(), gold=gold,
+                                                        checkpoint=ckpt, progress=progress)
         run_s[name] = time.perf_counter() - t1
-        f = res.to_frame()
-        failed = f["failed"].fillna(False).astype(bool).to_numpy()
-        pred = np.where(failed, 0, pd.to_numeric(f["pred"], errors="coerce").fillna(0).astype(int).to_numpy())
-        preds[name] = pred
-        frames.append(pd.DataFrame({
-            "system": name, "id": items["id"], "gold": gold, "pred": pred, "score": f["score"].to_numpy(),
-            "route": f["route"].to_numpy(), "failed": failed, "calls": f["calls"].to_numpy(),
-            "prompt_tokens": f["prompt_tokens"].to_numpy(), "completion_tokens": f["completion_tokens"].to_numpy(),
-            "latency_s": f["latency_s"].to_numpy(), **{c: items[c].to_numpy() for c in meta_cols},
-            "text": items["text"],
-        }))
-        rows.append({"system": name, "kind": "pipeline", "n": len(items), "n_failed": int(failed.sum()),
-                     **score_system(gold, pred, n_resamples=n_resamples, seed=seed),
-                     "calls": int(f["calls"].sum()), "tokens": int(f["prompt_tokens"].sum() + f["completion_tokens"].sum()),
-                     "seconds": run_s[name]})
-
-    if anchors:
-        for col in items.attrs.get("llm_label_columns", []):
-            if col not in items.columns:
-                continue
-            mask = items[col].notna().to_numpy()
-            if mask.sum() < 10:
-                continue
-            apred = items.loc[mask, col].astype(int).to_numpy()
-            rows.append({"system": col.removesuffix("_label"), "kind": "reference LLM (zero-shot labels)", "n": int(mask.sum()),
-                         "n_failed": 0, **score_system(gold[mask], apred, n_resamples=n_resamples, seed=seed),
-                         "calls": 0, "tokens": 0, "seconds": 0.0})
-
-    comps = []
-    base_name = configs[0]
-    for name in configs[1:]:
-        flips = flip_counts(gold, preds[base_name], preds[name])
-        for metric in (M.macro_f1, M.f1):
-            r = M.paired_bootstrap(gold, preds[base_name], preds[name], metric=metric, n_resamples=n_resamples, seed=seed)
-            comps.append({"baseline": base_name, "system": name, "metric": r.metric, "baseline_score": r.score_a,
-                          "system_score": r.score_b, "diff": r.diff, "lo": r.lo, "hi": r.hi, "p_value": r.p_value,
-                          "n_resamples": r.n_resamples, "n_items": r.n_items, **flips})
-    comparisons = pd.DataFrame(comps, columns=["baseline", "system", "metric", "baseline_score", "system_score",
-                                               "diff", "lo", "hi", "p_value", "n_resamples", "n_items", *_FLIPS])
-    ev = Evaluation(
-        dataset=ds_name, split=split, configs=configs, mode=mode, n_items=len(items),
-        predictions=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows), comparisons=comparisons,
-        wall_s=time.perf_counter() - t0, n_resamples=n_resamples, seed=seed, run_s=run_s,
-    )
+    ev = compare(results, items=items, dataset=ds_name, split=split, mode=mode, kind="pipeline", anchors=anchors,
+                 n_resamples=n_resamples, seed=seed, run_s=run_s)
+    ev.wall_s = time.perf_counter() - t0
     if out_dir is not None:
         ev.write(out_dir)
     return ev
-
-
-# --------------------------------------------------------------------------------------------
-# `mabpd evaluate`
-# --------------------------------------------------------------------------------------------
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", default="babe", help="babe or hyperpartisan (default babe)")
-    parser.add_argument("--split", default="train", help="train (dev use) or test (held out: report once, tune never)")
-    parser.add_argument("--configs", default="full,no-debate,single-agent",
-                        help=f"comma-separated ablation names, the first is the baseline ({', '.join(Config.ABLATIONS)})")
-    parser.add_argument("--limit", type=int, default=None, help="seeded random sample of N items")
-    parser.add_argument("--endpoint", default=None,
-                        help="LLM preset name (openai, ollama, vllm, ...) or an OpenAI-compatible base URL; default: rule-based agents")
-    parser.add_argument("--model", default=None, help="model name for --endpoint")
-    parser.add_argument("--config", default=None, help="a saved configuration (TOML or JSON) as the base of every ablation")
-    parser.add_argument("--out", default=None, help="output folder (default reports/evaluate/<dataset>-<split>)")
-    parser.add_argument("--data-dir", default=None, help="benchmark folder (default MABPD_DATA_DIR, else download)")
-    parser.add_argument("--truncate", type=int, default=None,
-                        help="HyperPartisan: cut articles to N words (paper: 600; default config text.truncate_words)")
-    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default config.metrics, 10,000)")
-    parser.add_argument("--no-anchors", action="store_true", help="do not score the file's reference LLM labels")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def run(args: argparse.Namespace) -> int:
-    base = Config.load(args.config) if args.config else Config()
-    llm = None
-    if args.endpoint:
-        from mabpd_kit.llm import connect
-
-        if "://" in args.endpoint:
-            llm = connect(base_url=args.endpoint, model=args.model, config=base)
-        else:
-            llm = connect(args.endpoint, model=args.model, config=base)
-    else:
-        print("mabpd evaluate: rule-based agents (offline); pass --endpoint to evaluate an LLM", file=sys.stderr)
-    name = _canonical(args.dataset)
-    out = Path(args.out) if args.out else Path("reports") / "evaluate" / f"{name}-{args.split}"
-    ev = evaluate(name, args.split, args.configs.split(","), limit=args.limit, llm=llm, config=base,
-                  data_dir=args.data_dir, out_dir=out, truncate=args.truncate, anchors=not args.no_anchors,
-                  n_resamples=args.resamples, progress=not args.quiet)
-    print(ev.closing_note())
-    print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
-    return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -47,7 +49,7 @@ def test_evaluate_scores_compares_and_writes(frame, tmp_path):
     assert row["diff"] == pytest.approx(pipe.loc["full", "macro_f1"] - pipe.loc["no-debate", "macro_f1"])
     assert 0 < row["p_value"] <= 1
     for key in ("results", "metrics", "comparisons", "report", "chart_svg", "chart_png"):
-        assert (tmp_path / E.Path(ev.files[key]).name).stat().st_size > 0
+        assert (tmp_path / Path(ev.files[key]).name).stat().st_size > 0
     report = (tmp_path / "report.md").read_text()
     assert "Paired bootstrap against `full`" in report and "| no-debate |" in report
     assert (tmp_path / "chart.svg").read_text().lstrip().startswith("<svg")

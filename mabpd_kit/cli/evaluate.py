@@ -1,0 +1,57 @@
+"""``mabpd evaluate``: run MABPD configurations on a benchmark and compare them (:mod:`mabpd_kit.evaluate`).
+
+    mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mabpd_kit.config import Config
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", default="babe", help="babe or hyperpartisan (default babe)")
+    parser.add_argument("--split", default="train", help="train (dev use) or test (held out: report once, tune never)")
+    parser.add_argument("--configs", default="full,no-debate,single-agent",
+                        help=f"comma-separated ablation names, the first is the baseline ({', '.join(Config.ABLATIONS)})")
+    parser.add_argument("--limit", type=int, default=None, help="seeded random sample of N items")
+    parser.add_argument("--endpoint", default=None,
+                        help="LLM preset name (openai, ollama, vllm, ...) or an OpenAI-compatible base URL; default: rule-based agents")
+    parser.add_argument("--model", default=None, help="model name for --endpoint")
+    parser.add_argument("--config", default=None, help="a saved configuration (TOML or JSON) as the base of every ablation")
+    parser.add_argument("--out", default=None, help="output folder (default reports/evaluate/<dataset>-<split>)")
+    parser.add_argument("--data-dir", default=None, help="benchmark folder (default MABPD_DATA_DIR, else download)")
+    parser.add_argument("--truncate", type=int, default=None,
+                        help="HyperPartisan: cut articles to N words (paper: 600; default config text.truncate_words)")
+    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default config.metrics, 10,000)")
+    parser.add_argument("--no-anchors", action="store_true", help="do not score the file's reference LLM labels")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mabpd_kit.evaluate import canonical, evaluate
+
+    base = Config.load(args.config) if args.config else Config()
+    llm = None
+    if args.endpoint:
+        from mabpd_kit.llm import connect
+
+        if "://" in args.endpoint:
+            llm = connect(base_url=args.endpoint, model=args.model, config=base)
+        else:
+            llm = connect(args.endpoint, model=args.model, config=base)
+    else:
+        print("mabpd evaluate: rule-based agents (offline); pass --endpoint to evaluate an LLM", file=sys.stderr)
+    name = canonical(args.dataset)
+    out = Path(args.out) if args.out else Path("reports") / "evaluate" / f"{name}-{args.split}"
+    ev = evaluate(name, args.split, args.configs.split(","), limit=args.limit, llm=llm, config=base,
+                  data_dir=args.data_dir, out_dir=out, truncate=args.truncate, anchors=not args.no_anchors,
+                  n_resamples=args.resamples, progress=not args.quiet)
+    print(ev.closing_note())
+    print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
+    return 0
