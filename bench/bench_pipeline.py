@@ -23,15 +23,15 @@ os.environ.setdefault("MABPD_OFFLINE", "1")
 def rule_throughput() -> None:
     import pandas as pd
 
-    from mabpd_kit import datasets, metrics
+    from mabpd_kit import data, metrics
     from mabpd_kit.demo import load_samples
-    from mabpd_kit.pipeline import Pipeline
+    from mabpd_kit.mabpd import Pipeline
 
     source = "BABE train"
     try:
-        if datasets.data_dir() is None:
+        if data.data_dir() is None:
             raise FileNotFoundError("MABPD_DATA_DIR not set")
-        df = datasets.load_babe("train", download=False)
+        df = data.load_babe("train", download=False)
     except (FileNotFoundError, OSError, ValueError) as exc:
         rows = load_samples()
         df = pd.DataFrame({"text": [r["text"] for r in rows], "label": [r["label"] for r in rows]})
@@ -91,16 +91,16 @@ def _script(request: dict) -> dict | str:
 
 def _critical_path(d) -> int:  # noqa: ANN001
     """Calls in sequence: the slowest agent of each concurrent stage, then the verifier."""
-    n = max((r.calls for r in d.reports.values()), default=0)
+    n = max((r.usage.calls for r in d.reports.values()), default=0)
     if d.debate:
-        n += sum(max(w.argument.calls for w in r.arguments) for r in d.debate.rounds[1:])
-    return n + (d.verifier.calls if d.verifier else 0)
+        n += sum(max(w.argument.usage.calls for w in r.arguments) for r in d.debate.rounds[1:])
+    return n + (d.verifier.usage.calls if d.verifier else 0)
 
 
 def llm_figures(n_items: int, latency: float, limit: int) -> None:
     from mabpd_kit.config import Config
     from mabpd_kit.llm import connect
-    from mabpd_kit.pipeline import Pipeline
+    from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.testing import FakeLLMServer
 
     cfg = Config().replace(**{"llm.concurrency": limit})
@@ -114,7 +114,7 @@ def llm_figures(n_items: int, latency: float, limit: int) -> None:
                      "The calm council met on Tuesday."):
             d = p.analyze(text)
             cp = _critical_path(d)
-            print(f"one item ({d.route}): {d.latency_s:.2f} s for {d.calls} calls, {cp} on the critical path "
+            print(f"one item ({d.route}): {d.latency_s:.2f} s for {d.usage.calls} calls, {cp} on the critical path "
                   f"-> ideal {cp * latency:.2f} s, off by {(d.latency_s / (cp * latency) - 1):+.1%} (target within 15%)")
         kinds = ["mixed", "strong", "calm"]
         texts = [f"Item {i}: the {kinds[i % 3]} senator slammed plan {i}." for i in range(n_items)]

@@ -3,20 +3,21 @@
 Runs the rule-based agents on ``data/samples/samples.jsonl`` (28 sentences written for the
 course, half biased, every taxonomy type), prints a table, and writes ``reports/demo.html``:
 a route chart, the decisions with their highlighted spans, and how each one was reached.
-No key, no network, a few seconds.
+No key, no network, a few seconds. The command itself is :mod:`mabpd_kit.cli.demo`; this module
+holds the samples and the report page.
 """
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mabpd_kit.config import Config
+if TYPE_CHECKING:
+    from mabpd_kit.mabpd import BatchResult
 
-__all__ = ["samples_path", "load_samples", "add_arguments", "run", "build_report"]
+__all__ = ["build_report", "load_samples", "samples_path"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,17 +33,12 @@ def load_samples(path: str | Path | None = None) -> "list[dict]":
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--samples", help="JSONL with id, text, label (default: data/samples/samples.jsonl)")
-    parser.add_argument("--out", default="reports/demo.html", help="HTML report to write")
-    parser.add_argument("--ablation", default="full", help=f"one of {', '.join(Config.ABLATIONS)}")
-
-
-def build_report(result, samples: "list[dict]", config_name: str) -> str:  # noqa: ANN001 - BatchResult
+def build_report(result: "BatchResult", samples: "list[dict]", config_name: str) -> str:
     """The demo page: summary, route chart (SVG), one block per decision with highlighted spans."""
     import pandas as pd
 
     from mabpd_kit import viz
+    from mabpd_kit.viz.pipeline import decision_html
 
     df = result.to_frame()
     ok = df[~df.failed]
@@ -59,7 +55,7 @@ def build_report(result, samples: "list[dict]", config_name: str) -> str:  # noq
         blocks.append(
             f"<section><h3>{html.escape(d.id)} · gold {gold} ({html.escape(s.get('taxonomy', ''))}) · "
             f"pipeline {d.label} · {verdict}</h3>"
-            f"<p><i>Why the authors labelled it so:</i> {html.escape(s.get('rationale', ''))}</p>{d.html()}</section>")
+            f"<p><i>Why the authors labelled it so:</i> {html.escape(s.get('rationale', ''))}</p>{decision_html(d)}</section>")
     table = pd.DataFrame({"id": df.id, "gold": df.gold, "label": df.label, "score": df.score.round(3),
                           "route": df.route}).to_html(index=False)
     return (
@@ -71,25 +67,3 @@ def build_report(result, samples: "list[dict]", config_name: str) -> str:  # noq
         f"{viz.chart_svg(chart)}<p><b>Reading:</b> how many items each route decided, split by outcome.</p>"
         f"<h2>Decisions</h2>{table}{''.join(blocks)}</body></html>"
     )
-
-
-def run(args: argparse.Namespace) -> int:
-    from mabpd_kit.pipeline import Pipeline
-
-    samples = load_samples(args.samples)
-    cfg = Config().ablation(args.ablation)
-    print(f"mabpd demo: offline, rule-based agents ({args.ablation}); {len(samples)} sample items")
-    result = Pipeline(cfg).analyze_many([s["text"] for s in samples], ids=[s["id"] for s in samples],
-                                        gold=[s.get("label") for s in samples], progress=False)
-    df = result.to_frame()
-    show = df[["id", "gold", "label", "score", "route"]].copy()
-    show["text"] = df.text.str.slice(0, 60)
-    print(show.to_string(index=False))
-    ok = df[~df.failed]
-    print(f"agreement with the authors' labels: {(ok.pred == ok.gold).mean():.0%} "
-          f"({len(ok)} items, {int(df.failed.sum())} failed); routes: {df.route.value_counts().to_dict()}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(result, samples, args.ablation), encoding="utf-8")
-    print(f"wrote {out}", file=sys.stderr)
-    return 0

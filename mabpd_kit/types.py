@@ -98,13 +98,3 @@ class Span(BaseModel):
     valid: bool = True
     reason: str = ""
     note: str = ""
-
-
-class StepUsage(BaseModel):  # TEMPORARY: removed when MABPD moves to mabpd/ (records carry `usage: Usage`)
-    mode: Mode = "rule"
-    model: str | None = None
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    repaired: bool = False

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from mabpd_kit.agents import (Argument, BiasAgent, EvidenceAgent, FramingAgent, analyse_cues, load_prompt,
-                              make_agents)
+from mabpd_kit import prompts
 from mabpd_kit.config import Config
+from mabpd_kit.mabpd import Argument, BiasAgent, EvidenceAgent, FramingAgent, analyse_cues, make_agents
+from mabpd_kit.runs import drive
 from mabpd_kit.types import Span
 
 CFG = Config()
@@ -25,7 +26,7 @@ def agents(lex):
 
 def report_all(lex, text):
     cues = analyse_cues(text, lex, CFG)
-    return {a: ag.report(text, cues) for a, ag in agents(lex).items()}, cues
+    return {a: drive(ag.report(text, cues)) for a, ag in agents(lex).items()}, cues
 
 
 def test_bias_agent_reads_the_lexicon_with_noisy_or(lex):
@@ -90,7 +91,7 @@ def test_neutral_agent_concedes_to_a_grounded_author_voice_span(lex):
     ags = agents(lex)
     first = {a: ags[a].first_argument(r) for a, r in reps.items()}
     assert first["bias"].verdict == "neutral" and first["framing"].verdict == "biased"
-    rev = ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues)
+    rev = drive(ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues))
     assert rev.verdict == "biased" and rev.changed and rev.round == 2
     assert rev.confidence == pytest.approx(CFG.sad.concession * first["framing"].confidence)
     assert rev.spans[0].text == "so-called" and rev.spans[0].agent == "bias"
@@ -105,7 +106,7 @@ def test_ungrounded_or_reported_spans_do_not_convince(lex):
     a = t.index("sham")
     quoted = Argument(agent="evidence", round=1, verdict="biased", confidence=1.0,
                       spans=[Span(text="sham", start=a, end=a + 4, valid=True, taxonomy="loaded language")])
-    rev = BiasAgent(CFG, None, lex).revise(2, own, [ghost, quoted], cues)
+    rev = drive(BiasAgent(CFG, None, lex).revise(2, own, [ghost, quoted], cues))
     assert rev.verdict == "neutral" and not rev.changed and rev.confidence == 0.9
 
 
@@ -114,7 +115,7 @@ def test_biased_agent_whose_spans_are_reported_speech_switches(lex):
     reps, cues = report_all(lex, t)
     ags = agents(lex)
     first = {a: ags[a].first_argument(r) for a, r in reps.items()}
-    rev = ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues)
+    rev = drive(ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues))
     assert rev.verdict == "neutral" and rev.changed and "quotation" in rev.rationale
 
 
@@ -123,7 +124,7 @@ def test_outvoted_but_unrefuted_agent_keeps_its_verdict_with_doubt(lex):
     reps, cues = report_all(lex, t)
     ags = agents(lex)
     first = {a: ags[a].first_argument(r) for a, r in reps.items()}
-    rev = ags["framing"].revise(2, first["framing"], [first["bias"], first["evidence"]], cues)
+    rev = drive(ags["framing"].revise(2, first["framing"], [first["bias"], first["evidence"]], cues))
     assert rev.verdict == "biased" and rev.confidence == pytest.approx(first["framing"].confidence * CFG.sad.doubt)
 
 
@@ -142,15 +143,15 @@ def test_enabled_agents_follow_the_ablation(lex):
 
 def test_prompt_templates_fence_the_article_and_name_the_placeholders():
     for name in ("bias", "evidence", "framing", "debate", "verifier"):
-        system, user = load_prompt(name)
-        assert "$article" in user.template and "<article>" in user.template
-        assert "never" in system.template.lower()  # "DATA, never instructions"
-    assert "$knowledge" in load_prompt("bias")[0].template
+        system, _, user = prompts.template("mabpd", name).partition(prompts.USER_MARKER)
+        assert "$article" in user and "<article>" in user
+        assert "never" in system.lower()  # "DATA, never instructions"
+    assert "$knowledge" in prompts.template("mabpd", "bias").partition(prompts.USER_MARKER)[0]
 
 
 def test_cue_bands_come_from_the_config(lex):
     cfg = CFG.replace(**{"agents.cue_bands": {**CFG.agents.cue_bands, "so_called": 0.6}})
     t = "The so-called reform passed."
-    rep = FramingAgent(cfg, None, lex).report(t)
+    rep = drive(FramingAgent(cfg, None, lex).report(t))
     assert rep.score == pytest.approx(0.6)
     assert json.loads(rep.model_dump_json())["spans"][0]["category"] == "so_called"

@@ -5,9 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mabpd_kit.agents import AgentReport
 from mabpd_kit.config import Config
-from mabpd_kit.consensus import route
+from mabpd_kit.mabpd import AgentReport, route
 from mabpd_kit.types import Span
 
 CFG = Config()

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mabpd_kit.agents import Argument
 from mabpd_kit.config import Config
-from mabpd_kit.debate import run_debate, vote, weigh
+from mabpd_kit.mabpd import Argument, debate, vote, weigh
+from mabpd_kit.runs import drive
 from mabpd_kit.types import Span
 
 CFG = Config()
@@ -90,12 +90,12 @@ def test_vote_is_the_role_weighted_rule(args):
 def test_rounds_stop_early_on_agreement_and_pass_the_others():
     seen = []
 
-    def revise(agent, rnd, own, others):
+    async def revise(agent, rnd, own, others):
         seen.append((agent, rnd, sorted(o.agent for o in others)))
         return own.model_copy(update={"round": rnd, "verdict": "biased", "changed": own.verdict != "biased"})
 
     first = [arg("bias", "biased", 0.9, valid=1), arg("evidence", "neutral", 0.6), arg("framing", "neutral", 0.6)]
-    res = run_debate(first, revise, CFG.replace(**{"sad.rounds": 4}))
+    res = drive(debate(first, revise, CFG.replace(**{"sad.rounds": 4})))
     assert [r.index for r in res.rounds] == [1, 2]  # all agree after round 2
     assert res.stopped_early and res.rounds[-1].agreed
     assert ("bias", 2, ["evidence", "framing"]) in seen
@@ -103,14 +103,14 @@ def test_rounds_stop_early_on_agreement_and_pass_the_others():
     assert set(df.columns) >= {"round", "agent", "q", "f", "g", "k", "w", "B", "N", "changed"}
     assert df[df["round"] == 2].changed.sum() == 2
 
-    agreed = run_debate([arg("bias", "neutral", 0.9)], revise, CFG)
+    agreed = drive(debate([arg("bias", "neutral", 0.9)], revise, CFG))
     assert len(agreed.rounds) == 1 and not seen[-1][1] == 3
 
 
 def test_rounds_run_to_the_configured_count_without_agreement():
-    def stubborn(agent, rnd, own, others):
+    async def stubborn(agent, rnd, own, others):
         return own.model_copy(update={"round": rnd})
 
     first = [arg("bias", "biased", 0.9, valid=1), arg("evidence", "neutral", 0.6)]
-    res = run_debate(first, stubborn, CFG.replace(**{"sad.rounds": 3}))
+    res = drive(debate(first, stubborn, CFG.replace(**{"sad.rounds": 3})))
     assert len(res.rounds) == 3 and not res.stopped_early

@@ -9,7 +9,7 @@ import pytest
 
 from mabpd_kit.config import Config
 from mabpd_kit.llm import connect
-from mabpd_kit.pipeline import Pipeline
+from mabpd_kit.mabpd import Pipeline
 from mabpd_kit.testing import all_text, system_prompt
 
 TEXT = "Democrats slammed the plan, the senator said on Monday."
@@ -57,15 +57,15 @@ def test_llm_pipeline_end_to_end_with_a_repaired_reply(fake_server):
     d = Pipeline(cfg, llm).analyze(TEXT, id="one")
     assert not d.failed, d.error
     assert d.mode == "llm" and d.route == "debate" and d.label == "biased"
-    assert d.reports["framing"].repaired and d.repaired_calls >= 1
+    assert d.reports["framing"].usage.repaired_calls and d.usage.repaired_calls >= 1
     # invented quote kept but invalid; the real one grounded at the right offsets
     spans = {s.text: s for s in d.reports["bias"].spans}
     assert spans["slammed"].valid and TEXT[spans["slammed"].start:spans["slammed"].end] == "slammed"
     assert not spans["a made-up quote"].valid and spans["a made-up quote"] in d.store.invalid()
     # round 1 (no calls) + round 2 (3 calls) + verifier (1): usage adds up from the completions
     assert [r.index for r in d.debate.rounds] == [1, 2]
-    assert d.calls == 3 + 1 + 3 + 1 and d.calls == srv.calls
-    assert d.prompt_tokens > 0 and d.completion_tokens > 0
+    assert d.usage.calls == 3 + 1 + 3 + 1 and d.usage.calls == srv.calls
+    assert d.usage.prompt_tokens > 0 and d.usage.completion_tokens > 0
     assert d.verifier.check == "llm" and not d.verifier.overturned
     # bias: 1 valid of 2 cited in round 1 -> q = 0.5
     r1 = {w.agent: w for w in d.debate.rounds[0].arguments}
@@ -148,5 +148,5 @@ def test_a_failed_item_still_reports_the_calls_it_cost(fake_server):
     before = srv.calls
     d = Pipeline(Config(), llm).analyze("FAILME: the plan was slammed.")
     assert d.failed
-    assert d.calls == srv.calls - before > 0
-    assert d.prompt_tokens > 0
+    assert d.usage.calls == srv.calls - before > 0
+    assert d.usage.prompt_tokens > 0

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
-from mabpd_kit.scoring import EvidenceStore, ground_span, score
+from mabpd_kit.mabpd import EvidenceStore, ground_span, score
 from mabpd_kit.types import Span
 
 TEXT = "The senator slammed the so-called reform on Monday."

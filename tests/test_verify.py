@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mabpd_kit.agents import VerifierAgent, analyse_cues
 from mabpd_kit.config import Config
 from mabpd_kit.lexicon import Lexicon
-from mabpd_kit.verify import VerifierReport, apply_verifier, rule_verify
+from mabpd_kit.mabpd import VerifierAgent, VerifierReport, analyse_cues, apply_verifier, rule_verify
+from mabpd_kit.runs import drive
 from mabpd_kit.types import Span
 
 CFG = Config()
@@ -29,7 +29,7 @@ def test_verifier_never_turns_neutral_into_biased(label, says, check):
 def _verify(text, spans):
     lex = Lexicon.default()
     cues = analyse_cues(text, lex, CFG)
-    return VerifierAgent(CFG, None, lex).verify("biased", spans, cues)
+    return drive(VerifierAgent(CFG, None, lex).verify("biased", spans, cues))
 
 
 def _span(text, sub, score=0.8):
@@ -69,5 +69,5 @@ def test_protected_strongest_span_overturns():
 def test_neutral_label_is_not_reexamined():
     t = "The council met."
     cues = analyse_cues(t, Lexicon.default(), CFG)
-    rep = VerifierAgent(CFG, None).verify("neutral", [], cues)
+    rep = drive(VerifierAgent(CFG, None).verify("neutral", [], cues))
     assert rep.check == "not_run" and rep.label == "neutral"

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from mabpd_kit.config import Config
-from mabpd_kit.pipeline import Pipeline
+from mabpd_kit.mabpd import Pipeline
 
 vp = pytest.importorskip("mabpd_kit.viz.pipeline")
 
@@ -173,3 +173,12 @@ def test_route_chart_by_verifier_check_and_bare_debate_frame(batch, debated):
     frame = vp.sad_frame(debated.debate)                       # a bare DebateResult works too
     assert len(frame) == sum(len(r.arguments) for r in debated.debate.rounds)
     assert frame["k"].tolist() == [w.k for r in debated.debate.rounds for w in r.arguments]
+
+
+def test_show_displays_spans_and_explanation(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    d = Pipeline().analyze("Radical leftists slammed the so-called reform.")
+    vp.show(d)
+    assert len(shown) == 1 and "mabpd-decision" in shown[0].data and "router:" in shown[0].data
+    assert vp.decision_html(d) == shown[0].data

@@ -1,22 +1,24 @@
-"""Charts of the MABPD pipeline, drawn from the decision trace (never recomputed).
+"""Charts of the MABPD pipeline and the decision viewer, drawn from the decision trace (never recomputed).
 
-Every builder reads what :class:`~mabpd_kit.pipeline.Decision` recorded - the agents' reports,
+Every builder reads what :class:`~mabpd_kit.mabpd.Decision` recorded - the agents' reports,
 the score breakdown, the route, the SAD rounds with their q/f/g/k factors and B/N votes, the
 verifier's verdict - and draws it. Nothing here re-runs an agent or re-derives a factor, so a
 chart can never disagree with the decision it explains.
 
->>> import mabpd_kit as mk, mabpd_kit.viz.pipeline as vp
+>>> import mabpd_kit as mk
+>>> from mabpd_kit.viz import pipeline as vizp
 >>> d = mk.Pipeline().analyze("The council approved the plan, which critics called reckless.")
->>> vp.agent_scores_chart(d)        # one bar per agent: its score and verdict, the 0.50 boundary
->>> vp.sad_factors_chart(d)         # q, f, g, k of every argument in every round
->>> vp.vote_chart(d)                # B against N per round, with the vote boundary
+>>> vizp.show(d)                      # the highlighted spans and how the label came about
+>>> vizp.agent_scores_chart(d)        # one bar per agent: its score and verdict, the 0.50 boundary
+>>> vizp.sad_factors_chart(d)         # q, f, g, k of every argument in every round
+>>> vizp.vote_chart(d)                # B against N per round, with the vote boundary
 
-Batch views take a :class:`~mabpd_kit.pipeline.BatchResult` or a list of decisions:
+Batch views take a :class:`~mabpd_kit.mabpd.BatchResult` or a list of decisions:
 
 >>> res = mk.Pipeline().analyze_many(texts, gold=labels)
->>> vp.route_chart(res)             # how many items each route decided, and how
->>> vp.score_chart(res)             # every item's score against the boundary, by gold label
->>> vp.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
+>>> vizp.route_chart(res)             # how many items each route decided, and how
+>>> vizp.score_chart(res)             # every item's score against the boundary, by gold label
+>>> vizp.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
 
 The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`ablation_frame`) return the
 tidy tables the charts are drawn from, so a student can check any bar against a number.
@@ -25,6 +27,7 @@ altair is imported inside the functions (``import mabpd_kit`` stays fast).
 
 from __future__ import annotations
 
+import html as _html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +35,11 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
-    from mabpd_kit.debate import DebateResult
-    from mabpd_kit.pipeline import BatchResult, Decision
+    from mabpd_kit.mabpd import BatchResult, Decision, SADResult
 
 __all__ = [
+    "decision_html",
+    "show",
     "ROUTES",
     "FACTORS",
     "decisions_frame",
@@ -84,8 +88,8 @@ def _decisions(x: Any) -> list[Decision]:
     raise TypeError(f"expected a Decision, a BatchResult or a list of decisions, got {type(x).__name__}")
 
 
-def _debate(x: Any) -> DebateResult:
-    """The SAD trace of a Decision (or a DebateResult as is); a clear error when there was no debate."""
+def _debate(x: Any) -> SADResult:
+    """The SAD trace of a Decision (or a SADResult as is); a clear error when there was no debate."""
     if hasattr(x, "rounds"):
         return x
     deb = getattr(x, "debate", None)
@@ -94,6 +98,31 @@ def _debate(x: Any) -> DebateResult:
         raise ValueError(f"this decision took the route {route!r}: there was no debate to draw "
                          "(pick an item whose route is 'debate')")
     return deb
+
+
+# =============================================================================================
+# One decision: highlighted spans + explanation
+# =============================================================================================
+
+
+def decision_html(d: Decision) -> str:
+    """Self-contained HTML of one decision: the cleaned text with highlighted spans
+    (:func:`mabpd_kit.viz.span_html`), then ``d.explanation()``."""
+    from mabpd_kit.viz import span_html
+
+    title = "FAILED" if d.failed else f"{d.label} · {d.route} · score {d.score:.2f}"
+    return (f"<div class='mabpd-decision'>{span_html(d.clean_text or d.text, d.spans(), title=title)}"
+            f"<pre>{_html.escape(d.explanation())}</pre></div>")
+
+
+def show(d: Decision) -> None:
+    """Display one decision (span viewer and explanation) in a notebook; prints the explanation elsewhere."""
+    try:
+        from IPython.display import HTML, display
+    except ImportError:  # plain Python without IPython: the explanation is the whole story
+        print(d.explanation())
+        return
+    display(HTML(decision_html(d)))
 
 
 # =============================================================================================
@@ -126,12 +155,12 @@ def decisions_frame(x: Any) -> pd.DataFrame:
 def sad_frame(x: Any) -> pd.DataFrame:
     """One row per (item, round, agent) of every debate in ``x`` (items without a debate are skipped).
 
-    Columns: ``id`` plus :meth:`DebateResult.to_frame` (round, agent, verdict, confidence,
+    Columns: ``id`` plus :meth:`SADResult.to_frame` (round, agent, verdict, confidence,
     n_cited, n_valid, q, f, g, k, w, changed, B, N, round_label, ...).
     """
     import pandas as pd
 
-    if hasattr(x, "rounds"):  # a bare DebateResult
+    if hasattr(x, "rounds"):  # a bare SADResult
         return x.to_frame().assign(id=None)
     frames = [d.debate.to_frame().assign(id=d.id) for d in _decisions(x) if d.debate is not None]
     if not frames:
@@ -161,7 +190,7 @@ def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
         rows.append({
             "ablation": name, "n": len(ok), "failed": sum(d.failed for d in ds),
             **{k: rep[k] for k in ("accuracy", "precision", "recall", "f1", "macro_f1")},
-            "mean_calls": sum(d.calls for d in ok) / len(ok),
+            "mean_calls": sum(d.usage.calls for d in ok) / len(ok),
             "debated": sum(d.debate is not None for d in ok) / len(ok),
             "overturned": sum(bool(d.verifier and d.verifier.overturned) for d in ok) / len(ok),
         })
@@ -352,7 +381,7 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
 def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     """q, f, g and k of every argument, one panel per factor and one row per round.
 
-    ``x``: a Decision that went to debate, or its ``DebateResult``. Bars are coloured by the
+    ``x``: a Decision that went to debate, or its ``SADResult``. Bars are coloured by the
     argument's verdict; the numbers are the ones the vote used.
     """
     import altair as alt

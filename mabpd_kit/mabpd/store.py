@@ -3,13 +3,13 @@
 After the three agents have reported, everything they pointed at goes into one
 :class:`EvidenceStore`: bias spans, evidence phrases and framing spans, each with its source
 agent, category and offsets. Every span is validated against the cleaned text (exact after
-normalisation, else fuzzy ratio >= ``config.text.fuzzy_ratio``). An invalid span - a "quote" that
+normalisation, else fuzzy ratio >= ``config.text.fuzzy_ratio``; :func:`~.cues.ground_span`). An invalid span - a "quote" that
 is not in the article, the typical LLM hallucination - is *kept* (so you can see it, struck
 through) but never counts as evidence.
 
 The score is a plain weighted sum of the three agents' scores::
 
-    score = 0.50 * bias + 0.25 * evidence + 0.25 * framing          (paper weights)
+    score = 0.50 * bias + 0.25 * evidence + 0.25 * framing          (paper weights, config.scoring.weights)
 
 compared with the fixed 0.50 boundary. When an ablation removes agents the weights of the
 remaining ones are renormalised to sum to one, so the scale (and the boundary) keep their meaning.
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
+from mabpd_kit.mabpd.cues import ground_span
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -35,25 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "score", "AGENT_WEIGHT_FIELDS"]
 
 AGENT_WEIGHT_FIELDS = {"bias": "w_bias", "evidence": "w_evidence", "framing": "w_framing"}
-"""Which ``config.scoring`` field weighs which agent's score."""
-
-
-def ground_span(span: Span, text: str, ratio: float) -> Span:
-    """Return ``span`` checked against ``text``: offsets filled in, ``valid`` and ``reason`` set.
-
-    A span whose offsets already point at exactly its text is accepted as is (rule-based agents
-    produce such spans); anything else is searched with :func:`mabpd_kit.text.validate_span`
-    (exact, then fuzzy with the given ratio).
-    """
-    if span.start is not None and span.end is not None and 0 <= span.start < span.end <= len(text):
-        if text[span.start : span.end] == span.text:
-            return span if span.valid and span.reason else span.model_copy(update={"valid": True, "reason": span.reason or "exact"})
-    from mabpd_kit.text import validate_span
-
-    check = validate_span(span.text, text, ratio=ratio)
-    if check.valid:
-        return span.model_copy(update={"start": check.start, "end": check.end, "valid": True, "reason": check.method})
-    return span.model_copy(update={"start": None, "end": None, "valid": False, "reason": check.reason or "not found in the text"})
+"""Which ``config.scoring`` field weighs which agent's score (to set one: ``config.replace(**{"scoring.w_bias": 0.6})``)."""
 
 
 class EvidenceStore(BaseModel):
@@ -120,7 +103,8 @@ def score(components: Mapping[str, float], config: Config) -> ScoreBreakdown:
 
     ``components`` maps agent name ("bias", "evidence", "framing") to its score in [0, 1].
     """
-    raw = {a: getattr(config.scoring, AGENT_WEIGHT_FIELDS[a]) for a in components}
+    role_weights = config.scoring.weights  # the one mapping (SAD's vote reads it too)
+    raw = {a: role_weights[a] for a in components}
     total = sum(raw.values())
     weights = {a: (w / total if total > 0 else 0.0) for a, w in raw.items()}
     value = sum(weights[a] * float(components[a]) for a in components)

@@ -16,8 +16,8 @@ from typing import Literal, Mapping
 
 from pydantic import BaseModel
 
-from mabpd_kit.agents import AgentReport
 from mabpd_kit.config import Config
+from mabpd_kit.mabpd.schemas import AgentReport
 from mabpd_kit.types import Verdict
 
 __all__ = ["Route", "Routing", "route"]

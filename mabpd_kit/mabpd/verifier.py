@@ -10,26 +10,34 @@ the decision when
 * ``quotation``: the strongest span sits inside a quotation attributed to a source, and no other
   grounded span lies in the author's own voice - reporting what someone said is not the outlet's bias.
 
-The LLM verifier answers the same question in its own words. Whatever either says,
+The LLM verifier (:class:`VerifierAgent` with an LLM) answers the same question in its own words.
+Whatever either says,
 :func:`apply_verifier` enforces the one-way rule: the final label is ``neutral`` only if the input
 was ``biased`` and the verifier disagrees; a neutral input is returned unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
-from mabpd_kit.types import Span, StepUsage, Verdict
+from mabpd_kit.mabpd.agents import fence, llm_usage, messages
+from mabpd_kit.mabpd.cues import Cues, ground_span, lexicon_for
+from mabpd_kit.mabpd.schemas import StepRecord
+from mabpd_kit.types import Span, Verdict
 
-__all__ = ["VerifierReport", "Check", "rule_verify", "apply_verifier"]
+if TYPE_CHECKING:
+    from mabpd_kit.lexicon import Lexicon
+    from mabpd_kit.llm import LLM
+
+__all__ = ["Check", "VerifierAgent", "VerifierOutput", "VerifierReport", "apply_verifier", "rule_verify"]
 
 Check = Literal["upheld", "invalid", "protected", "quotation", "llm", "not_run"]
 
 
-class VerifierReport(StepUsage):
+class VerifierReport(StepRecord):
     """What the verifier saw and decided."""
 
     input_label: Verdict
@@ -88,3 +96,63 @@ def apply_verifier(label: Verdict, report: VerifierReport) -> VerifierReport:
     """Enforce the one-way rule on a verifier report: only biased -> neutral is possible."""
     final: Verdict = "neutral" if label == "biased" and report.verdict == "neutral" else label
     return report.model_copy(update={"input_label": label, "label": final, "overturned": final != label})
+
+
+def not_run(label: Verdict) -> VerifierReport:
+    """The report for a label the verifier does not re-examine (neutral)."""
+    return VerifierReport(input_label=label, verdict=label, label=label, overturned=False, check="not_run",
+                          reason="the verifier only re-examines biased decisions")
+
+
+# =============================================================================================
+# The verifier agent: rule-based (rule_verify) or LLM, one coroutine
+# =============================================================================================
+
+
+class VerifierOutput(BaseModel):
+    """The LLM verifier's reading of a biased decision."""
+
+    verdict: Verdict
+    reason: str
+    strongest_quote: str = ""
+
+
+class VerifierAgent:
+    """Post-consensus check (SPEC 1.7). Rule-based: :func:`rule_verify`; LLM: asks whether the
+    biased decision survives scrutiny. Either way only biased -> neutral (:func:`apply_verifier`)."""
+
+    role = "verifier"
+
+    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
+        from mabpd_kit.llm import online  # the LLM layer loads only when a verifier is made
+
+        self.config = config or Config()
+        self.llm = online(llm)
+        self.lexicon = lexicon or lexicon_for(self.config)
+
+    @property
+    def model(self) -> str | None:
+        if self.llm is None:
+            return None
+        return self.config.agents.models.get("verifier") or self.llm.model
+
+    async def verify(self, label: Verdict, spans: Sequence[Span], cues: Cues) -> VerifierReport:
+        """Check a decision; a neutral label is returned unchanged. Rule-based it never waits
+        (``runs.drive(verifier.verify(...))`` from synchronous code)."""
+        if label != "biased":
+            return not_run(label)
+        if self.llm is None:
+            protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
+            return apply_verifier(label, rule_verify(spans, cues.reported, protected, self.config))
+        cited = "\n".join(f'- "{s.text}" ({s.category}, cited by the {s.agent} agent'
+                          + ("" if s.valid else ", NOT FOUND in the article") + ")" for s in spans) or "- none"
+        res = await self.llm.astructured(
+            messages("verifier", article=fence(cues.text), spans=cited), VerifierOutput, model=self.model,
+            temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens, tag="mabpd.verifier")
+        out: VerifierOutput = res.value
+        span = None
+        if out.strongest_quote:
+            span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, self.config.text.fuzzy_ratio)
+        rep = VerifierReport(input_label=label, verdict=out.verdict, label=out.verdict, overturned=False,
+                             check="llm", reason=out.reason, span=span, **llm_usage(res, self.model))
+        return apply_verifier(label, rep)

@@ -1,6 +1,6 @@
 """Structured Argument Debate (SAD), SPEC 1.6: weighting, the role-weighted vote, and the rounds.
 
-Each agent states an :class:`~mabpd_kit.agents.Argument`: a verdict, at most five evidence spans,
+Each agent states an :class:`~mabpd_kit.mabpd.schemas.Argument`: a verdict, at most five evidence spans,
 a confidence and an anticipated counter-argument. Round 1 is independent; in every later round
 each agent sees the others' previous arguments and may revise (the debate stops early as soon as
 all verdicts agree). The last round is then weighed, per agent ``a``:
@@ -13,7 +13,12 @@ all verdicts agree). The last round is then weighed, per agent ``a``:
 * agreement factor ``g_a`` = 1 + 0.2 * (share of the other agents with the same verdict - 0.5);
 * adjusted confidence ``k_a`` = clip(confidence * f_a * g_a, 0, 1);
 * vote: ``B`` = sum of ``w_a * k_a`` over biased verdicts, ``N`` likewise over neutral ones with role
-  weights bias 0.50 / evidence 0.25 / framing 0.25; biased iff B / (B + N) >= 0.50; B + N = 0 -> neutral.
+  weights bias 0.50 / evidence 0.25 / framing 0.25 (``config.scoring.weights``, the same mapping the
+  score uses); biased iff B / (B + N) >= 0.50; B + N = 0 -> neutral.
+
+:func:`debate` runs the rounds. It is one coroutine for both kinds of agents: ``revise`` is an
+``async def``; the agents of one round revise together (``runs.gather``: concurrently on an event
+loop, in turn when the rule-based path drives it without one).
 
 One reading choice (SPEC leaves it open): the "other agents" counted in ``g_a`` are those whose
 argument carries weight (``f > 0``). A zero-weight argument is not a voice at all, so it cannot
@@ -35,14 +40,15 @@ from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from mabpd_kit.agents import Argument, gather_all
+from mabpd_kit import runs
 from mabpd_kit.config import Config
+from mabpd_kit.mabpd.schemas import Argument
 from mabpd_kit.types import Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["WeighedArgument", "Vote", "Round", "DebateResult", "weigh", "vote", "run_debate", "arun_debate"]
+__all__ = ["Revise", "Round", "SADResult", "Vote", "WeighedArgument", "debate", "vote", "weigh"]
 
 
 class WeighedArgument(BaseModel):
@@ -85,7 +91,7 @@ class Round(BaseModel):
     agreed: bool
 
 
-class DebateResult(BaseModel):
+class SADResult(BaseModel):
     """All rounds; the decision is the vote of the last round."""
 
     rounds: list[Round]
@@ -160,30 +166,23 @@ def _notes(config: Config) -> list[str]:
     return ["sad.dual_threshold is a hook: SAD has no judge probabilities, so it was not applied"] if config.sad.dual_threshold else []
 
 
-Revise = Callable[[str, int, Argument, list[Argument]], Argument]
-ARevise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
+Revise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
+"""``async def revise(agent, round, own_previous, others_previous) -> Argument``."""
 
 
-def run_debate(first: Sequence[Argument], revise: Revise, config: Config) -> DebateResult:
-    """Run SAD synchronously (rule-based agents): ``revise(agent, round, own_previous, others_previous)``."""
-    rounds = [_round(1, first, config)]
-    current = list(first)
-    while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
-        idx = len(rounds) + 1
-        current = [revise(a.agent, idx, a, [o for o in current if o is not a]) for a in current]
-        rounds.append(_round(idx, current, config))
-    return DebateResult(rounds=rounds, label=rounds[-1].vote.label,
-                        stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))
+async def debate(first: Sequence[Argument], revise: Revise, config: Config) -> SADResult:
+    """Run SAD from the round-1 arguments: each later round, every agent revises after reading the
+    others' previous arguments (together, via ``runs.gather``), until they agree (``sad.stop_on_agreement``)
+    or ``sad.rounds`` is reached; the label is the last round's vote.
 
-
-async def arun_debate(first: Sequence[Argument], revise: ARevise, config: Config) -> DebateResult:
-    """Run SAD with LLM agents: the agents of one round revise concurrently."""
+    Rule-based agents never wait, so ``runs.drive(debate(...))`` runs it without an event loop.
+    """
     rounds = [_round(1, first, config)]
     current = list(first)
     while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
         idx = len(rounds) + 1
         prev = current
-        current = list(await gather_all(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev)))
+        current = await runs.gather(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev))
         rounds.append(_round(idx, current, config))
-    return DebateResult(rounds=rounds, label=rounds[-1].vote.label,
-                        stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))
+    return SADResult(rounds=rounds, label=rounds[-1].vote.label,
+                     stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))

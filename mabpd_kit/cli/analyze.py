@@ -1,0 +1,67 @@
+"""``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text.
+
+Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
+makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mabpd_kit.config import Config
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="text file (one item per line with --lines, else the whole file) or - for stdin")
+    parser.add_argument("--lines", action="store_true", help="treat every non-empty line as one item")
+    parser.add_argument("--format", choices=("table", "json", "html"), default="table")
+    parser.add_argument("--output", "-o", help="write to this file instead of stdout")
+    parser.add_argument("--ablation", default="full", help=f"one of {', '.join(Config.ABLATIONS)}")
+    parser.add_argument("--config", help="a saved configuration (TOML or JSON)")
+    parser.add_argument("--checkpoint", help="JSONL checkpoint to resume from")
+    parser.add_argument("--llm", action="store_true", help="use the configured endpoint (MABPD_BASE_URL) instead of rule-based agents")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mabpd_kit.mabpd import Pipeline
+
+    if args.file == "-":
+        raw = sys.stdin.read()
+    else:
+        path = Path(args.file)
+        if not path.exists():
+            raise FileNotFoundError(f"no such file: {path}")
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    items = [ln for ln in raw.splitlines() if ln.strip()] if args.lines else [raw]
+    cfg = Config.load(args.config) if args.config else Config()
+    cfg = cfg.ablation(args.ablation)
+    llm = None
+    if args.llm:
+        from mabpd_kit.llm import connect
+
+        llm = connect(config=cfg)
+    else:
+        print("mabpd analyze: rule-based agents (offline); pass --llm to use a configured endpoint", file=sys.stderr)
+    res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=False)
+    if args.format == "json":
+        body = "\n".join(json.dumps(d.to_dict(), ensure_ascii=False) for d in res.decisions) + "\n"
+    elif args.format == "html":
+        from mabpd_kit.viz.pipeline import decision_html
+
+        body = ("<!doctype html><meta charset='utf-8'><title>mabpd analyze</title>"
+                + "".join(decision_html(d) for d in res.decisions))
+    else:
+        df = res.to_frame()[["id", "label", "score", "route", "failed", "error", "text"]].copy()
+        df["text"] = df["text"].str.slice(0, 70)
+        body = df.to_string(index=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(body, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(body)
+    return 1 if res.failed and len(res.failed) == len(res) else 0

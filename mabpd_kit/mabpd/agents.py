@@ -1,0 +1,394 @@
+"""The MABPD agents (SPEC 1.2, 1.6, 1.7): BiasAgent, EvidenceAgent, FramingAgent.
+
+Every agent has **one interface and two implementations**, chosen by the ``llm`` you pass:
+
+* ``llm=None`` or an offline LLM -> **rule-based** (deterministic, instant, the offline default);
+* an online :class:`~mabpd_kit.llm.LLM` -> **LLM-backed**: a readable prompt template from
+  ``mabpd_kit/prompts/mabpd/`` with the lexicon injected as knowledge, the article fenced off as
+  data (never instructions), and a typed structured reply (pydantic schema, one repair retry).
+
+Both return the same typed records (:mod:`.schemas`): :class:`AgentReport` (round 1 analysis) and
+:class:`Argument` (a SAD debate move). Each step is written once, as ``async def``: with an LLM it
+awaits the endpoint, rule-based it never waits on anything, so ``runs.drive`` (or the pipeline's
+sync entry points) runs the same coroutine to its end without an event loop. The verifier lives in
+:mod:`.verifier`.
+
+How the rule-based agents read a sentence
+-----------------------------------------
+All three share one :class:`~.cues.Cues` analysis of the cleaned text (computed once per item):
+
+* **BiasAgent** - the lexicon: every match (loaded words, labels, emotional words, ...) is a bias
+  span; the bias score is the noisy-OR of the matched bands, so one 0.70 word gives 0.70 and two
+  give 0.91; the verdict is "biased" iff the lexicon signal (a band above the confidence floor) exists.
+* **EvidenceAgent** - grounding: does the *author* say it? Lexicon matches and assertion markers
+  ("clearly", "of course") outside reported speech support bias; attributed quotations,
+  "according to ...", numbers and named sources are grounding that argues against it.
+* **FramingAgent** - presentation: scare quotes (short unattributed quotations), "so-called",
+  loaded attribution verbs ("claimed", "insisted", "admitted"), superlatives ("worst ... ever"),
+  agentless passives of harm ("protesters were shot" - by whom?), vague one-sided sourcing
+  ("critics say"), plus the lexicon's framing and political-label categories.
+
+In later debate rounds a rule-based agent revises **from linguistic reasoning, not from labels**:
+
+* a *neutral* agent examines the spans the biased side cites through its own lens (the taxonomy
+  types it is expert in) and concedes - switches to biased, citing those spans, with its
+  confidence scaled by ``sad.concession`` - if a cited span is valid, in the author's own voice
+  (not inside an attributed quotation) and within its expertise;
+* a *biased* agent whose every span turns out to be reported speech (somebody else's words)
+  switches to neutral when challenged; if all others disagree but none refutes its spans it keeps
+  its verdict with confidence scaled by ``sad.doubt``.
+"""
+
+
+from __future__ import annotations
+
+import hashlib
+import random
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+from pydantic import BaseModel
+
+from mabpd_kit import prompts
+from mabpd_kit.config import Config
+from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, dedupe, ground_span,
+                                  lex_span, lexicon_for, noisy_or, respan)
+from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
+                                     Role)
+from mabpd_kit.types import Mode, Span, Usage, Verdict
+
+if TYPE_CHECKING:
+    from mabpd_kit.lexicon import Lexicon
+    from mabpd_kit.llm import LLM, Structured
+
+__all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "fence", "item_seed", "llm_usage",
+           "make_agents", "messages"]
+
+
+# =============================================================================================
+# Prompts (one loader: mabpd_kit.prompts, strict) and usage
+# =============================================================================================
+
+
+def fence(text: str) -> str:
+    """The article as inert data: closing tags inside it cannot end the fence."""
+    return text.replace("</article>", "</ article>").replace("<article>", "< article>")
+
+
+def messages(name: str, **values: Any) -> list[dict[str, str]]:
+    """Chat messages of ``prompts/mabpd/<name>.md`` (every ``$slot`` must be given)."""
+    return prompts.messages("mabpd", name, **values)
+
+
+def llm_usage(res: "Structured", model: str | None) -> dict[str, Any]:
+    """``mode``, ``model`` and ``usage`` of a step made by one structured call (repair retry included)."""
+    return {"mode": "llm", "model": res.completion.model or model, "usage": Usage.of(res.calls, repaired=res.repaired)}
+
+
+def item_seed(text: str) -> int:
+    """A stable per-item seed (anonymised transcripts shuffle with it)."""
+    return int.from_bytes(hashlib.sha1(text.encode("utf-8", "replace")).digest()[:4], "big")
+
+
+# =============================================================================================
+# Agents
+# =============================================================================================
+
+class Agent(ABC):
+    """Common machinery: mode choice, model choice, span grounding, first argument, revision.
+
+    Subclasses set ``role``, ``lens`` (taxonomy types whose spans the agent accepts as convincing
+    in a debate), implement ``_rule_report`` and the LLM schema conversion ``_from_llm``.
+    """
+
+    role: ClassVar[Role]
+    prompt: ClassVar[str]
+    schema: ClassVar[type[BaseModel]]
+    lens: ClassVar[frozenset[str]]
+    title: ClassVar[str]
+
+    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
+        self.config = config or Config()
+        from mabpd_kit.llm import online  # the LLM layer loads only when an agent is made
+
+        self.llm = online(llm)
+        self.lexicon = lexicon or lexicon_for(self.config)
+        self._taxonomy: dict[str, str] = dict(self.lexicon.data.get("taxonomy", {}))
+        self._knowledge: str | None = None
+
+    @property
+    def mode(self) -> Mode:
+        return "rule" if self.llm is None else "llm"
+
+    @property
+    def knowledge(self) -> str:
+        """The lexicon as prompt knowledge (``lex.prompt_knowledge()``), built once per agent."""
+        if self._knowledge is None:
+            self._knowledge = self.lexicon.prompt_knowledge()
+        return self._knowledge
+
+    @property
+    def model(self) -> str | None:
+        """The model this agent asks for (``config.agents.models[role]``, else the endpoint default)."""
+        if self.llm is None:
+            return None
+        return self.config.agents.models.get(self.role) or self.llm.model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(mode={self.mode!r}, model={self.model!r})"
+
+    # -- round 1 ---------------------------------------------------------------------------
+    async def report(self, text: str, cues: Cues | None = None) -> AgentReport:
+        """Analyse a cleaned text. Rule-based: from ``cues`` (computed if missing), never waiting;
+        LLM: one structured call under the endpoint's concurrency limit.
+
+        From synchronous code: ``runs.drive(agent.report(text))`` (rule-based) or
+        ``runs.complete(agent.report(text), offline=agent.llm is None)``.
+        """
+        if self.llm is None:
+            return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
+        res = await self.llm.astructured(
+            messages(self.prompt, article=fence(text), knowledge=self.knowledge), self.schema, model=self.model,
+            temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
+            tag=f"mabpd.{self.role}")
+        return self._from_llm(res.value, text, llm_usage(res, self.model))
+
+    def _span(self, quote: str, category: str, text: str, *, score: float, note: str = "") -> Span:
+        """An LLM-quoted phrase -> grounded Span (taxonomy resolved from the lexicon where possible)."""
+        cat = category.strip() or "other"
+        c = self.lexicon.categories.get(cat.lower().replace(" ", "_"))
+        taxonomy = c.taxonomy if c else (cat.lower() if cat.lower() in self._taxonomy else None)
+        meta = self._taxonomy.get(taxonomy) if taxonomy else None
+        span = Span(text=quote, category=cat, taxonomy=taxonomy, meta_category=meta, agent=self.role,
+                    score=min(max(score, 0.0), 1.0), note=note)
+        return ground_span(span, text, self.config.text.fuzzy_ratio)
+
+    def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
+        taxonomy, info = CUE_INFO[cue]
+        oa, ob = cues.orig(a, b)
+        return Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category=cue, taxonomy=taxonomy,
+                    meta_category=self._taxonomy.get(taxonomy), agent=self.role,
+                    score=self.config.agents.cue_bands.get(cue, 0.6), valid=True, reason=f"cue: {cue}", note=info + note)
+
+    def _grounding_spans(self, cues: Cues) -> list[Span]:
+        spans = []
+        for kind, a, b in cues.grounding:
+            oa, ob = cues.orig(a, b)
+            spans.append(Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category="grounding",
+                              agent=self.role, score=0.0, valid=True, reason=f"grounding: {kind}", note=kind))
+        return dedupe(spans)
+
+    @abstractmethod
+    def _rule_report(self, cues: Cues) -> AgentReport:
+        """The deterministic analysis from the shared cue scan."""
+
+    @abstractmethod
+    def _from_llm(self, out: Any, text: str, usage: dict[str, Any]) -> AgentReport:
+        """Turn the validated LLM reply into a report with grounded spans."""
+
+    def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str) -> AgentReport:
+        score = noisy_or([s.score for s in spans])
+        biased = score >= self.config.scoring.boundary
+        verdict: Verdict = "biased" if biased else "neutral"
+        if spans:
+            rationale = f"{what}: " + "; ".join(rationale_bits)
+        else:
+            rationale = f"no {what} found"
+        return AgentReport(agent=self.role, verdict=verdict, confidence=score if biased else 1.0 - score,
+                           score=score, spans=spans, counter_spans=counter, rationale=rationale)
+
+    # -- debate ------------------------------------------------------------------------------
+    def first_argument(self, report: AgentReport) -> Argument:
+        """Round 1 of SAD is the independent report restated as an argument (no extra call)."""
+        n = self.config.sad.max_spans
+        cited = report.spans if report.verdict == "biased" else report.counter_spans
+        cited = sorted(cited, key=lambda s: -s.score)[:n]
+        return Argument(agent=self.role, round=1, verdict=report.verdict, confidence=report.confidence,
+                        spans=cited, rationale=report.rationale, counter_argument=self._counter(report.verdict),
+                        mode=report.mode, model=report.model)
+
+    @staticmethod
+    def _counter(verdict: Verdict) -> str:
+        if verdict == "biased":
+            return "The cited words could be a source's own words or neutral domain vocabulary."
+        return "A reader could find the word choice or framing loaded even without explicit markers."
+
+    async def revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
+                     seed: int = 0) -> Argument:
+        """One debate move after reading the others' previous arguments: rule-based (see the module
+        doc; never waits) or an LLM call with the transcript (``seed`` shuffles anonymised ones)."""
+        if self.llm is not None:
+            return await self._llm_revise(round, own, others, cues, seed=seed)
+        sad = self.config.sad
+        if own.verdict == "neutral":
+            accepted: list[Span] = []
+            backers: list[Argument] = []
+            for o in others:
+                if o.verdict != "biased":
+                    continue
+                ok = [s for s in o.spans if s.valid and not cues.in_reported(s.start, s.end) and self.accepts(s, cues)]
+                if ok:
+                    accepted.extend(ok)
+                    backers.append(o)
+            if accepted:
+                spans = dedupe([respan(s, agent=self.role) for s in accepted])[: sad.max_spans]
+                conf = sad.concession * max(o.confidence for o in backers)
+                who = ", ".join(o.agent for o in backers)
+                return own.model_copy(update={
+                    "round": round, "verdict": "biased", "confidence": conf, "spans": spans, "changed": True,
+                    "rationale": f"conceded to {who}: {spans[0].text!r} is {spans[0].taxonomy} in the author's own voice",
+                    "counter_argument": self._counter("biased")})
+            return own.model_copy(update={"round": round, "changed": False,
+                                          "rationale": "kept: no cited span is both valid and in the author's voice"
+                                          if any(o.verdict == "biased" for o in others) else own.rationale})
+        # biased
+        own_voice = [s for s in own.spans if s.valid and not cues.in_reported(s.start, s.end)]
+        opponents = [o for o in others if o.verdict == "neutral"]
+        if not own_voice and opponents:
+            quotes = [s for s in own.spans if s.valid and cues.in_reported(s.start, s.end)]
+            conf = sad.concession * max(o.confidence for o in opponents)
+            return own.model_copy(update={
+                "round": round, "verdict": "neutral", "confidence": conf, "changed": True,
+                "spans": quotes[: sad.max_spans],
+                "rationale": ("conceded: every span I cited is inside an attributed quotation (a source's words)"
+                              if quotes else "conceded: none of the spans I cited can be found in the text"),
+                "counter_argument": self._counter("neutral")})
+        if others and len(opponents) == len(others):
+            return own.model_copy(update={"round": round, "changed": False, "confidence": own.confidence * sad.doubt,
+                                          "rationale": "kept, with less confidence: all others disagree but none refutes my spans"})
+        return own.model_copy(update={"round": round, "changed": False})
+
+    def accepts(self, span: Span, cues: Cues) -> bool:
+        """Is a (valid, author's-voice) span cited by another agent within this agent's expertise?"""
+        return span.taxonomy in self.lens
+
+    async def _llm_revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
+                          seed: int) -> Argument:
+        transcript = self._transcript(own, others, seed=seed + round)
+        res = await self.llm.astructured(
+            messages("debate", article=fence(cues.text), role=self.title, transcript=transcript,
+                     max_spans=self.config.sad.max_spans, round=round),
+            ArgumentOutput, model=self.model, temperature=self.config.agents.temperature,
+            max_tokens=self.config.agents.max_tokens, tag=f"mabpd.debate.{self.role}")
+        out: ArgumentOutput = res.value
+        spans = [self._span(q, "evidence", cues.text, score=out.confidence) for q in out.evidence[: self.config.sad.max_spans]]
+        return Argument(agent=self.role, round=round, verdict=out.verdict, confidence=out.confidence, spans=spans,
+                        counter_argument=out.counter_argument, rationale=out.rationale,
+                        changed=out.verdict != own.verdict, **llm_usage(res, self.model))
+
+    def _transcript(self, own: Argument, others: Sequence[Argument], *, seed: int) -> str:
+        """Previous arguments as text: labelled by role, or (``sad.anonymise``) unlabelled and shuffled,
+        own argument included, as in SPEC 4's anonymised prompt."""
+
+        def fmt(a: Argument) -> str:
+            ev = "; ".join(f'"{s.text}"' + ("" if s.valid else " (NOT FOUND in the article)") for s in a.spans) or "none"
+            return (f"verdict: {a.verdict}, confidence: {a.confidence:.2f}\n  evidence: {ev}\n"
+                    f"  reasoning: {a.rationale}\n  anticipated counter-argument: {a.counter_argument}")
+
+        if self.config.sad.anonymise:
+            items = [own, *others]
+            random.Random(seed).shuffle(items)
+            return "\n".join(f"- An analyst argued: {fmt(a)}" for a in items)
+        lines = [f"- You (the {self.title}) argued: {fmt(own)}"]
+        lines += [f"- The {TITLES[a.agent]} argued: {fmt(a)}" for a in others]
+        return "\n".join(lines)
+
+
+class BiasAgent(Agent):
+    """Detects biased word choice; rule-based from the lexicon. Report score = bias score."""
+
+    role = "bias"
+    prompt = "bias"
+    schema = BiasOutput
+    title = "bias analyst"
+    lens = frozenset({"loaded language", "emotional language", "political labeling", "exaggeration", "framing"})
+
+    def _rule_report(self, cues: Cues) -> AgentReport:
+        spans = [lex_span(m, "bias", cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
+        bits = [f"{s.text!r} ({s.category}, {s.score:.2f})" for s in spans]
+        return self._report(spans, [], bits, "lexicon matches")
+
+    def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any]) -> AgentReport:
+        spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation) for s in out.spans]
+        return AgentReport(agent="bias", verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
+                           spans=spans, rationale=out.rationale, **usage)
+
+
+class EvidenceAgent(Agent):
+    """Checks grounding: is the loaded content the author's own claim, or a source's words?"""
+
+    role = "evidence"
+    prompt = "evidence"
+    schema = EvidenceOutput
+    title = "evidence analyst"
+    lens = frozenset({"loaded language", "emotional language", "political labeling", "exaggeration", "framing"})
+
+    def _rule_report(self, cues: Cues) -> AgentReport:
+        floor = self.config.lexicon.confidence_floor
+        voice = " (in the author's own voice)"
+        spans = [lex_span(m, "evidence", cues, note=voice) for m in cues.lex
+                 if m.band > floor and not cues.in_reported(m.start, m.end)]
+        spans += [self._cue_span(cues, c, a, b, note=voice) for c, a, b in cues.cues
+                  if c in EVIDENCE_CUES and not cues.in_reported(a, b)]
+        spans = dedupe(spans)
+        counter = self._grounding_spans(cues)
+        bits = [f"{s.text!r} unattributed" for s in spans]
+        rep = self._report(spans, counter, bits, "evaluative phrases in the author's voice")
+        if not spans and counter:
+            kinds = sorted({s.note for s in counter})
+            rep = rep.model_copy(update={"rationale": "no unattributed evaluative phrase; grounded by " + ", ".join(kinds)})
+        return rep
+
+    def accepts(self, span: Span, cues: Cues) -> bool:
+        """Word-level bias in the author's voice convinces the evidence analyst; a structural claim
+        (omission, one-sided selection) convinces it only if the text offers no grounding at all -
+        no attributed quotation, named source or figure that would supply what is said to be missing."""
+        if span.taxonomy in self.lens:
+            return True
+        return span.taxonomy in ("omission", "selection") and not cues.grounding
+
+    def _from_llm(self, out: EvidenceOutput, text: str, usage: dict[str, Any]) -> AgentReport:
+        spans, counter = [], []
+        for e in out.evidence:
+            s = self._span(e.quote, "evidence" if e.supports_bias else "grounding", text,
+                           score=out.evidence_score if e.supports_bias else 0.0, note=e.explanation)
+            (spans if e.supports_bias else counter).append(s)
+        return AgentReport(agent="evidence", verdict=out.verdict, confidence=out.confidence, score=out.evidence_score,
+                           spans=spans, counter_spans=counter, rationale=out.rationale, **usage)
+
+
+class FramingAgent(Agent):
+    """Finds framing devices: scare quotes, so-called, loaded attribution, labels, passives, sourcing."""
+
+    role = "framing"
+    prompt = "framing"
+    schema = FramingOutput
+    title = "framing analyst"
+    lens = frozenset({"framing", "political labeling", "loaded language", "selection", "omission"})
+
+    def _rule_report(self, cues: Cues) -> AgentReport:
+        floor = self.config.lexicon.confidence_floor
+        spans = [self._cue_span(cues, c, a, b) for c, a, b in cues.cues if c in FRAMING_CUES]
+        spans += [lex_span(m, "framing", cues) for m in cues.lex
+                  if m.band > floor and m.taxonomy in ("framing", "political labeling")]
+        spans = dedupe(spans)
+        bits = [f"{s.text!r} ({s.category})" for s in spans]
+        return self._report(spans, [], bits, "framing patterns")
+
+    def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any]) -> AgentReport:
+        spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation) for s in out.patterns]
+        return AgentReport(agent="framing", verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
+                           spans=spans, rationale=out.rationale, **usage)
+
+
+_TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}
+
+
+
+TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}
+
+
+def make_agents(config: Config, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> dict[str, Agent]:
+    """The enabled agents (``config.agents.enabled``), in role order."""
+    classes = {"bias": BiasAgent, "evidence": EvidenceAgent, "framing": FramingAgent}
+    return {r: classes[r](config, llm, lexicon) for r in ("bias", "evidence", "framing") if r in config.agents.enabled}

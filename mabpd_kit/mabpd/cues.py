@@ -1,0 +1,236 @@
+"""What the rule-based MABPD agents read off a sentence: one cue scan per item, shared by all three.
+
+:func:`analyse_cues` scans a cleaned text once and returns a :class:`Cues`: the lexicon's matches,
+the quotations (attributed ones are *reported speech*, short unattributed ones *scare quotes*),
+framing and evidence cues (one readable regular expression per cue, see ``CUE_INFO``) and the
+grounding a text offers (attributed quotations, named sources, "according to ...", figures).
+
+Spans are grounded here too: :func:`ground_span` checks a quoted phrase against the text (exact
+after normalisation, else fuzzy) so an LLM's invented quote is kept but marked invalid. The
+agents and the EvidenceStore both use it; this module knows nothing about either.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from mabpd_kit.config import Config
+from mabpd_kit.types import Span
+
+if TYPE_CHECKING:
+    from mabpd_kit.lexicon import LexMatch, Lexicon
+
+__all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "Cues", "Quotation", "analyse_cues", "dedupe", "ground_span",
+           "lex_span", "lexicon_for", "noisy_or", "respan"]
+
+_SPEECH_WORDS = frozenset("""
+said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
+explained explains asked asks asking argued argues arguing claimed claims claiming insisted insists insisting
+noted notes noting announced announces declared declares warned warns warning replied replies responded
+responds posted testified recalled remarked admitted admits acknowledged suggested urged urges called calls
+calling described describes describing continued quipped conceded boasted complained complains lamented
+alleged alleges vowed vows promised shouted yelled chanted read reads stating telling according
+""".split())
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|(?<![\w])\'([^\'\n]{2,60})\'(?![\w])')
+_WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
+_DIGIT_RE = re.compile(r"\d")
+
+
+def _forms(*stems: str) -> frozenset[str]:
+    """Trigger words: a cue's regex only runs when one of them occurs in the text (speed)."""
+    return frozenset(w for stem in stems for w in stem.split())
+
+
+#: cue -> (pattern, trigger words). One regex per cue keeps each readable; triggers skip most scans.
+_CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
+    "so_called": (re.compile(r"\bso[- ]called\b", re.IGNORECASE), _forms("so-called called")),
+    "loaded_attribution": (re.compile(
+        r"\b(?:claim(?:s|ed|ing)?|admit(?:s|ted|ting)?|insist(?:s|ed|ing)?|conced(?:e|es|ed|ing)|"
+        r"boast(?:s|ed|ing)?|brag(?:s|ged|ging)?|tout(?:s|ed|ing)?|trumpet(?:s|ed|ing)|"
+        r"rant(?:s|ed|ing)?|whin(?:e|es|ed|ing)|rail(?:s|ed|ing)? against|lash(?:es|ed|ing)? out|"
+        r"scoff(?:s|ed|ing)?|sneer(?:s|ed|ing)?|purport(?:s|ed|ing|edly)?)\b"
+        r"(?!\s+(?:responsibility|the lives|lives|victory|the title|the seat|a seat|the prize|credit))",
+        re.IGNORECASE),
+        _forms("claim claims claimed claiming admit admits admitted admitting insist insists insisted insisting",
+               "concede concedes conceded conceding boast boasts boasted boasting brag brags bragged bragging",
+               "tout touts touted touting trumpets trumpeted trumpeting rant rants ranted ranting whine whines",
+               "whined whining rail rails railed railing lash lashes lashed lashing scoff scoffs scoffed scoffing",
+               "sneer sneers sneered sneering purport purports purported purporting purportedly")),
+    "superlative": (re.compile(
+        r"\b(?:(?:worst|best|greatest|biggest|most\s+\w+|\w+est)\b[^.;]{0,40}?\b(?:ever|in history|of all time)\b|"
+        r"unprecedented|of all time|all-time low|all-time high)", re.IGNORECASE),
+        _forms("ever history time all-time unprecedented")),
+    "passive_agency": (re.compile(
+        r"\b(?:was|were|been|being|is|are|got|get|gets)\s+(?:\w+ly\s+)?(?:killed|shot|injured|wounded|attacked|"
+        r"beaten|harmed|hurt|murdered|slain|assaulted|detained|deported|displaced|evicted|targeted|"
+        r"tear-gassed|pepper-sprayed|gunned down|run over)\b(?![^.;]{0,40}\bby\b)", re.IGNORECASE),
+        _forms("killed shot injured wounded attacked beaten harmed hurt murdered slain assaulted detained",
+               "deported displaced evicted targeted tear-gassed pepper-sprayed gunned run")),
+    "vague_source": (re.compile(
+        r"\b(?:critics|opponents|detractors|skeptics|sceptics|some people|many people|many|some|"
+        r"people|observers|insiders)\s+(?:say|said|argue|argued|believe|believed|contend|contended|fear|feared|"
+        r"warn|warned|worry|worried|charge|charged|complain|complained)\b", re.IGNORECASE),
+        _forms("critics opponents detractors skeptics sceptics people many some observers insiders")),
+    "assertion_marker": (re.compile(
+        r"\b(?:clearly|obviously|of course|undeniably|undoubtedly|unquestionably|needless to say|"
+        r"the fact is|the truth is|make no mistake|let's be honest|it is no secret|it's no secret|"
+        r"without a doubt|plainly|blatantly|shamelessly|brazenly)\b", re.IGNORECASE),
+        _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
+               "honest secret doubt plainly blatantly shamelessly brazenly")),
+}
+#: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
+CUE_INFO: dict[str, tuple[str, str]] = {
+    "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
+    "scare_quotes": ("framing", "short quoted words nobody is said to have spoken: the writer distances itself"),
+    "loaded_attribution": ("framing", "attribution verb that casts doubt or motive instead of neutral 'said'"),
+    "superlative": ("exaggeration", "superlative / record claim inflating the event"),
+    "passive_agency": ("omission", "agentless passive of harm hides who did it"),
+    "vague_source": ("selection", "unnamed, one-sided sourcing ('critics say') with no reply"),
+    "assertion_marker": ("exaggeration", "presents opinion as self-evident fact"),
+}
+FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
+EVIDENCE_CUES = ("assertion_marker",)
+_NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
+_ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
+#: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
+_ATTRIBUTION_CLAUSE_RE = re.compile(
+    r"[,;]\s+((?:[\w'.-]+\s+){0,6}?(?:said|says|reported|reports|stated|announced|added|told|confirmed))\b")
+_VAGUE = "Critics|Opponents|Detractors|Skeptics|Sceptics|Some|Many|People|Observers|Insiders|Others|Experts|They|He|She|It|We"
+_NAMED_SOURCE_RE = re.compile(
+    rf"\b(?!(?:{_VAGUE})\b)(?:[A-Z][a-z]+\.?\s+){{0,2}}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Quotation:
+    """A quoted stretch: ``start``/``end`` include the quote marks."""
+
+    start: int
+    end: int
+    n_words: int
+    attributed: bool
+
+    @property
+    def scare(self) -> bool:
+        """Short and unattributed: a scare quote rather than reported speech."""
+        return not self.attributed and self.n_words <= 4
+
+
+@dataclass
+class Cues:
+    """Everything the rule-based agents read off one cleaned text (computed once, shared)."""
+
+    text: str
+    lex: list["LexMatch"]
+    quotes: list[Quotation]
+    cues: list[tuple[str, int, int]]  # (cue, start, end)
+    grounding: list[tuple[str, int, int]]  # (kind, start, end)
+    reported: list[tuple[int, int]] = field(default_factory=list)
+    to_orig: Callable[[int, int], tuple[int, int]] | None = None
+
+    def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """Offsets in the raw input (None when no cleaning map was given)."""
+        return self.to_orig(start, end) if self.to_orig is not None else (None, None)
+
+    def in_reported(self, start: int | None, end: int | None) -> bool:
+        """Is [start, end) inside reported speech (an attributed or long quotation)?"""
+        return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
+
+
+def _attributed(before: str, after: str) -> bool:
+    """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source."""
+    if before.rstrip().endswith(":") or after.lstrip().startswith(":"):
+        return True
+    return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
+                or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
+
+
+def analyse_cues(text: str, lex: "Lexicon", config: Config,
+                 to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
+    """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
+
+    ``to_orig`` (``CleanText.to_orig``) lets every span carry its offsets in the raw input too."""
+    window = config.agents.attribution_window
+    words = set(_TOKEN_RE.findall(text.lower()))
+    quotes: list[Quotation] = []
+    if '"' in text or "'" in text:
+        for m in _QUOTE_RE.finditer(text):
+            a, b = m.span()
+            inner = m.group(1) if m.group(1) is not None else m.group(2)
+            n_words = len(_WORD_RE.findall(inner))
+            if n_words:
+                quotes.append(Quotation(a, b, n_words, _attributed(text[max(0, a - window):a], text[b:b + window])))
+    reported = [(q.start, q.end) for q in quotes if not q.scare]
+    cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
+    for name, (pat, triggers) in _CUE_PATTERNS.items():
+        if not triggers.isdisjoint(words):
+            cues.extend((name, m.start(), m.end()) for m in pat.finditer(text))
+    grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
+    if "according" in words:
+        grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
+    if not _SPEECH_WORDS.isdisjoint(words):
+        grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
+        grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
+    if _DIGIT_RE.search(text):
+        grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
+    return Cues(text=text, lex=lex.match(text), quotes=quotes, cues=cues, grounding=grounding, reported=reported,
+                to_orig=to_orig)
+
+
+def respan(span: Span, **update: Any) -> Span:
+    """A copy of a span with some fields changed."""
+    return span.model_copy(update=update)
+
+
+def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
+    """A lexicon match as a Span (same fields as ``Lexicon.to_span``, raw offsets from ``cues``)."""
+    oa, ob = cues.orig(m.start, m.end)
+    return Span(
+        text=m.text, start=m.start, end=m.end, orig_start=oa, orig_end=ob, category=m.category,
+        taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band, valid=True,
+        reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=(m.note + note) if note else m.note)
+
+
+def noisy_or(bands: Sequence[float]) -> float:
+    """1 - prod(1 - b): one cue gives its band, each further cue adds a share of what is left."""
+    p = 1.0
+    for b in bands:
+        p *= 1.0 - b
+    return 1.0 - p
+
+
+def dedupe(spans: Sequence[Span]) -> list[Span]:
+    """Drop spans overlapping a stronger one (reading order kept)."""
+    chosen: list[Span] = []
+    for s in sorted(spans, key=lambda s: (-s.score, s.start or 0)):
+        if all(s.end <= c.start or s.start >= c.end for c in chosen):
+            chosen.append(s)
+    return sorted(chosen, key=lambda s: s.start or 0)
+
+
+def ground_span(span: Span, text: str, ratio: float) -> Span:
+    """Return ``span`` checked against ``text``: offsets filled in, ``valid`` and ``reason`` set.
+
+    A span whose offsets already point at exactly its text is accepted as is (rule-based agents
+    produce such spans); anything else is searched with :func:`mabpd_kit.text.validate_span`
+    (exact, then fuzzy with the given ratio).
+    """
+    if span.start is not None and span.end is not None and 0 <= span.start < span.end <= len(text):
+        if text[span.start : span.end] == span.text:
+            return span if span.valid and span.reason else span.model_copy(update={"valid": True, "reason": span.reason or "exact"})
+    from mabpd_kit.text import validate_span
+
+    check = validate_span(span.text, text, ratio=ratio)
+    if check.valid:
+        return span.model_copy(update={"start": check.start, "end": check.end, "valid": True, "reason": check.method})
+    return span.model_copy(update={"start": None, "end": None, "valid": False, "reason": check.reason or "not found in the text"})
+
+
+def lexicon_for(config: Config) -> "Lexicon":
+    """The lexicon a configuration asks for; configurations that differ only outside the
+    ``lexicon`` section (ablations, weights) share the default one, loaded once per process."""
+    from mabpd_kit.lexicon import Lexicon
+
+    return Lexicon.default() if config.lexicon == Config().lexicon else Lexicon.from_config(config)
