@@ -10,13 +10,15 @@ import time
 
 import numpy as np
 
-from mabpd_kit import datasets as ds
+from mabpd_kit import data
 from mabpd_kit.config import Config
-from mabpd_kit.halftruth import EvidencePool, RadarDebate, example_claims
-from mabpd_kit.stopping import (
+from mabpd_kit.radar import (
     DualThreshold,
+    EvidencePool,
+    RadarDebate,
     calibrate,
     evaluate_rule,
+    example_claims,
     load_radar_decisions,
     load_radar_run,
     simulate_trajectories,
@@ -73,7 +75,7 @@ def speed(cfg: Config) -> None:
 
 def offline_debates(cfg: Config) -> None:
     try:
-        claims = ds.load_radar_claims("gold")
+        claims = data.load_radar_claims("gold")
     except FileNotFoundError:
         claims = example_claims()
     t = time.perf_counter()
@@ -88,7 +90,7 @@ def offline_debates(cfg: Config) -> None:
 
 if __name__ == "__main__":
     cfg = Config()
-    if ds.data_dir() is not None:
+    if data.data_dir() is not None:
         real_run(cfg)
     else:
         print("MABPD_DATA_DIR not set: skipping the real logged run")

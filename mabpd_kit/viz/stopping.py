@@ -3,7 +3,7 @@
 Every builder returns an altair chart (tests read ``chart.to_dict()``); altair is imported inside
 the functions so importing this module is cheap.
 
->>> from mabpd_kit.stopping import calibrate, simulate_trajectories
+>>> from mabpd_kit.radar import calibrate, simulate_trajectories
 >>> from mabpd_kit.viz.stopping import grid_heatmap, tradeoff_chart
 >>> cal = calibrate(simulate_trajectories(100))
 >>> chart = tradeoff_chart(cal, current=(-0.6, 0.75))      # where this pair sits among all pairs
@@ -16,15 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from mabpd_kit.viz import OUTCOME_COLORS
 
-from mabpd_kit.stopping import (
-    CalibrationResult,
-    DualThreshold,
-    Trajectory,
-    replay_frame,
-    trajectories_frame,
-)
+from mabpd_kit.radar.calibrate import CalibrationResult
+from mabpd_kit.radar.stopping import DualThreshold, Trajectory, replay_frame, trajectories_frame
+from mabpd_kit.viz import OUTCOME_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -151,7 +146,7 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
 def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
     """Mean stop margin after the opening per gold label, one panel per logged run.
 
-    ``decisions``: :func:`mabpd_kit.stopping.load_radar_decisions` (columns run, round_index, gold, s).
+    ``decisions``: :func:`mabpd_kit.radar.load_radar_decisions` (columns run, round_index, gold, s).
     """
     import altair as alt
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mabpd_kit.stopping import DualThreshold, calibrate, simulate_trajectories
+from mabpd_kit.radar import DualThreshold, calibrate, simulate_trajectories
 from mabpd_kit.viz.stopping import (
     grid_heatmap,
     opening_margin_chart,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
-from mabpd_kit.stopping import (
+from mabpd_kit.radar import (
     DualThreshold,
     RoundState,
     Trajectory,

@@ -9,15 +9,15 @@ import re
 import pandas as pd
 import pytest
 
+from mabpd_kit import prompts
 from mabpd_kit.config import Config
-from mabpd_kit.halftruth import (
+from mabpd_kit.radar import (
     OFFLINE_TAG,
     EvidencePool,
     RadarDebate,
     choose_source,
     example_claims,
     format_evidence,
-    load_prompt,
     option_probs_from_logprobs,
     option_probs_from_samples,
     option_probs_from_stated,
@@ -106,7 +106,7 @@ def test_probs_from_k_samples_of_the_test_server(fake_server):
 
 
 def test_probs_from_a_structured_reply(fake_server):
-    from mabpd_kit.halftruth import JudgeProbabilities
+    from mabpd_kit.radar import JudgeProbabilities
 
     reply = {"p_true": 0.1, "p_half_true": 0.5, "p_false": 0.2, "p_stop": 0.3, "p_continue": 0.6, "reason": "r"}
     srv = fake_server(lambda req: json.dumps(reply))
@@ -188,7 +188,7 @@ def test_scripted_debate_stops_where_the_probabilities_say(fake_server):
     assert "Politician (you): The record supports it [E1]." in last_user(pol2)
     assert "Scientist: It omits the national trend" in last_user(pol2)
     assert "rebuttal round" in last_user(pol2)
-    assert res.calls == 8 and res.prompt_tokens > 0  # 4 debater turns + 2 x (verdict + continue)
+    assert res.usage.calls == 8 and res.usage.prompt_tokens > 0  # 4 debater turns + 2 x (verdict + continue)
     traj = res.trajectory()
     assert [round(s.c, 6) for s in traj.rounds] == [0.6, 0.8]
 
@@ -203,7 +203,7 @@ def test_no_early_stopping_and_single_agent_baselines(fake_server):
     single = RadarDebate(Config(), llm, system="single").run(ex.claim, ex.evidence, gold="FALSE")
     assert single.rounds_run == 1 and single.turns == [] and single.label == "FALSE"
     procon = RadarDebate(Config(), llm, system="procon")
-    assert procon.roles == ("pro", "con") and "PRO side" in load_prompt("pro")
+    assert procon.roles == ("pro", "con") and "PRO side" in prompts.render("radar", "pro")
 
 
 def test_samples_source_in_a_debate(fake_server):
@@ -265,7 +265,7 @@ def test_offline_stand_in_is_labelled_and_deterministic():
     a = RadarDebate(llm=None).run_many(ex, progress=False)
     b = RadarDebate(llm=None).run_many(ex, progress=False)
     assert [r.model_dump_json() for r in a] == [r.model_dump_json() for r in b]  # (NaN != NaN in dicts)
-    assert all(r.source == "rule" and r.offline and r.calls == 0 for r in a)
+    assert all(r.source == "rule" and r.offline and r.usage.calls == 0 for r in a)
     assert all(t.text.startswith(OFFLINE_TAG) for r in a for t in r.turns)
     assert [r.label for r in a] == ["TRUE", "HALF-TRUE", "FALSE"]  # the cues fit these invented examples
 
@@ -276,9 +276,7 @@ def test_run_systems_offline_summary():
     assert (table.set_index("system").mean_rounds["no-early-stopping"] == 3.0)
     assert table.set_index("system").mean_rounds["single"] == 1.0
     assert all(len(v) == 3 for v in results.values())
-    from mabpd_kit.halftruth import results_frame
-
-    frame = results_frame(results["single"])
+    frame = results["single"].to_frame()
     assert list(frame.id) == ["ex-true", "ex-half", "ex-false"] and (frame.rounds == 1).all()
     assert (frame.stop_reason == "max_rounds").all() and (frame.source == "rule").all()
 
@@ -298,7 +296,7 @@ def test_cli_offline(capsys, monkeypatch):
 
 @pytest.mark.parametrize("taus", [(-0.6, 0.75), (0.0, 0.6), (-1.0, 0.0), (0.5, 0.9)])
 def test_live_debate_and_offline_replay_apply_the_same_rule(taus):
-    from mabpd_kit.stopping import DualThreshold, replay
+    from mabpd_kit.radar import DualThreshold, replay
 
     ex = example_claims()
     full = RadarDebate(Config(), system="no-early-stopping").run_many(ex, progress=False)

@@ -1,0 +1,385 @@
+"""RADAR: role-anchored debate for half-truth detection (SPEC 3).
+
+A claim is checked in three steps:
+
+1. **Evidence.** Every claim gets the top-m sentences (default 20) of one *shared* BM25 index built
+   over the evidence of all claims (:class:`~mabpd_kit.radar.evidence.EvidencePool`): realistic,
+   noisy retrieval. The ``gold`` mode gives each claim its own article sentences instead (the upper bound).
+2. **Debate.** A *Politician* builds the most persuasive supportive reading of the evidence, a
+   *Scientist* probes what it leaves out; opening -> rebuttal -> closing, each agent seeing its
+   own earlier turns and the opponent's. Evidence is shown as numbered lines ``[E1] ...`` and
+   cited as ``[E3]``.
+3. **Judge + stopping.** After every round the Judge gives p(TRUE / HALF-TRUE / FALSE) and, if a
+   further round is possible, p(STOP) / p(CONTINUE) (:mod:`mabpd_kit.radar.judge` says where the
+   probabilities come from). :class:`~mabpd_kit.radar.stopping.DualThreshold` stops when
+   ``s = p(STOP) - p(CONTINUE) >= tau_s`` and ``max p(label) >= tau_v``.
+
+One coroutine, :meth:`RadarDebate.arun`, debates a claim. With an LLM it runs on an event loop;
+offline the rule-based stand-in (:mod:`mabpd_kit.radar.rules`) plays the three agents inside the
+*same* coroutine, which then never waits on I/O and is driven to its end without a loop
+(:func:`mabpd_kit.runs.drive`). :meth:`RadarDebate.run_many` sends a batch through the one runner
+(:func:`mabpd_kit.runs.run`): JSONL checkpoint, resume after ``kill -9``, failed claims recorded
+with their reason, usage per claim and per run.
+
+Baselines (:data:`SYSTEMS`): ``radar`` (the method), ``no-early-stopping``, ``procon`` (fixed
+Pro/Con roles), ``single`` (the Judge alone, one pass) and ``gold-evidence``.
+
+>>> from mabpd_kit.radar import RadarDebate, example_claims
+>>> ex = example_claims().iloc[0]
+>>> res = RadarDebate(llm=None).run(ex.claim, ex.evidence, id=ex.id, gold=ex.label)
+>>> res.source, res.rounds_run >= 1, res.label in ("TRUE", "HALF-TRUE", "FALSE")
+('rule', True, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from mabpd_kit import prompts, runs
+from mabpd_kit.config import Config
+from mabpd_kit.llm import LLMError, online
+from mabpd_kit.radar.evidence import Evidence, EvidencePool, Turn, cited_numbers, format_evidence
+from mabpd_kit.radar.judge import LLMJudge, Source, choose_source
+from mabpd_kit.radar.rules import RuleBasedRadar
+from mabpd_kit.radar.stopping import ROUND_NAMES, DualThreshold, RoundState, StopDecision, Trajectory
+from mabpd_kit.types import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from mabpd_kit.llm import LLM
+
+__all__ = ["SYSTEMS", "RadarDebate", "RadarResult", "RadarResults", "run_systems"]
+
+SYSTEMS: tuple[str, ...] = ("radar", "no-early-stopping", "procon", "single", "gold-evidence")
+
+
+# =============================================================================================
+# Records
+# =============================================================================================
+class RadarResult(BaseModel):
+    """Everything about one claim's debate: turns, Judge states, stopping decisions and usage."""
+
+    id: str
+    claim: str
+    gold: str | None = None
+    system: str = "radar"
+    label: str | None = None
+    rounds_run: int = 0
+    source: str = "rule"
+    offline: bool = True
+    evidence_mode: str = Field("gold", description="retrieved (shared BM25 pool) or gold (the claim's own sentences)")
+    evidence: list[Evidence] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)
+    states: list[RoundState] = Field(default_factory=list)
+    decisions: list[StopDecision] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage, description="LLM calls and tokens of this debate (zero offline)")
+    failed: bool = False
+    error: str | None = None
+
+    @property
+    def correct(self) -> bool | None:
+        return None if self.gold is None or self.label is None else self.label == self.gold
+
+    @property
+    def stop(self) -> StopDecision | None:
+        """The decision that ended the debate."""
+        return self.decisions[-1] if self.decisions else None
+
+    def trajectory(self, max_rounds: int = 3) -> Trajectory:
+        """The Judge's states as a :class:`~mabpd_kit.radar.stopping.Trajectory` (for offline replay)."""
+        return Trajectory(id=self.id, rounds=tuple(self.states), gold=self.gold, max_rounds=max_rounds,
+                          meta={"system": self.system})
+
+    def transcript(self) -> str:
+        """The debate as readable text."""
+        out = []
+        for t in self.turns:
+            out.append(f"Round {t.round} · {t.stage} · {t.agent.title()}:\n{t.text}\n")
+        for st, d in zip(self.states, self.decisions):
+            probs = ", ".join(f"{k} {v:.2f}" for k, v in st.label_probs.items())
+            s = "n/a" if math.isnan(d.s) else f"{d.s:+.2f}"
+            out.append(f"Judge after round {d.round}: {probs}; s = {s}, c = {d.c:.2f} -> "
+                       f"{'STOP' if d.stop else 'CONTINUE'} ({d.reason})")
+        return "\n".join(out)
+
+    def row(self) -> dict[str, Any]:
+        """One flat frame row: id, system, gold, label, correct, rounds, stop reason, s, c, source, usage."""
+        d = self.stop
+        return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, correct=self.correct,
+                    rounds=self.rounds_run, stop_reason=d.reason if d else None, s=d.s if d else None,
+                    c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode,
+                    **self.usage.row(), failed=self.failed, error=self.error)
+
+
+class RadarResults(runs.Results[RadarResult]):
+    """The debates of a batch (:meth:`RadarDebate.run_many`), in input order.
+
+    ``to_frame()`` has one row per claim (:meth:`RadarResult.row`); :meth:`metrics` adds accuracy,
+    macro F1 and HALF-TRUE F1 over the scored claims and the mean number of rounds.
+    """
+
+    def __init__(self, records: Sequence[RadarResult], *, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
+                 **kwargs: Any) -> None:
+        super().__init__(records, **kwargs)
+        self.labels = tuple(labels)
+
+    def metrics(self) -> dict[str, float]:
+        """n, failed, accuracy, macro F1, HALF-TRUE F1 (via :mod:`mabpd_kit.metrics`; over claims with a
+        gold label and an answer), mean rounds, calls and tokens."""
+        from mabpd_kit import metrics
+
+        base = super().metrics()
+        out: dict[str, float] = dict(n=base["n"], failed=base["failed"])
+        ok = [r for r in self.records if not r.failed and r.gold is not None and r.label is not None]
+        if ok:
+            y, p, labels = [r.gold for r in ok], [r.label for r in ok], list(self.labels)
+            out.update(accuracy=metrics.accuracy(y, p), macro_f1=metrics.macro_f1(y, p, labels=labels),
+                       half_true_f1=metrics.per_class_f1(y, p, labels=labels).get("HALF-TRUE", float("nan")))
+        rounds = [r.rounds_run for r in self.records]
+        out["mean_rounds"] = float(sum(rounds) / len(rounds)) if rounds else float("nan")
+        out.update(calls=base["calls"], prompt_tokens=base["prompt_tokens"], completion_tokens=base["completion_tokens"])
+        return out
+
+
+# =============================================================================================
+# The debate
+# =============================================================================================
+def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
+    """``stages.md``: one ``## stage`` section per round, what a turn of that stage must do."""
+    text = prompts.template("radar", "stages", prompts_dir)
+    parts = re.split(r"(?m)^##\s*(\w+)\s*$", text)
+    return {parts[i].strip().lower(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+
+
+def _transcript(res: RadarResult, viewer: str | None) -> str:
+    """The turns so far as the agents read them (``viewer``'s own turns marked "(you)")."""
+    if not res.turns:
+        return "(no turns yet)"
+    lines = []
+    for t in res.turns:
+        who = f"{t.agent.title()} (you)" if t.agent == viewer else t.agent.title()
+        lines.append(f"[Round {t.round} · {t.stage}] {who}: {t.text}")
+    return "\n\n".join(lines)
+
+
+class RadarDebate:
+    """Run RADAR (or a baseline) on claims with a real LLM or, offline, the rule-based stand-in.
+
+    Args:
+        config: ``config.radar`` gives top_m, max_rounds, tau_s, tau_v, labels, k_samples, the
+            probability source, the evidence mode and the debaters' temperature and max_tokens.
+        llm: an :class:`mabpd_kit.llm.LLM`; ``None`` or offline -> :class:`~mabpd_kit.radar.rules.RuleBasedRadar`.
+        system: one of :data:`SYSTEMS`.
+        rule: the stopping rule; default ``DualThreshold.from_config(config)``
+            (``DualThreshold.never()`` for ``no-early-stopping``).
+        pool: the shared :class:`~mabpd_kit.radar.evidence.EvidencePool` for retrieved evidence (None:
+            use each claim's evidence list as given; recorded as ``evidence_mode="gold"``).
+        prompts_dir: a folder with edited copies of the prompt templates (see ``prompts/radar/README.md``).
+
+    Constructing a debate makes no request. The Judge's probability :attr:`source` is chosen on
+    first use: with ``radar.prob_source = "auto"`` and an endpoint, that probes the endpoint's
+    capabilities once (a few tiny requests, cached on disk).
+    """
+
+    def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
+                 rule: DualThreshold | None = None, pool: EvidencePool | None = None,
+                 prompts_dir: str | Path | None = None) -> None:
+        if system not in SYSTEMS:
+            raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+        self.config = config or Config()
+        self.llm = online(llm)
+        self.system = system
+        rc = self.config.radar
+        self.labels = tuple(rc.labels)
+        if rule is None:
+            rule = DualThreshold.never(self.config) if system == "no-early-stopping" else DualThreshold.from_config(self.config)
+        self.rule = rule
+        self.pool = pool
+        self.prompts_dir = prompts_dir
+        if not 1 <= rc.max_rounds <= len(ROUND_NAMES):
+            raise ValueError(f"radar.max_rounds must be 1..{len(ROUND_NAMES)} (opening, rebuttal, closing)")
+        self.max_rounds = 1 if system == "single" else rc.max_rounds
+        gold_mode = system == "gold-evidence" or rc.evidence == "gold" or pool is None
+        self.evidence_mode: str = "gold" if gold_mode else "retrieved"
+        self.roles: tuple[str, str] = ("pro", "con") if system == "procon" else ("politician", "scientist")
+        self._source: Source | None = None
+        self._rules = RuleBasedRadar(self.labels)
+
+    @property
+    def source(self) -> Source:
+        """Where the Judge's probabilities come from (:func:`~mabpd_kit.radar.judge.choose_source`);
+        ``rule`` offline. Chosen on first use (may probe the endpoint once)."""
+        if self._source is None:
+            self._source = choose_source(self.llm, self.config)
+        return self._source
+
+    # -- evidence ---------------------------------------------------------------------------
+    def evidence_for(self, claim: str, evidence: Sequence[str] | None) -> list[Evidence]:
+        """Retrieved top-m from the shared pool, or the claim's own (gold) sentences."""
+        m = self.config.radar.top_m
+        if self.evidence_mode == "gold":
+            return [Evidence(number=i, text=" ".join(str(s).split())) for i, s in enumerate(list(evidence or [])[:m], 1)
+                    if str(s).strip()]
+        return self.pool.retrieve(claim, m)
+
+    # -- one claim ---------------------------------------------------------------------------
+    def run(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
+            gold: str | None = None) -> RadarResult:
+        """Debate one claim (blocking; fine in Jupyter): :meth:`arun` run to its end."""
+        self.source  # choose it (and probe, if needed) before the debate starts
+        return runs.complete(self.arun(claim, evidence, id=id, gold=gold), offline=self.llm is None)
+
+    async def arun(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
+                   gold: str | None = None) -> RadarResult:
+        """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
+        cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
+        res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system, source=self.source,
+                          offline=self.llm is None, evidence_mode=self.evidence_mode)
+        try:
+            res.evidence = self.evidence_for(claim, evidence)
+            await self._debate(res)
+        except (LLMError, ValueError, KeyError) as exc:  # one bad claim must not sink a batch: flag it, keep the trace
+            res.failed = True
+            res.error = f"{type(exc).__name__}: {exc}"
+        return res
+
+    async def _debate(self, res: RadarResult) -> None:
+        ev_text = format_evidence(res.evidence)
+        stages = _stage_instructions(self.prompts_dir)
+        judge = None if self.llm is None else LLMJudge(self.llm, self.source, self.config, prompts_dir=self.prompts_dir)
+        new_omissions = 0
+        for r in range(1, self.max_rounds + 1):
+            stage = ROUND_NAMES[r - 1]
+            if self.system != "single":
+                for role in self.roles:
+                    turn = await self._turn(res, role, stage, r, ev_text, stages)
+                    res.turns.append(turn)
+                    if role in ("scientist", "con"):
+                        new_omissions = len(turn.cited)
+            last = r == self.max_rounds
+            probs, p_stop = await self._judge(res, judge, ev_text, r, last, new_omissions)
+            state = RoundState(round=r, label_probs=probs, p_stop=p_stop,
+                               p_continue=None if p_stop is None else 1.0 - p_stop, source=self.source)
+            res.states.append(state)
+            decision = self.rule.decide_state(state, last=last)
+            res.decisions.append(decision)
+            res.rounds_run = r
+            res.label = decision.label
+            if decision.stop:
+                break
+
+    async def _turn(self, res: RadarResult, role: str, stage: str, r: int, ev_text: str,
+                    stages: Mapping[str, str]) -> Turn:
+        if self.llm is None:
+            used = {n for t in res.turns for n in t.cited}
+            t = self._rules.turn(role, res.claim, res.evidence, used, stage)
+            return t.model_copy(update={"round": r})
+        pd_ = self.prompts_dir
+        msgs = [
+            {"role": "system", "content": prompts.render("radar", role, prompts_dir=pd_)},
+            {"role": "user", "content": prompts.render("radar", "turn", prompts_dir=pd_, claim=res.claim, evidence=ev_text,
+                                                       transcript=_transcript(res, role), role=role.title(),
+                                                       stage=stage, stage_instruction=stages.get(stage, ""))},
+        ]
+        rc = self.config.radar
+        comp = await self.llm.achat(msgs, temperature=rc.temperature, max_tokens=rc.max_tokens, tag=f"radar-{role}")
+        res.usage += Usage.of([comp])
+        cited = cited_numbers(comp.text, {e.number for e in res.evidence})
+        return Turn(round=r, stage=stage, agent=role, text=comp.text.strip(), cited=cited)
+
+    async def _judge(self, res: RadarResult, judge: LLMJudge | None, ev_text: str, r: int, last: bool,
+                     new_omissions: int) -> tuple[dict[str, float], float | None]:
+        if judge is None:
+            cited = [n for t in res.turns for n in t.cited]
+            probs, p_stop = self._rules.judge(res.claim, res.evidence, cited, r, new_omissions)
+            return probs, None if last else p_stop
+        next_stage = ROUND_NAMES[r] if r < len(ROUND_NAMES) else "next round"
+        fill = dict(claim=res.claim, evidence=ev_text, transcript=_transcript(res, None), next_stage=next_stage)
+        return await judge.judge(res, fill, last)
+
+    # -- many claims -----------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """What a checkpoint of this debate is valid for: ``config.radar``, the system, the model and
+        probability source, the stopping rule, the evidence mode (and pool) and the prompts folder."""
+        pool = self.pool.digest if self.evidence_mode == "retrieved" and self.pool is not None else None
+        return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None), self.source,
+                                asdict(self.rule), self.evidence_mode, pool,
+                                None if self.prompts_dir is None else str(self.prompts_dir))
+
+    def run_many(self, claims: pd.DataFrame, *, checkpoint: str | Path | None = None, progress: bool = True,
+                 concurrency: int | None = None, retry_failed: bool = True) -> RadarResults:
+        """Debate every row of ``claims`` (columns id, claim, evidence, label) through :func:`mabpd_kit.runs.run`.
+
+        Args:
+            checkpoint: a JSONL file. Each finished claim is appended at once; a rerun (after
+                ``kill -9``, say) takes every claim whose id, claim text, evidence and gold label
+                and whose debate settings (:meth:`fingerprint`) are unchanged from the file and
+                debates only the rest (with the LLM cache, calls already answered are not paid again).
+            progress: a progress bar and a one-line summary.
+            concurrency: claims debated at once with an LLM (default ``config.llm.concurrency``);
+                offline the claims run in turn, without an event loop.
+            retry_failed: debate failed claims again on resume.
+
+        Failed claims are kept as records with their reason (``failed``, ``error``) and their
+        partial trace.
+        """
+        items = []
+        for row in claims.itertuples(index=False):
+            ev = getattr(row, "evidence", None)
+            data = dict(claim=str(row.claim), evidence=None if ev is None else [str(s) for s in ev],
+                        gold=getattr(row, "label", None))
+            items.append(runs.Item(str(row.id), data, runs.digest(data)))
+        fp = self.fingerprint()  # also chooses the source (a probe, if needed) before the batch starts
+
+        async def step(item: runs.Item) -> RadarResult:
+            return await self.arun(item.data["claim"], item.data["evidence"], id=item.id, gold=item.data["gold"])
+
+        def fail(item: runs.Item, exc: BaseException) -> RadarResult:
+            return RadarResult(id=item.id, claim=item.data["claim"], gold=item.data["gold"], system=self.system,
+                               source=self.source, offline=self.llm is None, evidence_mode=self.evidence_mode,
+                               failed=True, error=f"{type(exc).__name__}: {exc}")
+
+        results = runs.run(
+            items, step, record=RadarResult, fail=fail, checkpoint=checkpoint, fingerprint=fp,
+            concurrency=None if self.llm is None else (concurrency or self.config.llm.concurrency),
+            retry_failed=retry_failed, progress=f"RADAR {self.system}" if progress and len(items) > 3 else False,
+            results=partial(RadarResults, labels=self.labels),
+        )
+        if progress:
+            print(f"{self.system}: {len(results)} claims, {len(results.failed)} failed, source = {self.source}"
+                  + (" (offline rule-based stand-in)" if self.llm is None else "")
+                  + (f", {results.resumed} from the checkpoint" if results.resumed else ""))
+        return results
+
+
+def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: LLM | None = None,
+                systems: Sequence[str] = SYSTEMS, pool: EvidencePool | None = None, progress: bool = True,
+                checkpoint_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, RadarResults]]:
+    """RADAR and the baselines on the same claims -> (one :meth:`RadarResults.metrics` row per system, all results).
+
+    Retrieved evidence comes from ``pool`` (default: a pool over all of ``claims``' evidence); the
+    ``gold-evidence`` system uses each claim's own sentences. With ``checkpoint_dir`` every system
+    keeps its checkpoint there (``radar-<system>.jsonl``), so a rerun resumes.
+    """
+    import pandas as pd
+
+    cfg = config or Config()
+    pool = pool if pool is not None else EvidencePool.from_claims(claims)
+    rows, all_results = [], {}
+    for name in systems:
+        ckpt = None if checkpoint_dir is None else Path(checkpoint_dir) / f"radar-{name}.jsonl"
+        res = RadarDebate(cfg, llm, system=name, pool=pool).run_many(claims, checkpoint=ckpt, progress=progress)
+        all_results[name] = res
+        rows.append(dict(system=name, **res.metrics()))
+    return pd.DataFrame(rows), all_results

@@ -1,0 +1,262 @@
+"""Dual-threshold early stopping for RADAR debates (SPEC 3): the rule, the Judge's states, replay.
+
+The rule (Debating the Unspoken, ACL 2026): after each debate round the Judge gives
+
+* ``p(STOP)`` and ``p(CONTINUE)`` -> the stop margin ``s = p(STOP) - p(CONTINUE)`` in [-1, 1];
+* a distribution over the labels TRUE / HALF-TRUE / FALSE -> the confidence ``c = max_y p(y)``.
+
+The debate stops after round ``r`` iff ``s >= tau_s`` **and** ``c >= tau_v``; the answer is the Judge's
+argmax at that round. Two thresholds, because a Judge can *want* to stop while still unsure of the
+label, which is exactly what happens on half-truths.
+
+Everything here works on *trajectories* (one per claim: the Judge's state after every round it
+played), so the same rule runs in a live debate (:mod:`mabpd_kit.radar.debate`) and in an offline
+replay of a logged run (:func:`replay`). Replaying over the whole ``tau_s x tau_v`` grid is one
+vectorised numpy pass: :func:`mabpd_kit.radar.calibrate.calibrate`.
+
+>>> from mabpd_kit.radar import DualThreshold
+>>> rule = DualThreshold(tau_s=-0.6, tau_v=0.75)
+>>> rule.decide(p_stop=0.2, p_continue=0.8, label_probs={"TRUE": 0.8, "HALF-TRUE": 0.15, "FALSE": 0.05}, round=1).stop
+True
+
+Float edge cases: ``0.2 - 0.8`` is ``-0.6000000000000001`` in binary floating point, so a Judge whose
+``s`` is "exactly" ``-0.6`` would fail ``s >= -0.6``. Both comparisons therefore allow a tolerance of
+:data:`EPS` (``1e-9``): ``s >= tau_s - EPS`` and ``c >= tau_v - EPS``. The grid step is 0.05, so
+the tolerance can never move a decision across a grid cell; it only makes "exactly at the threshold"
+stop, as the rule says. The live rule and the vectorised replay use the same tolerance.
+
+Label ties (two labels with the same top probability) are broken by the order of
+``config.radar.labels`` (TRUE, HALF-TRUE, FALSE), the same as ``numpy.argmax``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from mabpd_kit.config import Config
+from mabpd_kit.types import FrozenModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "EPS",
+    "ROUND_NAMES",
+    "DualThreshold",
+    "RoundState",
+    "StopDecision",
+    "StopReason",
+    "Trajectory",
+    "argmax_label",
+    "replay",
+    "replay_frame",
+    "trajectories_frame",
+]
+
+EPS = 1e-9
+"""Tolerance of both threshold comparisons (see the module docstring)."""
+
+ROUND_NAMES: tuple[str, ...] = ("opening", "rebuttal", "closing")
+"""Stage names of rounds 1, 2, 3 (RADAR's debate protocol)."""
+
+StopReason = Literal[
+    "both_thresholds_met",  # s >= tau_s and c >= tau_v: early stop
+    "margin_below_tau_s",  # the Judge does not want to stop enough
+    "confidence_below_tau_v",  # the Judge wants to stop but is unsure of the label
+    "both_below",
+    "max_rounds",  # the last round of the protocol: always stop
+    "end_of_log",  # replay of a logged run that stopped here; later rounds were never played
+    "no_early_stopping",  # baseline: thresholds disabled
+]
+
+
+class RoundState(FrozenModel):
+    """The Judge's state after one round of a debate."""
+
+    round: int = Field(ge=1, description="1-based round (1 = opening, 2 = rebuttal, 3 = closing)")
+    label_probs: dict[str, float] = Field(description="p(label) over the 3 labels, sums to 1")
+    p_stop: float | None = Field(None, description="p(STOP); None when no further round is possible")
+    p_continue: float | None = None
+    source: str = Field("unknown", description="logprobs | samples | structured | rule | logged | simulated")
+
+    @property
+    def s(self) -> float:
+        """Stop margin p(STOP) - p(CONTINUE); NaN when the Judge was not asked (last round)."""
+        if self.p_stop is None or self.p_continue is None:
+            return float("nan")
+        return float(self.p_stop) - float(self.p_continue)
+
+    @property
+    def c(self) -> float:
+        """Confidence: the largest label probability."""
+        return max(self.label_probs.values()) if self.label_probs else 0.0
+
+    def label(self, labels: Sequence[str] | None = None) -> str:
+        """The Judge's argmax label (ties: first in ``labels``)."""
+        return argmax_label(self.label_probs, labels)
+
+
+class StopDecision(FrozenModel):
+    """One application of the stopping rule: what was seen and why the debate stopped or went on."""
+
+    round: int
+    stop: bool
+    s: float
+    c: float
+    label: str
+    reason: StopReason
+    source: str = "unknown"
+    tau_s: float | None = None
+    tau_v: float | None = None
+
+
+class Trajectory(FrozenModel):
+    """All Judge states of one claim, in round order, plus the gold label (if known)."""
+
+    id: str
+    rounds: tuple[RoundState, ...]
+    gold: str | None = None
+    max_rounds: int = Field(3, description="rounds the protocol allows; fewer logged rounds = the run stopped")
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+def argmax_label(label_probs: Mapping[str, float], labels: Sequence[str] | None = None) -> str:
+    """Most probable label; ties go to the earliest label in ``labels`` (default ``config.radar.labels``).
+
+    >>> argmax_label({"TRUE": 0.4, "HALF-TRUE": 0.4, "FALSE": 0.2})
+    'TRUE'
+    """
+    order = list(labels or Config().radar.labels)
+    order += [k for k in label_probs if k not in order]
+    best, best_p = order[0], -math.inf
+    for lab in order:
+        p = float(label_probs.get(lab, 0.0))
+        if p > best_p:  # strict: the earlier label keeps a tie
+            best, best_p = lab, p
+    return best
+
+
+@dataclass(frozen=True)
+class DualThreshold:
+    """Stop iff ``s = p(STOP) - p(CONTINUE) >= tau_s`` and ``c = max p(label) >= tau_v``.
+
+    ``tau_s = -1`` and ``tau_v = 0`` stop after the first round; ``DualThreshold.never()`` is the
+    "no early stopping" baseline (only the protocol's last round stops).
+    """
+
+    tau_s: float
+    tau_v: float
+    labels: tuple[str, ...] = ("TRUE", "HALF-TRUE", "FALSE")
+    enabled: bool = True
+
+    @classmethod
+    def from_config(cls, config: Config | None = None) -> DualThreshold:
+        cfg = config or Config()
+        return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels))
+
+    @classmethod
+    def never(cls, config: Config | None = None) -> DualThreshold:
+        """Baseline without early stopping: every debate runs the full protocol."""
+        cfg = config or Config()
+        return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels), enabled=False)
+
+    def decide(
+        self,
+        p_stop: float | None,
+        p_continue: float | None,
+        label_probs: Mapping[str, float],
+        round: int,
+        *,
+        source: str = "unknown",
+        last: bool = False,
+        end_of_log: bool = False,
+    ) -> StopDecision:
+        """Apply the rule after ``round``. ``last`` (the protocol's final round) always stops."""
+        s = float("nan") if p_stop is None or p_continue is None else float(p_stop) - float(p_continue)
+        c = max(label_probs.values()) if label_probs else 0.0
+        label = argmax_label(label_probs, self.labels)
+        common = dict(round=round, s=s, c=c, label=label, source=source, tau_s=self.tau_s, tau_v=self.tau_v)
+        if last:
+            return StopDecision(stop=True, reason="max_rounds", **common)
+        if end_of_log:
+            return StopDecision(stop=True, reason="end_of_log", **common)
+        if not self.enabled:
+            return StopDecision(stop=False, reason="no_early_stopping", **common)
+        s_ok = (not math.isnan(s)) and s >= self.tau_s - EPS
+        c_ok = c >= self.tau_v - EPS
+        if s_ok and c_ok:
+            reason: StopReason = "both_thresholds_met"
+        elif not s_ok and not c_ok:
+            reason = "both_below"
+        elif not s_ok:
+            reason = "margin_below_tau_s"
+        else:
+            reason = "confidence_below_tau_v"
+        return StopDecision(stop=s_ok and c_ok, reason=reason, **common)
+
+    def decide_state(self, state: RoundState, *, last: bool = False, end_of_log: bool = False) -> StopDecision:
+        """:meth:`decide` on a :class:`RoundState`."""
+        return self.decide(
+            state.p_stop, state.p_continue, state.label_probs, state.round,
+            source=state.source, last=last, end_of_log=end_of_log,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay one policy over trajectories
+# ---------------------------------------------------------------------------------------------
+def replay(traj: Trajectory, rule: DualThreshold) -> StopDecision:
+    """Where ``rule`` stops on a logged/simulated trajectory (the same rule as a live debate).
+
+    When the log ends before the rule would stop (the logged run stopped earlier than this rule
+    would), the replay stops at the last logged round with reason ``end_of_log``: later rounds were
+    never played, so their outcome is unknown. Count these (``replay_frame(...).censored``) before
+    trusting a replay of thresholds more patient than the logged run's.
+    """
+    n = len(traj.rounds)
+    if n == 0:
+        raise ValueError(f"trajectory {traj.id!r} has no rounds")
+    for i, state in enumerate(traj.rounds):
+        last_protocol = state.round >= traj.max_rounds
+        last_logged = i == n - 1
+        dec = rule.decide_state(state, last=last_protocol)
+        if dec.stop:
+            return dec
+        if last_logged:
+            return rule.decide_state(state, end_of_log=True)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def replay_frame(trajs: Sequence[Trajectory], rule: DualThreshold) -> pd.DataFrame:
+    """Per claim: stop round, label, gold, correct, reason, s, c, censored (``end_of_log``)."""
+    import pandas as pd
+
+    rows = []
+    for t in trajs:
+        d = replay(t, rule)
+        rows.append(
+            dict(id=t.id, gold=t.gold, label=d.label, correct=(d.label == t.gold) if t.gold else None,
+                 rounds=d.round, stop_reason=d.reason, s=d.s, c=d.c, source=d.source,
+                 censored=d.reason == "end_of_log")
+        )
+    return pd.DataFrame(rows, columns=["id", "gold", "label", "correct", "rounds", "stop_reason", "s", "c",
+                                       "source", "censored"])
+
+
+def trajectories_frame(trajs: Sequence[Trajectory]) -> pd.DataFrame:
+    """Long format, one row per (claim, round): id, gold, round, s, c, label, p_<LABEL>..., source."""
+    import pandas as pd
+
+    rows = []
+    for t in trajs:
+        for st in t.rounds:
+            row = dict(id=t.id, gold=t.gold, round=st.round, s=st.s, c=st.c, label=st.label(),
+                       p_stop=st.p_stop, source=st.source)
+            row.update({f"p_{k}": v for k, v in st.label_probs.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
