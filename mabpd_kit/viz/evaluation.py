@@ -1,6 +1,6 @@
 """Charts for evaluation results (notebook 08 and ``mabpd evaluate``).
 
-Every builder takes the DataFrames that :mod:`mabpd_kit.evaluate` produces and returns an
+Every builder takes the DataFrames that :mod:`mabpd_kit.evaluate` produces (for any method's results) and returns an
 altair chart; nothing is computed here that the tables do not already hold, except simple
 per-group rates in :func:`error_rates_chart`.
 """
@@ -73,10 +73,10 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None) -> a
 
 def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None = None) -> alt.LayerChart:
     """2 x 2 (or k x k) confusion matrix as a labelled heat map (rows gold, columns predicted)."""
-    from mabpd_kit import metrics as M
+    from mabpd_kit import metrics
     from mabpd_kit.viz import heatmap
 
-    cm = M.confusion(gold, pred)
+    cm = metrics.confusion(gold, pred)
     names = {0: "neutral", 1: "biased"}
     long = cm.rename(index=lambda v: names.get(v, v), columns=lambda v: names.get(v, v)).stack().rename("count").reset_index()
     return heatmap(long, x="pred", y="gold", value="count", fmt="d", title=title)

@@ -1,0 +1,53 @@
+"""Evaluation: score systems on the same items and compare them honestly.
+
+Three modules, one namespace (``from mabpd_kit.evaluate import ...``):
+
+- :mod:`.scores` is generic over any method. :func:`compare` takes each system's results (any
+  :class:`mabpd_kit.runs.Results`, or a frame, with ``id``, ``gold``, ``pred`` and ``failed``
+  columns from ``to_frame()``) and scores them: accuracy, precision, recall, binary F1 (positive
+  class 1 = biased), macro F1 with a bootstrap confidence interval, and a paired bootstrap of every
+  system against the *first* one on the same items (difference, CI and two-sided p; 10,000
+  resamples by default, ``Config().metrics``). Three-way labels (RADAR's TRUE / HALF-TRUE / FALSE)
+  get accuracy and macro F1. Where the items carry other systems' predictions (the BABE training
+  file has ten LLMs' zero-shot ``*_label`` columns), those are scored on the same items as
+  reference anchors.
+- :mod:`.benchmark` is the MABPD wiring behind ``mabpd evaluate --dataset babe --split train
+  --configs full,no-debate,single-agent``: for each configuration name (``Config.ablation(name)``)
+  :func:`evaluate` runs :meth:`mabpd_kit.mabpd.Pipeline.analyze_many` on every item, streaming
+  decisions to a JSONL checkpoint per configuration (rerun and finished items are reused:
+  resumable, and with an LLM the response cache makes repeats free), then hands the results to
+  :func:`compare`.
+- :mod:`.report`: :class:`Evaluation` holds the tables, the closing note and writes the files.
+
+Outputs (``--out``, default ``reports/evaluate/<dataset>-<split>``): ``results.csv`` (one row
+per item and system), ``metrics.csv``, ``comparisons.csv``, ``report.md`` (tables and
+closing note), ``chart.svg`` / ``chart.png`` and ``checkpoints/*.jsonl``.
+
+Scoring rule for failed items: a decision that failed (bad input, endpoint error) is counted
+as *neutral* (``failed_as=0``) and reported in the ``n_failed`` column, so a flaky run cannot look
+better by dropping its hard items.
+
+Zero-shot discipline: nothing here fits a weight or threshold. :func:`threshold_sweep` exists
+for the notebook's *threshold adaptation* exercise, which calibrates on one half of the BABE
+training split and reports on the other half; never on a test split.
+"""
+
+from __future__ import annotations
+
+from mabpd_kit.evaluate.benchmark import BENCHMARKS, canonical, evaluate, load_benchmark
+from mabpd_kit.evaluate.report import ANCHOR_KIND, Evaluation
+from mabpd_kit.evaluate.scores import compare, flip_counts, predictions, score_system, threshold_sweep
+
+__all__ = [
+    "ANCHOR_KIND",
+    "BENCHMARKS",
+    "Evaluation",
+    "canonical",
+    "compare",
+    "evaluate",
+    "flip_counts",
+    "load_benchmark",
+    "predictions",
+    "score_system",
+    "threshold_sweep",
+]

@@ -1,0 +1,130 @@
+"""MABPD on a benchmark: load BABE / HyperPartisan items, run pipeline configurations, compare them."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mabpd_kit.config import Config
+from mabpd_kit.evaluate.report import Evaluation
+from mabpd_kit.evaluate.scores import _bootstrap_settings, compare
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mabpd_kit.llm import LLM
+
+__all__ = ["BENCHMARKS", "canonical", "evaluate", "load_benchmark"]
+
+#: benchmark name -> display name (binary benchmarks the pipeline can be evaluated on)
+BENCHMARKS = {"babe": "BABE", "hyperpartisan": "HyperPartisan (by article)"}
+_ALIASES = {"babe": "babe", "hyperpartisan": "hyperpartisan", "hp": "hyperpartisan", "semeval": "hyperpartisan",
+            "semeval2019": "hyperpartisan"}
+
+
+def canonical(dataset: str) -> str:
+    """The benchmark key (``babe`` / ``hyperpartisan``) for a name or alias (``hp``, ``semeval``, ...)."""
+    key = dataset.strip().lower().replace("_", "-")
+    if key not in _ALIASES:
+        raise KeyError(f"unknown benchmark {dataset!r}; choose from {', '.join(BENCHMARKS)}")
+    return _ALIASES[key]
+
+
+def load_benchmark(
+    dataset: str = "babe",
+    split: str = "train",
+    *,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+    truncate: int | None = None,
+) -> pd.DataFrame:
+    """The items of a binary benchmark: ``id, text, label`` plus its metadata columns.
+
+    ``limit=N`` takes a seeded random sample of N items (kept in file order), so a quick run
+    still sees every outlet and topic rather than the first N rows of one source.
+    ``truncate`` (HyperPartisan) cuts articles to N words (the paper: 600).
+    """
+    from mabpd_kit import data
+
+    name = canonical(dataset)
+    if name == "babe":
+        df = data.load_babe(split, data_dir=data_dir)
+    else:
+        df = data.load_hyperpartisan(split, data_dir=data_dir, truncate=truncate)
+    if limit is not None and limit < len(df):
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        seed = Config().metrics.seed if seed is None else seed
+        attrs = dict(df.attrs)
+        df = df.sample(n=limit, random_state=seed).sort_index()
+        df.attrs.update(attrs)
+    return df.reset_index(drop=True)
+
+
+def evaluate(
+    dataset: str = "babe",
+    split: str = "train",
+    configs: Sequence[str] = ("full", "no-debate", "single-agent"),
+    *,
+    frame: pd.DataFrame | None = None,
+    limit: int | None = None,
+    llm: LLM | None = None,
+    config: Config | None = None,
+    data_dir: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    truncate: int | None = None,
+    anchors: bool = True,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    progress: bool = True,
+) -> Evaluation:
+    """Run each named MABPD configuration on the benchmark and score it with :func:`compare`.
+
+    ``frame`` evaluates your own items instead (columns ``id``, ``text``, ``label``; e.g. one half
+    of BABE train). ``out_dir=None`` keeps checkpoints and files out of the disk entirely.
+    """
+    from mabpd_kit.llm import online
+    from mabpd_kit.mabpd import Pipeline
+    from mabpd_kit.runs import fingerprint
+
+    base = config or Config()
+    n_resamples, seed = _bootstrap_settings(n_resamples, seed, base)
+    configs = [c.strip() for c in configs if c.strip()]
+    if not configs:
+        raise ValueError("give at least one configuration name")
+    cfgs = {name: base.ablation(name) for name in configs}  # unknown names fail here, before any work
+    if frame is None:
+        truncate = base.text.truncate_words if truncate is None else truncate  # config default: None (no cut)
+        items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed, truncate=truncate)
+        ds_name = BENCHMARKS[canonical(dataset)]
+    else:
+        missing = {"id", "text", "label"} - set(frame.columns)
+        if missing:
+            raise ValueError(f"frame lacks columns {sorted(missing)}")
+        items = frame.reset_index(drop=True)
+        ds_name = dataset
+    gold = items["label"].astype(int).tolist()
+    live = online(llm)
+    mode = "rule-based agents (offline)" if live is None else f"LLM {live.model} at {live.endpoint}"
+    model = "rule" if live is None else f"{live.endpoint}|{live.model}"  # what else changes a decision
+    if progress:
+        print(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    results, run_s = {}, {}
+    for name, cfg in cfgs.items():
+        ckpt = None if out_dir is None else Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
+        t1 = time.perf_counter()
+        results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(), gold=gold,
+                                                        checkpoint=ckpt, progress=progress)
+        run_s[name] = time.perf_counter() - t1
+    ev = compare(results, items=items, dataset=ds_name, split=split, mode=mode, kind="pipeline", anchors=anchors,
+                 n_resamples=n_resamples, seed=seed, run_s=run_s)
+    ev.wall_s = time.perf_counter() - t0
+    if out_dir is not None:
+        ev.write(out_dir)
+    return ev

@@ -1,0 +1,160 @@
+"""The record of one evaluation (:class:`Evaluation`): tables, closing note, markdown report, files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+__all__ = ["ANCHOR_KIND", "FLIPS", "Evaluation"]
+
+#: the ``kind`` of a reference anchor row in :attr:`Evaluation.metrics` (every other row is an evaluated system)
+ANCHOR_KIND = "reference LLM (zero-shot labels)"
+#: the flip counts of a comparison (:func:`mabpd_kit.evaluate.flip_counts`)
+FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
+
+
+def _md_table(df: pd.DataFrame, floats: str = "{:.3f}") -> str:
+    """A GitHub markdown table (no extra dependency)."""
+    def fmt(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else floats.format(v)
+        return str(v)
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep, *body])
+
+
+@dataclass
+class Evaluation:
+    """Everything one evaluation produced; ``str(ev)`` is the closing note."""
+
+    dataset: str
+    split: str
+    configs: list[str]
+    mode: str
+    n_items: int
+    predictions: pd.DataFrame  # one row per (system, item)
+    metrics: pd.DataFrame  # one row per system (evaluated systems first, then anchors)
+    comparisons: pd.DataFrame  # paired bootstrap of each system against the first
+    wall_s: float
+    n_resamples: int
+    seed: int
+    files: dict[str, str] = field(default_factory=dict)
+    run_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> str:
+        return self.configs[0]
+
+    def chart(self) -> alt.TopLevelMixin:
+        """Grouped bars of macro F1 / F1 / precision / recall per system, macro F1 with its CI."""
+        from mabpd_kit.viz.evaluation import metrics_chart
+
+        return metrics_chart(self.metrics, title=f"{self.dataset} {self.split}: {self.n_items} items, {self.mode}")
+
+    def closing_note(self) -> str:
+        lines = [f"{self.dataset} {self.split}, {self.n_items} items, {self.mode}; {self.wall_s:.1f} s in all"]
+        for r in self.metrics[self.metrics["kind"] != ANCHOR_KIND].itertuples(index=False):
+            lines.append(
+                f"  {r.system:<24} macro F1 {r.macro_f1:.3f} [{r.macro_f1_lo:.3f}, {r.macro_f1_hi:.3f}]  "
+                f"F1 {r.f1:.3f}  P {r.precision:.3f}  R {r.recall:.3f}  failed {r.n_failed}  ({self.run_s.get(r.system, 0):.1f} s)"
+            )
+        cmp = self.comparisons[self.comparisons["metric"] == "macro_f1"]
+        for r in cmp.itertuples(index=False):
+            line = (f"  {r.baseline} - {r.system}: macro F1 diff {r.diff:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}], "
+                    f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples)")
+            if not _missing(r.fn_rescued):  # flips exist for binary labels only
+                line += (f"; versus {r.system}, {r.baseline} rescues {r.fn_rescued} false negatives and adds "
+                         f"{r.fp_added} false positives (loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)")
+            lines.append(line)
+        anchors = self.metrics[self.metrics["kind"] == ANCHOR_KIND]
+        if len(anchors):
+            best = anchors.sort_values("macro_f1", ascending=False).iloc[0]
+            lines.append(f"  reference anchors: {len(anchors)} LLM label columns, best {best['system']} macro F1 {best['macro_f1']:.3f} (n={best['n']})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.closing_note()
+
+    def markdown(self) -> str:
+        """The report: metrics table, paired comparisons, anchors and how to read them."""
+        cols = ["system", "n", "n_failed", "accuracy", "precision", "recall", "f1", "macro_f1", "macro_f1_lo", "macro_f1_hi"]
+        pipe = self.metrics[self.metrics["kind"] != ANCHOR_KIND][cols]
+        anchors = self.metrics[self.metrics["kind"] == ANCHOR_KIND][cols]
+        cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value", *FLIPS]]
+        when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        parts = [
+            f"# Evaluation: {self.dataset} {self.split}",
+            "",
+            f"{self.n_items} items · {self.mode} · configurations {', '.join(self.configs)} · {self.wall_s:.1f} s · {when}",
+            "",
+            "## Metrics (positive class: biased; failed items count as neutral)",
+            "",
+            _md_table(pipe),
+            "",
+            f"macro_f1_lo / _hi: {100 * 0.95:.0f}% bootstrap interval over items ({self.n_resamples} resamples, seed {self.seed}).",
+            "",
+            f"## Paired bootstrap against `{self.baseline}`",
+            "",
+            ("diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\". "
+            "fn_rescued / fp_added: items where only the baseline says biased (rightly / wrongly); "
+            "tp_lost / fp_removed: items where only the system says biased (rightly / wrongly)."),
+            "",
+            _md_table(cmp, floats="{:.4f}") if len(cmp) else "(only one configuration)",
+            "",
+        ]
+        if len(anchors):
+            parts += [
+                "## Reference anchors: zero-shot LLM labels shipped with the benchmark file",
+                "",
+                "Scored on the evaluated items that carry a label (`n`); unparseable answers are left out.",
+                "",
+                _md_table(anchors),
+                "",
+            ]
+        if self.split == "test":
+            parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
+                      "or prompt because of them turns the test split into a training split."), ""]
+        parts += ["## Closing note", "", "```", self.closing_note(), "```", ""]
+        return "\n".join(parts)
+
+    def write(self, out_dir: str | Path) -> dict[str, str]:
+        """Write results.csv, metrics.csv, comparisons.csv, report.md, chart.svg and chart.png."""
+        import vl_convert as vlc
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        files = {
+            "results": out / "results.csv",
+            "metrics": out / "metrics.csv",
+            "comparisons": out / "comparisons.csv",
+            "report": out / "report.md",
+            "chart_svg": out / "chart.svg",
+            "chart_png": out / "chart.png",
+        }
+        self.predictions.to_csv(files["results"], index=False)
+        self.metrics.to_csv(files["metrics"], index=False)
+        self.comparisons.to_csv(files["comparisons"], index=False)
+        spec = self.chart().to_dict()
+        files["chart_svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+        files["chart_png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
+        self.files = {k: str(v) for k, v in files.items()}
+        files["report"].write_text(self.markdown(), encoding="utf-8")
+        return self.files
+
+
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
