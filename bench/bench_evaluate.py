@@ -13,18 +13,16 @@ import time
 
 import numpy as np
 
-from mabpd_kit import datasets as ds
-from mabpd_kit import evaluate as E
-from mabpd_kit import metrics as M
+from mabpd_kit import data, evaluate, metrics
 
 
 def loaders() -> None:
     for name, fn in [
-        ("BABE train", lambda: ds.load_babe("train", download=False)),
-        ("HyperPartisan train (600 words)", lambda: ds.load_hyperpartisan("train", truncate=600, download=False)),
-        ("PolitiFact-Hidden", lambda: ds.load_politifact_hidden(download=False)),
-        ("LIAR train", lambda: ds.load_liar("train", download=False)),
-        ("LIAR-PLUS test", lambda: ds.load_liar_plus("test", download=False)),
+        ("BABE train", lambda: data.load_babe("train", download=False)),
+        ("HyperPartisan train (600 words)", lambda: data.load_hyperpartisan("train", truncate=600, download=False)),
+        ("PolitiFact-Hidden", lambda: data.load_politifact_hidden(download=False)),
+        ("LIAR train", lambda: data.load_liar("train", download=False)),
+        ("LIAR-PLUS test", lambda: data.load_liar_plus("test", download=False)),
     ]:
         t = time.perf_counter()
         try:
@@ -42,10 +40,10 @@ def bootstrap_speed() -> None:
     a = np.where(rng.random(3121) < 0.7, y, 1 - y)
     b = np.where(rng.random(3121) < 0.68, y, 1 - y)
     t = time.perf_counter()
-    r = M.paired_bootstrap(y, a, b, n_resamples=10_000, seed=0)
+    r = metrics.paired_bootstrap(y, a, b, n_resamples=10_000, seed=0)
     print(f"  paired bootstrap, macro F1, 3,121 items, 10,000 resamples (vectorised): {time.perf_counter() - t:.2f} s  ({r})")
     t = time.perf_counter()
-    M.paired_bootstrap(y, a, b, metric=lambda t_, p_: M.macro_f1(t_, p_), n_resamples=200, seed=0)
+    metrics.paired_bootstrap(y, a, b, metric=lambda t_, p_: metrics.macro_f1(t_, p_), n_resamples=200, seed=0)
     per = (time.perf_counter() - t) / 200
     print(f"  the same through a Python loop: {per * 1000:.1f} ms per resample, ~{per * 10_000:.0f} s for 10,000")
 
@@ -58,13 +56,13 @@ def main() -> None:
     loaders()
     print("metrics:")
     bootstrap_speed()
-    if ds.data_dir() is None:
+    if data.data_dir() is None:
         print("evaluation: MABPD_DATA_DIR not set, skipping the BABE evaluation")
         return
     print("mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent (rule-based):")
     with tempfile.TemporaryDirectory() as out:  # fresh checkpoints: time the real run, not a resume
         t = time.perf_counter()
-        ev = E.evaluate("babe", "train", ["full", "no-debate", "single-agent"], limit=args.limit, out_dir=out, progress=False)
+        ev = evaluate.evaluate("babe", "train", ["full", "no-debate", "single-agent"], limit=args.limit, out_dir=out, progress=False)
         total = time.perf_counter() - t
     print(ev.closing_note())
     per_item = sum(ev.run_s.values()) / (len(ev.configs) * ev.n_items)
