@@ -1,14 +1,18 @@
 """Charts for evaluation results (notebook 08 and ``mabpd evaluate``).
 
-Every builder takes the DataFrames that :mod:`mabpd_kit.evaluate` produces (for any method's results) and returns an
-altair chart; nothing is computed here that the tables do not already hold, except simple
-per-group rates in :func:`error_rates_chart`.
+Every builder takes the DataFrames that :mod:`mabpd_kit.evaluate` produces (for any method's
+results) and returns an altair chart; nothing is computed here that the tables do not already
+hold, except simple per-group rates in :func:`error_rates_chart`. altair comes from
+:func:`mabpd_kit.viz.altair` (course theme and offline renderer on first use), so importing this
+module is cheap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from mabpd_kit.viz import altair
 
 if TYPE_CHECKING:
     import altair as alt
@@ -26,8 +30,9 @@ def metrics_chart(
     title: str | None = None,
 ) -> alt.LayerChart:
     """Grouped bars: one group per metric, one bar per system; macro F1 carries its bootstrap CI."""
-    import altair as alt
     import pandas as pd
+
+    alt = altair()
 
     systems = metrics["system"].tolist()
     long = metrics.melt(id_vars=["system"], value_vars=list(which), var_name="metric", value_name="value")
@@ -56,7 +61,7 @@ def metrics_chart(
 
 def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
     """Each system as a point in (recall, precision): who buys precision with recall, and who the other way."""
-    import altair as alt
+    alt = altair()
 
     base = alt.Chart(metrics).encode(
         x=alt.X("recall:Q", scale=alt.Scale(domain=[0, 1])),
@@ -90,8 +95,9 @@ def error_rates_chart(
     ``predictions`` is :attr:`Evaluation.predictions` (or any frame with gold, pred and ``by``);
     groups with fewer than ``min_items`` items are left out (their rates are noise).
     """
-    import altair as alt
     import pandas as pd
+
+    alt = altair()
 
     df = predictions if system is None else predictions[predictions["system"] == system]
     df = df.assign(group=df[by].fillna("(none)").astype(str))
@@ -118,8 +124,9 @@ def threshold_chart(
 ) -> alt.LayerChart:
     """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
     a vertical rule marks the threshold chosen on the calibration half."""
-    import altair as alt
     import pandas as pd
+
+    alt = altair()
 
     color = alt.Color("half:N", title=None) if "half" in sweeps.columns else alt.value("#4c78a8")
     lines = alt.Chart(sweeps).mark_line().encode(
