@@ -4,7 +4,8 @@
 function* that returns a chart. Moving a control re-runs the function and redraws its chart in an
 ``ipywidgets.Output``. The function knows nothing about widgets, so you can call and test it on
 its own, and the panel itself is testable without a browser: set a control's ``.value`` and read
-``panel.result`` / ``panel.caption``.
+``panel.result`` / ``panel.caption``. A panel switches on the course chart setup
+(:func:`mabpd_kit.viz.altair`) when it is created, so its charts are offline SVG like every other.
 
 >>> def flagged(threshold=0.5):
 ...     df = scores[scores.score >= threshold]
@@ -99,6 +100,9 @@ class ParameterPanel:
     def __init__(self, fn: Callable[..., Any], controls: Mapping[str, ControlSpec], *, title: str | None = None):
         import ipywidgets as w
 
+        from mabpd_kit.viz import altair
+
+        altair()  # the course theme and offline renderer, also for charts the function builds itself
         if not controls:
             raise ValueError("a ParameterPanel needs at least one control")
         params = inspect.signature(fn).parameters

@@ -1,4 +1,7 @@
-"""mabpd_kit.viz: offline renderer, course colours, chart helpers and the span viewer."""
+"""mabpd_kit.viz: offline renderer (set up by the first chart), course colours, chart helpers and the span viewer.
+
+That importing viz changes nothing (renderer, theme, sys.modules) is checked in a fresh interpreter
+by tests/test_structure.py."""
 
 from __future__ import annotations
 
@@ -27,11 +30,11 @@ def _back_to_svg():
     viz.static("svg")
 
 
-def test_import_enables_offline_svg_renderer():
+def test_first_chart_enables_offline_svg_renderer():
+    chart = viz.bar(pd.DataFrame({"category": ["framing", "omission"], "n": [2, 5]}), "category", "n")
     import altair as alt
 
     assert alt.renderers.active == "svg" and viz.renderer() == "svg"
-    chart = viz.bar(pd.DataFrame({"category": ["framing", "omission"], "n": [2, 5]}), "category", "n")
     bundle = _bundle(chart)
     assert list(bundle) == ["image/svg+xml"], "a static renderer emits the picture only, no HTML+JS"
     svg = bundle["image/svg+xml"]
@@ -53,7 +56,7 @@ def test_png_and_interactive_switches():
 
 
 def test_theme_registered_and_enabled():
-    import altair as alt
+    alt = viz.altair()
 
     assert alt.theme.active == viz.THEME_NAME
     spec = viz.bar(pd.DataFrame({"c": ["a"], "n": [1]}), "c", "n").to_dict()

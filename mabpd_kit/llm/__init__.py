@@ -6,18 +6,19 @@
 True
 
 Components take ``llm: LLM | None`` and call :func:`online` (``None`` for no LLM or an
-offline one) to choose their rule-based implementation. See :mod:`mabpd_kit.llm.client` for
-what a call does, :mod:`.cache` for record/replay, :mod:`.structured` for structured output,
-:mod:`.probe` for capabilities, :mod:`.registry` for what the process remembers per endpoint,
-:mod:`.usage` for the run's call log (``llm.usage``; per-item usage is
-:class:`mabpd_kit.types.Usage`).
+offline one) to choose their rule-based implementation. One file per concern:
+:mod:`.connection` chooses the endpoint, :mod:`.client` makes the call, :mod:`.cache`
+records and replays, :mod:`.structured` validates structured output, :mod:`.probe` finds
+capabilities, :mod:`.registry` remembers limits and capabilities per endpoint, :mod:`.usage`
+keeps the run's call log (``llm.usage``; per-item usage is :class:`mabpd_kit.types.Usage`).
 The ``openai`` SDK is imported only on the first real call, so importing this is cheap.
 """
 
 from __future__ import annotations
 
 from .cache import ResponseCache, cache_dir
-from .client import LLM, connect, online
+from .client import LLM, online
+from .connection import connect
 from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, StructuredOutputError
 from .presets import PRESETS, Preset
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob

@@ -1,9 +1,11 @@
-"""The one way mabpd-kit talks to language models: :func:`connect` and :class:`LLM`.
+"""The one way mabpd-kit talks to language models: :class:`LLM` (made by
+:func:`~mabpd_kit.llm.connection.connect`).
 
->>> from mabpd_kit.llm import connect
->>> llm = connect()            # nothing configured: offline, prints one line, llm.offline is True
+>>> from mabpd_kit.llm import connect, online
 >>> llm = connect("ollama", model="llama3.1")                       # a preset
 >>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
+>>> online(connect(quiet=True)) is None                            # offline: use the rule-based path
+True
 
 What happens on a call (``llm.chat`` / ``await llm.achat``):
 
@@ -33,23 +35,16 @@ from . import registry
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
 from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
-from .presets import PRESETS, Preset, preset_for_url, resolve_key
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
-from .runtime import in_io_thread, io_loop, submit
+from .runtime import in_io_thread, submit
 from .usage import CallLog
 
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["LLM", "OFFLINE_LINE", "connect", "online"]
+__all__ = ["LLM", "as_llm_config", "online"]
 
 S = TypeVar("S", bound=BaseModel)
-
-OFFLINE_LINE = (
-    "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
-    "MABPD_BASE_URL and MABPD_MODEL (and MABPD_API_KEY if the server needs one), or call "
-    "connect('ollama', model='llama3.1'); `mabpd doctor` checks the setup."
-)
 
 
 class _Secret:
@@ -69,7 +64,8 @@ class _Secret:
     __str__ = __repr__
 
 
-def _llm_config(config: Config | LLMConfig | None) -> LLMConfig:
+def as_llm_config(config: Config | LLMConfig | None) -> LLMConfig:
+    """The LLM section of a configuration (the defaults for None)."""
     from mabpd_kit.config import Config, LLMConfig
 
     if config is None:
@@ -106,7 +102,7 @@ class LLM:
         offline: bool = False,
         offline_reason: str = "",
     ) -> None:
-        self.config = _llm_config(config)
+        self.config = as_llm_config(config)
         self.offline = offline
         self.offline_reason = offline_reason
         self.endpoint = endpoint.rstrip("/")
@@ -479,55 +475,6 @@ class LLM:
         from .probe import probe
 
         return self._blocking(probe(self, model or self.model, refresh=refresh))
-
-
-def connect(
-    preset: str | None = None,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    config: Config | LLMConfig | None = None,
-    cache_mode: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    quiet: bool = False,
-) -> LLM:
-    """An :class:`LLM` for a preset, a base URL, or the environment; offline when none is set.
-
-    Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
-    from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
-    (the preset's variable, then ``MABPD_API_KEY``; local servers need none).
-    ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
-    tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
-    The offline LLM prints one line saying so (``quiet=True`` silences it).
-    """
-    cfg = _llm_config(config)
-    p: Preset | None = None
-    if preset is not None:
-        p = PRESETS.get(preset.lower())
-        if p is None:
-            raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
-    forced = os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    url = base_url
-    if url is None and not forced:
-        url = p.base_url if p is not None else (os.environ.get("MABPD_BASE_URL", "").strip() or None)
-    if url is None:
-        reason = "MABPD_OFFLINE=1" if forced else "no endpoint configured"
-        if not quiet:
-            print(OFFLINE_LINE.format(reason=reason))
-        return LLM(endpoint="offline", model="rule-based", config=cfg, offline=True, offline_reason=reason)
-    chosen_model = model or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
-    if not chosen_model:
-        raise EndpointError(f"no model for {url}: pass connect(..., model='NAME') or set MABPD_MODEL")
-    key = resolve_key(p or preset_for_url(url), url)
-    if key is None:
-        known = p or preset_for_url(url)
-        var = f"{known.key_env} or MABPD_API_KEY" if known is not None and known.key_env else "MABPD_API_KEY"
-        raise EndpointError(f"no API key for {url}: set {var} in the environment")
-    io_loop()  # start the I/O thread now, not inside the first timed call
-    return LLM(
-        endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
-        cache_dir=cache_dir, preset=p.name if p else None,
-    )
 
 
 def online(llm: "LLM | None") -> "LLM | None":

@@ -1,21 +1,22 @@
 """Charts of the bias lexicon: coverage of the taxonomy and the independence check.
 
->>> from mabpd_kit.lexicon import Lexicon
->>> import mabpd_kit.viz.lexicon as vl
->>> lex = Lexicon.default()
->>> vl.coverage_chart(lex)                     # terms per category, stacked by band, coloured by taxonomy
->>> vl.band_chart(lex)                         # terms per band and meta-category
+>>> import mabpd_kit as mk
+>>> lex = mk.Lexicon.default()
+>>> mk.viz.lexicon.coverage_chart(lex)         # terms per category, coloured by taxonomy
+>>> mk.viz.lexicon.band_chart(lex)             # terms per band and meta-category
 >>> res = lex.independence(texts, labels)
->>> vl.independence_chart(res)                 # band vs bias rate per term, with the fitted line
+>>> mk.viz.lexicon.independence_chart(res)     # band vs bias rate per term, with the fitted line
 
 Every builder returns an altair chart drawn from a DataFrame the lexicon (or the result) already
 holds, so a student can check any bar against ``lex.categories_frame()`` or ``res.frame``.
-altair is imported inside the functions (``import mabpd_kit`` stays fast).
+altair is imported by the first chart (:func:`mabpd_kit.viz.altair`), so importing this is cheap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from mabpd_kit.viz import altair, category_color
 
 if TYPE_CHECKING:
     import altair as alt
@@ -27,10 +28,7 @@ __all__ = ["coverage_chart", "band_chart", "independence_chart", "match_chart"]
 
 def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
     """Terms per category (horizontal bars), coloured by taxonomy type, sorted by taxonomy then size."""
-    import altair as alt
-
-    from mabpd_kit.viz import category_color
-
+    alt = altair()
     df = lex.categories_frame()[["category", "taxonomy", "meta_category", "n_terms"]]
     df = df.sort_values(["taxonomy", "n_terms"], ascending=[True, False]).reset_index(drop=True)
     taxonomies = list(dict.fromkeys(df["taxonomy"]))
@@ -49,10 +47,7 @@ def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
 
 def band_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
     """Number of terms per score band, stacked by meta-category."""
-    import altair as alt
-
-    from mabpd_kit.viz import category_color
-
+    alt = altair()
     tf = lex.terms_frame()
     df = tf.groupby(["band", "meta_category"], as_index=False).size().rename(columns={"size": "n_terms"})
     df["band"] = df["band"].map(lambda b: f"{b:.2f}")
@@ -74,8 +69,9 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
     """One point per term found in the corpus: its band (jittered) against the bias rate of the
     records containing it, sized by how many records; a least-squares line shows the trend, and
     the title carries r, the critical value and the verdict."""
-    import altair as alt
     import numpy as np
+
+    alt = altair()
 
     df = res.frame[res.frame["n_records"] > 0].copy()
     # Deterministic jitter so the four bands do not print as four solid columns.
@@ -101,11 +97,9 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
 
 def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -> "alt.Chart":
     """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy."""
-    import altair as alt
     import pandas as pd
 
-    from mabpd_kit.viz import category_color
-
+    alt = altair()
     rows = [{"category": m.category, "taxonomy": m.taxonomy} for t in texts for m in lex.match(t)]
     df = pd.DataFrame(rows, columns=["category", "taxonomy"])
     df = df.groupby(["category", "taxonomy"], as_index=False).size().rename(columns={"size": "hits"})

@@ -1,0 +1,80 @@
+"""``connect()``: an :class:`~mabpd_kit.llm.LLM` from a preset, a base URL or the environment.
+
+>>> from mabpd_kit.llm import connect
+>>> llm = connect()            # nothing configured: offline, prints one line, llm.offline is True
+>>> llm = connect("ollama", model="llama3.1")                       # a preset
+>>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
+
+The key is read only from the environment and is never printed (see :mod:`.presets`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from .client import LLM, as_llm_config
+from .errors import EndpointError
+from .presets import PRESETS, Preset, preset_for_url, resolve_key
+from .runtime import io_loop
+
+if TYPE_CHECKING:
+    from mabpd_kit.config import Config, LLMConfig
+
+__all__ = ["OFFLINE_LINE", "connect"]
+
+OFFLINE_LINE = (
+    "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
+    "MABPD_BASE_URL and MABPD_MODEL (and MABPD_API_KEY if the server needs one), or call "
+    "connect('ollama', model='llama3.1'); `mabpd doctor` checks the setup."
+)
+
+
+
+def connect(
+    preset: str | None = None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    config: Config | LLMConfig | None = None,
+    cache_mode: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    quiet: bool = False,
+) -> LLM:
+    """An :class:`LLM` for a preset, a base URL, or the environment; offline when none is set.
+
+    Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
+    from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
+    (the preset's variable, then ``MABPD_API_KEY``; local servers need none).
+    ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
+    tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
+    The offline LLM prints one line saying so (``quiet=True`` silences it).
+    """
+    cfg = as_llm_config(config)
+    p: Preset | None = None
+    if preset is not None:
+        p = PRESETS.get(preset.lower())
+        if p is None:
+            raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
+    forced = os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    url = base_url
+    if url is None and not forced:
+        url = p.base_url if p is not None else (os.environ.get("MABPD_BASE_URL", "").strip() or None)
+    if url is None:
+        reason = "MABPD_OFFLINE=1" if forced else "no endpoint configured"
+        if not quiet:
+            print(OFFLINE_LINE.format(reason=reason))
+        return LLM(endpoint="offline", model="rule-based", config=cfg, offline=True, offline_reason=reason)
+    chosen_model = model or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
+    if not chosen_model:
+        raise EndpointError(f"no model for {url}: pass connect(..., model='NAME') or set MABPD_MODEL")
+    key = resolve_key(p or preset_for_url(url), url)
+    if key is None:
+        known = p or preset_for_url(url)
+        var = f"{known.key_env} or MABPD_API_KEY" if known is not None and known.key_env else "MABPD_API_KEY"
+        raise EndpointError(f"no API key for {url}: set {var} in the environment")
+    io_loop()  # start the I/O thread now, not inside the first timed call
+    return LLM(
+        endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
+        cache_dir=cache_dir, preset=p.name if p else None,
+    )

@@ -1,0 +1,188 @@
+"""The span viewer: a text with what the agents highlighted, coloured per bias category.
+
+>>> from mabpd_kit.types import Span
+>>> html = span_html("A radical plan.", [Span(text="radical", start=2, end=9, category="loaded language", score=0.8)])
+>>> show_spans("A radical plan.", [...])   # the same, as a displayable object in a notebook
+
+Everything here is self-contained HTML with inline styles (no <script>, no stylesheet), so the
+same markup works in JupyterLab, in an exported HTML report and in an e-mail. No altair here:
+showing spans never loads the chart stack. Both functions are also ``mabpd_kit.viz.span_html``
+and ``mabpd_kit.viz.show_spans``.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from mabpd_kit.types import Span
+from mabpd_kit.viz.colors import color_for, norm_name, tint
+
+if TYPE_CHECKING:
+    from IPython.display import HTML
+
+__all__ = ["ColorBy", "show_spans", "span_html"]
+
+ColorBy = Literal["category", "meta_category", "agent"]
+
+
+_BOX = (
+    "font-family:Georgia,'Times New Roman',serif;font-size:15px;line-height:1.9;color:#1a1a1a;"
+    "background:#ffffff;border:1px solid #dddddd;border-radius:6px;padding:10px 14px;margin:4px 0;"
+)
+_SMALL = "font-family:Helvetica,Arial,sans-serif;font-size:12px;line-height:1.5;color:#333333;"
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A span with the offsets it is drawn at (``None`` when it cannot be placed in the text)."""
+
+    span: Span
+    start: int | None
+    end: int | None
+    where: str  # "offsets", "found" (located by its text) or why it could not be placed
+
+
+def _label(span: Span, color_by: ColorBy) -> str:
+    if color_by == "agent":
+        return norm_name(span.agent) or "other"
+    if color_by == "meta_category":
+        return norm_name(span.meta_category) or "other"
+    return norm_name(span.taxonomy or span.category) or "other"
+
+
+def _place(text: str, span: Span, use_orig: bool) -> _Placed:
+    start, end = (span.orig_start, span.orig_end) if use_orig else (span.start, span.end)
+    if start is not None and end is not None:
+        if 0 <= start < end <= len(text):
+            return _Placed(span, start, end, "offsets")
+        return _Placed(span, None, None, f"offsets {start}..{end} outside the text (length {len(text)})")
+    if span.valid and span.text:
+        # Hand-made spans often carry no offsets: locate the first exact occurrence.
+        at = text.find(span.text)
+        if at >= 0:
+            return _Placed(span, at, at + len(span.text), "found")
+    return _Placed(span, None, None, "no offsets" if span.valid else "not found in the text")
+
+
+def _tooltip(span: Span) -> str:
+    parts = [f"{span.agent} agent", norm_name(span.taxonomy or span.category) or "other"]
+    if span.meta_category:
+        parts[-1] += f" ({norm_name(span.meta_category)})"
+    parts.append(f"score {span.score:.2f}")
+    parts.append("valid" if span.valid else "INVALID: never counts as evidence")
+    line = " · ".join(parts)
+    extra = "; ".join(x for x in (span.reason, span.note) if x)
+    return f"{line}\n{extra}" if extra else line
+
+
+def span_html(
+    text: str,
+    spans: Sequence[Span],
+    legend: bool = True,
+    title: str | None = None,
+    *,
+    color_by: ColorBy = "category",
+    use_orig: bool = False,
+) -> str:
+    """Render ``text`` with ``spans`` highlighted, as self-contained HTML (inline styles only).
+
+    - Each span is coloured by its bias category (``taxonomy`` if set, else ``category``), or by
+      ``meta_category`` or ``agent`` with ``color_by``; a legend lists the colours used.
+    - Hovering a highlight shows a tooltip: agent, category, score, validity, reason.
+    - Invalid spans (quotes an agent cited but that are not in the text) are struck through:
+      in place when they carry offsets, otherwise listed under the text.
+    - Offsets are ``start``/``end`` into ``text`` (the cleaned text); ``use_orig=True`` uses
+      ``orig_start``/``orig_end`` to highlight the raw input instead. A valid span without offsets
+      is located by its first exact occurrence in ``text``.
+    - Overlapping spans: the overlap takes the colour of the highest-scoring span and an
+      underline in the second one's colour; the tooltip lists all of them.
+    """
+    placed = [_place(text, s, use_orig) for s in spans]
+    inline = [p for p in placed if p.start is not None]
+    unplaced = [p for p in placed if p.start is None]
+
+    # Cut the text at every span boundary; each piece knows which spans cover it.
+    cuts = sorted({0, len(text), *(p.start for p in inline), *(p.end for p in inline)})  # type: ignore[misc]
+    pieces: list[str] = []
+    for a, b in zip(cuts, cuts[1:]):
+        chunk = _html.escape(text[a:b])
+        cover = [p for p in inline if p.start <= a and b <= p.end]  # type: ignore[operator]
+        if not cover:
+            pieces.append(chunk)
+            continue
+        valid = sorted((p for p in cover if p.span.valid), key=lambda p: -p.span.score)
+        tip = _html.escape("\n".join(_tooltip(p.span) for p in cover), quote=True)
+        if valid:
+            main = color_for(_label(valid[0].span, color_by), "agent" if color_by == "agent" else "category")
+            style = f"background:{tint(main)};border-bottom:2px solid {main};padding:1px 0;border-radius:2px;"
+            if len(valid) > 1:
+                second = color_for(_label(valid[1].span, color_by), "agent" if color_by == "agent" else "category")
+                style += f"box-shadow:inset 0 -4px 0 {second};"
+            if len(valid) < len(cover):
+                style += "text-decoration:line-through;"
+        else:
+            style = "text-decoration:line-through;text-decoration-color:#c0392b;border-bottom:1px dashed #c0392b;"
+        pieces.append(f'<span style="{style}color:#1a1a1a;" title="{tip}">{chunk}</span>')
+
+    out = [f'<div class="mabpd-spans" style="{_BOX}">']
+    if title:
+        out.append(f'<div style="{_SMALL}font-weight:bold;font-size:13px;margin-bottom:4px;">{_html.escape(title)}</div>')
+    out.append(f'<div style="white-space:pre-wrap;">{"".join(pieces)}</div>')
+
+    if unplaced:
+        out.append(f'<div style="{_SMALL}margin-top:8px;border-top:1px solid #eeeeee;padding-top:4px;">')
+        out.append("<b>Cited but not located in the text</b> (never counted as evidence):<ul style='margin:2px 0;'>")
+        for p in unplaced:
+            tip = _html.escape(_tooltip(p.span), quote=True)
+            deco = "text-decoration:line-through;" if not p.span.valid else ""
+            out.append(
+                f'<li><span style="{deco}" title="{tip}">&ldquo;{_html.escape(p.span.text)}&rdquo;</span> '
+                f"<i>({_html.escape(p.span.agent)}: {_html.escape(p.where)})</i></li>"
+            )
+        out.append("</ul></div>")
+
+    if legend:
+        counts: dict[str, int] = {}
+        for p in placed:
+            if p.span.valid:
+                lab = _label(p.span, color_by)
+                counts[lab] = counts.get(lab, 0) + 1
+        n_invalid = sum(not p.span.valid for p in placed)
+        chips = []
+        for lab, n in counts.items():
+            c = color_for(lab, "agent" if color_by == "agent" else "category")
+            chips.append(
+                f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
+                f'<span style="display:inline-block;width:12px;height:12px;background:{tint(c)};'
+                f'border-bottom:2px solid {c};vertical-align:middle;margin-right:4px;"></span>'
+                f"{_html.escape(lab)} ({n})</span>"
+            )
+        if n_invalid:
+            chips.append(
+                f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
+                f'<span style="text-decoration:line-through;text-decoration-color:#c0392b;">struck through</span>'
+                f" = invalid span ({n_invalid})</span>"
+            )
+        if not chips:
+            chips.append("<i>no spans</i>")
+        out.append(f'<div style="{_SMALL}margin-top:6px;">{"".join(chips)}</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def show_spans(
+    text: str,
+    spans: Sequence[Span],
+    legend: bool = True,
+    title: str | None = None,
+    *,
+    color_by: ColorBy = "category",
+    use_orig: bool = False,
+) -> HTML:
+    """:func:`span_html` wrapped for display: the last line of a notebook cell, or ``display(...)``."""
+    from IPython.display import HTML
+
+    return HTML(span_html(text, spans, legend=legend, title=title, color_by=color_by, use_orig=use_orig))
