@@ -114,11 +114,12 @@ class RadarResult(BaseModel):
         return "\n".join(out)
 
     def row(self) -> dict[str, Any]:
-        """One flat frame row: id, system, gold, label, correct, rounds, stop reason, s, c, source, usage."""
+        """One flat frame row: id, system, gold, label, pred (the same label: the column
+        :func:`mabpd_kit.evaluate.compare` reads), correct, rounds, stop reason, s, c, source, usage."""
         d = self.stop
-        return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, correct=self.correct,
-                    rounds=self.rounds_run, stop_reason=d.reason if d else None, s=d.s if d else None,
-                    c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode,
+        return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, pred=self.label,
+                    correct=self.correct, rounds=self.rounds_run, stop_reason=d.reason if d else None,
+                    s=d.s if d else None, c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode,
                     **self.usage.row(), failed=self.failed, error=self.error)
 
 
@@ -148,7 +149,7 @@ class RadarResults(runs.Results[RadarResult]):
                        half_true_f1=metrics.per_class_f1(y, p, labels=labels).get("HALF-TRUE", float("nan")))
         rounds = [r.rounds_run for r in self.records]
         out["mean_rounds"] = float(sum(rounds) / len(rounds)) if rounds else float("nan")
-        out.update(calls=base["calls"], prompt_tokens=base["prompt_tokens"], completion_tokens=base["completion_tokens"])
+        out.update({k: base[k] for k in ("calls", "prompt_tokens", "completion_tokens")})
         return out
 
 
@@ -285,13 +286,11 @@ class RadarDebate:
             used = {n for t in res.turns for n in t.cited}
             t = self._rules.turn(role, res.claim, res.evidence, used, stage)
             return t.model_copy(update={"round": r})
-        pd_ = self.prompts_dir
-        msgs = [
-            {"role": "system", "content": prompts.render("radar", role, prompts_dir=pd_)},
-            {"role": "user", "content": prompts.render("radar", "turn", prompts_dir=pd_, claim=res.claim, evidence=ev_text,
-                                                       transcript=_transcript(res, role), role=role.title(),
-                                                       stage=stage, stage_instruction=stages.get(stage, ""))},
-        ]
+        user = prompts.render("radar", "turn", prompts_dir=self.prompts_dir, claim=res.claim, evidence=ev_text,
+                              transcript=_transcript(res, role), role=role.title(), stage=stage,
+                              stage_instruction=stages.get(stage, ""))
+        msgs = [{"role": "system", "content": prompts.render("radar", role, prompts_dir=self.prompts_dir)},
+                {"role": "user", "content": user}]
         rc = self.config.radar
         comp = await self.llm.achat(msgs, temperature=rc.temperature, max_tokens=rc.max_tokens, tag=f"radar-{role}")
         res.usage += Usage.of([comp])

@@ -194,7 +194,8 @@ class LLMJudge:
         return [{"role": "system", "content": prompts.render("radar", "judge", prompts_dir=self.prompts_dir)},
                 {"role": "user", "content": prompts.render("radar", name, prompts_dir=self.prompts_dir, **fill)}]
 
-    async def judge(self, res: RadarResult, fill: Mapping[str, str], last: bool) -> tuple[dict[str, float], float | None]:
+    async def judge(self, res: RadarResult, fill: Mapping[str, str],
+                    last: bool) -> tuple[dict[str, float], float | None]:
         """(label probabilities, p(STOP) or None after the last round) for the debate so far.
 
         ``fill``: the prompt slots (claim, evidence, transcript, next_stage)."""
