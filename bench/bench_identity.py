@@ -4,7 +4,9 @@
 
 1. Run time, offline, of the belief simulator for 300 questions x 5 agents x 3 rounds (round 0 +
    2 debate rounds) under both conditions, of the measures on that log (no CI and with the
-   1,000-resample question bootstrap), and of the whole thing end to end.
+   1,000-resample question bootstrap), and of the whole thing end to end; and of
+   ``run_debate`` offline (the same simulation handed out per question through the batch runner,
+   one record per condition and question) with its log frame.
 2. Recovery: for planted w_peer - w_self in {-1, -0.5, 0, 0.5, 1} (w_self = 1 - gap/2,
    w_peer = 1 + gap/2) over 10 seeds: mean and sd of the IBC over all rounds, of the round-1 IBC,
    and of the recovered gap (round-1 IBC x belief mass), which should equal the planted gap.
@@ -13,16 +15,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import statistics
 import time
 
 from mabpd_kit.config import Config
 from mabpd_kit.identity import (
     BeliefSpec,
+    Question,
     ibc,
     identity_report,
     recovered_gap,
     recovery_sweep,
+    run_debate,
     simulate,
 )
 
@@ -54,6 +60,15 @@ def main() -> None:
     print(f"measures, no CI:                   {t_meas * 1000:8.1f} ms")
     print(f"measures + {cfg.identity.bootstrap} bootstrap resamples: {t_ci * 1000:8.1f} ms  (best of 3)")
     print(f"simulate + measures (no CI):       {t_all * 1000:8.1f} ms")
+    qs = [Question(id=f"q{i:03d}", question="?", answer="ABCD"[i % 4], options={k: k for k in "ABCD"})
+          for i in range(N_QUESTIONS)]
+
+    def offline_run():
+        with contextlib.redirect_stdout(io.StringIO()):  # it says the simulator plays the agents
+            return run_debate(qs, None, progress=False).to_frame()
+
+    t_run = best_of(offline_run, repeats=3)
+    print(f"run_debate offline + to_frame():   {t_run * 1000:8.1f} ms  (best of 3; through the batch runner)")
 
     seeds = list(range(10))
     sweep = recovery_sweep(gaps=(-1.0, -0.5, 0.0, 0.5, 1.0), seeds=seeds, n_questions=N_QUESTIONS)

@@ -278,7 +278,8 @@ def _simulated(questions: Sequence[Question], items: list[runs.Item], fail: Any,
     logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)
     cols = list(LogRow.model_fields)
     by_item: dict[str, list[LogRow]] = {}
-    for rec in logs[cols].to_dict("records"):
+    for values in zip(*(logs[c].tolist() for c in cols)):  # column lists: much faster than to_dict here
+        rec = dict(zip(cols, values))
         by_item.setdefault(f"{rec['condition']}/{rec['question']}", []).append(LogRow.model_validate(rec))
 
     async def step(item: runs.Item) -> DebateRecord:

@@ -100,7 +100,8 @@ class DebateRecord(BaseModel):
 
 def log_frame(rows: Iterable[LogRow | dict[str, Any]]) -> pd.DataFrame:
     """Log rows as a frame with :data:`LOG_COLUMNS`, sorted by condition, question, agent, round."""
-    recs = [r.model_dump() if isinstance(r, BaseModel) else r for r in rows]
+    recs = [dict(r.__dict__) if isinstance(r, LogRow) else r.model_dump() if isinstance(r, BaseModel) else r
+            for r in rows]  # a LogRow's fields are flat: its __dict__ is its dump, without the cost
     df = pd.DataFrame.from_records(recs, columns=list(LOG_COLUMNS))
     if len(df):
         df = df.sort_values(KEY, kind="stable").reset_index(drop=True)
