@@ -7,22 +7,22 @@ the checksum policy). Offline and not found: a :class:`DataMissingError` says wh
 to put it.
 
 Loaders and their columns (``data/SOURCES.md`` has licences and counts), one module per family:
+:mod:`.babe`, :mod:`.hyperpartisan`, :mod:`.claims` (the half-truth claims) and :mod:`.qa` (the
+identity-bias question sets).
 
 =============================  =================================================================
 ``load_babe(split)``           id, text, label (1 biased / 0 neutral), outlet, topic, type
-(:mod:`.babe`)                 (left/center/right/None), biased_words (list), label_opinion,
+                               (left/center/right/None), biased_words (list), label_opinion,
                                news_link, and ten ``<model>_label`` columns (0/1/NA) when the
                                annomatic file is available
 ``load_hyperpartisan(split)``  id, title, published_at, url, text, label (1 hyperpartisan), n_words,
-(:mod:`.hyperpartisan`)        truncated; ``df.attrs["n_truncated"]``
+                               truncated; ``df.attrs["n_truncated"]``
 ``load_politifact_hidden()``   id, claim, label (TRUE / HALF-TRUE / FALSE)
 ``load_radar_claims(kind)``    id, claim, label, evidence (list of sentences)
 ``load_liar(split)``           id, label (6-way), label3, statement, subjects, speaker, ..., context
 ``load_liar_plus(split)``      as LIAR plus justification and evidence (list of sentences)
-(:mod:`.claims`)
 ``load_mmlu(split)``           id, question, A, B, C, D, answer (A-D)
 ``load_gsm8k(split)``          id, question, answer (number as a string), solution
-(:mod:`.qa`)
 =============================  =================================================================
 
 Every loader takes ``data_dir`` (your copy), ``download`` (False: never go online) and

@@ -67,11 +67,13 @@ def load_babe(
     path: Path | None = None
     if split == "train":
         try:
-            path = locate(BABE, "derived/babe_hf_train3121_reconstructed.csv", data_dir, download=False, download_dir=download_dir)
+            path = locate(BABE, "derived/babe_hf_train3121_reconstructed.csv", data_dir,
+                          download=False, download_dir=download_dir)
         except FileNotFoundError:
             path = None
     if path is None:
-        path = locate(BABE, f"data/{split}-00000-of-00001.parquet", data_dir, download=download, download_dir=download_dir)
+        path = locate(BABE, f"data/{split}-00000-of-00001.parquet", data_dir,
+                      download=download, download_dir=download_dir)
     raw = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype={"uuid": "string"})
     if "label" not in raw.columns and "label_bias" in raw.columns:  # some BABE releases name it label_bias
         raw = raw.assign(label=raw["label_bias"].map(lambda v: 1 if str(v).lower().startswith("biased") else 0))
@@ -86,7 +88,8 @@ def load_babe(
     sources = [str(path)]
     if llm_labels and split == "train":
         try:
-            anno_path = locate(BABE, "annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir, download=False, download_dir=download_dir)
+            anno_path = locate(BABE, "annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir,
+                               download=False, download_dir=download_dir)
         except FileNotFoundError:
             anno_path = None
         if anno_path is not None:

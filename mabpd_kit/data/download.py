@@ -167,7 +167,9 @@ def _verify(entry: FileEntry, path: Path) -> None:
             )
 
 
-def _missing_message(entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path, why: str) -> str:
+def _missing_message(
+    entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path, why: str
+) -> str:
     where_local = f"{base / dataset / relpath}" if base else f"<MABPD_DATA_DIR>/{dataset}/{relpath}"
     lines = [f"{dataset}/{relpath} is not available ({why})."]
     if entry is not None and entry.url:
@@ -221,7 +223,9 @@ def locate(
     return fetch(entry, download_dir=cache)
 
 
-def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0, quiet: bool = False) -> Path:
+def fetch(
+    entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0, quiet: bool = False
+) -> Path:
     """Download ``entry`` into the cache, verify it, and only then move it into place.
 
     The download goes to a temporary file in the destination folder (so a crash leaves no

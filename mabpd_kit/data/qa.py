@@ -41,7 +41,8 @@ def load_mmlu(
     if path is not None:
         df = pd.read_csv(path, header=None, names=["question", "A", "B", "C", "D", "answer"], dtype=str)
     else:
-        path = locate(MMLU, f"professional_medicine/{split}-00000-of-00001.parquet", data_dir, download=download, download_dir=download_dir)
+        path = locate(MMLU, f"professional_medicine/{split}-00000-of-00001.parquet", data_dir,
+                      download=download, download_dir=download_dir)
         raw = pd.read_parquet(path)  # Hugging Face cais/mmlu: question, subject, choices (4), answer (0-3)
         choices = pd.DataFrame([list(c) for c in raw["choices"]], columns=["A", "B", "C", "D"])
         df = pd.concat([raw[["question"]].reset_index(drop=True), choices], axis=1)
