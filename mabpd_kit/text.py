@@ -258,8 +258,7 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
             k = "\n" if "\n" in (kind, pending_space[0]) else " "
             pending_space = (k, pending_space[1], b)
 
-    def unit(m: re.Match[str]) -> None:
-        nonlocal saw_html
+    for m in _UNIT.finditer(text_in):
         a, b = m.span()
         kind = m.lastgroup
         if kind == "plain":
@@ -284,10 +283,13 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
             space("\n" if name in _BLOCK_TAGS else " ", a, b)
         elif kind == "mojibake":
             fixed = _fix_mojibake(m.group())
-            if fixed is None:  # an accented letter, then whatever follows it (a space, a soft hyphen...)
-                emit(normalise_quotes(text_in[a]), a, a + 1, True)
-                for rest in _UNIT.finditer(text_in, a + 1, b):
-                    unit(rest)
+            if fixed is None:  # an accented letter and what follows it, one character at a time
+                for k in range(a, b):
+                    ch = text_in[k]
+                    if ch.isspace():  # e.g. a no-break space after the letter
+                        space(" ", k, k + 1)
+                    elif ch not in _DROP:  # e.g. a soft hyphen
+                        emit(normalise_quotes(ch), k, k + 1, True)
             else:
                 if "encoding" not in flags:
                     flags.append("encoding")
@@ -296,12 +298,9 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
                 else:
                     emit(normalise_quotes(fixed), a, b, False)
         elif kind == "drop":
-            return
+            continue
         else:  # a lone '<' or '&' that is not markup, or an accented letter
             emit(normalise_quotes(m.group()), a, b, True)
-
-    for m in _UNIT.finditer(text_in):
-        unit(m)
 
     text = "".join(out)
     if "\ufffd" in text and "encoding" not in flags:

@@ -71,6 +71,21 @@ __all__ = [
 
 THEME_NAME = "mabpd"
 
+# the per-area chart modules, imported on first access: ``mk.viz.lexicon.coverage_chart(lex)``
+_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "stopping", "identity", "evaluation")
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(_SUBMODULES))
+
 # --------------------------------------------------------------------------------------------
 # Renderer and theme: set up on first use, never on import
 # --------------------------------------------------------------------------------------------
