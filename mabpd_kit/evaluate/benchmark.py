@@ -117,7 +117,9 @@ def evaluate(
     t0 = time.perf_counter()
     results, run_s = {}, {}
     for name, cfg in cfgs.items():
-        ckpt = None if out_dir is None else Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
+        ckpt = None
+        if out_dir is not None:  # one checkpoint per configuration and model: never a stale one
+            ckpt = Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
         t1 = time.perf_counter()
         results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(), gold=gold,
                                                         checkpoint=ckpt, progress=progress)

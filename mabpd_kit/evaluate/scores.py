@@ -27,7 +27,9 @@ def _is_binary(*label_arrays: Sequence[Any]) -> bool:
     return values <= {0, 1}
 
 
-def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None) -> dict[str, float]:
+def score_system(
+    gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None
+) -> dict[str, float]:
     """Accuracy, precision, recall, F1, macro F1 and a bootstrap CI of macro F1 for one system.
 
     Binary labels (0/1, 1 = biased) get every measure; other labels (three-way verdicts) get
@@ -111,12 +113,15 @@ def predictions(
         if "gold" not in frame.columns:
             raise ValueError(f"the results of {system!r} have no gold column; pass items with a label column")
         gold = frame["gold"].to_numpy()
-    failed = frame["failed"].fillna(False).astype(bool).to_numpy() if "failed" in frame.columns else np.zeros(len(frame), bool)
+    has_failed = "failed" in frame.columns
+    failed = frame["failed"].fillna(False).astype(bool).to_numpy() if has_failed else np.zeros(len(frame), bool)
     if isinstance(failed_as, (int, np.integer)) and not isinstance(failed_as, bool):
         gold = gold.astype(int)
-        pred = np.where(failed, failed_as, pd.to_numeric(frame["pred"], errors="coerce").fillna(failed_as).astype(int).to_numpy())
+        values = pd.to_numeric(frame["pred"], errors="coerce").fillna(failed_as).astype(int).to_numpy()
+        pred = np.where(failed, failed_as, values)
     else:
-        pred = np.where(failed, failed_as, frame["pred"].astype(object).where(frame["pred"].notna(), failed_as).to_numpy())
+        values = frame["pred"].astype(object).where(frame["pred"].notna(), failed_as).to_numpy()
+        pred = np.where(failed, failed_as, values)
     cols: dict[str, Any] = {"system": system, "id": frame["id"].to_numpy(), "gold": gold, "pred": pred}
     cols.update({c: frame[c].to_numpy() for c in ("score", "route") if c in frame.columns})
     cols["failed"] = failed
@@ -179,7 +184,9 @@ def compare(
         raise ValueError("give at least one system")
     names = list(systems)
     n_resamples, seed = _bootstrap_settings(n_resamples, seed)
-    run_s = dict(run_s) if run_s is not None else {n: float(getattr(r, "wall_s", 0.0) or 0.0) for n, r in systems.items()}
+    if run_s is None:  # a Results knows its own run time
+        run_s = {n: float(getattr(r, "wall_s", 0.0) or 0.0) for n, r in systems.items()}
+    run_s = dict(run_s)
     frames = {n: predictions(r, n, items=items, failed_as=failed_as) for n, r in systems.items()}
     base = frames[names[0]]
     for n, f in frames.items():
@@ -190,7 +197,8 @@ def compare(
     for n, f in frames.items():
         rows.append({"system": n, "kind": kind, "n": len(f), "n_failed": int(f["failed"].sum()),
                      **score_system(gold, f["pred"].to_numpy(), n_resamples=n_resamples, seed=seed),
-                     "calls": int(f["calls"].sum()), "tokens": int(f["prompt_tokens"].sum() + f["completion_tokens"].sum()),
+                     "calls": int(f["calls"].sum()),
+                     "tokens": int(f["prompt_tokens"].sum() + f["completion_tokens"].sum()),
                      "seconds": run_s.get(n, 0.0)})
     if anchors and items is not None:
         rows += _anchor_rows(items, gold, n_resamples=n_resamples, seed=seed)
