@@ -1,7 +1,9 @@
 """Charts for dual-threshold stopping (notebook 07): the grid, the quality/rounds trade-off, trajectories.
 
-Every builder returns an altair chart (tests read ``chart.to_dict()``); altair is imported inside
-the functions so importing this module is cheap.
+Every builder returns an altair chart (tests read ``chart.to_dict()``) built from a frame of
+:mod:`mabpd_kit.radar` (``replay_frame``, ``trajectories_frame``, the calibration grid). altair comes
+from :func:`mabpd_kit.viz.altair` (course theme and offline renderer on the first chart), so
+importing this module does nothing.
 
 >>> from mabpd_kit.radar import calibrate, simulate_trajectories
 >>> from mabpd_kit.viz.stopping import grid_heatmap, tradeoff_chart
@@ -19,7 +21,7 @@ import pandas as pd
 
 from mabpd_kit.radar.calibrate import CalibrationResult
 from mabpd_kit.radar.stopping import DualThreshold, Trajectory, replay_frame, trajectories_frame
-from mabpd_kit.viz import OUTCOME_COLORS
+from mabpd_kit.viz import OUTCOME_COLORS, altair
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -33,7 +35,7 @@ _MARK_COLORS = ("#d62728", "#1f1f1f", "#9467bd", "#17becf")
 
 
 def _label_scale():
-    import altair as alt
+    alt = altair()
 
     return alt.Scale(domain=list(LABEL_COLORS), range=list(LABEL_COLORS.values()))
 
@@ -53,7 +55,7 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
 
     ``marks`` names threshold pairs to circle (e.g. the logged run's and the calibrated pair).
     """
-    import altair as alt
+    alt = altair()
 
     df = cal.grid.copy()
     scheme = "viridis" if value in ("quality", "accuracy", "macro_f1", "objective") else "oranges"
@@ -83,7 +85,7 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
     ``current`` is drawn as a large red point labelled "your pair": the live view behind the
     notebook's sliders.
     """
-    import altair as alt
+    alt = altair()
 
     grid = cal.grid
     named = dict(marks or {})
@@ -111,7 +113,7 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
 def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> alt.Chart:
     """How ``value`` (``c`` = confidence or ``s`` = stop margin) evolves over rounds, one line per claim,
     coloured by gold label, one panel per gold label."""
-    import altair as alt
+    alt = altair()
 
     df = trajectories_frame(trajs).dropna(subset=[value])
     ylab = "confidence c = max p(label)" if value == "c" else "stop margin s = p(STOP) - p(CONTINUE)"
@@ -128,7 +130,7 @@ def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: st
 
 def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, title: str | None = None) -> alt.Chart:
     """Where ``rule`` stops, per gold label: claims per stop round, split into right and wrong answers."""
-    import altair as alt
+    alt = altair()
 
     f = replay_frame(trajs, rule)
     f = f[f.gold.notna()].copy()
@@ -148,7 +150,7 @@ def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -
 
     ``decisions``: :func:`mabpd_kit.radar.load_radar_decisions` (columns run, round_index, gold, s).
     """
-    import altair as alt
+    alt = altair()
 
     first = decisions[(decisions.round_index == 1) & decisions.gold.notna()]
     df = first.groupby(["run", "gold"], as_index=False).agg(mean_s=("s", "mean"), claims=("s", "size"))
