@@ -1,7 +1,9 @@
 """Charts for identity bias in multi-agent debate (notebook 06).
 
-Every builder takes the frames of :mod:`mabpd_kit.identity` and returns an altair chart (tests
-read ``chart.to_dict()``); altair is imported inside the functions so importing this is cheap.
+Every builder takes the frames of :mod:`mabpd_kit.identity` (a log's measures, or a run's
+``results.to_frame()``) and returns an altair chart (tests read ``chart.to_dict()``). altair comes
+from :func:`mabpd_kit.viz.altair` (course theme and offline renderer on first use), so importing
+this module is cheap and changes nothing.
 
 >>> from mabpd_kit.identity import BeliefSpec, identity_report, simulate
 >>> from mabpd_kit.viz.identity import behaviour_chart, explore
@@ -25,6 +27,7 @@ from mabpd_kit.identity import (
     recovered_gap,
     simulate,
 )
+from mabpd_kit.viz import altair
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -44,7 +47,7 @@ CONDITION_COLORS: dict[str, str] = {"vanilla": "#f58518", "anonymised": "#4c78a8
 
 
 def _condition_color(values: Sequence[str], title: str = "condition"):
-    import altair as alt
+    alt = altair()
 
     domain = [v for v in CONDITION_COLORS if v in set(values)] + sorted(set(values) - set(CONDITION_COLORS))
     rng = [CONDITION_COLORS.get(v, "#8c8c8c") for v in domain]
@@ -54,7 +57,7 @@ def _condition_color(values: Sequence[str], title: str = "condition"):
 def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> alt.Chart:
     """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
     summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`)."""
-    import altair as alt
+    alt = altair()
 
     rows = []
     for _, r in summary.iterrows():
@@ -83,7 +86,7 @@ def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction"
     """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
     after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`, with 95%
     CIs when it was called with ``ci=True``."""
-    import altair as alt
+    alt = altair()
 
     rows = [
         {"condition": r["condition"], "event": ev, "rate": r[f"{ev}_rate"],
@@ -109,7 +112,7 @@ def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction"
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
     """Majority-vote accuracy (solid) and mean single-agent accuracy (dashed) per round and
     condition, from :func:`~mabpd_kit.identity.majority_accuracy`."""
-    import altair as alt
+    alt = altair()
 
     df = accuracy.melt(
         id_vars=["condition", "round"], value_vars=["majority_accuracy", "agent_accuracy"], var_name="kind", value_name="accuracy"
@@ -133,7 +136,7 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
     """The paper's IBC per model / dataset (grey) with your runs (highlighted) as horizontal
     bars; ``mine`` maps a label (e.g. ``"simulator w_peer=1.5"``) to an IBC result or number.
     Positive: peers over-weighted; negative: self over-weighted."""
-    import altair as alt
+    alt = altair()
 
     df = paper_table().assign(label=lambda d: d["model"] + " / " + d["dataset"], source="paper")[["label", "ibc", "source"]]
     extra = []
@@ -160,7 +163,7 @@ def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recove
     """Planted ``w_peer - w_self`` against the recovered gap (round-1 IBC x belief mass) and the
     raw IBC, one point per seed, from :func:`~mabpd_kit.identity.recovery_sweep`. The dashed
     line is perfect recovery (y = x)."""
-    import altair as alt
+    alt = altair()
 
     df = sweep.melt(id_vars=["gap", "seed"], value_vars=["recovered_gap", "ibc"], var_name="measure", value_name="value")
     df["measure"] = df["measure"].map({"recovered_gap": "recovered gap", "ibc": "IBC (all rounds)"})
@@ -190,7 +193,7 @@ def explore(
     """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a
     :class:`~mabpd_kit.widgets.ParameterPanel` (each slider is one argument). No bootstrap,
     so a slider move redraws in well under a second."""
-    import altair as alt
+    alt = altair()
 
     spec = BeliefSpec(
         n_agents=n_agents, rounds=rounds, w_self=w_self, w_peer=w_peer, competence=competence, prior_strength=prior_strength
