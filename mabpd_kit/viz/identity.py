@@ -57,8 +57,6 @@ def _condition_color(values: Sequence[str], title: str = "condition"):
 def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> alt.Chart:
     """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
     summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`)."""
-    alt = altair()
-
     rows = []
     for _, r in summary.iterrows():
         for m in ("conformity", "obstinacy", "delta"):
@@ -66,47 +64,42 @@ def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: fol
                 "condition": r["condition"], "measure": m, "value": r[m],
                 "lo": r.get(f"{m}_lo", float("nan")), "hi": r.get(f"{m}_hi", float("nan")),
             })
-    df = pd.DataFrame(rows)
-    base = alt.Chart(df).encode(
-        x=alt.X("measure:N", sort=["conformity", "obstinacy", "delta"], title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("condition:N"),
-    )
-    bars = base.mark_bar().encode(
-        y=alt.Y("value:Q", title="share of disagreement pairs (Delta: difference)"),
-        color=_condition_color(df["condition"].tolist()),
-        tooltip=["condition", "measure", alt.Tooltip("value:Q", format=".3f")],
-    )
-    layers = [bars]
-    if df["lo"].notna().any():
-        layers.append(base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q"))
-    return alt.layer(*layers).properties(title=title, width=320, height=220)
+    return _bars_with_cis(pd.DataFrame(rows), x="measure", order=["conformity", "obstinacy", "delta"], y="value",
+                          y_title="share of disagreement pairs (Delta: difference)", title=title, width=320)
 
 
 def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.LayerChart:
     """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
     after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`, with 95%
     CIs when it was called with ``ci=True``."""
-    alt = altair()
-
     rows = [
         {"condition": r["condition"], "event": ev, "rate": r[f"{ev}_rate"],
          "lo": r.get(f"{ev}_rate_lo", float("nan")), "hi": r.get(f"{ev}_rate_hi", float("nan"))}
         for _, r in trust.iterrows() for ev in ("subversion", "correction")
     ]
-    df = pd.DataFrame(rows)
+    return _bars_with_cis(pd.DataFrame(rows), x="event", order=["subversion", "correction"], y="rate",
+                          y_title="rate per exposure", title=title, width=220)
+
+
+def _bars_with_cis(df: pd.DataFrame, *, x: str, order: list[str], y: str, y_title: str, title: str,
+                   width: int) -> alt.LayerChart:
+    """Bars of ``y`` per ``x``, one per condition side by side, with black 95% CI rules when the
+    frame's ``lo`` / ``hi`` columns hold any value."""
+    alt = altair()
+
     base = alt.Chart(df).encode(
-        x=alt.X("event:N", title=None, sort=["subversion", "correction"], axis=alt.Axis(labelAngle=0)),
-        xOffset="condition:N",
+        x=alt.X(f"{x}:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("condition:N"),
     )
     bars = base.mark_bar().encode(
-        y=alt.Y("rate:Q", title="rate per exposure"),
+        y=alt.Y(f"{y}:Q", title=y_title),
         color=_condition_color(df["condition"].tolist()),
-        tooltip=["condition", "event", alt.Tooltip("rate:Q", format=".3f")],
+        tooltip=["condition", x, alt.Tooltip(f"{y}:Q", format=".3f")],
     )
     layers = [bars]
     if df["lo"].notna().any():
         layers.append(base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q"))
-    return alt.layer(*layers).properties(title=title, width=220, height=220)
+    return alt.layer(*layers).properties(title=title, width=width, height=220)
 
 
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
