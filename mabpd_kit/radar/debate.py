@@ -238,7 +238,7 @@ class RadarDebate:
     def run(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
             gold: str | None = None) -> RadarResult:
         """Debate one claim (blocking; fine in Jupyter): :meth:`arun` run to its end."""
-        self.source  # choose it (and probe, if needed) before the debate starts
+        _ = self.source  # choose it (and probe, if needed) before the debate starts
         return runs.complete(self.arun(claim, evidence, id=id, gold=gold), offline=self.llm is None)
 
     async def arun(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
