@@ -203,3 +203,30 @@ def test_calls_run_concurrently_and_ids_must_be_unique(fake_server):
     assert srv.max_in_flight >= 5  # at least one round of five agents in flight together
     with pytest.raises(ValueError, match="unique"):
         run_debate([Q1, Q1], _llm(srv), progress=False)
+
+
+def test_failed_question_retried_with_the_cache_on_sends_only_what_changed(fake_server, tmp_path):
+    from mabpd_kit.testing import Reply
+
+    state = {"fail": True}
+
+    def script(request):
+        if state["fail"] and request["seed"] % 100 == 1:
+            return Reply(status=400, error="bad request")
+        return "Answer: A"
+
+    srv = fake_server(script)
+    cfg = Config().replace(**{"identity.rounds": 1, "llm.max_retries": 0})
+    ck = tmp_path / "run.jsonl"
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto", quiet=True, config=cfg)
+    first = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
+    assert len(first.failed) == 1 and srv.calls == 10
+    answered = {(last_user(r), r["seed"]) for r in srv.requests if r["seed"] % 100 != 1}
+    state["fail"] = False
+    srv.reset_counts()
+    again = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
+    assert not again.failed and (again.to_frame()["answer"] == "A").all()
+    # Round 0: only agent 1's call is new. Round 1: every prompt now shows agent 1's answer, so all
+    # five are new requests. None of them was answered before.
+    assert srv.calls == 1 + 5
+    assert not {(last_user(r), r["seed"]) for r in srv.requests} & answered
