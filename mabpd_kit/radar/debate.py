@@ -335,9 +335,9 @@ class RadarDebate:
         """
         items = []
         for row in claims.itertuples(index=False):
-            ev = getattr(row, "evidence", None)
+            ev, gold = getattr(row, "evidence", None), getattr(row, "label", None)
             data = dict(claim=str(row.claim), evidence=None if ev is None else [str(s) for s in ev],
-                        gold=getattr(row, "label", None))
+                        gold=None if gold is None or gold != gold else str(gold))  # NaN (no label) -> None
             items.append(runs.Item(str(row.id), data, runs.digest(data)))
         fp = self.fingerprint()  # also chooses the source (a probe, if needed) before the batch starts
 
