@@ -2,7 +2,8 @@
 
 - Every module of ``mabpd_kit`` is imported in a fresh interpreter: none may switch altair's
   renderer or theme, and none may write into ``sys.modules`` anything but the modules it imports
-  (the old viz code inserted ``sys.modules["rfc3987_syntax"] = None`` on import).
+  (the old viz code inserted ``sys.modules["rfc3987_syntax"] = None`` on import). Charts get altair
+  from ``viz.altair()``, which sets up the theme and the offline renderer on first use.
 - The imports between ``mabpd_kit`` modules (read with ``ast``, imports inside functions included,
   ``if TYPE_CHECKING:`` blocks excluded) form no cycle.
 - No module is longer than about 500 lines, except data tables named in ``DATA_TABLES``.
@@ -109,6 +110,35 @@ def test_viz_sets_up_on_first_chart_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["svg", "mabpd", "svg"]
+
+
+def _imports_altair(tree: ast.AST) -> list[int]:
+    """Lines that import altair (``if TYPE_CHECKING:`` blocks excluded)."""
+    lines: list[int] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "altair" for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "altair" and not node.level:
+            lines.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return lines
+
+
+def test_charts_get_altair_from_viz():
+    """Only ``mabpd_kit.viz`` imports altair; chart builders call ``viz.altair()``, which switches on the
+    course theme and the offline SVG renderer on first use. A builder that imports altair itself makes
+    charts that render with altair's defaults (HTML + JavaScript from a CDN) when it is the first one drawn."""
+    direct = {name: lines for name, path in MODULES.items() if name != "mabpd_kit.viz"
+              and (lines := _imports_altair(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert not direct, f"modules importing altair directly (use `alt = mabpd_kit.viz.altair()`), with lines: {direct}"
 
 
 # -- (b) no import cycles ------------------------------------------------------------------------
