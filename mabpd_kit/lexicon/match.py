@@ -5,12 +5,12 @@ factored out), so a sentence is scanned once by the C regex engine. Overlapping 
 resolved to the highest band (then the longest); hits inside a protected context are dropped.
 
 >>> lex = Lexicon.default()
->>> [m.term for m in lex.match("Democrats rammed through a so-called reform.")]
-['ram through', 'so-called']
->>> lex.match("He had a heart attack.")
-[]
->>> lex.signal("The regime slammed the protesters.").band
-0.8
+>>> [(m.text, m.term) for m in lex.match("The far-left mob tore into the so-called reform.")]
+[('far-left', 'far-left'), ('mob', 'mob'), ('tore into', 'tear into'), ('so-called', 'so-called')]
+>>> [m.text for m in lex.match("They rammed the zoning overhaul through.")]   # a gapped phrase
+['rammed the zoning overhaul through']
+>>> len(lex.occurrences("The radical left wing slammed it.")), len(lex.match("The radical left wing slammed it."))
+(3, 2)
 """
 
 from __future__ import annotations
