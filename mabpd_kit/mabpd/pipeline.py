@@ -80,7 +80,7 @@ class Decision(BaseModel):
     verifier: VerifierReport | None = None
     mode: Mode = "rule"
     models: dict[str, str | None] = Field(default_factory=dict)
-    usage: Usage = Field(default_factory=Usage, description="LLM usage of every step (failed items: the calls made)")
+    usage: Usage = Field(Usage(), description="LLM usage of every step (failed items: the calls made)")
     latency_s: float = Field(0.0, description="wall-clock time of this item")
     failed: bool = False
     error: str | None = None
@@ -339,7 +339,9 @@ class Pipeline:
             steps += [w.argument for r in d.debate.rounds[1:] for w in r.arguments]
         if d.verifier:
             steps.append(d.verifier)
-        d.usage = Usage.total(steps)
+        used = [s.usage for s in steps if s.usage.calls]
+        if used:  # rule-based steps cost nothing: the decision keeps its zero usage
+            d.usage = Usage.total(used)
         d.latency_s = time.perf_counter() - t0
         return d
 

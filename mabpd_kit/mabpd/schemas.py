@@ -25,7 +25,7 @@ class StepRecord(BaseModel):
 
     mode: Mode = "rule"
     model: str | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = Usage()  # frozen: one shared zero record for every rule-based step
 
 
 class AgentReport(StepRecord):
