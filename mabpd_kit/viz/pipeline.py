@@ -6,23 +6,23 @@ verifier's verdict - and draws it. Nothing here re-runs an agent or re-derives a
 chart can never disagree with the decision it explains.
 
 >>> import mabpd_kit as mk
->>> from mabpd_kit.viz import pipeline as vizp
 >>> d = mk.Pipeline().analyze("The council approved the plan, which critics called reckless.")
->>> vizp.show(d)                      # the highlighted spans and how the label came about
->>> vizp.agent_scores_chart(d)        # one bar per agent: its score and verdict, the 0.50 boundary
->>> vizp.sad_factors_chart(d)         # q, f, g, k of every argument in every round
->>> vizp.vote_chart(d)                # B against N per round, with the vote boundary
+>>> mk.viz.pipeline.show(d)                 # the highlighted spans and how the label came about
+>>> mk.viz.pipeline.agent_scores_chart(d)   # one bar per agent: its score and verdict, the 0.50 boundary
+>>> mk.viz.pipeline.sad_factors_chart(d)    # q, f, g, k of every argument in every round
+>>> mk.viz.pipeline.vote_chart(d)           # B against N per round, with the vote boundary
 
 Batch views take a :class:`~mabpd_kit.mabpd.BatchResult` or a list of decisions:
 
 >>> res = mk.Pipeline().analyze_many(texts, gold=labels)
->>> vizp.route_chart(res)             # how many items each route decided, and how
->>> vizp.score_chart(res)             # every item's score against the boundary, by gold label
->>> vizp.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
+>>> mk.viz.pipeline.route_chart(res)        # how many items each route decided, and how
+>>> mk.viz.pipeline.score_chart(res)        # every item's score against the boundary, by gold label
+>>> mk.viz.pipeline.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
 
 The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`ablation_frame`) return the
 tidy tables the charts are drawn from, so a student can check any bar against a number.
-altair is imported inside the functions (``import mabpd_kit`` stays fast).
+altair comes from :func:`mabpd_kit.viz.altair` inside the functions (course theme and offline
+renderer on the first chart; ``import mabpd_kit`` stays fast).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from __future__ import annotations
 import html as _html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from mabpd_kit.viz import altair, category_color, span_html
 
 if TYPE_CHECKING:
     import altair as alt
@@ -69,7 +71,7 @@ _AGENTS = ("bias", "evidence", "framing")
 
 
 def _verdict_color(field: str = "verdict", title: str = "verdict", legend: str = "right") -> alt.Color:
-    import altair as alt
+    alt = altair()
 
     return alt.Color(f"{field}:N", title=title, legend=alt.Legend(orient=legend),
                      scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
@@ -108,8 +110,6 @@ def _debate(x: Any) -> SADResult:
 def decision_html(d: Decision) -> str:
     """Self-contained HTML of one decision: the cleaned text with highlighted spans
     (:func:`mabpd_kit.viz.span_html`), then ``d.explanation()``."""
-    from mabpd_kit.viz import span_html
-
     title = "FAILED" if d.failed else f"{d.label} · {d.route} · score {d.score:.2f}"
     return (f"<div class='mabpd-decision'>{span_html(d.clean_text or d.text, d.spans(), title=title)}"
             f"<pre>{_html.escape(d.explanation())}</pre></div>")
@@ -205,7 +205,7 @@ def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
 def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.Chart:
     """Items per route, stacked by ``by``: ``"label"`` (final label), ``"correct"`` (needs gold)
     or ``"verifier_check"``. Routes are ordered as the router tries them."""
-    import altair as alt
+    alt = altair()
 
     df = decisions_frame(x)
     if by not in ("label", "correct", "verifier_check"):
@@ -239,7 +239,7 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
 
     Also shows how often the agents disagree with each other before debate (in the title).
     """
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     ds = [d for d in _decisions(x) if not d.failed and d.gold is not None and d.reports]
@@ -271,7 +271,7 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
     ``config.router``) adds dashed rules for the router's cut-offs; they come from the
     configuration you pass, not from the trace.
     """
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     ds = [d for d in _decisions(x) if not d.failed and d.scoring is not None]
@@ -303,7 +303,7 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
 
     ``x`` is a mapping name -> results, or a frame :func:`ablation_frame` returned.
     """
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     df = x if isinstance(x, pd.DataFrame) else ablation_frame(x)
@@ -329,7 +329,7 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
 def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
     """One bar per agent: its report score, coloured by its verdict, labelled with valid/cited
     spans; the rule is the score boundary recorded in the decision's score breakdown."""
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     if not d.reports:
@@ -355,7 +355,7 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
     Each segment is ``weights[a] * components[a]`` read from ``d.scoring``; the stack's length
     is the recorded ``d.scoring.score`` (the tests check that the two agree).
     """
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     sc = d.scoring
@@ -363,7 +363,6 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         raise ValueError(f"decision {d.id!r} has no score ({d.error or d.route})")
     df = pd.DataFrame([{"item": "score", "agent": a, "weight": sc.weights[a], "agent score": c,
                         "contribution": sc.weights[a] * c} for a, c in sc.components.items()])
-    from mabpd_kit.viz import category_color
 
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("sum(contribution):Q", scale=alt.Scale(domain=[0, 1]), title="combined score = Σ weight × agent score"),
@@ -384,7 +383,7 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     ``x``: a Decision that went to debate, or its ``SADResult``. Bars are coloured by the
     argument's verdict; the numbers are the ones the vote used.
     """
-    import altair as alt
+    alt = altair()
 
     deb = _debate(x)
     df = deb.to_frame()
@@ -406,7 +405,7 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
 def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     """The role-weighted vote per round: B (biased) and N (neutral) as shares of B + N, with the
     vote boundary. The last round decides. A round with B + N = 0 is drawn empty (neutral)."""
-    import altair as alt
+    alt = altair()
     import pandas as pd
 
     deb = _debate(x)
