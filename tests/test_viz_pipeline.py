@@ -170,7 +170,7 @@ def test_route_chart_by_verifier_check_and_bare_debate_frame(batch, debated):
     data = rows(vp.route_chart(batch, by="verifier_check"))
     checks = {(d.verifier.check if d.verifier else "not_run") for d in batch}
     assert {r["verifier_check"] for r in data} == checks
-    frame = vp.sad_frame(debated.debate)                       # a bare DebateResult works too
+    frame = vp.sad_frame(debated.debate)                       # a bare SADResult works too
     assert len(frame) == sum(len(r.arguments) for r in debated.debate.rounds)
     assert frame["k"].tolist() == [w.k for r in debated.debate.rounds for w in r.arguments]
 

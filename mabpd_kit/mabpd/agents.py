@@ -1,4 +1,4 @@
-"""The MABPD agents (SPEC 1.2, 1.6, 1.7): BiasAgent, EvidenceAgent, FramingAgent.
+"""The MABPD agents (SPEC 1.2, 1.6): BiasAgent, EvidenceAgent, FramingAgent.
 
 Every agent has **one interface and two implementations**, chosen by the ``llm`` you pass:
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
-    from mabpd_kit.mabpd import BatchResult, Decision, SADResult
+    from mabpd_kit.mabpd import Decision, SADResult
 
 __all__ = [
     "decision_html",
