@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
-from mabpd_kit.testing import Reply, last_user
+from mabpd_kit.testing import Reply, kill_9_when, last_user
 
 N_QUESTIONS = 4
 RUN = textwrap.dedent("""
@@ -49,24 +47,11 @@ def test_kill_9_mid_batch_then_resume(fake_server, tmp_path):
     cmd = [sys.executable, str(script_file), srv.base_url, str(ck), str(N_QUESTIONS)]
     env = dict(os.environ)  # MABPD_CACHE_DIR: the test's private cache (fake_server fixture)
 
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # two questions finished and the third one stalled
-            lines = ck.read_text().splitlines() if ck.exists() else []
-            if len(lines) >= 2 and srv.in_flight >= 1:
-                break
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the run never reached the stalled question")
-        time.sleep(0.5)  # the stalled call's siblings of the same round are answered and cached
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
+    def two_done_third_stalled() -> bool:
+        return ck.exists() and len(ck.read_text().splitlines()) >= 2 and srv.in_flight >= 1
+
+    # settle: the stalled call's siblings of the same round are answered and cached
+    kill_9_when(cmd, two_done_third_stalled, env=env, settle_s=0.5)
     finished = [json.loads(x)["id"] for x in ck.read_text().splitlines()]
     assert finished == ["vanilla/q0", "vanilla/q1"]
     stalled = [r for r in srv.requests if "Question number 2" in last_user(r) and r["seed"] == 100]

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
-from mabpd_kit.testing import Reply, all_text, system_prompt
+from mabpd_kit.testing import Reply, all_text, kill_9_when, system_prompt
 
 N_ITEMS = 6
 STALLED = "3"  # the item whose first bias call hangs until the run is killed
@@ -66,24 +64,10 @@ def test_kill_9_mid_batch_then_resume(fake_server, tmp_path):
     cmd = [sys.executable, str(script_file), srv.base_url, str(ck), str(N_ITEMS)]
     env = dict(os.environ)  # MABPD_CACHE_DIR: the test's private cache (fake_server fixture)
 
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # every other item finished, the stalled one waiting
-            lines = ck.read_text().splitlines() if ck.exists() else []
-            if len(lines) >= N_ITEMS - 1 and srv.in_flight >= 1:
-                break
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the run never reached the stalled item")
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
+    def stalled_with_the_rest_done() -> bool:  # every other item finished, the stalled one waiting
+        return ck.exists() and len(ck.read_text().splitlines()) >= N_ITEMS - 1 and srv.in_flight >= 1
+
+    kill_9_when(cmd, stalled_with_the_rest_done, env=env, settle_s=0.3)
     finished = sorted(json.loads(x)["id"] for x in ck.read_text().splitlines())
     assert finished == [str(k) for k in range(N_ITEMS) if str(k) != STALLED]
     stalled = [r for r in srv.requests if "bias analyst" in system_prompt(r).lower()

@@ -15,7 +15,8 @@ NAME_RE = re.compile(r"^\d\d_[a-z0-9]+(_[a-z0-9]+)*\.ipynb$")
 SECRET_RE = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bgsk_[A-Za-z0-9]{16,}|Bearer [A-Za-z0-9._-]{16,}")
 MACHINE_PATH_RE = re.compile(r"(?<![\w.])/(?:home|work|root|Users)/[\w.-]+")
 # viz functions that show spans or switch settings: not charts
-NOT_CHARTS = {"span_html", "show_spans", "static", "interactive", "renderer", "color_for", "chart_svg"}
+NOT_CHARTS = {"span_html", "show_spans", "show", "decision_html", "static", "interactive", "renderer", "color_for",
+              "chart_svg"}
 
 
 def _src(cell: dict) -> str:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +16,7 @@ import pytest
 from mabpd_kit.config import Config
 from mabpd_kit.llm import connect
 from mabpd_kit.radar import RadarDebate, RadarResults, example_claims
-from mabpd_kit.testing import FakeLLMServer, Reply, last_user, synth_logprobs, system_prompt
+from mabpd_kit.testing import FakeLLMServer, Reply, kill_9_when, last_user, synth_logprobs, system_prompt
 from mabpd_kit.types import Usage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,13 +182,7 @@ def test_kill_9_and_resume_against_the_test_server(tmp_path, monkeypatch):
     env.update(MABPD_CACHE_DIR=str(tmp_path / "llm-cache"), PYTHONPATH=str(ROOT))
     with FakeLLMServer(_script, latency=0.1) as srv:
         cmd = [sys.executable, str(runner), srv.base_url, str(ckpt), str(claims_path), str(out)]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while _finished_lines(ckpt) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+        kill_9_when(cmd, lambda: _finished_lines(ckpt) >= 2, env=env, timeout_s=120)
         done = _finished_lines(ckpt)
         assert 2 <= done < len(claims)
         first = [_key(r) for r in srv.requests]

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from .scripts import all_text, by_role, last_user, request_schema, sequence, system_prompt
+from .process import kill_9_when
 from .server import FakeLLMServer, Reply, Script, synth_logprobs
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "all_text",
     "by_role",
     "last_user",
+    "kill_9_when",
     "request_schema",
     "sequence",
     "synth_logprobs",

@@ -75,16 +75,20 @@ THEME_NAME = "mabpd"
 _SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "stopping", "identity", "evaluation")
 
 
-def __getattr__(name: str) -> ModuleType:
-    if name in _SUBMODULES:
+_FROM_PIPELINE = ("show", "decision_html")  # a Decision's span viewer and trace: mk.viz.show(d)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES or name in _FROM_PIPELINE:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
+        module = importlib.import_module(f"{__name__}.{name if name in _SUBMODULES else 'pipeline'}")
+        return module if name in _SUBMODULES else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(_SUBMODULES))
+    return sorted(set(__all__) | set(_SUBMODULES) | set(_FROM_PIPELINE))
 
 # --------------------------------------------------------------------------------------------
 # Renderer and theme: set up on first use, never on import
