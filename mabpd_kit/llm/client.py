@@ -335,27 +335,9 @@ class LLM:
         )
         return await self._on_io_loop(self._call(req, sample_index, tag))
 
-    def chat(
-        self,
-        messages: Any,
-        *,
-        model: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        sample_index: int = 0,
-        logprobs: bool = False,
-        top_logprobs: int | None = None,
-        response_format: dict[str, Any] | None = None,
-        tag: str = "",
-    ) -> Completion:
-        """Blocking :meth:`achat`; safe from any thread and inside Jupyter."""
-        self._ensure_online()
-        req = self._request(
-            messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs, response_format=response_format,
-        )
-        return self._blocking(self._call(req, sample_index, tag))
+    def chat(self, messages: Any, **kwargs: Any) -> Completion:
+        """Blocking :meth:`achat` (the same arguments); safe from any thread and inside Jupyter."""
+        return self._blocking(self.achat(messages, **kwargs))
 
     # -- structured output ----------------------------------------------------------------
     def _modes(self, model: str) -> list[str]:
@@ -446,25 +428,9 @@ class LLM:
             )
         )
 
-    def structured(
-        self,
-        messages: Any,
-        schema: type[S],
-        *,
-        model: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        sample_index: int = 0,
-        tag: str = "",
-    ) -> Structured[S]:
-        """Blocking :meth:`astructured`."""
-        self._ensure_online()
-        return self._blocking(
-            self._structured(
-                messages, schema, model=model, temperature=temperature, max_tokens=max_tokens,
-                sample_index=sample_index, tag=tag,
-            )
-        )
+    def structured(self, messages: Any, schema: type[S], **kwargs: Any) -> Structured[S]:
+        """Blocking :meth:`astructured` (the same arguments)."""
+        return self._blocking(self.astructured(messages, schema, **kwargs))
 
     # -- capabilities ---------------------------------------------------------------------
     def capabilities(self, *, model: str | None = None, refresh: bool = False) -> Capabilities:
