@@ -74,6 +74,19 @@ def request_key(base_url: str, request: dict[str, Any], sample_index: int) -> st
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def _enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
+    """Switch to WAL. SQLite answers "database is locked" at once (no busy wait) when another
+    process switches the same new file at the same moment, so wait and try again."""
+    for attempt in range(tries):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.05)
+
+
 class ResponseCache:
     """SQLite-backed store of completions (dicts) and probe results, one connection per thread."""
 
@@ -87,8 +100,8 @@ class ResponseCache:
         if conn is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)  # autocommit
-            conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA busy_timeout=30000")
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
