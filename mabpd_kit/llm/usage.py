@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mabpd_kit.types import Usage
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -107,9 +109,13 @@ class CallLog:
         with self._lock:
             return [r for r in self.records if not r.cached]
 
+    def total(self) -> Usage:
+        """The run's usage as the one usage record (answers replayed from the cache cost nothing)."""
+        return Usage.of(self._live())
+
     @property
     def calls(self) -> int:
-        return len(self._live())
+        return self.total().calls
 
     @property
     def cached_calls(self) -> int:
@@ -118,15 +124,15 @@ class CallLog:
 
     @property
     def prompt_tokens(self) -> int:
-        return sum(r.prompt_tokens for r in self._live())
+        return self.total().prompt_tokens
 
     @property
     def completion_tokens(self) -> int:
-        return sum(r.completion_tokens for r in self._live())
+        return self.total().completion_tokens
 
     @property
     def latency_s(self) -> float:
-        return sum(r.latency_s for r in self._live())
+        return self.total().latency_s
 
     @property
     def cost_usd(self) -> float:
