@@ -76,6 +76,16 @@ def test_an_ungrounded_biased_argument_never_changes_the_vote(others, agent, con
     assert with_it.B == pytest.approx(without.B) and with_it.N == pytest.approx(without.N)
 
 
+def test_the_score_weights_are_the_vote_weights():
+    """One weights mapping: moving scoring.w_bias (the notebook slider) moves SAD's vote too."""
+    args = [arg("bias", "biased", 0.3, valid=1), arg("evidence", "neutral", 0.9), arg("framing", "neutral", 0.9)]
+    assert vote(weigh(args, CFG), CFG).label == "neutral"
+    heavy = CFG.replace(**{"scoring.w_bias": 0.9, "scoring.w_evidence": 0.05, "scoring.w_framing": 0.05})
+    v = vote(weigh(args, heavy), heavy)
+    assert v.label == "biased"
+    assert [x.w for x in weigh(args, heavy)] == [0.9, 0.05, 0.05]
+
+
 @settings(max_examples=200, deadline=None)
 @given(args=st.lists(agent_args, min_size=1, max_size=3))
 def test_vote_is_the_role_weighted_rule(args):
