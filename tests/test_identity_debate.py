@@ -144,7 +144,8 @@ def test_killed_mid_question_resends_no_answered_call_with_the_cache_on(fake_ser
     assert again.to_frame()[cols].equals(full.to_frame()[cols])
 
 
-def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
+def _agent_1_fails(fake_server, tmp_path, cache_mode):
+    """A server that refuses every call of agent 1 while ``state["fail"]``; one round after round 0."""
     from mabpd_kit.testing import Reply
 
     state = {"fail": True}
@@ -156,8 +157,12 @@ def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
 
     srv = fake_server(script)
     cfg = Config().replace(**{"identity.rounds": 1, "llm.max_retries": 0})
-    ck = tmp_path / "run.jsonl"
-    llm = connect(base_url=srv.base_url, model="fake", cache_mode="off", quiet=True, config=cfg)
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode=cache_mode, quiet=True, config=cfg)
+    return state, srv, cfg, llm, tmp_path / "run.jsonl"
+
+
+def test_failed_calls_are_recorded_and_retried_on_resume(fake_server, tmp_path):
+    state, srv, cfg, llm, ck = _agent_1_fails(fake_server, tmp_path, "off")
     res = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
     logs = res.to_frame()
     failed = logs[logs["agent"] == 1]
@@ -206,19 +211,7 @@ def test_calls_run_concurrently_and_ids_must_be_unique(fake_server):
 
 
 def test_failed_question_retried_with_the_cache_on_sends_only_what_changed(fake_server, tmp_path):
-    from mabpd_kit.testing import Reply
-
-    state = {"fail": True}
-
-    def script(request):
-        if state["fail"] and request["seed"] % 100 == 1:
-            return Reply(status=400, error="bad request")
-        return "Answer: A"
-
-    srv = fake_server(script)
-    cfg = Config().replace(**{"identity.rounds": 1, "llm.max_retries": 0})
-    ck = tmp_path / "run.jsonl"
-    llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto", quiet=True, config=cfg)
+    state, srv, cfg, llm, ck = _agent_1_fails(fake_server, tmp_path, "auto")
     first = run_debate([Q1], llm, conditions=["vanilla"], config=cfg, checkpoint=ck, progress=False)
     assert len(first.failed) == 1 and srv.calls == 10
     answered = {(last_user(r), r["seed"]) for r in srv.requests if r["seed"] % 100 != 1}
