@@ -46,7 +46,10 @@ class TextConfig(_Frozen):
 
     fuzzy_ratio: float = Field(0.90, ge=0, le=1, description="fuzzy span validation cut-off (rapidfuzz ratio / 100)")
     max_chars: int = Field(200_000, gt=0, description="longer inputs are flagged and cut, never crash a batch")
-    truncate_words: int | None = Field(None, description="article truncation to N words (paper: 600 for HyperPartisan)")
+    truncate_words: int | None = Field(None, description="article truncation to N words (None = no cut)")
+    article_words: int = Field(600, gt=0, description="the paper's HyperPartisan cut: the benchmark default of `evaluate --dataset hyperpartisan`")
+    languages: tuple[str, ...] = Field(("en",), description="languages the rule-based agents know; other text is flagged unsupported_language")
+    detect_language: bool = Field(True, description="detect the language of each item and flag unsupported ones")
 
 
 class LexiconConfig(_Frozen):
@@ -75,8 +78,13 @@ class ScoringConfig(_Frozen):
 
 
 class RouterConfig(_Frozen):
-    """SPEC 1.5 consensus router cut-offs (toolkit defaults)."""
+    """SPEC 1.5 consensus router cut-offs (toolkit defaults), and how a decision is taken.
 
+    ``mode``: ``consensus`` = the router (fast paths, else SAD); ``boundary`` = score vs
+    ``scoring.boundary`` only (ablation no-debate); ``verdict`` = the one enabled agent's verdict
+    alone (ablation single-agent)."""
+
+    mode: Literal["consensus", "boundary", "verdict"] = "consensus"
     neutral_veto_below: float = 0.30
     strong_at_least: float = 0.75
     moderate_at_least: float = 0.60
@@ -91,11 +99,15 @@ class SADConfig(_Frozen):
     max_spans: int = 5
     neutral_floor: float = Field(0.5, description="f_a = max(q_a, neutral_floor) for a neutral verdict")
     agreement_gain: float = Field(0.2, description="g_a = 1 + gain * (share agreeing - 0.5)")
+    agreement_over: Literal["all", "weighted"] = Field(
+        "all", description="g_a's share: all other agents (SPEC 1.6) or only those whose argument carries weight (f > 0)")
     vote_boundary: float = 0.50
     evidence_weighting: bool = Field(True, description="ablation: False sets f_a = 1")
     stop_on_agreement: bool = True
     anonymise: bool = Field(False, description="SPEC 4: unlabelled transcripts in SAD rounds")
-    dual_threshold: bool = Field(False, description="SPEC 3 stopping applied to SAD rounds")
+    dual_threshold: bool = Field(False, description="SPEC 1.6 option: stop after a round iff s >= tau_s and c >= tau_v")
+    tau_s: float = Field(0.3, ge=-1, le=1, description="SAD dual threshold: s = (agents agreeing with the vote - others) / agents")
+    tau_v: float = Field(0.75, ge=0, le=1, description="SAD dual threshold: c = max(B, N) / (B + N)")
     concession: float = Field(0.8, ge=0, le=1, description="rule-based agents: confidence factor kept when switching to a grounded opposing verdict")
     doubt: float = Field(0.8, ge=0, le=1, description="rule-based agents: confidence factor when all others disagree but none refutes their spans")
 
@@ -134,6 +146,8 @@ class LLMConfig(_Frozen):
     max_retries: int = 3
     cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
     repair_retries: int = 1
+    item_deadline_s: float | None = Field(300.0, gt=0, description="one item's wall-clock budget (all its calls); past it the item fails with that reason")
+    probe_ttl_h: float = Field(24.0, gt=0, description="hours a stored capability probe result stays valid")
     prices_per_mtok: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="model -> (USD per 1M prompt tokens, per 1M completion tokens)"
     )
@@ -166,6 +180,8 @@ class IdentityConfig(_Frozen):
     """SPEC 4."""
 
     n_agents: int = 5
+    unparsed: Literal["drop", "neither"] = Field(
+        "neither", description="a pair whose current answer did not parse: counted as neither conforming nor obstinate (SPEC 4), or dropped")
     rounds: int = Field(2, description="debate rounds after the independent round 0")
     seed: int = Field(0, description="seeds the anonymised answer order, agent sampling and the simulator")
     bootstrap: int = Field(1000, gt=0, description="bootstrap resamples (over questions) for the measures' CIs")
@@ -206,6 +222,8 @@ class Config(_Frozen):
         unknown = set(self.agents.enabled) - {"bias", "evidence", "framing"}
         if unknown:
             raise ValueError(f"unknown agents {sorted(unknown)}; choose from bias, evidence, framing")
+        if self.router.mode == "verdict" and len(self.agents.enabled) != 1:
+            raise ValueError("router.mode 'verdict' decides by one agent's verdict: enable exactly one agent")
         return self
 
     # -- variants ---------------------------------------------------------
@@ -234,25 +252,27 @@ class Config(_Frozen):
 
     # -- named ablations (SPEC 1.9) ----------------------------------------
     def ablation(self, name: str) -> "Config":
-        """Named variants: full, single-agent, no-debate, no-verifier, no-evidence-weighting,
-        no-bias, no-evidence, no-framing."""
+        """Named variants (SPEC 1.9). ``single-agent``: the BiasAgent's verdict alone; ``no-debate``:
+        the score against the 0.50 boundary only; both with the verifier off, as in the paper.
+        ``single-agent+verifier`` and ``no-debate+verifier`` keep the verifier on."""
         name = name.strip().lower().replace("_", "-")
-        if name == "full":
+        name, plus_verifier = (name[: -len("+verifier")], True) if name.endswith("+verifier") else (name, False)
+        if name == "full" and not plus_verifier:
             return self
         if name == "single-agent":
-            return self.replace(**{"agents.enabled": ("bias",)})
-        if name == "no-debate":
-            return self.replace(**{"sad.enabled": False})
-        if name == "no-verifier":
+            cfg = self.replace(**{"agents.enabled": ("bias",), "router.mode": "verdict", "verifier.enabled": False})
+        elif name == "no-debate":
+            cfg = self.replace(**{"router.mode": "boundary", "verifier.enabled": False})
+        elif name == "no-verifier" and not plus_verifier:
             return self.replace(**{"verifier.enabled": False})
-        if name == "no-evidence-weighting":
+        elif name == "no-evidence-weighting" and not plus_verifier:
             return self.replace(**{"sad.evidence_weighting": False})
-        if name.startswith("no-") and name[3:] in ("bias", "evidence", "framing"):
+        elif name.startswith("no-") and name[3:] in ("bias", "evidence", "framing") and not plus_verifier:
             return self.replace(**{"agents.enabled": tuple(a for a in self.agents.enabled if a != name[3:])})
-        raise KeyError(
-            f"unknown ablation {name!r}; choose from full, single-agent, no-debate, no-verifier, "
-            "no-evidence-weighting, no-bias, no-evidence, no-framing"
-        )
+        else:
+            raise KeyError(f"unknown ablation {name + ('+verifier' if plus_verifier else '')!r}; "
+                           f"choose from {', '.join(Config.ABLATIONS)}")
+        return cfg.replace(**{"verifier.enabled": True}) if plus_verifier else cfg
 
     ABLATIONS: ClassVar[tuple[str, ...]] = ()  # filled below
 
@@ -295,6 +315,8 @@ Config.ABLATIONS = (
     "full",
     "single-agent",
     "no-debate",
+    "single-agent+verifier",
+    "no-debate+verifier",
     "no-verifier",
     "no-evidence-weighting",
     "no-bias",

@@ -45,8 +45,10 @@ def test_replace_validates_and_rejects_unknown_keys():
 
 
 @pytest.mark.parametrize("name,check", [
-    ("single-agent", lambda c: c.agents.enabled == ("bias",)),
-    ("no-debate", lambda c: c.sad.enabled is False),
+    ("single-agent", lambda c: (c.agents.enabled, c.router.mode, c.verifier.enabled) == (("bias",), "verdict", False)),
+    ("no-debate", lambda c: (c.router.mode, c.verifier.enabled) == ("boundary", False)),
+    ("single-agent+verifier", lambda c: (c.agents.enabled, c.router.mode, c.verifier.enabled) == (("bias",), "verdict", True)),
+    ("no-debate+verifier", lambda c: (c.router.mode, c.verifier.enabled) == ("boundary", True)),
     ("no-verifier", lambda c: c.verifier.enabled is False),
     ("no-evidence-weighting", lambda c: c.sad.evidence_weighting is False),
     ("no-framing", lambda c: c.agents.enabled == ("bias", "evidence")),
@@ -54,6 +56,11 @@ def test_replace_validates_and_rejects_unknown_keys():
 ])
 def test_ablations(name, check):
     assert check(Config().ablation(name))
+
+
+def test_verdict_mode_needs_exactly_one_agent():
+    with pytest.raises(ValidationError, match="exactly one agent"):
+        Config().replace(**{"router.mode": "verdict"})
 
 
 def test_unknown_ablation_is_a_clear_error():
