@@ -57,6 +57,8 @@ class LexiconConfig(_Frozen):
 
     bands: tuple[float, ...] = (0.60, 0.70, 0.80, 0.90)
     confidence_floor: float = Field(0.45, ge=0, le=1, description="lexicon signal counts only above this")
+    signal: Literal["max", "noisy_or"] = Field(
+        "max", description="rule-based BiasAgent score: the highest-scoring match above the floor (SPEC 2), or the noisy-OR of all matched bands")
     path: str | None = Field(None, description="lexicon JSON; None = the shipped resource")
     max_gap_words: int = Field(4, ge=1, le=10, description="words a '...' in a lexicon phrase may stand for (ram ... through)")
 
