@@ -33,7 +33,7 @@ def test_every_route_respects_its_cut_offs(reps, s):
     biased = [a for a, x in reps.items() if x.verdict == "biased"]
     grounded = [a for a in biased if any(sp.valid for sp in reps[a].spans)]
     veto = s < 0.30 and not grounded
-    strong = s >= 0.75 and len(biased) == len(reps)
+    strong = s >= 0.75 and len(grounded) == len(reps)  # each agent biased *with a valid span*
     moderate = s >= 0.60 and len(grounded) >= 2
     if r.route == "neutral_veto":
         assert veto and r.label == "neutral"
@@ -55,12 +55,52 @@ def test_ungrounded_biased_agent_does_not_block_the_veto_but_a_grounded_one_does
     assert route({"bias": grounded}, 0.1, CFG).route == "debate"
 
 
+GROUNDED = AgentReport(agent="bias", verdict="biased", confidence=0.9, score=0.9, spans=[Span(text="x", start=0, end=1)])
+UNGROUNDED = GROUNDED.model_copy(update={"spans": [Span(text="zzz", valid=False)]})
+NEUTRAL = AgentReport(agent="evidence", verdict="neutral", confidence=0.9, score=0.9)
+
+
 def test_no_debate_ablation_uses_the_boundary_only():
     cfg = CFG.ablation("no-debate")
-    neutral = AgentReport(agent="bias", verdict="neutral", confidence=0.9, score=0.0)
-    assert route({"bias": neutral}, 0.5, cfg).label == "biased"
-    assert route({"bias": neutral}, 0.4999, cfg).label == "neutral"
-    assert route({"bias": neutral}, 0.9, cfg).route == "no_debate"
+    assert cfg.router.mode == "boundary"
+    assert route({"bias": GROUNDED}, 0.5, cfg).label == "biased"
+    assert route({"bias": GROUNDED}, 0.4999, cfg).label == "neutral"
+    assert route({"bias": GROUNDED}, 0.9, cfg).route == "no_debate"
+
+
+def test_the_boundary_needs_a_grounded_biased_verdict():
+    cfg = CFG.ablation("no-debate")
+    r = route({"bias": UNGROUNDED, "evidence": NEUTRAL}, 0.9, cfg)
+    assert (r.route, r.label) == ("no_debate", "neutral") and "burden of proof" in r.reason
+
+
+def test_strong_fast_path_needs_every_agent_grounded():
+    reps = {"bias": GROUNDED, "evidence": UNGROUNDED.model_copy(update={"agent": "evidence"}),
+            "framing": UNGROUNDED.model_copy(update={"agent": "framing"})}
+    r = route(reps, 0.95, CFG)
+    assert r.route == "debate" and r.n_biased == 3 and r.n_biased_grounded == 1
+    all_grounded = {a: GROUNDED.model_copy(update={"agent": a}) for a in reps}
+    assert route(all_grounded, 0.95, CFG).route == "strong_fast_path"
+
+
+def test_verdict_mode_is_the_one_agents_grounded_verdict():
+    cfg = CFG.ablation("single-agent")
+    assert cfg.router.mode == "verdict"
+    r = route({"bias": GROUNDED}, 0.0, cfg)  # the score plays no part
+    assert (r.route, r.label) == ("single_agent", "biased")
+    r = route({"bias": UNGROUNDED}, 1.0, cfg)
+    assert (r.route, r.label) == ("single_agent", "neutral") and "burden of proof" in r.reason
+    neutral = NEUTRAL.model_copy(update={"agent": "bias"})
+    assert route({"bias": neutral}, 1.0, cfg).label == "neutral"
+
+
+def test_debate_off_under_consensus_keeps_the_fast_paths_and_falls_back_to_the_boundary():
+    cfg = CFG.replace(**{"sad.enabled": False})
+    reps = {a: GROUNDED.model_copy(update={"agent": a}) for a in ("bias", "evidence", "framing")}
+    assert route(reps, 0.95, cfg).route == "strong_fast_path"
+    assert route({"bias": NEUTRAL.model_copy(update={"agent": "bias"})}, 0.1, cfg).route == "neutral_veto"
+    r = route({"bias": GROUNDED, "evidence": NEUTRAL}, 0.55, cfg)
+    assert (r.route, r.label) == ("no_debate", "biased") and "debate is off" in r.reason
 
 
 def test_cut_offs_come_from_the_config():

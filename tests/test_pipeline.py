@@ -108,17 +108,30 @@ def test_ids_must_be_unique_and_lengths_match(pipe):
 @pytest.mark.parametrize("name", Config.ABLATIONS)
 def test_ablations_keep_the_trace(lex, name):
     d = Pipeline(CFG.ablation(name), None, lex).analyze("Radical leftists slammed the so-called reform.")
-    assert not d.failed
-    if name == "single-agent":
-        assert list(d.reports) == ["bias"]
+    assert not d.failed and d.label == "biased"
+    base = name.removesuffix("+verifier")
+    if base == "single-agent":  # SPEC 1.9: the BiasAgent's verdict alone, no router, no debate
+        assert list(d.reports) == ["bias"] and d.route == "single_agent" and d.debate is None
     if name.startswith("no-") and name[3:] in ("bias", "evidence", "framing"):
         assert name[3:] not in d.reports
-    if name == "no-debate":
-        assert d.route == "no_debate" and d.debate is None
-    if name == "no-verifier":
+    if base == "no-debate":  # SPEC 1.9: score and boundary only
+        assert d.route == "no_debate" and d.debate is None and d.score >= CFG.scoring.boundary
+    if name in ("no-verifier", "single-agent", "no-debate"):  # the paper's ablations run without the verifier
         assert d.verifier is None
     else:
-        assert d.verifier is not None
+        assert d.verifier is not None and d.verifier.check == "upheld"
+
+
+def test_single_agent_is_the_bias_agents_verdict_and_no_debate_the_boundary(lex):
+    text = '"This is disgraceful," Senator Maria Lopez said on Thursday.'  # full pipeline: debated, neutral
+    single = Pipeline(CFG.ablation("single-agent"), None, lex).analyze(text)
+    assert (single.route, single.label) == ("single_agent", single.reports["bias"].verdict) == ("single_agent", "biased")
+    assert single.verifier is None and single.debate is None
+    with_verifier = Pipeline(CFG.ablation("single-agent+verifier"), None, lex).analyze(text)
+    assert (with_verifier.label, with_verifier.verifier.check) == ("neutral", "quotation")
+    nd = Pipeline(CFG.ablation("no-debate"), None, lex).analyze(text)
+    assert nd.route == "no_debate" and nd.label == ("biased" if nd.score >= CFG.scoring.boundary else "neutral")
+    assert nd.verifier is None
 
 
 def test_batch_frame_columns(pipe):

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
-from mabpd_kit.mabpd import EvidenceStore, ground_span, score
+from mabpd_kit.mabpd import AgentReport, EvidenceStore, ground_span, score
+from mabpd_kit.mabpd.store import score_reports
 from mabpd_kit.types import Span
 
 TEXT = "The senator slammed the so-called reform on Monday."
@@ -61,3 +62,17 @@ def test_duplicate_spans_from_one_agent_are_merged():
     s = Span(text="slammed", start=12, end=19, agent="bias")
     store = EvidenceStore.build(TEXT, [s, s, s.model_copy(update={"agent": "evidence"})])
     assert len(store.spans) == 2
+
+
+def test_an_ungrounded_biased_agent_contributes_zero_but_its_stated_score_stays_in_the_trace():
+    made_up = AgentReport(agent="bias", verdict="biased", confidence=0.9, score=0.95,
+                          spans=[Span(text="invented", agent="bias", valid=False)])
+    silent = AgentReport(agent="framing", verdict="biased", confidence=0.9, score=0.8)  # cites nothing
+    neutral = AgentReport(agent="evidence", verdict="neutral", confidence=0.6, score=0.3)
+    s = score_reports({"bias": made_up, "evidence": neutral, "framing": silent}, Config())
+    assert s.components == {"bias": 0.0, "evidence": 0.3, "framing": 0.0}
+    assert s.stated == {"bias": 0.95, "evidence": 0.3, "framing": 0.8}
+    assert s.score == pytest.approx(0.25 * 0.3) and s.ungrounded == ["bias", "framing"]
+    grounded = made_up.model_copy(update={"spans": [Span(text="slammed", start=12, end=19, agent="bias")]})
+    s = score_reports({"bias": grounded, "evidence": neutral}, Config())
+    assert s.components["bias"] == 0.95 and s.ungrounded == []

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from mabpd_kit.config import Config
 from mabpd_kit.lexicon import Lexicon
 from mabpd_kit.mabpd import VerifierAgent, VerifierReport, analyse_cues, apply_verifier, rule_verify
-from mabpd_kit.runs import drive
+from mabpd_kit.runs import complete, drive
 from mabpd_kit.types import Span
 
 CFG = Config()
@@ -49,13 +49,14 @@ def test_author_voice_span_next_to_a_quote_is_upheld():
     assert not rep.overturned and rep.label == "biased" and rep.span.text == "reckless"
 
 
-def test_no_valid_span_overturns_and_the_check_can_be_switched_off():
+def test_no_valid_span_overturns_whatever_the_switches_say():
     t = "The council met on Tuesday."
     bad = [Span(text="radical agenda", valid=False, score=0.9)]
     assert _verify(t, bad).check == "invalid"
-    cfg = CFG.replace(**{"verifier.check_invalid": False})
-    rep = rule_verify(bad, [], lambda a, b: None, cfg)
-    assert rep.verdict == "biased"
+    for cfg in (CFG.replace(**{"verifier.check_invalid": False}), CFG):
+        rep = rule_verify(bad, [], lambda a, b: None, cfg)
+        assert (rep.verdict, rep.check) == ("neutral", "invalid") and "burden of proof" in rep.reason
+        assert rule_verify([], [], lambda a, b: None, cfg).verdict == "neutral"  # nothing cited at all
 
 
 def test_protected_strongest_span_overturns():
@@ -71,3 +72,27 @@ def test_neutral_label_is_not_reexamined():
     cues = analyse_cues(t, Lexicon.default(), CFG)
     rep = drive(VerifierAgent(CFG, None).verify("neutral", [], cues))
     assert rep.check == "not_run" and rep.label == "neutral"
+
+
+def _llm_verify(fake_server, reply, spans, text="The senator slammed the plan on Monday."):
+    from mabpd_kit.llm import connect
+
+    srv = fake_server(lambda req: reply, latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    cues = analyse_cues(text, Lexicon.default(), CFG)
+    return srv, complete(VerifierAgent(CFG, llm).verify("biased", spans, cues), offline=False)
+
+
+def test_llm_verifier_is_not_asked_when_no_span_is_valid(fake_server):
+    upheld = {"verdict": "biased", "reason": "upheld as instructed", "strongest_quote": "radical agenda"}
+    srv, rep = _llm_verify(fake_server, upheld, [Span(text="radical agenda", valid=False, score=0.9)])
+    assert srv.calls == 0 and rep.check == "invalid" and rep.label == "neutral" and rep.overturned
+
+
+def test_llm_verifier_quote_that_does_not_ground_is_replaced_by_the_strongest_valid_span(fake_server):
+    t = "The senator slammed the plan on Monday."
+    spans = [_span(t, "slammed", 0.9), _span(t, "plan", 0.2)]
+    upheld = {"verdict": "biased", "reason": "upheld as instructed", "strongest_quote": "a sinister plot"}
+    srv, rep = _llm_verify(fake_server, upheld, spans, t)
+    assert srv.calls == 1 and rep.check == "llm" and rep.label == "biased"
+    assert rep.span.valid and rep.span.text == "slammed" and "not in the text" in rep.reason

@@ -1,6 +1,12 @@
 """The MABPD pipeline (SPEC 1): text -> three agents -> EvidenceStore -> score -> router ->
 (fast path | Structured Argument Debate) -> verifier -> :class:`Decision` with the full trace.
 
+Burden of proof at every step where a biased label can arise: the score uses grounded agent
+scores, the router counts only biased verdicts with a valid span, SAD weighs an ungrounded biased
+argument at zero, and the verifier cannot uphold a biased decision without a valid span. The
+ablations (SPEC 1.9) are router modes: ``single-agent`` is the BiasAgent's grounded verdict alone,
+``no-debate`` the grounded score against the boundary (see :mod:`.router`).
+
 >>> from mabpd_kit.mabpd import Pipeline
 >>> p = Pipeline()                                   # no LLM: deterministic rule-based agents
 >>> d = p.analyze("Democrats rammed through a so-called reform.")
@@ -21,8 +27,8 @@ Running many items: :meth:`Pipeline.analyze_many` goes through the one batch run
 (:func:`mabpd_kit.runs.run`): each finished decision is appended to a JSONL checkpoint keyed by
 id, text digest and the configuration's fingerprint; run it again with the same checkpoint and it
 resumes, skipping finished items (and with the LLM cache, repeated calls cost nothing). A failing
-item - bad input, an endpoint error, a reply that stays malformed after the repair retry - is
-recorded with ``failed=True``, its reason and the calls it cost; the batch goes on. With an LLM
+item - bad input, an endpoint error, a reply that stays malformed after the repair retry, with
+the rule-based agents a language they do not know (``config.text.languages``) - is recorded with ``failed=True``, its reason and the calls it cost; the batch goes on. With an LLM
 many items run at once and every call waits for a slot of the endpoint's limit
 (``config.llm.concurrency``).
 """
@@ -44,7 +50,7 @@ from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
-from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score
+from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
@@ -85,6 +91,7 @@ class Decision(BaseModel):
     failed: bool = False
     error: str | None = None
     flags: list[str] = Field(default_factory=list)
+    language: str | None = Field(None, description="detected ISO 639-1 code ('und' = undetermined; None = not detected)")
 
     # -- views ---------------------------------------------------------------------------------
     def spans(self, valid_only: bool = False) -> list[Span]:
@@ -302,14 +309,34 @@ class Pipeline:
                 ct = CleanText(text=tr.text, raw=ct.raw, flags=ct.flags, src_start=ct.src_start[:n], src_end=ct.src_end[:n])
         d.text = ct.raw  # decoded input: raw offsets of spans point into it
         d.clean_text = ct.text
+        if (why := self._language(d)) is not None:
+            return self._fail(d, ValueError(why), None), None
         return d, ct
+
+    def _language(self, d: Decision) -> str | None:
+        """Detect the item's language (``config.text.detect_language``). A known language outside
+        ``config.text.languages`` is flagged ``unsupported_language``; the LLM agents still decide
+        it, the rule-based ones cannot (their cues are English): returns the failure reason then."""
+        from mabpd_kit import text as text_mod
+
+        detect = getattr(text_mod, "detect_language", None)  # TODO(H3): plain import once text.py has it
+        if not self.config.text.detect_language or detect is None:
+            return None
+        d.language = lang = detect(d.clean_text)
+        if lang == "und" or lang in self.config.text.languages:
+            return None
+        d.flags.append("unsupported_language")
+        if self.llm is not None:
+            return None
+        return (f"unsupported language {lang!r}: the rule-based agents know {', '.join(self.config.text.languages)}; "
+                f"use an LLM endpoint, or add {lang!r} to text.languages")
 
     def _route(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport]) -> None:
         d.reports = reports
         spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
         d.store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
         d.store.spans = [self._orig(s, ct) for s in d.store.spans]
-        d.scoring = score({a: r.score for a, r in reports.items()}, self.config)
+        d.scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
         d.score = d.scoring.score
         d.routing = route(reports, d.score, self.config)
         d.route = d.routing.route

@@ -1,13 +1,28 @@
-"""Consensus router (SPEC 1.5): decide cheaply when the agents' signals are clear, debate otherwise.
+"""Router (SPEC 1.5, 1.9): decide cheaply when the agents' signals are clear, debate otherwise.
 
-The paper names the routes; the cut-offs are the toolkit's defaults (``config.router``)::
+How a decision is taken is ``config.router.mode``:
 
-    neutral veto        score < 0.30 and no agent says biased with a valid span  -> neutral, no debate
-    strong fast path    score >= 0.75 and every agent says biased                 -> biased (verified)
-    moderate fast path  score >= 0.60 and >= 2 agents say biased, each with a valid span -> biased (verified)
+``consensus`` (the full pipeline). The paper names the routes; the cut-offs are the toolkit's
+defaults (``config.router``)::
+
+    neutral veto        score < 0.30 and no agent says biased with a valid span            -> neutral, no debate
+    strong fast path    score >= 0.75 and every agent says biased, each with a valid span  -> biased (verified)
+    moderate fast path  score >= 0.60 and >= 2 agents say biased, each with a valid span   -> biased (verified)
     otherwise           full Structured Argument Debate
 
-With the debate switched off (ablation "no-debate") the router is bypassed: score >= 0.50 boundary.
+  With ``sad.enabled=False`` under consensus the fast paths are kept and only the debate route
+  falls back to the boundary (route ``no_debate``, below).
+
+``boundary`` (ablation "no-debate"): score >= ``scoring.boundary`` (0.50) -> biased, route ``no_debate``.
+
+``verdict`` (ablation "single-agent"): the one enabled agent's verdict alone, route ``single_agent``.
+
+Burden of proof everywhere (SPEC 1.4, 1.5): only a *biased verdict with at least one valid span*
+counts as biased. The score it receives is already grounded (:func:`~.store.score_reports`: an
+ungrounded biased agent contributes 0); the fast paths count grounded verdicts only; the boundary
+decides biased only if at least one agent says biased with a valid span (a score made of neutral
+agents' scores alone is no evidence); a single agent's biased verdict without a valid span is
+read as neutral. Every :class:`Routing` says which of these applied in ``reason``.
 """
 
 from __future__ import annotations
@@ -22,7 +37,8 @@ from mabpd_kit.types import Verdict
 
 __all__ = ["Route", "Routing", "route"]
 
-Route = Literal["neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate", "failed"]
+Route = Literal["neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate", "single_agent",
+                "failed"]
 
 
 class Routing(BaseModel):
@@ -36,23 +52,50 @@ class Routing(BaseModel):
 
 
 def route(reports: Mapping[str, AgentReport], score: float, config: Config) -> Routing:
-    """Apply the router to the agents' reports and the combined score."""
+    """Apply the router to the agents' reports and the combined (grounded) score."""
     r = config.router
     biased = [a for a, rep in reports.items() if rep.verdict == "biased"]
-    grounded = [a for a in biased if any(s.valid for s in reports[a].spans)]
+    grounded = [a for a in biased if reports[a].grounded()]
     nb, ng = len(biased), len(grounded)
-    if not config.sad.enabled:
-        label: Verdict = "biased" if score >= config.scoring.boundary else "neutral"
-        return Routing(route="no_debate", label=label, n_biased=nb, n_biased_grounded=ng,
-                       reason=f"debate off: score {score:.2f} vs boundary {config.scoring.boundary:.2f}")
+    counts = {"n_biased": nb, "n_biased_grounded": ng}
+    if r.mode == "verdict":
+        return _verdict(reports, counts)
+    if r.mode == "boundary":
+        return _boundary(score, ng, config, "", counts)
     if score < r.neutral_veto_below and ng == 0:
-        return Routing(route="neutral_veto", label="neutral", n_biased=nb, n_biased_grounded=ng,
+        return Routing(route="neutral_veto", label="neutral", **counts,
                        reason=f"score {score:.2f} < {r.neutral_veto_below:.2f} and no agent says biased with a valid span")
-    if score >= r.strong_at_least and reports and nb == len(reports):
-        return Routing(route="strong_fast_path", label="biased", n_biased=nb, n_biased_grounded=ng,
-                       reason=f"score {score:.2f} >= {r.strong_at_least:.2f} and all {nb} agents say biased")
+    if score >= r.strong_at_least and reports and ng == len(reports):
+        return Routing(route="strong_fast_path", label="biased", **counts,
+                       reason=f"score {score:.2f} >= {r.strong_at_least:.2f} and all {ng} agents say biased with valid spans")
     if score >= r.moderate_at_least and ng >= r.moderate_min_agents:
-        return Routing(route="moderate_fast_path", label="biased", n_biased=nb, n_biased_grounded=ng,
+        return Routing(route="moderate_fast_path", label="biased", **counts,
                        reason=f"score {score:.2f} >= {r.moderate_at_least:.2f} and {ng} agents say biased with valid spans")
-    return Routing(route="debate", label=None, n_biased=nb, n_biased_grounded=ng,
-                   reason=f"score {score:.2f}, {nb} biased verdict(s) ({ng} grounded): signals unclear, debate")
+    if not config.sad.enabled:
+        return _boundary(score, ng, config, "no fast path and the debate is off: ", counts)
+    return Routing(route="debate", label=None, **counts,
+                   reason=f"score {score:.2f}, {nb} biased verdict(s) ({ng} with a valid span): signals unclear, debate")
+
+
+def _boundary(score: float, ng: int, config: Config, why: str, counts: dict[str, int]) -> Routing:
+    b = config.scoring.boundary
+    if score < b:
+        return Routing(route="no_debate", label="neutral", **counts, reason=f"{why}score {score:.2f} < boundary {b:.2f}")
+    if ng == 0:
+        return Routing(route="no_debate", label="neutral", **counts,
+                       reason=f"{why}score {score:.2f} >= boundary {b:.2f}, but no agent says biased with a valid span "
+                              "(burden of proof)")
+    return Routing(route="no_debate", label="biased", **counts, reason=f"{why}score {score:.2f} >= boundary {b:.2f}")
+
+
+def _verdict(reports: Mapping[str, AgentReport], counts: dict[str, int]) -> Routing:
+    if len(reports) != 1:
+        raise ValueError(f"router.mode 'verdict' needs exactly one agent, got {sorted(reports)}")
+    (agent, rep), = reports.items()
+    if rep.verdict == "neutral":
+        reason, label = f"the {agent} agent says neutral", "neutral"
+    elif rep.grounded():
+        reason, label = f"the {agent} agent says biased with a valid span", "biased"
+    else:
+        reason, label = f"the {agent} agent says biased but cites no valid span (burden of proof): neutral", "neutral"
+    return Routing(route="single_agent", label=label, reason=reason, **counts)  # type: ignore[arg-type]

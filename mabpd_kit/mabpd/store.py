@@ -18,6 +18,15 @@ remaining ones are renormalised to sum to one, so the scale (and the boundary) k
 >>> breakdown = score({"bias": 0.8, "evidence": 0.4, "framing": 0.0}, Config())
 >>> breakdown.score
 0.5
+
+**Burden of proof** (SPEC 1.4): the pipeline scores the agents' *grounded* scores
+(:func:`score_reports`). An agent that says *biased* but cites no span that can be found in the
+text contributes 0 - its claim is not evidence. A neutral agent keeps its stated score. The
+breakdown keeps both, so a notebook can show what the burden of proof removed::
+
+    breakdown.stated      {"bias": 0.95, ...}   what the agents said
+    breakdown.components  {"bias": 0.0,  ...}   what the score used
+    breakdown.ungrounded  ["bias", ...]          agents whose biased claim was zeroed
 """
 
 from __future__ import annotations
@@ -28,12 +37,14 @@ from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd.cues import ground_span
+from mabpd_kit.mabpd.schemas import AgentReport
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "score", "AGENT_WEIGHT_FIELDS"]
+__all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "grounded_score", "score", "score_reports",
+           "AGENT_WEIGHT_FIELDS"]
 
 AGENT_WEIGHT_FIELDS = {"bias": "w_bias", "evidence": "w_evidence", "framing": "w_framing"}
 """Which ``config.scoring`` field weighs which agent's score (to set one: ``config.replace(**{"scoring.w_bias": 0.6})``)."""
@@ -86,22 +97,40 @@ class EvidenceStore(BaseModel):
 
 
 class ScoreBreakdown(BaseModel):
-    """The score and the pieces it is made of (so a notebook can redraw it)."""
+    """The score and the pieces it is made of (so a notebook can redraw it).
+
+    ``components`` are the scores the weighted sum used (grounded, SPEC 1.4); ``stated`` are the
+    scores the agents reported (empty when the components were given directly to :func:`score`).
+    """
 
     components: dict[str, float]
     weights: dict[str, float]
     score: float
     boundary: float
+    stated: dict[str, float] = Field(default_factory=dict, description="the agents' own scores, before the burden of proof")
 
     @property
     def above_boundary(self) -> bool:
         return self.score >= self.boundary
 
+    @property
+    def ungrounded(self) -> list[str]:
+        """Agents whose stated score was replaced by 0 (biased without a valid span)."""
+        return [a for a, v in self.stated.items() if v > 0 and self.components.get(a, 0.0) == 0.0]
 
-def score(components: Mapping[str, float], config: Config) -> ScoreBreakdown:
+
+def grounded_score(report: AgentReport) -> float:
+    """An agent's score under the burden of proof: 0 for a biased verdict without a valid span."""
+    if report.verdict == "biased" and not report.grounded():
+        return 0.0
+    return float(report.score)
+
+
+def score(components: Mapping[str, float], config: Config, stated: Mapping[str, float] | None = None) -> ScoreBreakdown:
     """Weighted sum of the agents' scores (SPEC 1.4), weights renormalised over present agents.
 
-    ``components`` maps agent name ("bias", "evidence", "framing") to its score in [0, 1].
+    ``components`` maps agent name ("bias", "evidence", "framing") to its score in [0, 1];
+    ``stated`` (optional, for the trace) the scores the agents reported before grounding.
     """
     role_weights = config.scoring.weights  # the one mapping (SAD's vote reads it too)
     raw = {a: role_weights[a] for a in components}
@@ -113,4 +142,11 @@ def score(components: Mapping[str, float], config: Config) -> ScoreBreakdown:
         weights=weights,
         score=round(min(max(value, 0.0), 1.0), 12),
         boundary=config.scoring.boundary,
+        stated={a: float(v) for a, v in (stated or {}).items()},
     )
+
+
+def score_reports(reports: Mapping[str, AgentReport], config: Config) -> ScoreBreakdown:
+    """The pipeline's score: grounded components (:func:`grounded_score`), stated ones kept in the trace."""
+    return score({a: grounded_score(r) for a, r in reports.items()}, config,
+                 stated={a: float(r.score) for a, r in reports.items()})

@@ -4,14 +4,17 @@ After any *biased* decision (fast path or debate) the verifier looks again at th
 bias. The rule-based check takes the strongest valid span behind the biased verdict and overturns
 the decision when
 
-* ``invalid``: no cited span can be found in the text at all (nothing to show a reader);
+* ``invalid``: no cited span can be found in the text at all (nothing to show a reader). This is
+  the burden of proof (SPEC 1.7) and holds whatever the switches say: neither the rule nor the
+  LLM path can uphold a biased decision without a valid span (the LLM is not even asked then);
 * ``protected``: the strongest span is a protected term (neutral domain vocabulary that only
   looks loaded, e.g. "illegal" in "illegal parking") and no other span remains;
 * ``quotation``: the strongest span sits inside a quotation attributed to a source, and no other
   grounded span lies in the author's own voice - reporting what someone said is not the outlet's bias.
 
 The LLM verifier (:class:`VerifierAgent` with an LLM) answers the same question in its own words.
-Whatever either says,
+When it upholds, the span shown to the reader must ground in the text: a quote it invents is
+replaced by the strongest valid span behind the decision (the reason says so). Whatever either says,
 :func:`apply_verifier` enforces the one-way rule: the final label is ``neutral`` only if the input
 was ``biased`` and the verifier disagrees; a neutral input is returned unchanged.
 """
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM
 
-__all__ = ["Check", "VerifierAgent", "VerifierOutput", "VerifierReport", "apply_verifier", "rule_verify"]
+__all__ = ["Check", "VerifierAgent", "VerifierOutput", "VerifierReport", "apply_verifier", "rule_verify", "strongest"]
 
 Check = Literal["upheld", "invalid", "protected", "quotation", "llm", "not_run"]
 
@@ -65,11 +68,9 @@ def rule_verify(
     ``protected(start, end)``: the lexicon's protected-term reason for a stretch, or None.
     """
     v = config.verifier
-    valid = sorted((s for s in spans if s.valid), key=lambda s: (-s.score, s.start or 0))
-    if not valid:
-        if v.check_invalid:
-            return _report("invalid", "neutral", "no cited span was found in the text", None)
-        return _report("upheld", "biased", "no valid span, but the invalid-span check is off", None)
+    valid = strongest(spans)
+    if not valid:  # the burden of proof is not a switch (check_invalid has no way to uphold this)
+        return _report("invalid", "neutral", _NO_VALID, None)
     top = valid[0]
     rest = valid[1:]
     if v.check_protected and top.start is not None and (why := protected(top.start, top.end)):
@@ -85,6 +86,14 @@ def rule_verify(
                            "and no other span is in the author's voice", top)
         top = own_voice[0]
     return _report("upheld", "biased", f"strongest span {top.text!r} is in the author's voice", top)
+
+
+_NO_VALID = "no cited span was found in the text: a biased decision needs a valid span (burden of proof)"
+
+
+def strongest(spans: Sequence[Span]) -> list[Span]:
+    """The valid spans, strongest first (score, then position)."""
+    return sorted((s for s in spans if s.valid), key=lambda s: (-s.score, s.start or 0))
 
 
 def _report(check: Check, verdict: Verdict, reason: str, span: Span | None) -> VerifierReport:
@@ -144,15 +153,22 @@ class VerifierAgent:
         if self.llm is None:
             protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
             return apply_verifier(label, rule_verify(spans, cues.reported, protected, self.config))
+        valid = strongest(spans)
+        if not valid:  # nothing grounded to uphold: no call, whatever the model would say
+            return apply_verifier(label, _report("invalid", "neutral", _NO_VALID, None))
         cited = "\n".join(f'- "{s.text}" ({s.category}, cited by the {s.agent} agent'
                           + ("" if s.valid else ", NOT FOUND in the article") + ")" for s in spans) or "- none"
         res = await self.llm.astructured(
             messages("verifier", article=fence(cues.text), spans=cited), VerifierOutput, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens, tag="mabpd.verifier")
         out: VerifierOutput = res.value
-        span = None
+        span, reason = None, out.reason
         if out.strongest_quote:
             span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, self.config.text.fuzzy_ratio)
+        if out.verdict == "biased" and (span is None or not span.valid):
+            said = f"its quote {out.strongest_quote!r} is not in the text" if out.strongest_quote else "it quoted nothing"
+            span = valid[0]
+            reason = f"{out.reason} [{said}; shown instead: the strongest valid span {span.text!r}]"
         rep = VerifierReport(input_label=label, verdict=out.verdict, label=out.verdict, overturned=False,
-                             check="llm", reason=out.reason, span=span, **llm_usage(res, self.model))
+                             check="llm", reason=reason, span=span, **llm_usage(res, self.model))
         return apply_verifier(label, rep)
