@@ -28,6 +28,8 @@ from mabpd_kit.identity import (
     trust_cut,
     trust_rates,
 )
+from mabpd_kit.identity.debate import _order
+from mabpd_kit.identity.measures import _cube
 
 
 def log_from(table: dict[tuple[str, str], list[str]], gold: dict[str, str]) -> pd.DataFrame:
@@ -68,10 +70,62 @@ def test_agent_switching_to_third_option_is_neither():
 
 
 def test_unparsed_answers_are_counted_and_left_out_of_pairs():
+    # agent 2 is unparsed in round 0, so it is in no disagreement pair under either reading
     logs = log_from({("vanilla", "q"): ["AB.", "BB."]}, {"q": "A"})
-    s = identity_summary(logs, ci=False).iloc[0]
-    assert s["n_unparsed"] == 2 and s["n_pairs"] == 2
-    assert (s["conformity"], s["obstinacy"]) == (0.5, 0.5)
+    for mode in ("neither", "drop"):
+        s = identity_summary(logs, ci=False, config=Config().replace(**{"identity.unparsed": mode})).iloc[0]
+        assert s["n_unparsed"] == 2 and s["n_pairs"] == 2 and s["n_pairs_unparsed"] == 0
+        assert (s["conformity"], s["obstinacy"]) == (0.5, 0.5)
+
+
+# Gold A everywhere; '.' = unparsed; q3 has no round 1 (a debate that stopped early: absent, not unparsed).
+UNPARSED_TOY = {
+    ("vanilla", "q1"): ["AAB", "A.B"],      # agent 1's current answer is unparsed
+    ("vanilla", "q2"): [".AB", "AAB"],      # agent 0 unparsed in round 0: no pair for it
+    ("vanilla", "q3"): ["ABA"],
+    ("anonymised", "q1"): ["AAB", "ABB"],
+    ("anonymised", "q2"): ["AAB", "AAA"],
+    ("anonymised", "q3"): ["ABA"],
+}
+
+
+@pytest.mark.parametrize("mode,n_pairs,obstinacy,ibc_value,sub_at_risk", [
+    # vanilla pairs: q1 (0,2) stay, (1,2) unparsed, (2,0) stay, (2,1) stay; q2 (1,2) stay, (2,1) stay
+    # anonymised: q1 1 conform + 3 stay, q2 2 conform + 2 stay -> Delta = (3 - 5) / 8 = -1/4
+    ("neither", 6, 5 / 6, -5 / 6 + 1 / 4, 3),   # the unparsed pair counts, as neither: Delta = -5/6
+    ("drop", 5, 1.0, -1.0 + 1 / 4, 2),          # the unparsed pair is dropped: Delta = -1
+])
+def test_unparsed_current_answer_reading(mode, n_pairs, obstinacy, ibc_value, sub_at_risk):
+    logs = log_from(UNPARSED_TOY, {"q1": "A", "q2": "A", "q3": "A"})
+    cfg = Config().replace(**{"identity.unparsed": mode})
+    s = identity_summary(logs, ci=False, config=cfg).set_index("condition")
+    v = s.loc["vanilla"]
+    assert (v["n_unparsed"], v["n_pairs"], v["n_pairs_unparsed"], v["unparsed"]) == (2, n_pairs, 1, mode)
+    assert (v["conformity"], v["obstinacy"]) == (0.0, pytest.approx(obstinacy))
+    assert s.loc["anonymised", "n_unparsed"] == 0 and s.loc["anonymised", "delta"] == -0.25
+    res = ibc(logs, ci=False, config=cfg)
+    assert res.estimate == pytest.approx(ibc_value) and (res.n_unparsed, res.unparsed) == (2, mode)
+    assert "2 unparsed answers" in str(res)
+    pairs = disagreement_pairs(logs, config=cfg)
+    assert len(pairs) == n_pairs + 8 and pairs["answer"].isna().sum() == n_pairs - 5
+    # Subversion: q1 agents 0, 1 and q2 agent 1 were right with a wrong peer; q1 agent 1's unparsed
+    # answer is neither event (an exposure under "neither", none under "drop"), never a subversion.
+    # Correction: q1 agent 2 (stays wrong), q2 agent 0 (unparsed -> A: corrected) and agent 2.
+    t = trust_rates(logs, config=cfg).set_index("condition").loc["vanilla"]
+    assert (t["n_unparsed"], t["n_subversion"], t["subversion_at_risk"]) == (2, 0, sub_at_risk)
+    assert (t["n_correction"], t["correction_at_risk"]) == (1, 3)
+    acc = majority_accuracy(logs).set_index(["condition", "round"])["n_unparsed"]
+    assert (acc[("vanilla", 0)], acc[("vanilla", 1)], acc[("anonymised", 1)]) == (1, 1, 0)
+    rep = identity_report(logs, ci=False, config=cfg)
+    assert rep.ibc.estimate == pytest.approx(ibc_value) and "n_unparsed" in str(rep)
+
+
+def test_default_reading_is_neither_per_spec():
+    logs = log_from(UNPARSED_TOY, {"q1": "A", "q2": "A", "q3": "A"})
+    assert Config().identity.unparsed == "neither"
+    assert ibc(logs, ci=False).estimate == pytest.approx(-5 / 6 + 1 / 4)
+    with pytest.raises(ValueError, match="neither"):
+        _cube(logs).pair_masks("keep")  # type: ignore[arg-type]
 
 
 def test_ibc_and_ci_on_known_logs():
@@ -190,7 +244,14 @@ def test_anonymised_order_is_seeded():
     a3 = build_messages(q, 2, 1, "anonymised", prev, Config().replace(**{"identity.seed": 7}))
     assert a1 == a2
     assert a1 != a3  # another seed, another order (same five replies)
-    assert sorted(a1[1]["content"].split("Answer ")[1:]) != []
+    # the order is _order(seed, question, agent, round): the same for the same seed, another for another
+    o0, o7 = _order(0, "q", 2, 1, 5), _order(7, "q", 2, 1, 5)
+    assert o0 == _order(0, "q", 2, 1, 5) and sorted(o0) == sorted(o7) == list(range(5))
+    assert o0 != o7
+    for msgs, order in ((a1, o0), (a3, o7)):  # and the prompt lists the five replies in that order
+        content = msgs[1]["content"]
+        assert [content.index(f"reply of agent {k}\n") for k in order] == sorted(
+            content.index(f"reply of agent {k}\n") for k in range(5))
     with pytest.raises(ValueError, match="needs the 5 replies"):
         build_messages(q, 0, 1, "vanilla", prev[:3])
 

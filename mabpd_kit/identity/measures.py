@@ -8,6 +8,14 @@
   (incorrect -> correct after seeing a right peer); majority-vote accuracy per round;
 * confidence intervals resample whole questions (:func:`mabpd_kit.metrics.bootstrap_ci`).
 
+Unparsed answers (``answer`` missing: the reply could not be read, or the call failed) follow
+``config.identity.unparsed``. A pair needs both answers of round t-1 parsed (else there is no
+disagreement to speak of). When the agent's *current* answer is unparsed, ``"neither"`` (the
+default, SPEC 4) keeps the pair and counts it as neither conforming nor obstinate, and
+``"drop"`` leaves it out; subversion and correction read it the same way (an exposure that is
+neither event, or no exposure). A row absent from the log (a debate that stopped early) is never
+a pair. Every frame and report below says how many answers were unparsed.
+
 Every measure takes a log frame (:data:`~mabpd_kit.identity.logs.LOG_COLUMNS`; only question,
 agent, round, answer, correct and condition are read) or a run's results (their ``to_frame()``).
 :data:`PAPER_TABLE` holds the paper's figures to compare with.
@@ -17,13 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from mabpd_kit.config import Config
 from mabpd_kit.identity.logs import CONDITIONS
+
+Unparsed = Literal["neither", "drop"]
 
 __all__ = [
     "PAPER_CORRECTION_CUT",
@@ -98,24 +108,38 @@ class _Cube:
         present[ci, qi, ri, ai] = True
         return cls(list(conds), list(qs), list(range(r0, r0 + n_r)), list(agents), list(answers), y, right, present)
 
-    def pair_masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Boolean arrays [c, q, t, i, j] (t = 1.. within the cube's rounds): disagreement
-        pair, conformed, stayed. Pairs with an unparsed answer (code -1) are excluded."""
+    @property
+    def unparsed(self) -> np.ndarray:
+        """[c, q, r, agent]: a row that is in the log but whose answer did not parse."""
+        return self.present & (self.y < 0)
+
+    def pair_masks(self, unparsed: Unparsed = "neither") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Boolean arrays [c, q, t, i, j] (t = 1.. within the cube's rounds): disagreement pair,
+        conformed, stayed, and pair whose current answer is unparsed. Both answers of round t-1
+        must be parsed; an unparsed current answer keeps the pair as neither (``"neither"``) or
+        drops it (``"drop"``, then the last array marks the dropped pairs); an absent row is
+        never a pair."""
+        if unparsed not in ("neither", "drop"):
+            raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {unparsed!r}")
         prev, now = self.y[:, :, :-1], self.y[:, :, 1:]
         n = self.y.shape[-1]
-        yi, yj = prev[..., :, None], prev[..., None, :]
-        pair = (yi >= 0) & (yj >= 0) & (yi != yj) & (now[..., :, None] >= 0) & ~np.eye(n, dtype=bool)
-        conform = pair & (now[..., :, None] == yj)
-        stay = pair & (now[..., :, None] == yi)
-        return pair, conform, stay
+        yi, yj, yt = prev[..., :, None], prev[..., None, :], now[..., :, None]
+        disagree = (yi >= 0) & (yj >= 0) & (yi != yj) & ~np.eye(n, dtype=bool)
+        lost = disagree & self.unparsed[:, :, 1:, :, None]
+        pair = disagree & ((yt >= 0) | (lost if unparsed == "neither" else False))
+        conform = pair & (yt == yj)
+        stay = pair & (yt == yi)
+        return pair, conform, stay, lost
 
-    def counts(self, rounds: Sequence[int] | None = None) -> dict[str, np.ndarray]:
-        """Per [condition, question]: pairs, conformed, stayed (optionally only rounds ``t``)."""
-        pair, conform, stay = self.pair_masks()
+    def counts(self, rounds: Sequence[int] | None = None, unparsed: Unparsed = "neither") -> dict[str, np.ndarray]:
+        """Per [condition, question]: pairs, conformed, stayed, and pairs whose current answer is
+        unparsed (counted as neither or dropped) (optionally only rounds ``t``)."""
+        masks = self.pair_masks(unparsed)
         if rounds is not None:
             keep = np.isin(np.array(self.rounds[1:]), list(rounds))
-            pair, conform, stay = pair[:, :, keep], conform[:, :, keep], stay[:, :, keep]
-        return {k: v.sum(axis=(2, 3, 4)).astype(float) for k, v in (("n", pair), ("conform", conform), ("obstinate", stay))}
+            masks = tuple(m[:, :, keep] for m in masks)
+        names = ("n", "conform", "obstinate", "unparsed")
+        return {k: v.sum(axis=(2, 3, 4)).astype(float) for k, v in zip(names, masks)}
 
 
 def _cube(logs: Any) -> _Cube:
@@ -128,16 +152,17 @@ def _cube(logs: Any) -> _Cube:
     return _Cube.of(logs)
 
 
-def disagreement_pairs(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
+def disagreement_pairs(logs: pd.DataFrame | _Cube, *, config: Config | None = None) -> pd.DataFrame:
     """Every disagreement pair (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``.
 
-    Columns: condition, question, round, agent, peer, own_prev, peer_prev, answer (``y[i,t]``),
-    conform (``answer == peer_prev``), obstinate (``answer == own_prev``). Pairs where any of the
-    three answers is unparsed are left out (an unreadable answer neither agrees nor disagrees);
-    :func:`identity_summary` reports how many rows were unparsed.
+    Columns: condition, question, round, agent, peer, own_prev, peer_prev, answer (``y[i,t]``,
+    None when unparsed), conform (``answer == peer_prev``), obstinate (``answer == own_prev``).
+    Pairs with an unparsed answer in round t-1 are left out; one whose current answer is
+    unparsed is kept as neither (``config.identity.unparsed == "neither"``, the default) or left
+    out (``"drop"``). :func:`identity_summary` reports how many answers were unparsed.
     """
     cube = _cube(logs)
-    pair, conform, stay = cube.pair_masks()
+    pair, conform, stay, _ = cube.pair_masks(_mode(config))
     c, q, t, i, j = np.nonzero(pair)
     ans = np.array(cube.answers + [None], dtype=object)  # code -1 -> None
     return pd.DataFrame({
@@ -152,6 +177,10 @@ def disagreement_pairs(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
         "conform": conform[c, q, t, i, j],
         "obstinate": stay[c, q, t, i, j],
     })
+
+
+def _mode(config: Config | None) -> Unparsed:
+    return (config or Config()).identity.unparsed
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> float:
@@ -187,16 +216,19 @@ def identity_summary(
 ) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition, pooled over all disagreement pairs.
 
-    Columns: condition, n_questions, n_answers, n_unparsed, n_pairs, conformity, obstinacy,
-    delta and, with ``ci=True``, ``*_lo`` / ``*_hi`` (95% bootstrap over questions; the
-    pooled ratio is recomputed on each resample). ``by_round=True``: one row per condition and
-    debate round t (pairs of round t only; answer counts stay per condition), to see whether
-    the bias builds up over rounds.
+    Columns: condition, n_questions, n_answers, n_unparsed (answers that did not parse),
+    n_pairs, n_pairs_unparsed (disagreement pairs whose current answer is unparsed: inside
+    n_pairs as neither, or dropped and not in n_pairs, per ``unparsed``), unparsed (that
+    reading), conformity, obstinacy, delta and, with ``ci=True``, ``*_lo`` / ``*_hi`` (95%
+    bootstrap over questions; the pooled ratio is recomputed on each resample).
+    ``by_round=True``: one row per condition and debate round t (pairs of round t only; answer
+    counts stay per condition), to see whether the bias builds up over rounds.
     """
     cfg = config or Config()
+    mode = cfg.identity.unparsed
     cube = _cube(logs)
     slices: list[tuple[int | None, dict[str, np.ndarray]]] = (
-        [(t, cube.counts([t])) for t in cube.rounds[1:]] if by_round else [(None, cube.counts())]
+        [(t, cube.counts([t], mode)) for t in cube.rounds[1:]] if by_round else [(None, cube.counts(None, mode))]
     )
     out = []
     for k, cond in enumerate(cube.conditions):
@@ -207,8 +239,10 @@ def identity_summary(
             row |= {
                 "n_questions": int(asked.sum()),
                 "n_answers": int(cube.present[k].sum()),
-                "n_unparsed": int((cube.present[k] & (cube.y[k] < 0)).sum()),
+                "n_unparsed": int(cube.unparsed[k].sum()),
                 "n_pairs": int(cols["n"].sum()),
+                "n_pairs_unparsed": int(cols["unparsed"].sum()),
+                "unparsed": mode,
             }
             for name, stat in _STATS.items():
                 row[name] = stat(cols)
@@ -230,12 +264,18 @@ class IBCResult:
     delta_vanilla: float
     delta_anonymised: float
     n_questions: int
+    n_unparsed: int = 0
+    """answers (both conditions) that did not parse"""
+    unparsed: Unparsed = "neither"
+    """how a pair whose current answer is unparsed was read: ``"neither"`` or ``"drop"``"""
 
     def __str__(self) -> str:
         ci = "" if np.isnan(self.lo) else f" [{self.lo:+.3f}, {self.hi:+.3f}]"
+        how = "counted as neither" if self.unparsed == "neither" else "pairs dropped"
         return (
             f"IBC = {self.estimate:+.3f}{ci}  (Delta vanilla {self.delta_vanilla:+.3f}, "
-            f"anonymised {self.delta_anonymised:+.3f}; {self.n_questions} questions)"
+            f"anonymised {self.delta_anonymised:+.3f}; {self.n_questions} questions; "
+            f"{self.n_unparsed} unparsed answers, {how})"
         )
 
 
@@ -246,12 +286,13 @@ def ibc(
 
     ``rounds`` restricts the pairs to those rounds ``t`` (e.g. ``[1]``: first debate round only).
     Positive: peers over-weighted (sycophancy); negative: own answer over-weighted (self-bias).
+    Unparsed current answers follow ``config.identity.unparsed`` (module docstring).
     """
     cfg = config or Config()
     cube = _cube(logs)
     if not set(CONDITIONS) <= set(cube.conditions):
         raise ValueError(f"IBC needs both conditions in the log (vanilla and anonymised); found {cube.conditions}")
-    counts = cube.counts(rounds)
+    counts = cube.counts(rounds, cfg.identity.unparsed)
     cols = {f"{m}_{c}": counts[m][cube.conditions.index(c)] for m in counts for c in CONDITIONS}
 
     def delta(f: Columns, cond: str) -> float:
@@ -262,29 +303,36 @@ def ibc(
 
     dv, da = delta(cols, "vanilla"), delta(cols, "anonymised")
     est, lo, hi = _boot(cols, stat, cfg) if ci else (dv - da, float("nan"), float("nan"))
-    return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions))
+    n_bad = int(sum(cube.unparsed[cube.conditions.index(c)].sum() for c in CONDITIONS))
+    return IBCResult(float(est), float(lo), float(hi), dv, da, len(cube.questions), n_bad, cfg.identity.unparsed)
 
 
 def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config | None = None) -> pd.DataFrame:
     """Subversion and correction per condition, over (question, agent, round t >= 1).
 
     Subversion: the agent was right at t-1, saw at least one wrong peer (a parsed wrong answer),
-    and is not right at t (rate = events / such exposures). Correction: the agent was not right
-    at t-1 (wrong or unparsed), saw at least one right peer, and is right at t.
-    ``ci=True`` adds ``*_rate_lo`` / ``*_rate_hi`` (95% bootstrap over questions).
+    and gives a parsed wrong answer at t (rate = events / such exposures). Correction: the agent
+    was not right at t-1 (wrong or unparsed), saw at least one right peer, and is right at t.
+    An unparsed answer at t is neither event: the exposure counts (``config.identity.unparsed
+    == "neither"``) or is dropped (``"drop"``). Columns: condition, n_unparsed (answers),
+    n_subversion, subversion_at_risk, subversion_rate, n_correction, correction_at_risk,
+    correction_rate; ``ci=True`` adds ``*_rate_lo`` / ``*_rate_hi`` (95% bootstrap over questions).
     """
     cfg = config or Config()
+    if cfg.identity.unparsed not in ("neither", "drop"):
+        raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {cfg.identity.unparsed!r}")
     cube = _cube(logs)
     ok = cube.present & (cube.y >= 0)
     wrong = ok & ~cube.right
     prev_right, prev_wrong = cube.right[:, :, :-1], wrong[:, :, :-1]
     peers_right = prev_right.sum(-1, keepdims=True) - prev_right
     peers_wrong = prev_wrong.sum(-1, keepdims=True) - prev_wrong
-    now_present, now_right = cube.present[:, :, 1:], cube.right[:, :, 1:]
-    sub_risk = prev_right & (peers_wrong > 0) & now_present  # [c, q, t, agent]
-    cor_risk = ~prev_right & cube.present[:, :, :-1] & (peers_right > 0) & now_present
+    now = cube.present[:, :, 1:] if cfg.identity.unparsed == "neither" else ok[:, :, 1:]
+    now_right, now_wrong = cube.right[:, :, 1:], wrong[:, :, 1:]
+    sub_risk = prev_right & (peers_wrong > 0) & now  # [c, q, t, agent]
+    cor_risk = ~prev_right & cube.present[:, :, :-1] & (peers_right > 0) & now
     per_q = {  # per [condition, question]: events and exposures
-        "sub": (sub_risk & ~now_right).sum(axis=(2, 3)).astype(float),
+        "sub": (sub_risk & now_wrong).sum(axis=(2, 3)).astype(float),
         "sub_risk": sub_risk.sum(axis=(2, 3)).astype(float),
         "cor": (cor_risk & now_right).sum(axis=(2, 3)).astype(float),
         "cor_risk": cor_risk.sum(axis=(2, 3)).astype(float),
@@ -298,6 +346,7 @@ def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config 
         cols = {name: v[k] for name, v in per_q.items()}
         row: dict[str, Any] = {
             "condition": cond,
+            "n_unparsed": int(cube.unparsed[k].sum()),
             "n_subversion": int(cols["sub"].sum()),
             "subversion_at_risk": int(cols["sub_risk"].sum()),
             "subversion_rate": stats["subversion_rate"](cols),
@@ -338,6 +387,8 @@ def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
     The vote is over parsed answers; a tie between k answers scores (right answers among them)/k,
     the expected accuracy of breaking the tie at random. A question with no parsed answer scores 0.
     Questions absent from a round (e.g. a SAD debate that stopped early) do not count there.
+    Columns: condition, round, majority_accuracy, agent_accuracy (an unparsed answer is not
+    right), n_questions, n_unparsed (answers of that round that did not parse).
     """
     cube = _cube(logs)
     n_codes = max(len(cube.answers), 1)
@@ -355,7 +406,8 @@ def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
             m = asked[k, :, t]
             if m.any():
                 out.append({"condition": cond, "round": rnd, "majority_accuracy": float(majority[k, m, t].mean()),
-                            "agent_accuracy": float(agent_acc[k, m, t].mean()), "n_questions": int(m.sum())})
+                            "agent_accuracy": float(agent_acc[k, m, t].mean()), "n_questions": int(m.sum()),
+                            "n_unparsed": int(cube.unparsed[k, :, t].sum())})
     return pd.DataFrame(out)
 
 
@@ -372,11 +424,16 @@ class IdentityReport:
 
     def table(self) -> pd.DataFrame:
         """Conformity / obstinacy / Delta and subversion / correction side by side."""
-        return self.summary.merge(self.trust, on="condition", how="left")
+        return self.summary.merge(self.trust.drop(columns="n_unparsed"), on="condition", how="left")
 
     def __str__(self) -> str:
-        cols = ["condition", "n_pairs", "conformity", "obstinacy", "delta", "subversion_rate", "correction_rate"]
+        cols = ["condition", "n_answers", "n_unparsed", "n_pairs", "n_pairs_unparsed", "conformity", "obstinacy",
+                "delta", "subversion_rate", "correction_rate"]
         lines = [self.table()[cols].round(3).to_string(index=False)]
+        if int(self.summary["n_unparsed"].sum()):
+            how = ("counted as neither conforming nor obstinate" if self.summary["unparsed"].iloc[0] == "neither"
+                   else "left out of the pairs")
+            lines.append(f"pairs whose current answer is unparsed (n_pairs_unparsed) are {how}")
         if self.ibc is not None:
             lines.append(str(self.ibc))
         if self.cuts:
