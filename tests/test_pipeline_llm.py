@@ -131,8 +131,16 @@ def test_redecide_makes_no_new_report_calls(fake_server):
     d = Pipeline(Config(), llm).analyze(TEXT)
     before = srv.calls
     nd = Pipeline(Config().ablation("no-debate"), llm).redecide(d)
-    assert nd.route == "no_debate" and nd.reports == d.reports
-    assert srv.calls == before + (1 if nd.pre_verifier_label == "biased" else 0)  # the verifier only
+    assert nd.route == "no_debate" and nd.reports == d.reports and nd.verifier is None
+    assert srv.calls == before  # SPEC 1.9: no debate, no verifier
+    before = srv.calls
+    ndv = Pipeline(Config().ablation("no-debate+verifier"), llm).redecide(d)
+    assert ndv.route == "no_debate" and ndv.pre_verifier_label == "biased"  # bias 0.8 grounded, 0.3, 0.2 -> 0.525
+    assert srv.calls == before + 1 and ndv.verifier.check == "llm"  # the verifier only
+    before = srv.calls
+    single = Pipeline(Config().ablation("single-agent"), llm).redecide(d)
+    assert (single.route, single.label, list(single.reports)) == ("single_agent", "biased", ["bias"])
+    assert srv.calls == before and single.verifier is None
     before = srv.calls
     nv = Pipeline(Config().ablation("no-verifier"), llm).redecide(d)
     assert srv.calls == before + 3  # only the three round-2 debate moves, no reports, no verifier
