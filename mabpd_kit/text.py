@@ -32,6 +32,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from mabpd_kit.config import Config, TextConfig
+from mabpd_kit.language import detect_language
 
 __all__ = [
     "CleanText",
@@ -42,6 +43,7 @@ __all__ = [
     "truncate_words",
     "Truncation",
     "normalise_quotes",
+    "detect_language",
 ]
 
 # -- character tables -------------------------------------------------------------------------
