@@ -156,7 +156,7 @@ def disagreement_pairs(logs: pd.DataFrame | _Cube, *, config: Config | None = No
     """Every disagreement pair (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``.
 
     Columns: condition, question, round, agent, peer, own_prev, peer_prev, answer (``y[i,t]``,
-    None when unparsed), conform (``answer == peer_prev``), obstinate (``answer == own_prev``).
+    missing when unparsed), conform (``answer == peer_prev``), obstinate (``answer == own_prev``).
     Pairs with an unparsed answer in round t-1 are left out; one whose current answer is
     unparsed is kept as neither (``config.identity.unparsed == "neither"``, the default) or left
     out (``"drop"``). :func:`identity_summary` reports how many answers were unparsed.
