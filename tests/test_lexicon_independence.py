@@ -126,7 +126,7 @@ def test_independence_on_babe_train(data_dir):
     assert res.p_value < 0.001
     assert res.independent is False and res.r > res.r_critical
     assert res.verdict.startswith("not independent") and "provenance" in res.verdict
-    # the paper's r = 0.271 sits below its critical value 0.285 (n = 48) but would be far above ours
+    # the paper's r = 0.271 sits below its stated critical value 0.285 (that of n = 48) but far above ours
     assert critical_r(48) > 0.271 > res.r_critical
 
 

@@ -4,14 +4,15 @@ SPEC section 2 and the paper's appendix E: a lexicon fitted to a corpus would co
 terms and its term scores would track the corpus's bias rate; an independent one leaves most
 terms absent and Pearson r (band vs bias rate) below the two-sided critical value.
 
-The critical value shrinks with the number n of terms present (0.285 at n = 48, the paper's;
+The critical value shrinks with the number n of terms present (0.285, the paper's stated value, is that of n = 48;
 0.078 at n = 625, the shipped lexicon on BABE train, where r = +0.176: "not independent"). So a
 lexicon that encodes real knowledge of loaded language is *expected* to fail the check at large n:
 the check can reveal fitting, never prove its absence; provenance (seeds written without labels) does.
 
 >>> round(critical_r(48), 4)
 0.2845
->>> res = Lexicon.default().independence(texts, labels)      # or independence(lex, texts, labels)
+
+Usage: ``res = Lexicon.default().independence(texts, labels)`` (or ``independence(lex, texts, labels)``).
 """
 
 from __future__ import annotations
