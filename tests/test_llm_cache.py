@@ -193,15 +193,19 @@ def test_api_key_never_leaks(fake_server, tmp_path, monkeypatch, caplog, capsys)
     assert {k.lower(): v for k, v in srv.headers[0].items()}["authorization"] == f"Bearer {KEY}"  # the key is really sent...
 
     failures = [
-        Reply(status=401, error=f"Incorrect API key provided: {KEY}."),  # providers echo keys back
         Reply(status=500, error=f"internal error for key {KEY}"),
         Reply(raw=b"{not json"),
+        Reply(status=401, error=f"Incorrect API key provided: {KEY}."),  # providers echo keys back
     ]
     for reply in failures:
         srv.script = lambda r, reply=reply: reply
         with pytest.raises(EndpointError) as info:
             llm.chat("fail please")
-        messages += [str(info.value), repr(info.value)]
+        messages += [str(info.value), repr(info.value), info.value.detail]
+    with pytest.raises(EndpointError) as info:  # after the 401 this LLM calls no more: the same reason
+        llm.chat("another")
+    messages += [str(info.value), repr(info.value), info.value.detail]
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode="record", cache_dir=tmp_path, config=cfg)
     srv.script = lambda r: "no json here"
     with pytest.raises(StructuredOutputError) as info:
         llm.structured("ok?", _Answer)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .cache import ResponseCache, cache_dir
 from .client import LLM, online
 from .connection import connect
-from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, StructuredOutputError
+from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, SetupError, StructuredOutputError
 from .presets import PRESETS, Preset
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import gather_limited, run_sync
@@ -37,6 +37,7 @@ __all__ = [
     "Preset",
     "ReplayMissError",
     "ResponseCache",
+    "SetupError",
     "Structured",
     "StructuredOutputError",
     "TokenLogprob",

@@ -14,6 +14,10 @@ format / schema, temperature, seed, n, max_tokens, logprobs, top_logprobs and th
 is never stored. ``sample_index`` keeps repeated samples at temperature > 0 apart: sample 0
 and sample 1 of the same prompt are two different entries, not one collapsed answer.
 
+Only usable answers are stored: an empty reply, a refusal, or (for structured calls) a reply
+that still failed validation after the repair retry is never written, so a failed item asks the
+endpoint again on resume instead of replaying its failure.
+
 Location: ``MABPD_CACHE_DIR`` or the platform user cache dir (``platformdirs``), file
 ``llm-cache.sqlite3``. WAL journaling plus a busy time-out make several processes (e.g. two
 notebooks) writing at once safe; every write is one atomic statement.
@@ -116,6 +120,10 @@ class ResponseCache:
         row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
+    def delete(self, key: str) -> None:
+        """Remove one answer (a reply that turned out unusable must not be replayed)."""
+        self._conn().execute("DELETE FROM responses WHERE key = ?", (key,))
+
     def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
         self._conn().execute(
             "INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
@@ -123,9 +131,15 @@ class ResponseCache:
         )
 
     # -- capability probes ------------------------------------------------------
-    def get_capabilities(self, key: str) -> dict[str, Any] | None:
-        row = self._conn().execute("SELECT value FROM capabilities WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+    def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
+        """The stored probe result, or None (none stored, or older than ``max_age_s``)."""
+        row = self._conn().execute("SELECT value, created FROM capabilities WHERE key = ?", (key,)).fetchone()
+        if row is None or (max_age_s is not None and time.time() - float(row[1] or 0.0) > max_age_s):
+            return None
+        return json.loads(row[0])
+
+    def delete_capabilities(self, key: str) -> None:
+        self._conn().execute("DELETE FROM capabilities WHERE key = ?", (key,))
 
     def put_capabilities(self, key: str, value: dict[str, Any]) -> None:
         self._conn().execute(

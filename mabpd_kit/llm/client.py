@@ -15,8 +15,11 @@ What happens on a call (``llm.chat`` / ``await llm.achat``):
    agent in the process), then goes through the ``openai`` SDK, whose own retries handle
    429 (honouring ``Retry-After``), 5xx, dropped connections and time-outs.
 4. A final failure becomes :class:`EndpointError` with a clear message and no key.
-5. The answer is stored (``auto``/``record``), added to ``llm.usage``, returned as a
-   :class:`Completion`.
+5. The answer is stored (``auto``/``record``) when it is usable (see :meth:`LLM.achat`'s
+   ``accept``; structured answers only once they validate), added to ``llm.usage``, returned
+   as a :class:`Completion`.
+6. After a 401 or 403 this LLM object sends no further call (the key or the access was
+   refused: each later call fails at once with the same reason; ``connect()`` again after fixing it).
 
 All network I/O runs on one background event loop (:mod:`mabpd_kit.llm.runtime`), so sync
 calls are safe from any thread and async calls work inside Jupyter.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
@@ -35,7 +39,7 @@ from . import registry
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
 from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
-from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
+from .results import Capabilities, Completion, Structured, completion_from_json
 from .runtime import in_io_thread, submit
 from .usage import CallLog
 
@@ -99,6 +103,7 @@ class LLM:
         cache_mode: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         preset: str | None = None,
+        key_env: str = "MABPD_API_KEY",
         offline: bool = False,
         offline_reason: str = "",
     ) -> None:
@@ -108,6 +113,7 @@ class LLM:
         self.endpoint = endpoint.rstrip("/")
         self.model = model
         self.preset = preset
+        self.key_env = key_env  # where the key came from (named in 401/403 messages), never the key
         self.cache_mode = resolve_mode(self.config.cache_mode, cache_mode)
         self.usage = CallLog(prices_per_mtok=dict(self.config.prices_per_mtok))
         self._key = _Secret(api_key or "")
@@ -118,6 +124,7 @@ class LLM:
             self._cache = ResponseCache(Path(cache_dir) if cache_dir is not None else None)
         self._client: Any = None  # openai.AsyncOpenAI, created lazily on the I/O loop
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._auth_refused: dict[str, EndpointError] = {}  # "" (401: every model) or a model (403) -> error
 
     def __repr__(self) -> str:
         if self.offline:
@@ -183,17 +190,43 @@ class LLM:
                 f"config.llm.concurrency (now {self.config.concurrency}) or wait"
             )
         elif isinstance(exc, openai.AuthenticationError):
-            msg = f"{where} refused the API key (HTTP 401): check the key variable for this endpoint"
+            msg = f"{where} refused the API key (HTTP 401): set {self.key_env} to a valid key and connect() again"
+        elif isinstance(exc, openai.PermissionDeniedError):
+            msg = (f"{where} denied access (HTTP 403): check that the key in {self.key_env} may use model "
+                   f"{request.get('model')!r}, then connect() again")
         elif isinstance(exc, openai.APIStatusError):
             detail = getattr(exc, "message", "") or str(exc)
             msg = f"{where} answered HTTP {status}: {detail[:300]}"
         else:
             msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
-        return EndpointError(redact(msg, self._key.get()), status=status)
+        detail = redact(str(getattr(exc, "message", "") or ""), self._key.get())[:300]
+        return EndpointError(redact(msg, self._key.get()), status=status, detail=detail)
 
-    async def _call(self, request: dict[str, Any], sample_index: int, tag: str) -> Completion:
+    def _check_auth(self, request: dict[str, Any]) -> None:
+        """Fail at once, without a call, once the endpoint refused the key (401) or this model (403)."""
+        err = self._auth_refused.get("") or self._auth_refused.get(str(request.get("model")))
+        if err is not None:
+            raise EndpointError(str(err), status=err.status, detail=err.detail)
+
+    def _store(self, request: dict[str, Any], sample_index: int, comp: Completion) -> None:
+        """Record a usable answer (``auto``/``record``); never an empty reply or a refusal."""
+        if self._cache is not None and self.cache_mode in ("auto", "record") and not comp.cached and comp.usable:
+            self._cache.put(
+                request_key(self.endpoint, request, sample_index),
+                comp.model_dump(exclude={"cached", "tag"}),
+                model=comp.model,
+                preview=str(request["messages"][-1].get("content") or "")[:200],
+            )
+
+    def _unstore(self, request: dict[str, Any], sample_index: int) -> None:
+        """Remove a recorded answer that proved unusable (so a rerun asks the endpoint again)."""
+        if self._cache is not None and self.cache_mode in ("auto", "record"):
+            self._cache.delete(request_key(self.endpoint, request, sample_index))
+
+    async def _call(self, request: dict[str, Any], sample_index: int, tag: str, *, cache: bool = True,
+                    store: bool = True, accept: Callable[[Completion], bool] | None = None) -> Completion:
         key = None
-        if self._cache is not None:
+        if self._cache is not None and (cache or self.cache_mode == "replay"):
             key = request_key(self.endpoint, request, sample_index)
             if self.cache_mode in ("auto", "replay"):
                 hit = self._cache.get(key)
@@ -206,55 +239,32 @@ class LLM:
                         f"replay mode: no recorded answer for {self._describe(request)} "
                         f"(sample {sample_index}) at {self.endpoint}; record it first (cache_mode='record' or 'auto')"
                     )
+        self._check_auth(request)
         client = self._get_client()
         import openai  # already loaded by _get_client; needed for its exception classes
 
         async with self._semaphore():
+            self._check_auth(request)  # refused while this call waited for its slot
             t0 = time.perf_counter()
             try:
                 # The SDK's generic POST: its retries, Retry-After and time-outs, without the
                 # per-call cost of typed request transforms and response models.
                 data = await client.post("/chat/completions", body=request, cast_to=object)
             except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-                raise self._endpoint_error(exc, request) from None
+                err = self._endpoint_error(exc, request)
+                if err.batch_fatal:
+                    self._auth_refused["" if err.status == 401 else str(request.get("model"))] = err
+                raise err from None
             latency = time.perf_counter() - t0
         comp = self._completion(data, request, latency, tag)
-        if self._cache is not None and key is not None and self.cache_mode in ("auto", "record"):
-            self._cache.put(
-                key,
-                comp.model_dump(exclude={"cached", "tag"}),
-                model=comp.model,
-                preview=str(request["messages"][-1].get("content") or "")[:200],
-            )
+        if key is not None and store and (accept is None or accept(comp)):
+            self._store(request, sample_index, comp)
         self.usage.add(comp)
         return comp
 
     def _completion(self, data: Any, request: dict[str, Any], latency: float, tag: str) -> Completion:
-        """Our Completion from the response JSON (read as plain dicts: the SDK's typed
-        ChatCompletion would cost ~1 ms of CPU per call for fields we never use)."""
         try:
-            choice = data["choices"][0]
-            text = (choice.get("message") or {}).get("content") or ""
-            lp = (choice.get("logprobs") or {}).get("content") or None
-            logprobs = None if lp is None else [
-                TokenLogprob(
-                    token=t["token"],
-                    logprob=t["logprob"],
-                    top=[TopLogprob(token=a["token"], logprob=a["logprob"]) for a in (t.get("top_logprobs") or [])],
-                )
-                for t in lp
-            ]
-            usage = data.get("usage") or {}
-            return Completion(
-                text=text,
-                model=data.get("model") or request["model"],
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-                latency_s=latency,
-                logprobs=logprobs,
-                tag=tag,
-            )
+            return completion_from_json(data, request["model"], latency, tag)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise EndpointError(
                 f"unreadable answer from {self.endpoint} ({self._describe(request)}): not a chat completion "
@@ -322,18 +332,25 @@ class LLM:
         top_logprobs: int | None = None,
         response_format: dict[str, Any] | None = None,
         tag: str = "",
+        accept: Callable[[Completion], bool] | None = None,
+        cache: bool = True,
     ) -> Completion:
         """One chat completion. ``messages``: OpenAI-style list of ``{"role", "content"}`` (a
         bare string is one user message). ``sample_index`` numbers repeated samples of the
         same prompt (temperature > 0): each index is its own cache entry. ``response_format`` is
         passed to the server as is (e.g. ``{"type": "json_object"}``); for a validated pydantic
-        object use :meth:`structured`."""
+        object use :meth:`structured`.
+
+        The answer is recorded only when usable (text, no refusal) and, given ``accept``, only when
+        ``accept(completion)`` is True: pass your parser's check (``lambda c: parse(c.text) is not
+        None``) so an unusable reply is asked again on resume instead of replayed. ``cache=False``
+        neither reads nor writes the cache (except in replay mode, which never calls)."""
         self._ensure_online()
         req = self._request(
             messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
             sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs, response_format=response_format,
         )
-        return await self._on_io_loop(self._call(req, sample_index, tag))
+        return await self._on_io_loop(self._call(req, sample_index, tag, cache=cache, accept=accept))
 
     def chat(self, messages: Any, **kwargs: Any) -> Completion:
         """Blocking :meth:`achat` (the same arguments); safe from any thread and inside Jupyter."""
@@ -370,13 +387,15 @@ class LLM:
             msgs = base if mode == "json_schema" else [{"role": "system", "content": so.schema_instruction(schema)}, *base]
             fmt = so.response_format(schema, mode)
             repaired = False
+            chain: list[tuple[dict[str, Any], Completion]] = []  # this mode's requests and answers
             try:
                 for attempt in range(1 + self.config.repair_retries):
                     req = self._request(
                         msgs, model=model, temperature=temperature, max_tokens=max_tokens, seed=None,
                         sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt,
                     )
-                    comp = await self._call(req, sample_index, tag)
+                    comp = await self._call(req, sample_index, tag, store=False)  # stored once it validates
+                    chain.append((req, comp))
                     if refused:
                         # A later mode got an answer, so the 4xx really was about the
                         # response_format (not, say, a too-long prompt): skip those modes from now on.
@@ -385,6 +404,8 @@ class LLM:
                     calls.append(comp)
                     value, error = so.validate(comp.text, schema)
                     if value is not None:
+                        for r, c in chain:  # the whole chain: a replayed first answer leads to the same repair
+                            self._store(r, sample_index, c)
                         return Structured[schema](  # type: ignore[valid-type]
                             value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
                         )
@@ -392,6 +413,9 @@ class LLM:
                         repair = so.repair_message(error, schema)
                         msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": repair}]
                         repaired = True
+                for r, c in chain:  # never replay a failure (entries recorded by older versions too)
+                    if c.cached:
+                        self._unstore(r, sample_index)
                 raise StructuredOutputError(
                     f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
                     f"{len(calls)} call(s) including the repair retry: {error}. Reply began: {comp.text[:160]!r}",

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
 from .client import LLM, as_llm_config
-from .errors import EndpointError
-from .presets import PRESETS, Preset, preset_for_url, resolve_key
+from .errors import SetupError
+from .presets import PRESETS, Preset, is_local, preset_for_url, resolve_key
 from .runtime import io_loop
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ def connect(
     ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
     tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
     The offline LLM prints one line saying so (``quiet=True`` silences it).
+
+    Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no
+    model, no key for a remote URL, or a URL that is not ``http(s)://host[:port]/...``.
     """
     cfg = as_llm_config(config)
     p: Preset | None = None
@@ -57,24 +61,30 @@ def connect(
         if p is None:
             raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
     forced = os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    url = base_url
+    url, source = base_url, "base_url="
     if url is None and not forced:
-        url = p.base_url if p is not None else (os.environ.get("MABPD_BASE_URL", "").strip() or None)
+        env_url = os.environ.get("MABPD_BASE_URL", "").strip() or None
+        url, source = (p.base_url, f"preset {p.name!r}") if p is not None else (env_url, "MABPD_BASE_URL")
     if url is None:
         reason = "MABPD_OFFLINE=1" if forced else "no endpoint configured"
         if not quiet:
             print(OFFLINE_LINE.format(reason=reason))
         return LLM(endpoint="offline", model="rule-based", config=cfg, offline=True, offline_reason=reason)
-    chosen_model = model or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise SetupError(f"{source} {url!r} is not a URL: set it like http://127.0.0.1:8000/v1 (scheme, host, port, /v1)")
+    chosen_model = (model or "").strip() or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
     if not chosen_model:
-        raise EndpointError(f"no model for {url}: pass connect(..., model='NAME') or set MABPD_MODEL")
-    key = resolve_key(p or preset_for_url(url), url)
+        raise SetupError(f"no model for {url}: set MABPD_MODEL (e.g. MABPD_MODEL=llama3.1) or pass connect(..., model='NAME')")
+    known = p or preset_for_url(url)
+    key_env = known.key_env if known is not None and known.key_env else "MABPD_API_KEY"
+    key = resolve_key(known, url)
     if key is None:
-        known = p or preset_for_url(url)
-        var = f"{known.key_env} or MABPD_API_KEY" if known is not None and known.key_env else "MABPD_API_KEY"
-        raise EndpointError(f"no API key for {url}: set {var} in the environment")
+        var = f"{key_env} (or MABPD_API_KEY)" if key_env != "MABPD_API_KEY" else "MABPD_API_KEY"
+        where = "a remote server" if not is_local(url) else "this server"
+        raise SetupError(f"no API key for {url} ({where}): set {var} in the environment, or use a local server")
     io_loop()  # start the I/O thread now, not inside the first timed call
     return LLM(
         endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
-        cache_dir=cache_dir, preset=p.name if p else None,
+        cache_dir=cache_dir, preset=p.name if p else None, key_env=key_env,
     )

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "StructuredOutputError", "redact"]
+__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "SetupError", "StructuredOutputError", "redact"]
+
+#: HTTP statuses after which no other call of the batch can succeed: the key (401) or the access (403) was refused.
+AUTH_REFUSED = (401, 403)
 
 
 class LLMError(RuntimeError):
@@ -18,11 +21,20 @@ class OfflineError(LLMError):
 
 class EndpointError(LLMError):
     """The endpoint failed after the SDK's own retries: dead server, time-out, HTTP error,
-    unreadable body, missing key or model. ``.status`` is the HTTP status when there was one."""
+    unreadable body, missing key or model. ``.status`` is the HTTP status when there was one,
+    ``.detail`` the server's own error message (key-free), and ``.batch_fatal`` is True for 401/403:
+    every other call of the batch would be refused too, so :func:`mabpd_kit.runs.run` stops sending them."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.detail = detail
+        self.batch_fatal = status in AUTH_REFUSED
+
+
+class SetupError(EndpointError):
+    """:func:`~mabpd_kit.llm.connect` cannot build an endpoint: no model, no key for a remote URL, or
+    a malformed URL. The one-line message names what to set (argument or environment variable)."""
 
 
 class StructuredOutputError(LLMError):

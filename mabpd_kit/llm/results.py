@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob"]
+__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob", "completion_from_json"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -33,7 +33,8 @@ class Completion(BaseModel):
 
     ``cached`` is True when the answer came from the record/replay cache (no call was made;
     tokens and latency are those of the original call). ``tag`` is the caller's label (e.g.
-    ``"bias-agent"``) used in usage tables.
+    ``"bias-agent"``) used in usage tables. ``refusal`` is the server's refusal message when the
+    model declined to answer (OpenAI's ``message.refusal``); such replies are never cached.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -46,6 +47,38 @@ class Completion(BaseModel):
     cached: bool = False
     logprobs: list[TokenLogprob] | None = None
     tag: str = ""
+    refusal: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Worth caching: some text, no refusal, not cut by a content filter."""
+        return bool(self.text.strip()) and not self.refusal and self.finish_reason != "content_filter"
+
+
+def completion_from_json(data: Any, model: str, latency: float, tag: str) -> Completion:
+    """Our Completion from a chat-completions response body, read as plain dicts (the SDK's typed
+    ChatCompletion would cost ~1 ms of CPU per call for fields we never use). Raises KeyError,
+    TypeError, ... on a body that is not a chat completion."""
+    choice = data["choices"][0]
+    message = choice.get("message") or {}
+    lp = (choice.get("logprobs") or {}).get("content") or None
+    logprobs = None if lp is None else [
+        TokenLogprob(token=t["token"], logprob=t["logprob"],
+                     top=[TopLogprob(token=a["token"], logprob=a["logprob"]) for a in (t.get("top_logprobs") or [])])
+        for t in lp
+    ]
+    usage = data.get("usage") or {}
+    return Completion(
+        text=message.get("content") or "",
+        model=data.get("model") or model,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        latency_s=latency,
+        logprobs=logprobs,
+        tag=tag,
+        refusal=str(message["refusal"]) if message.get("refusal") else None,
+    )
 
 
 class Structured(BaseModel, Generic[T]):
