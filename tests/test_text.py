@@ -235,3 +235,37 @@ def test_truncate_words_reports_what_was_cut():
     assert truncate_words("a b", 0).text == ""
     with pytest.raises(ValueError):
         truncate_words("a", -1)
+
+
+# -- decoding files: one decoder for the CLI and the API ----------------------------------------
+
+
+def test_decode_reads_cp1252_as_the_api_does():
+    from mabpd_kit.text import clean, decode
+
+    raw = "The mayor\x92s \x93plan\x94 \x96 a caf\xe9".encode("latin-1")
+    assert decode(raw) == "The mayor’s “plan” – a café"
+    assert clean(raw).text == 'The mayor\'s "plan" – a café'
+
+
+def test_decode_utf8_bom_and_utf16():
+    from mabpd_kit.text import decode
+
+    assert decode("\ufeffcafé".encode("utf-8")) == "café"
+    assert decode("café".encode("utf-16")) == "café"
+
+
+def test_looks_binary():
+    import random
+
+    from mabpd_kit.text import looks_binary
+
+    rnd = random.Random(0)
+    assert looks_binary(b"\x7fELF\x02\x01\x01\x00" + bytes(rnd.randrange(256) for _ in range(2000)))
+    assert looks_binary(b"%PDF-1.4\n" + bytes(rnd.randrange(256) for _ in range(2000)))
+    assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    assert not looks_binary(b"")
+    assert not looks_binary("One sentence.\nAnother one, with a caf\xe9.\n".encode("cp1252"))
+    assert not looks_binary("Новости дня. 中国新闻。".encode("utf-8"))
+    assert not looks_binary("text".encode("utf-16"))
+    assert not looks_binary(("é" * 5000).encode("utf-8")[:8191] + b"abc")  # a character cut by the sample
