@@ -91,8 +91,10 @@ def test_results_frame_and_metrics():
     assert {"calls", "prompt_tokens", "completion_tokens", "call_latency_s"} <= set(frame.columns)
     assert list(frame.id) == ["ex-true", "ex-half", "ex-false"]
     m = res.metrics()
-    assert list(m) == ["n", "failed", "accuracy", "macro_f1", "half_true_f1", "mean_rounds", "calls",
+    assert list(m) == ["n", "failed", "accuracy", "macro_f1", "half_true_f1", "mean_rounds", "one_hot_rounds",
+                       "empty_turns", "refusal_turns", "judge_empty", "judge_refusals", "calls",
                        "prompt_tokens", "completion_tokens"]
+    assert m["one_hot_rounds"] == m["empty_turns"] == m["refusal_turns"] == 0
     assert m["accuracy"] == 1.0 and m["mean_rounds"] == pytest.approx(frame.rounds.mean())
     assert res.usage == Usage()
 

@@ -3,10 +3,12 @@
 The flow, one module each::
 
     evidence (shared BM25 pool, [E#] lines) -> debate (Politician, Scientist, Judge; one async core)
-      -> judge (option probabilities: logprobs, samples, stated) -> stopping (DualThreshold, replay)
+      -> judge (option probabilities: logprobs, samples, stated, else a marked one-hot verdict)
+      -> stopping (DualThreshold, replay)
       -> calibrate (grid replay, Pareto front, simulator)        logs (the RADAR repository's logged runs)
 
-``rules`` is the offline rule-based stand-in for the three agents (a teaching prop, not RADAR).
+``rules`` is the offline rule-based stand-in for the three agents (a teaching prop, not RADAR);
+``replies`` notes empty and refusing replies and fences the item (claim, evidence) as data.
 
 >>> import mabpd_kit as mk
 >>> ex = mk.radar.example_claims()
@@ -28,6 +30,7 @@ from mabpd_kit.radar.calibrate import (
 from mabpd_kit.radar.debate import SYSTEMS, RadarDebate, RadarResult, RadarResults, run_systems
 from mabpd_kit.radar.evidence import Evidence, EvidencePool, Turn, cited_numbers, example_claims, format_evidence
 from mabpd_kit.radar.judge import (
+    SOURCE_ORDER,
     STOP_OPTIONS,
     JudgeProbabilities,
     LLMJudge,
@@ -37,11 +40,15 @@ from mabpd_kit.radar.judge import (
     option_probs_from_samples,
     option_probs_from_stated,
     parse_option,
+    source_chain,
+    weakest_source,
 )
 from mabpd_kit.radar.logs import LoggedRun, load_radar_decisions, load_radar_run
+from mabpd_kit.radar.replies import ReplyNote, fence_safe, reply_note
 from mabpd_kit.radar.rules import OFFLINE_TAG, RuleBasedRadar
 from mabpd_kit.radar.stopping import (
     EPS,
+    ONE_HOT,
     ROUND_NAMES,
     DualThreshold,
     RoundState,
@@ -57,7 +64,9 @@ from mabpd_kit.radar.stopping import (
 __all__ = [
     "EPS",
     "OFFLINE_TAG",
+    "ONE_HOT",
     "ROUND_NAMES",
+    "SOURCE_ORDER",
     "STOP_OPTIONS",
     "SYSTEMS",
     "CalibrationResult",
@@ -70,6 +79,7 @@ __all__ = [
     "RadarDebate",
     "RadarResult",
     "RadarResults",
+    "ReplyNote",
     "RoundState",
     "RuleBasedRadar",
     "Source",
@@ -83,6 +93,7 @@ __all__ = [
     "cited_numbers",
     "evaluate_rule",
     "example_claims",
+    "fence_safe",
     "format_evidence",
     "load_radar_decisions",
     "load_radar_run",
@@ -93,8 +104,11 @@ __all__ = [
     "parse_option",
     "replay",
     "replay_frame",
+    "reply_note",
     "run_systems",
     "simulate_trajectories",
+    "source_chain",
     "split_dev_test",
     "trajectories_frame",
+    "weakest_source",
 ]

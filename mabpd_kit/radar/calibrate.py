@@ -7,6 +7,12 @@ Pareto front of quality against mean rounds. :func:`evaluate_rule` scores one ru
 code; :func:`split_dev_test` makes the honest dev/test halves; :func:`simulate_trajectories` makes
 synthetic Judge trajectories when no logged run is at hand.
 
+One-hot rounds (source ``one_hot``: the Judge's bare verdict, no real probabilities, so ``c = 1``
+and ``s = +-1``) say nothing about where to put a threshold. By default both :func:`calibrate` and
+:func:`evaluate_rule` leave out every claim with such a round (``one_hot="exclude"``) and count
+them (``CalibrationResult.n_one_hot`` and ``one_hot_ids``; ``evaluate_rule(...)["n_one_hot"]``);
+``one_hot="include"`` keeps them.
+
 >>> from mabpd_kit.radar import calibrate, simulate_trajectories
 >>> trajs = simulate_trajectories(60, seed=1)
 >>> cal = calibrate(trajs)
@@ -25,6 +31,19 @@ import pandas as pd
 
 from mabpd_kit.config import Config
 from mabpd_kit.radar.stopping import EPS, DualThreshold, RoundState, Trajectory, argmax_label
+
+OneHot = Literal["exclude", "include"]
+
+
+def _split_one_hot(trajs: Sequence[Trajectory], one_hot: OneHot) -> tuple[list[Trajectory], list[str]]:
+    """(trajectories to replay, ids of those with a one-hot round); with ``exclude`` the latter are left out."""
+    if one_hot not in ("exclude", "include"):
+        raise ValueError(f"one_hot must be 'exclude' or 'include', not {one_hot!r}")
+    flagged = [t.id for t in trajs if any(st.one_hot for st in t.rounds)]
+    if one_hot == "include" or not flagged:
+        return list(trajs), flagged
+    bad = set(flagged)
+    return [t for t in trajs if t.id not in bad], flagged
 
 __all__ = [
     "CalibrationResult",
@@ -135,6 +154,8 @@ class CalibrationResult:
         grid: one row per (tau_s, tau_v): accuracy, macro_f1, quality (the objective's metric),
             mean_rounds, objective (= quality - cost_per_round * mean_rounds), stop_round1 (share
             stopping after the opening), censored (share of replays that ran past the log).
+        n_one_hot, one_hot_ids: claims (with a gold label) that had a one-hot round; left out of
+            the grid unless ``calibrate(..., one_hot="include")`` (``one_hot`` says which).
         best: the best row as a dict (tau_s, tau_v, quality, mean_rounds, objective). Ties go to
             fewer rounds, then to the higher tau_v and tau_s (the more cautious pair).
         pareto: the grid rows no other row beats on both quality and mean rounds.
@@ -148,6 +169,9 @@ class CalibrationResult:
     n_claims: int
     tau_s_values: np.ndarray = field(repr=False)
     tau_v_values: np.ndarray = field(repr=False)
+    n_one_hot: int = 0
+    one_hot_ids: list[str] = field(default_factory=list, repr=False)
+    one_hot: str = "exclude"
 
     def matrix(self, column: str = "quality") -> pd.DataFrame:
         """A tau_v x tau_s table of ``column`` (for a heatmap)."""
@@ -189,22 +213,25 @@ def calibrate(
     *,
     objective: Literal["accuracy", "macro_f1"] | None = None,
     cost_per_round: float | None = None,
+    one_hot: OneHot = "exclude",
 ) -> CalibrationResult:
     """Replay every (tau_s, tau_v) of the configured grid and score it (one numpy pass).
 
     Use a **dev** split; report the chosen pair on another split (:func:`split_dev_test`).
     Trajectories without a gold label are ignored. Metrics are computed here in numpy (macro F1 is
     averaged over the labels present in gold or predictions, as scikit-learn does) because the
-    whole grid is scored at once.
+    whole grid is scored at once. Claims with a one-hot round are left out and counted
+    (``n_one_hot``) unless ``one_hot="include"``.
     """
     cfg = config or Config()
     rc = cfg.radar
     objective = objective or rc.objective
     cost = rc.cost_per_round if cost_per_round is None else cost_per_round
     labels = list(rc.labels)
-    scored = [t for t in trajs if t.gold in labels]
+    scored, flagged = _split_one_hot([t for t in trajs if t.gold in labels], one_hot)
     if not scored:
-        raise ValueError("no trajectory with a gold label among " + ", ".join(labels))
+        raise ValueError("no trajectory with a gold label among " + ", ".join(labels)
+                         + (f" ({len(flagged)} left out for one-hot rounds)" if flagged else ""))
     a = _to_arrays(scored, labels)
     ts, tv = _grid(rc.grid_tau_s), _grid(rc.grid_tau_v)
     k, pred, censored = _replay_grid(a, ts, tv)
@@ -224,13 +251,16 @@ def calibrate(
                              ascending=[False, True, False, False], kind="mergesort")
     b = order.iloc[0]
     best = {key: float(b[key]) for key in ("tau_s", "tau_v", "quality", "mean_rounds", "objective")}
-    return CalibrationResult(grid, best, pareto_front(grid), objective, cost, len(scored), ts, tv)
+    return CalibrationResult(grid, best, pareto_front(grid), objective, cost, len(scored), ts, tv,
+                             n_one_hot=len(flagged), one_hot_ids=flagged, one_hot=one_hot)
 
 
-def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold) -> dict[str, float]:
-    """Accuracy, macro F1, mean rounds and censored share of one rule (scalar; same code as the grid)."""
+def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold, *,
+                  one_hot: OneHot = "exclude") -> dict[str, float]:
+    """n, accuracy, macro F1, mean rounds, censored share of one rule (scalar; same code as the grid)
+    and n_one_hot (claims with a one-hot round: left out unless ``one_hot="include"``)."""
     labels = list(rule.labels)
-    scored = [t for t in trajs if t.gold in labels]
+    scored, flagged = _split_one_hot([t for t in trajs if t.gold in labels], one_hot)
     if not scored:
         raise ValueError("no trajectory with a gold label")
     a = _to_arrays(scored, labels)
@@ -245,6 +275,7 @@ def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold) -> dict[str,
         macro_f1=float(_macro_f1_grid(pred, a.gold, len(labels))[0, 0]),
         mean_rounds=float((k[:, 0, 0] + 1).mean()),
         censored=float(censored[:, 0, 0].mean()),
+        n_one_hot=len(flagged),
     )
 
 

@@ -33,6 +33,7 @@ Pro/Con roles), ``single`` (the Judge alone, one pass) and ``gold-evidence``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import re
@@ -48,7 +49,8 @@ from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
 from mabpd_kit.llm import LLMError, online
 from mabpd_kit.radar.evidence import Evidence, EvidencePool, Turn, cited_numbers, format_evidence
-from mabpd_kit.radar.judge import LLMJudge, Source, choose_source
+from mabpd_kit.radar.judge import LLMJudge, Source, choose_source, source_chain, weakest_source
+from mabpd_kit.radar.replies import ReplyNote, fence_safe, reply_note
 from mabpd_kit.radar.rules import RuleBasedRadar
 from mabpd_kit.radar.stopping import ROUND_NAMES, DualThreshold, RoundState, StopDecision, Trajectory
 from mabpd_kit.types import Usage
@@ -75,7 +77,8 @@ class RadarResult(BaseModel):
     system: str = "radar"
     label: str | None = None
     rounds_run: int = 0
-    source: str = "rule"
+    source: str = Field("rule", description="the rounds' probability sources, joined by '+' (e.g. logprobs+one_hot); "
+                        "'unknown' before the first round")
     offline: bool = True
     evidence_mode: str = Field("gold", description="retrieved (shared BM25 pool) or gold (the claim's own sentences)")
     evidence: list[Evidence] = Field(default_factory=list)
@@ -83,6 +86,7 @@ class RadarResult(BaseModel):
     states: list[RoundState] = Field(default_factory=list)
     decisions: list[StopDecision] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    judge_notes: list[ReplyNote] = Field(default_factory=list, description="empty or refusing Judge replies")
     usage: Usage = Field(default_factory=Usage, description="LLM calls and tokens of this debate (zero offline)")
     failed: bool = False
     error: str | None = None
@@ -102,32 +106,46 @@ class RadarResult(BaseModel):
                           meta={"system": self.system})
 
     def transcript(self) -> str:
-        """The debate as readable text."""
+        """The debate as readable text (with each round's probability source)."""
         out = []
         for t in self.turns:
-            out.append(f"Round {t.round} · {t.stage} · {t.agent.title()}:\n{t.text}\n")
+            note = f" [{t.note}]" if t.note else ""
+            out.append(f"Round {t.round} · {t.stage} · {t.agent.title()}{note}:\n{t.text}\n")
         for st, d in zip(self.states, self.decisions):
             probs = ", ".join(f"{k} {v:.2f}" for k, v in st.label_probs.items())
             s = "n/a" if math.isnan(d.s) else f"{d.s:+.2f}"
-            out.append(f"Judge after round {d.round}: {probs}; s = {s}, c = {d.c:.2f} -> "
+            out.append(f"Judge after round {d.round} ({st.source}): {probs}; s = {s}, c = {d.c:.2f} -> "
                        f"{'STOP' if d.stop else 'CONTINUE'} ({d.reason})")
+        for n in self.judge_notes:
+            out.append(f"Judge reply ({n.question}, round {n.round}) was {n.note}: {n.text[:80]!r}")
         return "\n".join(out)
+
+    def counts(self) -> dict[str, int]:
+        """one_hot_rounds, empty_turns, refusal_turns (debaters), judge_empty, judge_refusals (Judge replies)."""
+        return dict(one_hot_rounds=sum(st.one_hot for st in self.states),
+                    empty_turns=sum(t.note == "empty" for t in self.turns),
+                    refusal_turns=sum(t.note == "refusal" for t in self.turns),
+                    judge_empty=sum(n.note == "empty" for n in self.judge_notes),
+                    judge_refusals=sum(n.note == "refusal" for n in self.judge_notes))
 
     def row(self) -> dict[str, Any]:
         """One flat frame row: id, system, gold, label, pred (the same label: the column
-        :func:`mabpd_kit.evaluate.compare` reads), correct, rounds, stop reason, s, c, source, usage."""
+        :func:`mabpd_kit.evaluate.compare` reads), correct, rounds, stop reason, s, c, source,
+        the :meth:`counts` (one-hot rounds, empty and refusing replies), usage."""
         d = self.stop
         return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, pred=self.label,
                     correct=self.correct, rounds=self.rounds_run, stop_reason=d.reason if d else None,
                     s=d.s if d else None, c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode,
-                    **self.usage.row(), failed=self.failed, error=self.error)
+                    **self.counts(), **self.usage.row(), failed=self.failed, error=self.error)
 
 
 class RadarResults(runs.Results[RadarResult]):
     """The debates of a batch (:meth:`RadarDebate.run_many`), in input order.
 
-    ``to_frame()`` has one row per claim (:meth:`RadarResult.row`); :meth:`metrics` adds accuracy,
-    macro F1 and HALF-TRUE F1 over the scored claims and the mean number of rounds.
+    ``to_frame()`` has one row per claim (:meth:`RadarResult.row`), :meth:`rounds_frame` one per
+    Judge state (with its probability source); :meth:`metrics` adds accuracy, macro F1 and
+    HALF-TRUE F1 over the scored claims, the mean number of rounds, and counts of one-hot rounds
+    and of empty or refusing replies.
     """
 
     def __init__(self, records: Sequence[RadarResult], *, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
@@ -137,7 +155,8 @@ class RadarResults(runs.Results[RadarResult]):
 
     def metrics(self) -> dict[str, float]:
         """n, failed, accuracy, macro F1, HALF-TRUE F1 (via :mod:`mabpd_kit.metrics`; over claims with a
-        gold label and an answer), mean rounds, calls and tokens."""
+        gold label and an answer), mean rounds, one-hot rounds, empty and refusing debater turns and
+        Judge replies (:meth:`RadarResult.counts`), calls and tokens."""
         from mabpd_kit import metrics
 
         base = super().metrics()
@@ -149,8 +168,26 @@ class RadarResults(runs.Results[RadarResult]):
                        half_true_f1=metrics.per_class_f1(y, p, labels=labels).get("HALF-TRUE", float("nan")))
         rounds = [r.rounds_run for r in self.records]
         out["mean_rounds"] = float(sum(rounds) / len(rounds)) if rounds else float("nan")
+        counts = [r.counts() for r in self.records]
+        for key in ("one_hot_rounds", "empty_turns", "refusal_turns", "judge_empty", "judge_refusals"):
+            out[key] = sum(c[key] for c in counts)
         out.update({k: base[k] for k in ("calls", "prompt_tokens", "completion_tokens")})
         return out
+
+
+    def rounds_frame(self) -> pd.DataFrame:
+        """One row per (claim, round): id, round, source (the weakest answer's), the source of each
+        question, s, c, label, stop, reason, one_hot."""
+        import pandas as pd
+
+        rows = []
+        for r in self.records:
+            for st, d in zip(r.states, r.decisions):
+                rows.append(dict(id=r.id, gold=r.gold, round=st.round, source=st.source,
+                                 verdict_source=st.sources.get("verdict"), continue_source=st.sources.get("continue"),
+                                 s=d.s, c=d.c, label=d.label, stop=d.stop, reason=d.reason, one_hot=st.one_hot))
+        return pd.DataFrame(rows, columns=["id", "gold", "round", "source", "verdict_source", "continue_source",
+                                           "s", "c", "label", "stop", "reason", "one_hot"])
 
 
 # =============================================================================================
@@ -170,7 +207,8 @@ def _transcript(res: RadarResult, viewer: str | None) -> str:
     lines = []
     for t in res.turns:
         who = f"{t.agent.title()} (you)" if t.agent == viewer else t.agent.title()
-        lines.append(f"[Round {t.round} · {t.stage}] {who}: {t.text}")
+        text = "(no answer)" if t.note == "empty" else t.text
+        lines.append(f"[Round {t.round} · {t.stage}] {who}: {text}")
     return "\n\n".join(lines)
 
 
@@ -188,9 +226,11 @@ class RadarDebate:
             use each claim's evidence list as given; recorded as ``evidence_mode="gold"``).
         prompts_dir: a folder with edited copies of the prompt templates (see ``prompts/radar/README.md``).
 
-    Constructing a debate makes no request. The Judge's probability :attr:`source` is chosen on
-    first use: with ``radar.prob_source = "auto"`` and an endpoint, that probes the endpoint's
-    capabilities once (a few tiny requests, cached on disk).
+    Constructing a debate makes no request. The Judge's sources (:func:`~mabpd_kit.radar.judge.source_chain`)
+    are chosen inside the first claim's coroutine: with ``radar.prob_source = "auto"`` and an
+    endpoint, that probes the endpoint's capabilities once (a few tiny requests, cached on disk),
+    so a dead endpoint or a refused key fails claims (with the reason), never the constructor or
+    :meth:`run_many`. Each round records the source its probabilities really came from.
     """
 
     def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
@@ -214,16 +254,36 @@ class RadarDebate:
         gold_mode = system == "gold-evidence" or rc.evidence == "gold" or pool is None
         self.evidence_mode: str = "gold" if gold_mode else "retrieved"
         self.roles: tuple[str, str] = ("pro", "con") if system == "procon" else ("politician", "scientist")
-        self._source: Source | None = None
+        self._llm_judge: LLMJudge | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._rules = RuleBasedRadar(self.labels)
 
     @property
     def source(self) -> Source:
-        """Where the Judge's probabilities come from (:func:`~mabpd_kit.radar.judge.choose_source`);
-        ``rule`` offline. Chosen on first use (may probe the endpoint once)."""
-        if self._source is None:
-            self._source = choose_source(self.llm, self.config)
-        return self._source
+        """The first source the Judge tries (``rule`` offline); what a round really used is in its
+        state. Blocking: may probe the endpoint (not called by the debate itself)."""
+        if self._llm_judge is not None:
+            return self._llm_judge.source  # type: ignore[return-value]
+        return choose_source(self.llm, self.config)
+
+    async def judge(self) -> LLMJudge | None:
+        """The LLM Judge (None offline), made on first use: with ``auto`` this awaits the capability
+        probe, inside the caller's coroutine (a probe that fails raises there, for that claim)."""
+        if self.llm is None or self._llm_judge is not None:
+            return self._llm_judge
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:  # concurrent first claims probe once
+            if self._llm_judge is None:
+                caps = None
+                if self.config.radar.prob_source == "auto":
+                    from mabpd_kit.llm.probe import probe
+
+                    caps = await probe(self.llm, self.llm.model)
+                self._llm_judge = LLMJudge(self.llm, source_chain(caps, self.config), self.config,
+                                       prompts_dir=self.prompts_dir)
+        return self._llm_judge
 
     # -- evidence ---------------------------------------------------------------------------
     def evidence_for(self, claim: str, evidence: Sequence[str] | None) -> list[Evidence]:
@@ -238,27 +298,26 @@ class RadarDebate:
     def run(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
             gold: str | None = None) -> RadarResult:
         """Debate one claim (blocking; fine in Jupyter): :meth:`arun` run to its end."""
-        _ = self.source  # choose it (and probe, if needed) before the debate starts
         return runs.complete(self.arun(claim, evidence, id=id, gold=gold), offline=self.llm is None)
 
     async def arun(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
                    gold: str | None = None) -> RadarResult:
         """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
         cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
-        res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system, source=self.source,
+        res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system,
+                          source="rule" if self.llm is None else "unknown",
                           offline=self.llm is None, evidence_mode=self.evidence_mode)
         try:
             res.evidence = self.evidence_for(claim, evidence)
-            await self._debate(res)
+            await self._debate(res, await self.judge())
         except (LLMError, ValueError, KeyError) as exc:  # one bad claim must not sink a batch: flag it, keep the trace
             res.failed = True
             res.error = f"{type(exc).__name__}: {exc}"
         return res
 
-    async def _debate(self, res: RadarResult) -> None:
-        ev_text = format_evidence(res.evidence)
+    async def _debate(self, res: RadarResult, judge: LLMJudge | None) -> None:
+        ev_text = fence_safe(format_evidence(res.evidence))
         stages = _stage_instructions(self.prompts_dir)
-        judge = None if self.llm is None else LLMJudge(self.llm, self.source, self.config, prompts_dir=self.prompts_dir)
         new_omissions = 0
         for r in range(1, self.max_rounds + 1):
             stage = ROUND_NAMES[r - 1]
@@ -269,10 +328,12 @@ class RadarDebate:
                     if role in ("scientist", "con"):
                         new_omissions = len(turn.cited)
             last = r == self.max_rounds
-            probs, p_stop = await self._judge(res, judge, ev_text, r, last, new_omissions)
+            probs, p_stop, sources = await self._judge(res, judge, ev_text, r, last, new_omissions)
             state = RoundState(round=r, label_probs=probs, p_stop=p_stop,
-                               p_continue=None if p_stop is None else 1.0 - p_stop, source=self.source)
+                               p_continue=None if p_stop is None else 1.0 - p_stop,
+                               source=weakest_source(list(sources.values())), sources=sources)
             res.states.append(state)
+            res.source = "+".join(dict.fromkeys(st.source for st in res.states))
             decision = self.rule.decide_state(state, last=last)
             res.decisions.append(decision)
             res.rounds_run = r
@@ -286,7 +347,7 @@ class RadarDebate:
             used = {n for t in res.turns for n in t.cited}
             t = self._rules.turn(role, res.claim, res.evidence, used, stage)
             return t.model_copy(update={"round": r})
-        user = prompts.render("radar", "turn", prompts_dir=self.prompts_dir, claim=res.claim, evidence=ev_text,
+        user = prompts.render("radar", "turn", prompts_dir=self.prompts_dir, claim=fence_safe(res.claim), evidence=ev_text,
                               transcript=_transcript(res, role), role=role.title(), stage=stage,
                               stage_instruction=stages.get(stage, ""))
         msgs = [{"role": "system", "content": prompts.render("radar", role, prompts_dir=self.prompts_dir)},
@@ -294,25 +355,33 @@ class RadarDebate:
         rc = self.config.radar
         comp = await self.llm.achat(msgs, temperature=rc.temperature, max_tokens=rc.max_tokens, tag=f"radar-{role}")
         res.usage += Usage.of([comp])
-        cited = cited_numbers(comp.text, {e.number for e in res.evidence})
-        return Turn(round=r, stage=stage, agent=role, text=comp.text.strip(), cited=cited)
+        text = (comp.text or "").strip()
+        cited = cited_numbers(text, {e.number for e in res.evidence})
+        note = reply_note(text)
+        if note == "refusal" and cited:  # an argument that cites evidence is not a refusal
+            note = None
+        return Turn(round=r, stage=stage, agent=role, text=text, cited=cited, note=note)
 
     async def _judge(self, res: RadarResult, judge: LLMJudge | None, ev_text: str, r: int, last: bool,
-                     new_omissions: int) -> tuple[dict[str, float], float | None]:
+                     new_omissions: int) -> tuple[dict[str, float], float | None, dict[str, str]]:
         if judge is None:
             cited = [n for t in res.turns for n in t.cited]
             probs, p_stop = self._rules.judge(res.claim, res.evidence, cited, r, new_omissions)
-            return probs, None if last else p_stop
+            return probs, None if last else p_stop, {"verdict": "rule"} if last else {"verdict": "rule", "continue": "rule"}
         next_stage = ROUND_NAMES[r] if r < len(ROUND_NAMES) else "next round"
-        fill = dict(claim=res.claim, evidence=ev_text, transcript=_transcript(res, None), next_stage=next_stage)
-        return await judge.judge(res, fill, last)
+        fill = dict(claim=fence_safe(res.claim), evidence=ev_text, transcript=_transcript(res, None),
+                    next_stage=next_stage)
+        return await judge.judge(res, fill, last, r)
 
     # -- many claims -----------------------------------------------------------------------
     def fingerprint(self) -> str:
-        """What a checkpoint of this debate is valid for: ``config.radar``, the system, the model and
-        probability source, the stopping rule, the evidence mode (and pool) and the prompts folder."""
+        """What a checkpoint of this debate is valid for: ``config.radar`` (the configured probability
+        source among it), the system, the model (or offline), the stopping rule, the evidence mode (and
+        pool) and the prompts folder. It makes no request: the source each round really used is in
+        its record."""
         pool = self.pool.digest if self.evidence_mode == "retrieved" and self.pool is not None else None
-        return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None), self.source,
+        return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None),
+                                "rule" if self.llm is None else "llm",
                                 asdict(self.rule), self.evidence_mode, pool,
                                 None if self.prompts_dir is None else str(self.prompts_dir))
 
@@ -331,7 +400,7 @@ class RadarDebate:
             retry_failed: debate failed claims again on resume.
 
         Failed claims are kept as records with their reason (``failed``, ``error``) and their
-        partial trace.
+        partial trace; a dead endpoint or a refused key fails every claim, it does not raise.
         """
         items = []
         for row in claims.itertuples(index=False):
@@ -339,14 +408,15 @@ class RadarDebate:
             data = dict(claim=str(row.claim), evidence=None if ev is None else [str(s) for s in ev],
                         gold=None if gold is None or gold != gold else str(gold))  # NaN (no label) -> None
             items.append(runs.Item(str(row.id), data, runs.digest(data)))
-        fp = self.fingerprint()  # also chooses the source (a probe, if needed) before the batch starts
+        fp = self.fingerprint()  # no request: the probe runs inside the first claim's coroutine
 
         async def step(item: runs.Item) -> RadarResult:
             return await self.arun(item.data["claim"], item.data["evidence"], id=item.id, gold=item.data["gold"])
 
         def fail(item: runs.Item, exc: BaseException) -> RadarResult:
             return RadarResult(id=item.id, claim=item.data["claim"], gold=item.data["gold"], system=self.system,
-                               source=self.source, offline=self.llm is None, evidence_mode=self.evidence_mode,
+                               source="rule" if self.llm is None else "unknown", offline=self.llm is None,
+                               evidence_mode=self.evidence_mode,
                                failed=True, error=f"{type(exc).__name__}: {exc}")
 
         results = runs.run(
@@ -356,9 +426,15 @@ class RadarDebate:
             results=partial(RadarResults, labels=self.labels),
         )
         if progress:
-            print(f"{self.system}: {len(results)} claims, {len(results.failed)} failed, source = {self.source}"
+            m = results.metrics()
+            used = sorted({st.source for r in results for st in r.states})
+            noted = {k: m[k] for k in ("one_hot_rounds", "empty_turns", "refusal_turns", "judge_empty",
+                                       "judge_refusals") if m[k]}
+            print(f"{self.system}: {len(results)} claims, {len(results.failed)} failed, "
+                  f"sources = {', '.join(used) or 'none'}"
                   + (" (offline rule-based stand-in)" if self.llm is None else "")
-                  + (f", {results.resumed} from the checkpoint" if results.resumed else ""))
+                  + (f", {results.resumed} from the checkpoint" if results.resumed else "")
+                  + "".join(f", {k.replace('_', ' ')} {v}" for k, v in noted.items()))
         return results
 
 

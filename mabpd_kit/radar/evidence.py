@@ -140,6 +140,7 @@ class Turn(BaseModel):
     agent: str
     text: str
     cited: list[int] = Field(default_factory=list)
+    note: str | None = Field(None, description="empty | refusal: the reply gave no argument (see radar.replies)")
 
 
 def example_claims() -> pd.DataFrame:

@@ -9,7 +9,18 @@ trace; :func:`choose_source` picks it):
   and renormalise over the options (:func:`option_probs_from_logprobs`);
 * ``samples`` - otherwise ask k times at a positive temperature and count (:func:`option_probs_from_samples`);
 * ``structured`` - or ask for the probabilities in a JSON reply (:func:`option_probs_from_stated`);
+* ``one_hot`` - none of these gave a distribution, only a bare verdict: probability 1 on it
+  (so ``c = 1`` and ``s = +-1``, which can force an early stop). Marked, never passed off as
+  logprobs, and kept out of calibration (:func:`mabpd_kit.radar.calibrate.calibrate`);
 * ``rule`` - offline: the rule-based stand-in (:mod:`mabpd_kit.radar.rules`).
+
+With ``radar.prob_source = "auto"`` the Judge tries, per question, the sources of
+:func:`source_chain` in turn: logprobs where the capability probe found them, then
+``radar.k_samples`` samples at ``radar.sample_temperature`` (unless the endpoint refused a sampled
+request with a 4xx: then sampling is off for the rest of the run), then stated probabilities,
+then the bare verdict (one-hot). A forced source is tried alone before the one-hot fallback.
+Every round records the source of each answer (``RoundState.sources``) and the weakest of them
+(``RoundState.source``).
 
 >>> from mabpd_kit.radar import parse_option
 >>> parse_option("Verdict: half true, because ...", ["TRUE", "HALF-TRUE", "FALSE"])
@@ -28,14 +39,17 @@ from pydantic import BaseModel, Field
 
 from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
-from mabpd_kit.llm import online
+from mabpd_kit.llm import EndpointError, StructuredOutputError, online
+from mabpd_kit.radar.replies import ReplyNote, reply_note
+from mabpd_kit.radar.stopping import ONE_HOT
 from mabpd_kit.types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mabpd_kit.llm import LLM
+    from mabpd_kit.llm import LLM, Capabilities
     from mabpd_kit.radar.debate import RadarResult
 
 __all__ = [
+    "SOURCE_ORDER",
     "STOP_OPTIONS",
     "JudgeProbabilities",
     "LLMJudge",
@@ -45,10 +59,24 @@ __all__ = [
     "option_probs_from_samples",
     "option_probs_from_stated",
     "parse_option",
+    "source_chain",
+    "weakest_source",
 ]
 
-Source = Literal["logprobs", "samples", "structured", "rule"]
+Source = Literal["logprobs", "samples", "structured", "one_hot", "rule"]
 STOP_OPTIONS: tuple[str, str] = ("STOP", "CONTINUE")
+SOURCE_ORDER: tuple[str, ...] = ("rule", "logprobs", "samples", "structured", ONE_HOT)
+"""Probability sources from the strongest to the weakest (a round's source is its weakest answer's)."""
+
+
+def weakest_source(sources: Sequence[str]) -> str:
+    """The weakest of ``sources`` in :data:`SOURCE_ORDER` (unknown names count as weakest).
+
+    >>> weakest_source(["logprobs", "one_hot"]), weakest_source(["samples"])
+    ('one_hot', 'samples')
+    """
+    rank = {s: i for i, s in enumerate(SOURCE_ORDER)}
+    return max(sources, key=lambda s: rank.get(s, len(SOURCE_ORDER))) if sources else "unknown"
 
 
 def _norm_token(tok: str) -> str:
@@ -148,23 +176,39 @@ def option_probs_from_stated(values: Mapping[str, Any], options: Sequence[str]) 
     return {o: v / total for o, v in vals.items()} if total > 0 else None
 
 
-def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
-    """Which probability source a Judge on ``llm`` uses (SPEC 3 order: logprobs, samples, stated).
+def source_chain(caps: Capabilities | None, config: Config | None = None) -> tuple[str, ...]:
+    """The sources a Judge tries, in order, before the one-hot fallback (SPEC 3's order).
 
-    ``config.radar.prob_source`` forces one; ``auto`` asks the endpoint's probed capabilities (a few
-    tiny requests the first time per endpoint and model; cached in memory and on disk after that).
+    ``config.radar.prob_source`` forces one; ``auto`` starts with logprobs when ``caps`` (the probed
+    capabilities) has logprobs with alternatives, then samples (when ``k_samples > 1``), then stated
+    probabilities.
+
+    >>> from mabpd_kit.llm import Capabilities
+    >>> source_chain(Capabilities(logprobs=True, top_logprobs=True)), source_chain(Capabilities())
+    (('logprobs', 'samples', 'structured'), ('samples', 'structured'))
+    """
+    rc = (config or Config()).radar
+    if rc.prob_source != "auto":
+        return (rc.prob_source,)
+    chain = ["logprobs"] if caps is not None and caps.logprobs and caps.top_logprobs else []
+    if rc.k_samples > 1:
+        chain.append("samples")
+    return (*chain, "structured")
+
+
+def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
+    """The first source a Judge on ``llm`` tries (:func:`source_chain`); ``rule`` offline.
+
+    Blocking; with ``auto`` it probes the endpoint (a few tiny requests the first time per endpoint
+    and model; cached in memory and on disk). A debate does not call this: it probes inside its
+    first claim's coroutine, so a dead endpoint fails claims, not the constructor.
     """
     cfg = config or Config()
     llm = online(llm)
     if llm is None:
         return "rule"
-    forced = cfg.radar.prob_source
-    if forced != "auto":
-        return forced  # type: ignore[return-value]
-    caps = llm.capabilities()
-    if caps.logprobs and caps.top_logprobs:
-        return "logprobs"
-    return "samples" if cfg.radar.k_samples > 1 else "structured"
+    caps = None if cfg.radar.prob_source != "auto" else llm.capabilities()
+    return source_chain(caps, cfg)[0]  # type: ignore[return-value]
 
 
 class JudgeProbabilities(BaseModel):
@@ -181,66 +225,134 @@ class JudgeProbabilities(BaseModel):
 class LLMJudge:
     """The Judge on an LLM: the label question and, before a further round, the STOP/CONTINUE question.
 
-    Answers by ``source``: one greedy call read through its logprobs, k samples counted, or one
-    structured call with stated probabilities. Every call's usage goes to the debate's record
-    (``res.usage``) as it comes in, so a Judge that fails still counts what it cost.
+    Each question tries the sources of ``chain`` in turn (:func:`source_chain`): one greedy call
+    read through its logprobs, k samples counted, or one structured call with stated probabilities
+    (shared by both questions of a round); when none gives a distribution, the bare verdict is
+    made one-hot and marked ``one_hot``. Every call's usage goes to the debate's record
+    (``res.usage``) as it comes in, so a Judge that fails still counts what it cost; an empty or
+    refusing reply is noted in ``res.judge_notes``.
+
+    One Judge serves all the claims of a debate: it remembers when the endpoint refused sampling.
     """
 
-    def __init__(self, llm: LLM, source: Source, config: Config, *, prompts_dir: str | Path | None = None) -> None:
-        self.llm, self.source, self.config, self.prompts_dir = llm, source, config, prompts_dir
+    def __init__(self, llm: LLM, chain: Sequence[str], config: Config, *,
+                 prompts_dir: str | Path | None = None) -> None:
+        self.llm, self.chain, self.config, self.prompts_dir = llm, tuple(chain), config, prompts_dir
         self.labels = tuple(config.radar.labels)
+        self.sampling_refused: str | None = None  # why, once the endpoint refused a sampled request
+
+    @property
+    def source(self) -> str:
+        """The first source tried."""
+        return self.chain[0]
 
     def _messages(self, name: str, fill: Mapping[str, str]) -> list[dict[str, str]]:
         return [{"role": "system", "content": prompts.render("radar", "judge", prompts_dir=self.prompts_dir)},
                 {"role": "user", "content": prompts.render("radar", name, prompts_dir=self.prompts_dir, **fill)}]
 
-    async def judge(self, res: RadarResult, fill: Mapping[str, str],
-                    last: bool) -> tuple[dict[str, float], float | None]:
-        """(label probabilities, p(STOP) or None after the last round) for the debate so far.
+    async def judge(self, res: RadarResult, fill: Mapping[str, str], last: bool,
+                    round: int) -> tuple[dict[str, float], float | None, dict[str, str]]:
+        """(label probabilities, p(STOP) or None after the last round, the source of each answer).
 
         ``fill``: the prompt slots (claim, evidence, transcript, next_stage)."""
-        if self.source == "structured":
-            return await self._judge_structured(res, fill, last)
-        probs = await self._ask(res, self._messages("judge_verdict", fill), self.labels, "radar-judge-verdict")
+        memo: dict[str, Any] = {}  # one structured reply answers both questions of the round
+        probs, src = await self._question(res, fill, "verdict", self.labels, round, memo)
+        sources = {"verdict": src}
         if last:
-            return probs, None
-        sc = await self._ask(res, self._messages("judge_continue", fill), STOP_OPTIONS, "radar-judge-continue")
-        return probs, sc["STOP"]
+            return probs, None, sources
+        sc, src = await self._question(res, fill, "continue", STOP_OPTIONS, round, memo)
+        sources["continue"] = src
+        return probs, sc["STOP"], sources
 
-    async def _ask(self, res: RadarResult, msgs: list[dict[str, str]], options: Sequence[str],
-                   tag: str) -> dict[str, float]:
-        """One option question answered by the logprobs or samples source."""
-        rc = self.config.radar
-        if self.source == "logprobs":
-            comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, logprobs=True,
-                                        top_logprobs=rc.top_logprobs, tag=tag)
+    def _note(self, res: RadarResult, round: int, question: str, text: str | None) -> None:
+        note = reply_note(text)
+        if note is not None and parse_option(text or "", (*self.labels, *STOP_OPTIONS)) is None:
+            res.judge_notes.append(ReplyNote(round=round, question=question, note=note, text=(text or "")[:200]))
+
+    async def _question(self, res: RadarResult, fill: Mapping[str, str], question: str, options: Sequence[str],
+                        round: int, memo: dict[str, Any]) -> tuple[dict[str, float], str]:
+        tag = f"radar-judge-{question}"
+        msgs = self._messages("judge_verdict" if question == "verdict" else "judge_continue", fill)
+        greedy: list[str] = []  # greedy replies (a bare verdict for the one-hot fallback)
+        why: list[str] = []
+        for src in self.chain:
+            if src == "logprobs":
+                probs = await self._logprobs(res, msgs, options, tag, round, question, greedy)
+                if probs is not None:
+                    return probs, "logprobs"
+                why.append("no usable logprobs in the reply")
+            elif src == "samples":
+                probs, reason = await self._samples(res, msgs, options, tag, round, question)
+                if probs is not None:
+                    return probs, "samples"
+                why.append(reason)
+            elif src == "structured":
+                probs, reason = await self._structured(res, fill, question, round, memo)
+                if probs is not None:
+                    return probs, "structured"
+                why.append(reason)
+        if not greedy:  # a bare verdict: one plain greedy call
+            comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, tag=tag)
             res.usage += Usage.of([comp])
-            probs = option_probs_from_logprobs(comp.logprobs or [], options)
-            if probs is not None:
-                return probs
-            pick = parse_option(comp.text, options)
-            if pick is None:
-                raise ValueError(f"{tag}: no option among {list(options)} in the reply {comp.text[:80]!r}")
-            res.notes.append(f"{tag} round {len(res.states) + 1}: no usable logprobs, one-hot on the reply")
-            return {o: float(o == pick) for o in options}
-        comps = await runs.gather(*(  # k samples at once; sample_index keeps them apart in the cache
-            self.llm.achat(msgs, temperature=rc.sample_temperature, max_tokens=40, sample_index=i, tag=tag)
-            for i in range(rc.k_samples)))
-        res.usage += Usage.of(comps)
-        probs = option_probs_from_samples([c.text for c in comps], options)
-        if probs is None:
-            raise ValueError(f"{tag}: none of {rc.k_samples} samples named one of {list(options)}")
-        return probs
+            self._note(res, round, question, comp.text)
+            greedy.append(comp.text)
+        pick = parse_option(greedy[0], options)
+        if pick is None:
+            raise ValueError(f"{tag} round {round}: no usable answer ({'; '.join(why)}; "
+                             f"no option among {list(options)} in the reply {greedy[0][:80]!r})")
+        res.notes.append(f"{tag} round {round}: {'; '.join(why)}: one-hot on the bare verdict {pick}")
+        return {o: float(o == pick) for o in options}, ONE_HOT
 
-    async def _judge_structured(self, res: RadarResult, fill: Mapping[str, str],
-                                last: bool) -> tuple[dict[str, float], float | None]:
-        out = await self.llm.astructured(self._messages("judge_probabilities", fill), JudgeProbabilities,
-                                         temperature=0.0, tag="radar-judge-structured")
-        res.usage += Usage.of(out.calls, repaired=out.repaired)
-        v = out.value
-        probs = option_probs_from_stated({"TRUE": v.p_true, "HALF-TRUE": v.p_half_true, "FALSE": v.p_false},
-                                         self.labels)
-        sc = option_probs_from_stated({"STOP": v.p_stop, "CONTINUE": v.p_continue}, STOP_OPTIONS)
-        if probs is None or sc is None:
-            raise ValueError(f"the Judge stated unusable probabilities: {v.model_dump()}")
-        return probs, None if last else sc["STOP"]
+    async def _logprobs(self, res: RadarResult, msgs: list[dict[str, str]], options: Sequence[str], tag: str,
+                        round: int, question: str, greedy: list[str]) -> dict[str, float] | None:
+        comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, logprobs=True,
+                                    top_logprobs=self.config.radar.top_logprobs, tag=tag)
+        res.usage += Usage.of([comp])
+        self._note(res, round, question, comp.text)
+        greedy.append(comp.text)
+        return option_probs_from_logprobs(comp.logprobs or [], options)
+
+    async def _samples(self, res: RadarResult, msgs: list[dict[str, str]], options: Sequence[str], tag: str,
+                       round: int, question: str) -> tuple[dict[str, float] | None, str]:
+        from mabpd_kit.llm.registry import MODE_REFUSED
+
+        rc = self.config.radar
+        if self.sampling_refused is not None:
+            return None, f"samples: {self.sampling_refused}"
+        try:
+            comps = await runs.gather(*(  # k samples at once; sample_index keeps them apart in the cache
+                self.llm.achat(msgs, temperature=rc.sample_temperature, max_tokens=40, sample_index=i, tag=tag)
+                for i in range(rc.k_samples)))
+        except EndpointError as exc:
+            if exc.status not in MODE_REFUSED or len(self.chain) == 1:
+                raise  # a failing endpoint, or sampling forced: the claim fails with this reason
+            self.sampling_refused = f"the endpoint refused temperature {rc.sample_temperature:g} (HTTP {exc.status})"
+            res.notes.append(f"{tag} round {round}: {self.sampling_refused}; sampling is off for this run")
+            return None, f"samples: {self.sampling_refused}"
+        res.usage += Usage.of(comps)
+        for c in comps:
+            self._note(res, round, question, c.text)
+        probs = option_probs_from_samples([c.text for c in comps], options)
+        return probs, f"none of {rc.k_samples} samples named one of {list(options)}"
+
+    async def _structured(self, res: RadarResult, fill: Mapping[str, str], question: str, round: int,
+                          memo: dict[str, Any]) -> tuple[dict[str, float] | None, str]:
+        if "structured" not in memo:
+            try:
+                out = await self.llm.astructured(self._messages("judge_probabilities", fill), JudgeProbabilities,
+                                                 temperature=0.0, tag="radar-judge-structured")
+            except StructuredOutputError as exc:
+                self._note(res, round, "probabilities", exc.raw)
+                memo["structured"] = None, f"structured: {str(exc)[:120]}"
+            else:
+                res.usage += Usage.of(out.calls, repaired=out.repaired)
+                v = out.value
+                probs = option_probs_from_stated({"TRUE": v.p_true, "HALF-TRUE": v.p_half_true, "FALSE": v.p_false},
+                                                 self.labels)
+                sc = option_probs_from_stated({"STOP": v.p_stop, "CONTINUE": v.p_continue}, STOP_OPTIONS)
+                memo["structured"] = (probs, sc), f"structured: unusable stated probabilities {v.model_dump()}"
+        value, reason = memo["structured"]
+        if value is None:
+            return None, reason
+        probs = value[0] if question == "verdict" else value[1]
+        return probs, reason

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "EPS",
+    "ONE_HOT",
     "ROUND_NAMES",
     "DualThreshold",
     "RoundState",
@@ -60,6 +61,9 @@ __all__ = [
 
 EPS = 1e-9
 """Tolerance of both threshold comparisons (see the module docstring)."""
+
+ONE_HOT = "one_hot"
+"""The source of a probability that is a bare verdict made one-hot (no logprobs, samples or stated values)."""
 
 ROUND_NAMES: tuple[str, ...] = ("opening", "rebuttal", "closing")
 """Stage names of rounds 1, 2, 3 (RADAR's debate protocol)."""
@@ -82,7 +86,15 @@ class RoundState(FrozenModel):
     label_probs: dict[str, float] = Field(description="p(label) over the 3 labels, sums to 1")
     p_stop: float | None = Field(None, description="p(STOP); None when no further round is possible")
     p_continue: float | None = None
-    source: str = Field("unknown", description="logprobs | samples | structured | rule | logged | simulated")
+    source: str = Field("unknown", description="where the probabilities came from: logprobs | samples | structured | "
+                        "one_hot (a bare verdict: c = 1, s = +-1) | rule | logged | simulated; the weakest of ``sources``")
+    sources: dict[str, str] = Field(default_factory=dict,
+                                    description="per Judge question (verdict, continue): the source of its answer")
+
+    @property
+    def one_hot(self) -> bool:
+        """True when a probability of this round is a bare verdict made one-hot (kept out of calibration)."""
+        return self.source == ONE_HOT or ONE_HOT in self.sources.values()
 
     @property
     def s(self) -> float:
@@ -233,7 +245,8 @@ def replay(traj: Trajectory, rule: DualThreshold) -> StopDecision:
 
 
 def replay_frame(trajs: Sequence[Trajectory], rule: DualThreshold) -> pd.DataFrame:
-    """Per claim: stop round, label, gold, correct, reason, s, c, censored (``end_of_log``)."""
+    """Per claim: stop round, label, gold, correct, reason, s, c, source (of the stopping round),
+    censored (``end_of_log``) and one_hot (some round's probabilities were a bare verdict)."""
     import pandas as pd
 
     rows = []
@@ -242,21 +255,21 @@ def replay_frame(trajs: Sequence[Trajectory], rule: DualThreshold) -> pd.DataFra
         rows.append(
             dict(id=t.id, gold=t.gold, label=d.label, correct=(d.label == t.gold) if t.gold else None,
                  rounds=d.round, stop_reason=d.reason, s=d.s, c=d.c, source=d.source,
-                 censored=d.reason == "end_of_log")
+                 censored=d.reason == "end_of_log", one_hot=any(st.one_hot for st in t.rounds))
         )
     return pd.DataFrame(rows, columns=["id", "gold", "label", "correct", "rounds", "stop_reason", "s", "c",
-                                       "source", "censored"])
+                                       "source", "censored", "one_hot"])
 
 
 def trajectories_frame(trajs: Sequence[Trajectory]) -> pd.DataFrame:
-    """Long format, one row per (claim, round): id, gold, round, s, c, label, p_<LABEL>..., source."""
+    """Long format, one row per (claim, round): id, gold, round, s, c, label, p_stop, source, one_hot, p_<LABEL>..."""
     import pandas as pd
 
     rows = []
     for t in trajs:
         for st in t.rounds:
             row = dict(id=t.id, gold=t.gold, round=st.round, s=st.s, c=st.c, label=st.label(),
-                       p_stop=st.p_stop, source=st.source)
+                       p_stop=st.p_stop, source=st.source, one_hot=st.one_hot)
             row.update({f"p_{k}": v for k, v in st.label_probs.items()})
             rows.append(row)
     return pd.DataFrame(rows)
