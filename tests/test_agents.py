@@ -29,15 +29,26 @@ def report_all(lex, text):
     return {a: drive(ag.report(text, cues)) for a, ag in agents(lex).items()}, cues
 
 
-def test_bias_agent_reads_the_lexicon_with_noisy_or(lex):
-    reps, _ = report_all(lex, "Radical leftists slammed the plan.")
+def test_bias_agent_score_is_the_lexicon_signal(lex):
+    """SPEC 2: the highest-scoring match above the floor (``Lexicon.signal``), not a combination."""
+    t = "Radical leftists slammed the plan."
+    reps, _ = report_all(lex, t)
     b = reps["bias"]
     assert b.verdict == "biased" and [s.text for s in b.spans] == ["Radical leftists", "slammed"]
-    assert b.score == pytest.approx(1 - (1 - 0.9) * (1 - 0.8))
+    assert CFG.lexicon.signal == "max" and b.score == pytest.approx(0.9) == pytest.approx(lex.signal(t).band)
     assert b.spans[0].taxonomy == "political labeling" and b.spans[0].meta_category == "biased language"
     assert all(s.valid for s in b.spans)
     neutral, _ = report_all(lex, "Police ticketed cars for illegal parking.")  # protected context
-    assert neutral["bias"].verdict == "neutral" and neutral["bias"].confidence == 1.0
+    assert neutral["bias"].verdict == "neutral" and neutral["bias"].confidence == 1.0 and neutral["bias"].score == 0.0
+
+
+def test_bias_agent_noisy_or_signal_combines_the_bands(lex):
+    cfg = CFG.replace(**{"lexicon.signal": "noisy_or"})
+    t = "Radical leftists slammed the plan."
+    rep = drive(BiasAgent(cfg, None, lex).report(t))
+    assert rep.score == pytest.approx(1 - (1 - 0.9) * (1 - 0.8))
+    one = "The plan was slammed."          # one match: both signals agree
+    assert drive(BiasAgent(cfg, None, lex).report(one)).score == drive(BiasAgent(CFG, None, lex).report(one)).score == 0.8
 
 
 def test_evidence_agent_separates_author_voice_from_reported_speech(lex):
@@ -155,3 +166,63 @@ def test_cue_bands_come_from_the_config(lex):
     rep = drive(FramingAgent(cfg, None, lex).report(t))
     assert rep.score == pytest.approx(0.6)
     assert json.loads(rep.model_dump_json())["spans"][0]["category"] == "so_called"
+
+
+# ---- anticipated counter-arguments (SPEC 1.6) ------------------------------------------------
+
+
+def test_rule_counter_arguments_name_the_span_and_its_neutral_reading(lex):
+    reps, _ = report_all(lex, "Radical leftists slammed the plan.")
+    ags = agents(lex)
+    first = {a: ags[a].first_argument(r) for a, r in reps.items()}
+    bias = first["bias"].counter_argument
+    assert "'Radical leftists'" in bias and "political labeling" in bias and "own name for itself" in bias
+    assert first["bias"].counter_argument == reps["bias"].counter_argument
+    # a neutral agent names the strongest thing a reader could still call bias
+    quoted, _ = report_all(lex, '"This is disgraceful," Senator Maria Lopez said.')
+    assert quoted["bias"].verdict == "biased" and "inside an attributed quotation" in quoted["bias"].counter_argument
+    assert quoted["evidence"].verdict == "neutral" and "'disgraceful'" in quoted["evidence"].counter_argument
+    plain, _ = report_all(lex, "The council approved the budget on Tuesday.")
+    assert "omission" in plain["bias"].counter_argument
+    attributed, _ = report_all(lex, "The plan was slammed, the police department said.")
+    assert "attributes its content" in attributed["bias"].counter_argument
+    # specific, not canned: different texts give different counter-arguments
+    assert len({bias, quoted["bias"].counter_argument, attributed["bias"].counter_argument}) == 3
+
+
+def test_a_concession_carries_a_counter_argument_about_the_conceded_span(lex):
+    t = "The so-called reform passed."
+    reps, cues = report_all(lex, t)
+    ags = agents(lex)
+    first = {a: ags[a].first_argument(r) for a, r in reps.items()}
+    rev = drive(ags["bias"].revise(2, first["bias"], [first["evidence"], first["framing"]], cues))
+    assert rev.verdict == "biased" and "'so-called'" in rev.counter_argument
+    assert "contested" in rev.counter_argument           # the so_called cue's neutral reading
+
+
+def test_llm_replies_carry_the_counter_argument_and_it_is_optional():
+    from mabpd_kit.mabpd.schemas import ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput
+
+    old = {"verdict": "biased", "confidence": 0.7, "bias_score": 0.6, "spans": [], "rationale": "r"}
+    assert BiasOutput.model_validate(old).counter_argument == ""        # older replies still validate
+    out = BiasOutput.model_validate({**old, "spans": [{"quote": "slammed", "category": "loaded language"}],
+                                     "counter_argument": "'slammed' may be a sports report"})
+    ag = BiasAgent(CFG)
+    rep = ag._from_llm(out, "The plan was slammed.", {"mode": "llm", "model": "m"})
+    assert ag.first_argument(rep).counter_argument == "'slammed' may be a sports report"
+    for schema in (BiasOutput, EvidenceOutput, FramingOutput, ArgumentOutput):
+        fields = list(schema.model_fields)   # the JSON schema order a constrained decoder follows
+        assert fields.index("rationale") < fields.index("counter_argument") < fields.index("verdict"), schema
+
+
+@pytest.mark.parametrize("name", ["bias", "evidence", "framing", "debate"])
+def test_prompts_ask_for_reasoning_and_a_counter_argument_before_the_verdict(name):
+    system = prompts.template("mabpd", name).partition(prompts.USER_MARKER)[0]
+    reply = system[system.index("Reply with JSON"):]
+    assert reply.index('"rationale"') < reply.index('"counter_argument"') < reply.index('"verdict"')
+
+
+def test_debate_prompt_puts_role_and_item_after_the_shared_part():
+    system, _, user = prompts.template("mabpd", "debate").partition(prompts.USER_MARKER)
+    for slot in ("$role", "$round", "$transcript", "$article"):
+        assert slot in user and slot not in system

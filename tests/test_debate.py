@@ -66,12 +66,18 @@ agent_args = st.builds(
 )
 
 
+WEIGHTED = CFG.replace(**{"sad.agreement_over": "weighted"})
+
+
 @settings(max_examples=300, deadline=None)
 @given(others=st.lists(agent_args, min_size=0, max_size=3), agent=st.sampled_from(["bias", "evidence", "framing"]),
        conf=st.floats(0, 1, allow_nan=False), n_invalid=st.integers(0, 5))
 def test_an_ungrounded_biased_argument_never_changes_the_vote(others, agent, conf, n_invalid):
-    without = vote(weigh(others, CFG), CFG)
-    with_it = vote(weigh([*others, arg(agent, "biased", conf, invalid=n_invalid)], CFG), CFG)
+    """Holds under the "weighted" reading of g only (the one that guarantees it): under "all", the
+    default, an ungrounded biased agent's presence changes the others' agreement factor
+    (tests/test_sad_options.py shows a case)."""
+    without = vote(weigh(others, WEIGHTED), WEIGHTED)
+    with_it = vote(weigh([*others, arg(agent, "biased", conf, invalid=n_invalid)], WEIGHTED), WEIGHTED)
     assert with_it.label == without.label
     assert with_it.B == pytest.approx(without.B) and with_it.N == pytest.approx(without.N)
 
@@ -86,15 +92,36 @@ def test_the_score_weights_are_the_vote_weights():
     assert [x.w for x in weigh(args, heavy)] == [0.9, 0.05, 0.05]
 
 
+def spec_vote(args):
+    """SPEC 1.6 written out again from the arguments alone (its numbers, not the code's factors):
+    q, f, g over all the other agents, k, then B, N and the label."""
+    W = {"bias": 0.50, "evidence": 0.25, "framing": 0.25}
+    fs = []
+    for a in args:
+        cited = a.spans[:5]
+        q = sum(s.valid for s in cited) / len(cited) if cited else 0.0
+        fs.append(q if a.verdict == "biased" else max(q, 0.5))
+    B = N = 0.0
+    for i, a in enumerate(args):
+        others = [b for j, b in enumerate(args) if j != i]
+        share = sum(b.verdict == a.verdict for b in others) / len(others) if others else 0.5
+        k = min(max(a.confidence * fs[i] * (1 + 0.2 * (share - 0.5)), 0.0), 1.0)
+        if a.verdict == "biased":
+            B += W[a.agent] * k
+        else:
+            N += W[a.agent] * k
+    return B, N, "biased" if B + N > 0 and B / (B + N) >= 0.5 else "neutral"
+
+
 @settings(max_examples=200, deadline=None)
 @given(args=st.lists(agent_args, min_size=1, max_size=3))
 def test_vote_is_the_role_weighted_rule(args):
     w = weigh(args, CFG)
     v = vote(w, CFG)
     assert all(0 <= x.k <= 1 for x in w)
-    B = sum(CFG.scoring.weights[x.agent] * x.k for x in w if x.verdict == "biased")
-    N = sum(CFG.scoring.weights[x.agent] * x.k for x in w if x.verdict == "neutral")
-    assert v.label == ("biased" if B + N > 0 and B / (B + N) >= 0.5 else "neutral")
+    B, N, label = spec_vote(args)
+    assert (v.B, v.N) == (pytest.approx(B, abs=1e-12), pytest.approx(N, abs=1e-12))
+    assert v.label == label
 
 
 def test_rounds_stop_early_on_agreement_and_pass_the_others():
@@ -113,8 +140,10 @@ def test_rounds_stop_early_on_agreement_and_pass_the_others():
     assert set(df.columns) >= {"round", "agent", "q", "f", "g", "k", "w", "B", "N", "changed"}
     assert df[df["round"] == 2].changed.sum() == 2
 
+    before = len(seen)
     agreed = drive(debate([arg("bias", "neutral", 0.9)], revise, CFG))
-    assert len(agreed.rounds) == 1 and not seen[-1][1] == 3
+    assert len(agreed.rounds) == 1 and seen[before:] == []  # agreement after round 1: nobody revises
+    assert agreed.stopped_early and agreed.stop_reason == "agreement"
 
 
 def test_rounds_run_to_the_configured_count_without_agreement():
@@ -123,4 +152,4 @@ def test_rounds_run_to_the_configured_count_without_agreement():
 
     first = [arg("bias", "biased", 0.9, valid=1), arg("evidence", "neutral", 0.6)]
     res = drive(debate(first, stubborn, CFG.replace(**{"sad.rounds": 3})))
-    assert len(res.rounds) == 3 and not res.stopped_early
+    assert len(res.rounds) == 3 and not res.stopped_early and res.stop_reason == "max_rounds"

@@ -18,8 +18,11 @@ How the rule-based agents read a sentence
 All three share one :class:`~.cues.Cues` analysis of the cleaned text (computed once per item):
 
 * **BiasAgent** - the lexicon: every match (loaded words, labels, emotional words, ...) is a bias
-  span; the bias score is the noisy-OR of the matched bands, so one 0.70 word gives 0.70 and two
-  give 0.91; the verdict is "biased" iff the lexicon signal (a band above the confidence floor) exists.
+  span; the bias score is the lexicon signal (``lexicon.signal``): by default (``"max"``, SPEC 2)
+  the band of the highest-scoring match above the confidence floor (:meth:`Lexicon.signal`), so
+  one 0.70 word and two 0.70 words both give 0.70; ``"noisy_or"`` (the toolkit's earlier rule)
+  combines the bands, so two 0.70 words give 0.91. The verdict is "biased" iff the score reaches
+  the 0.50 boundary, i.e. iff a match above the floor exists (bands start at 0.60).
 * **EvidenceAgent** - grounding: does the *author* say it? Lexicon matches and assertion markers
   ("clearly", "of course") outside reported speech support bias; attributed quotations,
   "according to ...", numbers and named sources are grounding that argues against it.
@@ -37,6 +40,11 @@ In later debate rounds a rule-based agent revises **from linguistic reasoning, n
 * a *biased* agent whose every span turns out to be reported speech (somebody else's words)
   switches to neutral when challenged; if all others disagree but none refutes its spans it keeps
   its verdict with confidence scaled by ``sad.doubt``.
+
+Every rule-based argument carries a specific anticipated counter-argument built from the cues
+(:func:`~.cues.counter_biased`: the strongest cited span and its most plausible neutral reading;
+:func:`~.cues.counter_neutral`: the strongest thing a reader could still call bias). LLM agents
+write their own (the prompts ask for it, before the verdict).
 """
 
 
@@ -51,8 +59,8 @@ from pydantic import BaseModel
 
 from mabpd_kit import prompts
 from mabpd_kit.config import Config
-from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, dedupe, ground_span,
-                                  lex_span, lexicon_for, noisy_or, respan)
+from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
+                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, respan)
 from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
                                      Role)
 from mabpd_kit.types import Mode, Span, Usage, Verdict
@@ -186,32 +194,33 @@ class Agent(ABC):
     def _from_llm(self, out: Any, text: str, usage: dict[str, Any]) -> AgentReport:
         """Turn the validated LLM reply into a report with grounded spans."""
 
-    def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str) -> AgentReport:
-        score = noisy_or([s.score for s in spans])
+    def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
+                score: float | None = None) -> AgentReport:
+        """A rule-based report: score = ``score`` if given, else the noisy-OR of the spans' bands;
+        biased iff it reaches the 0.50 boundary; the counter-argument is built from the cues."""
+        score = noisy_or([s.score for s in spans]) if score is None else score
         biased = score >= self.config.scoring.boundary
         verdict: Verdict = "biased" if biased else "neutral"
         if spans:
             rationale = f"{what}: " + "; ".join(rationale_bits)
         else:
             rationale = f"no {what} found"
+        cited = self._cited(spans if biased else counter)
         return AgentReport(agent=self.role, verdict=verdict, confidence=score if biased else 1.0 - score,
-                           score=score, spans=spans, counter_spans=counter, rationale=rationale)
+                           score=score, spans=spans, counter_spans=counter, rationale=rationale,
+                           counter_argument=counter_biased(cited, cues) if biased else counter_neutral(cues, self.config))
+
+    def _cited(self, spans: Sequence[Span]) -> list[Span]:
+        """The spans an argument cites: the strongest ``sad.max_spans``."""
+        return sorted(spans, key=lambda s: -s.score)[: self.config.sad.max_spans]
 
     # -- debate ------------------------------------------------------------------------------
     def first_argument(self, report: AgentReport) -> Argument:
         """Round 1 of SAD is the independent report restated as an argument (no extra call)."""
-        n = self.config.sad.max_spans
-        cited = report.spans if report.verdict == "biased" else report.counter_spans
-        cited = sorted(cited, key=lambda s: -s.score)[:n]
+        cited = self._cited(report.spans if report.verdict == "biased" else report.counter_spans)
         return Argument(agent=self.role, round=1, verdict=report.verdict, confidence=report.confidence,
-                        spans=cited, rationale=report.rationale, counter_argument=self._counter(report.verdict),
+                        spans=cited, rationale=report.rationale, counter_argument=report.counter_argument,
                         mode=report.mode, model=report.model)
-
-    @staticmethod
-    def _counter(verdict: Verdict) -> str:
-        if verdict == "biased":
-            return "The cited words could be a source's own words or neutral domain vocabulary."
-        return "A reader could find the word choice or framing loaded even without explicit markers."
 
     async def revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
                      seed: int = 0) -> Argument:
@@ -237,7 +246,7 @@ class Agent(ABC):
                 return own.model_copy(update={
                     "round": round, "verdict": "biased", "confidence": conf, "spans": spans, "changed": True,
                     "rationale": f"conceded to {who}: {spans[0].text!r} is {spans[0].taxonomy} in the author's own voice",
-                    "counter_argument": self._counter("biased")})
+                    "counter_argument": counter_biased(spans, cues)})
             return own.model_copy(update={"round": round, "changed": False,
                                           "rationale": "kept: no cited span is both valid and in the author's voice"
                                           if any(o.verdict == "biased" for o in others) else own.rationale})
@@ -252,7 +261,7 @@ class Agent(ABC):
                 "spans": quotes[: sad.max_spans],
                 "rationale": ("conceded: every span I cited is inside an attributed quotation (a source's words)"
                               if quotes else "conceded: none of the spans I cited can be found in the text"),
-                "counter_argument": self._counter("neutral")})
+                "counter_argument": counter_neutral(cues, self.config)})
         if others and len(opponents) == len(others):
             return own.model_copy(update={"round": round, "changed": False, "confidence": own.confidence * sad.doubt,
                                           "rationale": "kept, with less confidence: all others disagree but none refutes my spans"})
@@ -306,12 +315,18 @@ class BiasAgent(Agent):
     def _rule_report(self, cues: Cues) -> AgentReport:
         spans = [lex_span(m, "bias", cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
         bits = [f"{s.text!r} ({s.category}, {s.score:.2f})" for s in spans]
-        return self._report(spans, [], bits, "lexicon matches")
+        score = None  # "noisy_or": the bands combined
+        if self.config.lexicon.signal == "max":  # SPEC 2: the highest-scoring match above the floor
+            sig = self.lexicon.signal(cues.text)
+            score = sig.band if sig is not None else 0.0
+            if sig is not None:
+                bits.append(f"signal {sig.text!r} ({sig.band:.2f})")
+        return self._report(spans, [], bits, "lexicon matches", cues, score=score)
 
     def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any]) -> AgentReport:
         spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation) for s in out.spans]
         return AgentReport(agent="bias", verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
-                           spans=spans, rationale=out.rationale, **usage)
+                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
 class EvidenceAgent(Agent):
@@ -333,7 +348,7 @@ class EvidenceAgent(Agent):
         spans = dedupe(spans)
         counter = self._grounding_spans(cues)
         bits = [f"{s.text!r} unattributed" for s in spans]
-        rep = self._report(spans, counter, bits, "evaluative phrases in the author's voice")
+        rep = self._report(spans, counter, bits, "evaluative phrases in the author's voice", cues)
         if not spans and counter:
             kinds = sorted({s.note for s in counter})
             rep = rep.model_copy(update={"rationale": "no unattributed evaluative phrase; grounded by " + ", ".join(kinds)})
@@ -354,7 +369,8 @@ class EvidenceAgent(Agent):
                            score=out.evidence_score if e.supports_bias else 0.0, note=e.explanation)
             (spans if e.supports_bias else counter).append(s)
         return AgentReport(agent="evidence", verdict=out.verdict, confidence=out.confidence, score=out.evidence_score,
-                           spans=spans, counter_spans=counter, rationale=out.rationale, **usage)
+                           spans=spans, counter_spans=counter, rationale=out.rationale,
+                           counter_argument=out.counter_argument, **usage)
 
 
 class FramingAgent(Agent):
@@ -373,16 +389,12 @@ class FramingAgent(Agent):
                   if m.band > floor and m.taxonomy in ("framing", "political labeling")]
         spans = dedupe(spans)
         bits = [f"{s.text!r} ({s.category})" for s in spans]
-        return self._report(spans, [], bits, "framing patterns")
+        return self._report(spans, [], bits, "framing patterns", cues)
 
     def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any]) -> AgentReport:
         spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation) for s in out.patterns]
         return AgentReport(agent="framing", verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
-                           spans=spans, rationale=out.rationale, **usage)
-
-
-_TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}
-
+                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
 TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}

@@ -5,6 +5,11 @@ the quotations (attributed ones are *reported speech*, short unattributed ones *
 framing and evidence cues (one readable regular expression per cue, see ``CUE_INFO``) and the
 grounding a text offers (attributed quotations, named sources, "according to ...", figures).
 
+The rule-based agents' anticipated counter-arguments (SPEC 1.6) are built here too, from the same
+scan: :func:`counter_biased` names the strongest cited span and its most plausible neutral reading
+(a quotation, an attribution, a factual or conventional use); :func:`counter_neutral` names the
+strongest thing in the text a reader could still call bias.
+
 Spans are grounded here too: :func:`ground_span` checks a quoted phrase against the text (exact
 after normalisation, else fuzzy) so an LLM's invented quote is kept but marked invalid. The
 agents and the EvidenceStore both use it; this module knows nothing about either.
@@ -22,8 +27,8 @@ from mabpd_kit.types import Span
 if TYPE_CHECKING:
     from mabpd_kit.lexicon import LexMatch, Lexicon
 
-__all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "Cues", "Quotation", "analyse_cues", "dedupe", "ground_span",
-           "lex_span", "lexicon_for", "noisy_or", "respan"]
+__all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
+           "counter_biased", "counter_neutral", "dedupe", "ground_span", "lex_span", "lexicon_for", "noisy_or", "respan"]
 
 _SPEECH_WORDS = frozenset("""
 said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
@@ -90,6 +95,23 @@ CUE_INFO: dict[str, tuple[str, str]] = {
     "passive_agency": ("omission", "agentless passive of harm hides who did it"),
     "vague_source": ("selection", "unnamed, one-sided sourcing ('critics say') with no reply"),
     "assertion_marker": ("exaggeration", "presents opinion as self-evident fact"),
+}
+#: cue or taxonomy type -> the most plausible neutral reading of such a span (counter-arguments).
+NEUTRAL_READING: dict[str, str] = {
+    "so_called": "a name the writer reports as contested rather than rejects",
+    "scare_quotes": "a title, a coined term or a source's own word, quoted rather than mocked",
+    "loaded_attribution": "a plain report that the claim is disputed (where 'said' would overstate agreement)",
+    "superlative": "a measured record that a figure or source could back",
+    "passive_agency": "an agent not yet known when the text was written",
+    "vague_source": "a summary of a real opposition that is named elsewhere in the article",
+    "assertion_marker": "the writer summarising an undisputed fact",
+    "political labeling": "the group's own name for itself, or a factual description of its position",
+    "loaded language": "a literal, factual description of what happened",
+    "emotional language": "a literal report of how the people involved reacted",
+    "exaggeration": "a measured claim, if a figure or source backs it",
+    "framing": "a conventional way of naming the issue",
+    "selection": "a focus the rest of the article may balance",
+    "omission": "a detail the rest of the article may supply",
 }
 FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
 EVIDENCE_CUES = ("assertion_marker",)
@@ -191,6 +213,49 @@ def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
         text=m.text, start=m.start, end=m.end, orig_start=oa, orig_end=ob, category=m.category,
         taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band, valid=True,
         reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=(m.note + note) if note else m.note)
+
+
+def _attribution(cues: Cues) -> str | None:
+    """The first phrase attributing the sentence to a source (named source or reporting clause)."""
+    for kind, a, b in cues.grounding:
+        if kind in ("named source", "attribution clause"):
+            return cues.text[a:b]
+    return None
+
+
+def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
+    """The objection a *biased* argument anticipates: its strongest valid span, and that span's
+    most plausible neutral reading (reported speech, an attributed sentence, or the neutral use
+    its category names in :data:`NEUTRAL_READING`)."""
+    valid = [s for s in spans if s.valid]
+    if not valid:
+        return "None of my spans is in the text, so my biased reading carries no weight; neutral stands by default."
+    top = max(valid, key=lambda s: s.score)
+    if cues.in_reported(top.start, top.end):
+        return f"{top.text!r} is inside an attributed quotation: the source's words, reported, not the writer's."
+    source = _attribution(cues)
+    if source:
+        return f"The sentence attributes its content ({source!r}), so {top.text!r} may be reported, not asserted."
+    reading = NEUTRAL_READING.get(top.category) or NEUTRAL_READING.get(top.taxonomy or "") or "a neutral use in this context"
+    return f"{top.text!r} ({top.taxonomy or top.category}) could be {reading}."
+
+
+def counter_neutral(cues: Cues, config: Config) -> str:
+    """The objection a *neutral* argument anticipates: the strongest thing in the text a reader could
+    still call bias (the highest-band lexicon match or framing cue), else one-sided sourcing, else omission."""
+    floor = config.lexicon.confidence_floor
+    cands = [(m.band, m.start, m.end, f"{m.category}, band {m.band:.2f}") for m in cues.lex if m.band > floor]
+    cands += [(config.agents.cue_bands.get(c, 0.6), a, b, CUE_INFO[c][1]) for c, a, b in cues.cues]
+    if cands:
+        _, a, b, why = max(cands, key=lambda c: (c[0], -c[1]))
+        if cues.in_reported(a, b):
+            return (f"{cues.text[a:b]!r} ({why}) is quoted, but the writer chose to quote it with no reply; "
+                    "a reader could call that selection.")
+        return f"{cues.text[a:b]!r} ({why}) could be read as the writer's own choice."
+    source = _attribution(cues)
+    if source:
+        return f"Nothing loaded in the wording, but relying on one source ({source!r}) could be one-sided selection."
+    return "No loaded word, framing cue or source: the only objection left is omission, which one sentence cannot show."
 
 
 def noisy_or(bands: Sequence[float]) -> float:

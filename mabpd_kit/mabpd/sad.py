@@ -20,23 +20,35 @@ all verdicts agree). The last round is then weighed, per agent ``a``:
 ``async def``; the agents of one round revise together (``runs.gather``: concurrently on an event
 loop, in turn when the rule-based path drives it without one).
 
-One reading choice (SPEC leaves it open): the "other agents" counted in ``g_a`` are those whose
-argument carries weight (``f > 0``). A zero-weight argument is not a voice at all, so it cannot
-sway the vote through the agreement factor either; this makes the burden of proof exact: **an
-ungrounded biased argument never changes the vote** (a property test checks it). With evidence
-weighting switched off (ablation) every argument has ``f = 1`` and all agents count.
+Who counts as "the other agents" in ``g_a`` (``sad.agreement_over``, recorded in the trace as
+:attr:`SADResult.agreement_over`):
+
+* ``"all"`` (default, SPEC 1.6's wording "share of the other agents"): every other agent, whatever
+  its weight. An ungrounded biased agent (f = 0) adds nothing to B, but its *presence* still moves
+  the others' g: a neutral agent has one fewer peer agreeing with it, a grounded biased one one
+  more. So under this reading an ungrounded biased claim can still (slightly) change the vote.
+* ``"weighted"``: only the other agents whose argument carries weight (f > 0). A zero-weight
+  argument is then not a voice at all, so it cannot sway the vote through the agreement factor
+  either: **an ungrounded biased argument never changes the vote** (a property test checks it
+  under this reading). With evidence weighting switched off (ablation) every f is 1 and the two
+  readings coincide.
+
+Stopping. The debate stops after a round when all verdicts agree (``sad.stop_on_agreement``) or
+when ``sad.rounds`` is reached. With ``sad.dual_threshold`` (SPEC 1.6 option, after SPEC 3) it
+also stops iff ``s >= sad.tau_s`` and ``c >= sad.tau_v``, where
+``s`` = (agents agreeing with the round's vote - those not) / agents and ``c`` = max(B, N) / (B + N)
+(0 when B + N = 0, so an empty vote never stops the debate). Every round records its ``s`` and
+``c`` whether or not the option is on, and :attr:`SADResult.stop_reason` says why no further round
+ran: ``"agreement"``, ``"dual_threshold"`` or ``"max_rounds"``.
 
 ``sad.anonymise`` (SPEC 4) changes what LLM agents read in later rounds: every argument, their own
 included, unlabelled and shuffled. Rule-based agents never look at who argued what, so for them it
 changes nothing - which is itself the point a notebook can make.
-
-``sad.dual_threshold`` is accepted in the configuration as a hook for SPEC 3 stopping; SAD has no
-judge giving stop probabilities, so it is recorded in the trace as "not applied" and changes nothing.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -48,7 +60,9 @@ from mabpd_kit.types import Verdict
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Revise", "Round", "SADResult", "Vote", "WeighedArgument", "debate", "vote", "weigh"]
+__all__ = ["Revise", "Round", "SADResult", "StopReason", "Vote", "WeighedArgument", "debate", "stop_stats", "vote", "weigh"]
+
+StopReason = Literal["agreement", "dual_threshold", "max_rounds"]
 
 
 class WeighedArgument(BaseModel):
@@ -59,6 +73,7 @@ class WeighedArgument(BaseModel):
     n_valid: int
     q: float = Field(description="evidence quality: valid / cited (0 if none cited)")
     f: float = Field(description="evidence factor: q for biased, max(q, floor) for neutral; 1 without weighting")
+    agree_share: float = Field(description="share of the counted other agents with the same verdict (0.5 when none counted)")
     g: float = Field(description="agreement factor 1 + gain * (share agreeing - 0.5)")
     k: float = Field(description="adjusted confidence clip(confidence * f * g, 0, 1)")
     w: float = Field(description="role weight")
@@ -89,6 +104,8 @@ class Round(BaseModel):
     arguments: list[WeighedArgument]
     vote: Vote
     agreed: bool
+    s: float = Field(description="(agents agreeing with this round's vote - those not) / agents")
+    c: float = Field(description="max(B, N) / (B + N); 0 when B + N = 0")
 
 
 class SADResult(BaseModel):
@@ -97,6 +114,11 @@ class SADResult(BaseModel):
     rounds: list[Round]
     label: Verdict
     stopped_early: bool
+    stop_reason: StopReason = Field(description="why no further round ran: agreement, dual_threshold or max_rounds")
+    agreement_over: Literal["all", "weighted"] = Field(description="who counted as 'the other agents' in g")
+    dual_threshold: bool = Field(False, description="was the dual-threshold stop on (tau_s, tau_v below)")
+    tau_s: float | None = None
+    tau_v: float | None = None
     notes: list[str] = Field(default_factory=list)
 
     @property
@@ -104,7 +126,8 @@ class SADResult(BaseModel):
         return self.rounds[-1].vote
 
     def to_frame(self) -> "pd.DataFrame":
-        """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, g, k, w, changed."""
+        """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, agree_share, g, k, w,
+        changed, the counter-argument and rationale, the round's vote (B, N, label) and stop statistics (s, c)."""
         import pandas as pd
 
         rows = []
@@ -113,15 +136,20 @@ class SADResult(BaseModel):
                 a = wa.argument
                 rows.append({
                     "round": r.index, "agent": a.agent, "verdict": a.verdict, "confidence": a.confidence,
-                    "n_cited": wa.n_cited, "n_valid": wa.n_valid, "q": wa.q, "f": wa.f, "g": wa.g, "k": wa.k,
+                    "n_cited": wa.n_cited, "n_valid": wa.n_valid, "q": wa.q, "f": wa.f,
+                    "agree_share": wa.agree_share, "g": wa.g, "k": wa.k,
                     "w": wa.w, "changed": a.changed, "counter_argument": a.counter_argument,
                     "rationale": a.rationale, "B": r.vote.B, "N": r.vote.N, "round_label": r.vote.label,
+                    "s": r.s, "c": r.c, "agreement_over": self.agreement_over,
                 })
         return pd.DataFrame(rows)
 
 
 def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument]:
-    """Compute q, f, g, k and the role weight for every argument of one round (SPEC 1.6)."""
+    """Compute q, f, g, k and the role weight for every argument of one round (SPEC 1.6).
+
+    ``sad.agreement_over`` picks the agents counted in g: ``"all"`` others, or only the others
+    with f > 0 (``"weighted"``, under which an ungrounded biased argument never changes the vote)."""
     sad = config.sad
     base = []
     for a in arguments:
@@ -138,11 +166,11 @@ def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument
         base.append((a, n_cited, n_valid, q, f))
     out = []
     for i, (a, n_cited, n_valid, q, f) in enumerate(base):
-        voices = [b for j, b in enumerate(base) if j != i and b[4] > 0]
+        voices = [b for j, b in enumerate(base) if j != i and (sad.agreement_over == "all" or b[4] > 0)]
         share = sum(1 for b in voices if b[0].verdict == a.verdict) / len(voices) if voices else 0.5
         g = 1.0 + sad.agreement_gain * (share - 0.5)
         k = min(max(a.confidence * f * g, 0.0), 1.0)
-        out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, g=g, k=k,
+        out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, agree_share=share, g=g, k=k,
                                    w=config.scoring.weights.get(a.agent, 0.0)))
     return out
 
@@ -156,14 +184,31 @@ def vote(weighed: Sequence[WeighedArgument], config: Config) -> Vote:
     return Vote(B=B, N=N, share=share, boundary=config.sad.vote_boundary, label=label)
 
 
+def stop_stats(weighed: Sequence[WeighedArgument], v: Vote) -> tuple[float, float]:
+    """SPEC 1.6's dual-threshold statistics of one round: ``s`` = (agents agreeing with the vote -
+    those not) / agents, ``c`` = max(B, N) / (B + N) (0 when B + N = 0)."""
+    n = len(weighed)
+    agree = sum(1 for w in weighed if w.verdict == v.label)
+    s = (agree - (n - agree)) / n if n else 0.0
+    c = max(v.B, v.N) / (v.B + v.N) if v.B + v.N > 0 else 0.0
+    return s, c
+
+
 def _round(index: int, args: Sequence[Argument], config: Config) -> Round:
     weighed = weigh(args, config)
-    return Round(index=index, arguments=weighed, vote=vote(weighed, config),
-                 agreed=len({a.verdict for a in args}) <= 1)
+    v = vote(weighed, config)
+    s, c = stop_stats(weighed, v)
+    return Round(index=index, arguments=weighed, vote=v, agreed=len({a.verdict for a in args}) <= 1, s=s, c=c)
 
 
-def _notes(config: Config) -> list[str]:
-    return ["sad.dual_threshold is a hook: SAD has no judge probabilities, so it was not applied"] if config.sad.dual_threshold else []
+def _stop(r: Round, config: Config) -> StopReason | None:
+    """Why the debate stops after round ``r`` before its cap, or None to go on."""
+    sad = config.sad
+    if sad.stop_on_agreement and r.agreed:
+        return "agreement"
+    if sad.dual_threshold and r.s >= sad.tau_s and r.c >= sad.tau_v:
+        return "dual_threshold"
+    return None
 
 
 Revise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
@@ -172,17 +217,24 @@ Revise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
 
 async def debate(first: Sequence[Argument], revise: Revise, config: Config) -> SADResult:
     """Run SAD from the round-1 arguments: each later round, every agent revises after reading the
-    others' previous arguments (together, via ``runs.gather``), until they agree (``sad.stop_on_agreement``)
-    or ``sad.rounds`` is reached; the label is the last round's vote.
+    others' previous arguments (together, via ``runs.gather``), until they agree (``sad.stop_on_agreement``),
+    the dual threshold holds (``sad.dual_threshold``) or ``sad.rounds`` is reached; the label is the
+    last round's vote and ``stop_reason`` says which of the three ended it.
 
     Rule-based agents never wait, so ``runs.drive(debate(...))`` runs it without an event loop.
     """
+    sad = config.sad
     rounds = [_round(1, first, config)]
     current = list(first)
-    while len(rounds) < config.sad.rounds and not (config.sad.stop_on_agreement and rounds[-1].agreed):
+    reason = _stop(rounds[-1], config)
+    while len(rounds) < sad.rounds and reason is None:
         idx = len(rounds) + 1
         prev = current
         current = await runs.gather(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev))
         rounds.append(_round(idx, current, config))
-    return SADResult(rounds=rounds, label=rounds[-1].vote.label,
-                     stopped_early=len(rounds) < config.sad.rounds, notes=_notes(config))
+        reason = _stop(rounds[-1], config)
+    early = len(rounds) < sad.rounds
+    return SADResult(rounds=rounds, label=rounds[-1].vote.label, stopped_early=early,
+                     stop_reason=reason if early and reason else "max_rounds", agreement_over=sad.agreement_over,
+                     dual_threshold=sad.dual_threshold, tau_s=sad.tau_s if sad.dual_threshold else None,
+                     tau_v=sad.tau_v if sad.dual_threshold else None)

@@ -4,6 +4,10 @@
 for rule-based and LLM agents; each carries its ``mode``, ``model`` and ``usage``
 (:class:`~mabpd_kit.types.Usage`, all zero for rule-based work). The ``*Output`` models are the
 structured replies an LLM agent must give (validated; a malformed reply gets one repair retry).
+Their fields are declared in the order the prompts ask for them - evidence, reasoning and the
+anticipated counter-argument first, the verdict and numbers last - so a model that writes the
+JSON in schema order reasons before it decides. ``counter_argument`` is optional on parse (a
+reply without it still validates, with ``""``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class AgentReport(StepRecord):
     spans: list[Span] = Field(default_factory=list)
     counter_spans: list[Span] = Field(default_factory=list)
     rationale: str = ""
+    counter_argument: str = Field("", description="the strongest objection to its own verdict (SPEC 1.6), carried into round 1")
 
     def grounded(self) -> bool:
         """Does the agent cite at least one valid span for its (biased) reading?"""
@@ -85,39 +90,41 @@ class EvidenceItem(BaseModel):
 class BiasOutput(BaseModel):
     """What the LLM BiasAgent must return (validated; out-of-range numbers trigger the repair retry)."""
 
+    spans: list[QuotedSpan] = Field(default_factory=list)
+    rationale: str = ""
+    counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     bias_score: float = Field(ge=0, le=1)
-    spans: list[QuotedSpan] = Field(default_factory=list)
-    rationale: str = ""
 
 
 class EvidenceOutput(BaseModel):
     """What the LLM EvidenceAgent must return."""
 
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    rationale: str = ""
+    counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     evidence_score: float = Field(ge=0, le=1)
-    evidence: list[EvidenceItem] = Field(default_factory=list)
-    rationale: str = ""
 
 
 class FramingOutput(BaseModel):
     """What the LLM FramingAgent must return."""
 
+    patterns: list[QuotedSpan] = Field(default_factory=list)
+    rationale: str = ""
+    counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
     framing_score: float = Field(ge=0, le=1)
-    patterns: list[QuotedSpan] = Field(default_factory=list)
-    rationale: str = ""
 
 
 class ArgumentOutput(BaseModel):
     """One SAD move by an LLM agent (SPEC 1.6)."""
 
+    evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
+    rationale: str = ""
+    counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
-    evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
-    counter_argument: str = ""
-    rationale: str = ""
-
