@@ -1,0 +1,245 @@
+"""Article mode: an article is split into sentences, each sentence goes through the MABPD pipeline,
+and the article's evidence and decision are built from the sentence decisions.
+
+Article evidence (:class:`ArticleResult`):
+
+- ``share_biased``: biased sentences / analysed sentences;
+- ``spans_per_100w``: valid spans of the biased sentences (distinct offsets) per 100 words;
+- ``categories``: the mix of those spans' categories (SPEC 1.2 meta-categories);
+- ``top_spans``: the strongest of them (by score);
+- every sentence with its offsets into the cleaned article (``start``/``end``; ``raw_start``/
+  ``raw_end`` into the text as given), its label, score and route, and for each biased sentence its
+  spans and decision trace (``Decision.explanation()``).
+
+**Decision rule** (explicit, one threshold): an article is biased iff
+``share_biased >= settings.article_threshold``. The threshold is the one number adapted on
+labelled articles (:mod:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
+Records store the evidence, not the decision, so a different threshold re-decides a stored run
+without analysing anything again (:func:`decide`).
+
+The paper's **direct mode** (the whole article through the pipeline, cut to
+``config.text.article_words`` words) stays available as ``mode="direct"`` for comparison.
+
+>>> from mabpd_kit.mabpd import Pipeline
+>>> from mabpd_kit.corpus.inputs import Doc
+>>> a = analyze_doc(Pipeline(), Doc("a1", "The council met on Monday. Critics slammed the disastrous plan."))
+>>> a.n_sentences, a.n_biased, a.share_biased
+(2, 1, 0.5)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from mabpd_kit.corpus.inputs import Doc
+from mabpd_kit.corpus.settings import CorpusConfig, resolve
+
+if TYPE_CHECKING:
+    from mabpd_kit.mabpd import Decision, Pipeline
+
+__all__ = ["ArticleResult", "SentenceResult", "SpanResult", "analyze_doc", "decide", "sentences"]
+
+_WORDS = re.compile(r"\S+")
+_LINES = re.compile(r"[^\n]+")
+
+
+class SpanResult(BaseModel):
+    """One evidence span, with offsets into the cleaned article."""
+
+    text: str
+    start: int
+    end: int
+    category: str
+    agent: str
+    score: float
+
+
+class SentenceResult(BaseModel):
+    """One sentence of an article and its decision (spans and trace only when it is biased)."""
+
+    k: int
+    start: int
+    end: int
+    raw_start: int | None = None
+    raw_end: int | None = None
+    label: Literal["biased", "neutral", "skipped", "failed"]
+    score: float | None = None
+    route: str = ""
+    spans: list[SpanResult] = Field(default_factory=list)
+    trace: str = ""
+    error: str | None = None
+
+
+class ArticleResult(BaseModel):
+    """One article: its evidence, its sentences, its metadata. ``failed`` rows carry the reason."""
+
+    id: str
+    digest: str = ""
+    fingerprint: str = ""
+    mode: str = "article"
+    meta: dict[str, Any] = Field(default_factory=dict)
+    text: str = Field("", description="the cleaned article (what the offsets point into)")
+    n_words: int = 0
+    n_sentences: int = 0
+    n_biased: int = 0
+    share_biased: float | None = None
+    mean_score: float | None = None
+    max_score: float | None = None
+    n_spans: int = 0
+    spans_per_100w: float | None = None
+    categories: dict[str, int] = Field(default_factory=dict)
+    top_spans: list[SpanResult] = Field(default_factory=list)
+    sentences: list[SentenceResult] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)
+    failed: bool = False
+    error: str | None = None
+
+    def stat(self, name: str = "n_biased") -> float | None:
+        return getattr(self, name)
+
+    def row(self, threshold: float, stat: str = "n_biased") -> dict[str, Any]:
+        """The flat article row (metadata columns first)."""
+        value = self.stat(stat)
+        return {"id": self.id, **self.meta, "mode": self.mode, "n_words": self.n_words,
+                "n_sentences": self.n_sentences, "n_biased": self.n_biased, "share_biased": self.share_biased,
+                "mean_score": self.mean_score, "max_score": self.max_score, "n_spans": self.n_spans,
+                "spans_per_100w": self.spans_per_100w, "top_category": max(self.categories, key=self.categories.get)
+                if self.categories else None,
+                "top_spans": "; ".join(s.text for s in self.top_spans),
+                "pred": None if self.failed or value is None else int(decide(value, threshold)),
+                "failed": self.failed, "error": self.error, "flags": ",".join(self.flags)}
+
+
+def decide(value: float, threshold: float) -> bool:
+    """The article decision rule: biased iff the article statistic is at or above the threshold."""
+    return value >= threshold
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence offsets of an article: each line (paragraph) split by :func:`mabpd_kit.text.split_sentences`,
+    so a heading without a full stop does not run into the next sentence."""
+    from mabpd_kit.text import split_sentences
+
+    out: list[tuple[int, int]] = []
+    for m in _LINES.finditer(text):
+        a = m.start()
+        out.extend((a + s, a + e) for s, e in split_sentences(m.group()))
+    return out
+
+
+def _category(span: Any) -> str:
+    return span.meta_category or span.taxonomy or span.category or "other"
+
+
+def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str) -> ArticleResult:
+    return ArticleResult(id=doc.id, digest=digest, fingerprint=fp, mode=mode, meta=doc.meta, failed=True, error=reason)
+
+
+def analyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = None, *, fingerprint: str = "",
+                digest: str = "", decisions: "dict[int, Decision] | None" = None) -> ArticleResult:
+    """One article through the pipeline, sentence by sentence (or whole, ``settings.mode == "direct"``).
+
+    Never raises: a bad doc or a failure becomes a failed :class:`ArticleResult` with its reason.
+    ``decisions``: sentence decisions already made (the LLM path runs them as one batch), by index.
+    """
+    st = resolve(settings, pipeline.config)
+    if not doc.ok:
+        return _failed(doc, doc.reason or "bad row", st.mode, fingerprint, digest)
+    try:
+        if st.mode == "direct":
+            return _direct(pipeline, doc, st, fingerprint, digest)
+        return _article(pipeline, doc, st, fingerprint, digest, decisions)
+    except Exception as exc:  # one article never stops a batch; the reason is kept
+        return _failed(doc, f"{type(exc).__name__}: {exc}", st.mode, fingerprint, digest)
+
+
+def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tuple[int, int]], list[bool]]:
+    """``(clean text, sentence offsets, analyse?)`` of an article (shared by the rule and LLM paths)."""
+    from mabpd_kit.text import clean
+
+    ct = clean(doc.text, max_chars=max_chars)
+    spans = sentences(ct.text)
+    todo = [len(_WORDS.findall(ct.text[a:b])) >= settings.min_sentence_words for a, b in spans]
+    return ct, spans, todo
+
+
+def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str,
+             decisions: "dict[int, Decision] | None") -> ArticleResult:
+    ct, spans, todo = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+    if not spans:
+        return _failed(doc, "empty text (nothing left after cleaning)", "article", fp, digest)
+    sents: list[SentenceResult] = []
+    evidence: dict[tuple[int, int], SpanResult] = {}
+    for k, ((a, b), go) in enumerate(zip(spans, todo)):
+        ra, rb = ct.to_orig(a, b)
+        if not go:
+            sents.append(SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label="skipped"))
+            continue
+        d = decisions[k] if decisions is not None and k in decisions else \
+            pipeline.analyze(ct.text[a:b], id=f"{doc.id}#{k}")
+        sents.append(_sentence(k, a, b, ra, rb, d, evidence))
+    return _evidence(doc, ct.text, ct.flags, sents, evidence, st, fp, digest)
+
+
+def _sentence(k: int, a: int, b: int, ra: int, rb: int, d: "Decision",
+              evidence: dict[tuple[int, int], SpanResult]) -> SentenceResult:
+    if d.failed:
+        return SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label="failed", error=d.error)
+    s = SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label=d.label, score=d.score, route=d.route)
+    if d.label == "biased":
+        for sp in d.spans(valid_only=True):
+            if sp.start is None or sp.end is None:
+                continue
+            key = (a + sp.start, a + sp.end)
+            found = SpanResult(text=sp.text, start=key[0], end=key[1], category=_category(sp), agent=sp.agent,
+                               score=sp.score)
+            s.spans.append(found)
+            if key not in evidence or evidence[key].score < found.score:
+                evidence[key] = found
+        s.trace = d.explanation()
+    return s
+
+
+def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult],
+              evidence: dict[tuple[int, int], SpanResult], st: CorpusConfig, fp: str, digest: str) -> ArticleResult:
+    done = [s for s in sents if s.label in ("biased", "neutral")]
+    n_words = len(_WORDS.findall(text))
+    cats: dict[str, int] = {}
+    for sp in evidence.values():
+        cats[sp.category] = cats.get(sp.category, 0) + 1
+    out = ArticleResult(id=doc.id, digest=digest, fingerprint=fp, mode="article", meta=doc.meta, text=text,
+                        n_words=n_words, n_sentences=len(done), flags=list(flags), sentences=sents,
+                        categories=dict(sorted(cats.items(), key=lambda kv: -kv[1])), n_spans=len(evidence),
+                        top_spans=sorted(evidence.values(), key=lambda s: -s.score)[:st.top_spans])
+    if not done:
+        bad = next((s.error for s in sents if s.error), None)
+        out.failed, out.error = True, f"no sentence could be analysed ({bad or 'all too short'})"
+        return out
+    out.n_biased = sum(s.label == "biased" for s in done)
+    out.share_biased = out.n_biased / len(done)
+    scores = [s.score for s in done if s.score is not None]
+    out.mean_score = sum(scores) / len(scores) if scores else None
+    out.max_score = max(scores) if scores else None
+    out.spans_per_100w = 100.0 * len(evidence) / max(n_words, 1)
+    if len(done) < len(sents):
+        n_failed = sum(s.label == "failed" for s in sents)
+        if n_failed:
+            out.flags.append(f"{n_failed}_sentences_failed")
+    return out
+
+
+def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str) -> ArticleResult:
+    """The paper's direct mode: the article (cut to the pipeline's ``text.truncate_words``) as one item.
+    ``share_biased`` is then 1.0 or 0.0 (the whole article's label), so the same rule and report apply."""
+    d = pipeline.analyze(doc.text, id=doc.id)
+    if d.failed:
+        return _failed(doc, d.error or "failed", "direct", fp, digest)
+    evidence: dict[tuple[int, int], SpanResult] = {}
+    s = _sentence(0, 0, len(d.clean_text), None, None, d, evidence)  # type: ignore[arg-type]
+    s.raw_start = s.raw_end = None
+    out = _evidence(doc, d.clean_text, d.flags, [s], evidence, st, fp, digest)
+    out.mode = "direct"
+    return out

@@ -1,0 +1,228 @@
+"""Running a corpus: every core on the rule-based path, the LLM layer's limit and cache on the LLM path.
+
+:func:`analyze` streams the corpus (read in chunks) into a results file (one JSON line per article,
+flushed at once; see :mod:`mabpd_kit.corpus.store`), and resumes from it:
+
+- **rule-based**: chunks of ``settings.chunk_articles`` articles go to ``workers`` processes
+  (``concurrent.futures.ProcessPoolExecutor``); each worker builds its own Pipeline once. At most
+  ``2 * workers`` chunks are in flight, so memory stays flat however large the corpus is. With one
+  worker everything runs in this process (no pool).
+- **LLM**: the sentences of a chunk of articles go through :meth:`Pipeline.analyze_many` (the
+  endpoint's concurrency limit, the record/replay cache and a sentence checkpoint next to the
+  results file), then are assembled into articles.
+- **resume**: an article already in the results file with the same id, text digest and
+  fingerprint (pipeline configuration and models, article mode, sentence settings) is not analysed
+  again, even after ``kill -9``; failed articles are retried. The article threshold is not part of
+  the fingerprint: records keep the evidence and :func:`~mabpd_kit.corpus.store.load` decides.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mabpd_kit import runs
+from mabpd_kit.corpus.articles import ArticleResult, analyze_doc, plan
+from mabpd_kit.corpus.inputs import Doc, read
+from mabpd_kit.corpus.settings import CorpusConfig, resolve
+from mabpd_kit.corpus.store import CorpusResults, Writer, done_keys, load
+
+if TYPE_CHECKING:
+    from mabpd_kit.config import Config
+    from mabpd_kit.llm import LLM
+    from mabpd_kit.mabpd import Pipeline
+
+__all__ = ["analyze", "make_pipeline"]
+
+# one pipeline per worker process, built by the initializer
+_WORKER: dict[str, Any] = {}
+
+
+def make_pipeline(config: "Config | None" = None, llm: "LLM | None" = None,
+                  settings: CorpusConfig | None = None) -> "Pipeline":
+    """The pipeline a corpus run uses: direct mode cuts each article to ``config.text.article_words``
+    (the paper's setting) unless ``config.text.truncate_words`` already says otherwise."""
+    from mabpd_kit.config import Config
+    from mabpd_kit.mabpd import Pipeline
+
+    cfg = config or Config()
+    st = resolve(settings, cfg)
+    if st.mode == "direct" and cfg.text.truncate_words is None:
+        cfg = cfg.replace(**{"text.truncate_words": cfg.text.article_words})
+    return Pipeline(cfg, llm)
+
+
+def _init_worker(config: "Config", settings: CorpusConfig) -> None:
+    _WORKER["pipeline"] = make_pipeline(config, None, settings)
+    _WORKER["settings"] = settings
+
+
+def _work(chunk: list[tuple[Doc, str, str]]) -> list[str]:
+    """A worker's task: analyse a chunk of articles, return them as JSON lines (cheap to send back)."""
+    p, st = _WORKER["pipeline"], _WORKER["settings"]
+    return [analyze_doc(p, doc, st, fingerprint=fp, digest=dg).model_dump_json() for doc, dg, fp in chunk]
+
+
+def _fingerprint(pipeline: "Pipeline", st: CorpusConfig) -> str:
+    return runs.fingerprint(pipeline.fingerprint(), st.mode, st.min_sentence_words, st.top_spans, st.max_bytes)
+
+
+def _digest(doc: Doc) -> str:
+    return runs.digest({"text": doc.text, "reason": doc.reason, "meta": doc.meta})
+
+
+def _todo(docs: Iterable[Doc], done: dict[str, tuple[str, str, bool]], fp: str,
+          counts: dict[str, int]) -> Iterator[tuple[Doc, str, str]]:
+    for doc in docs:
+        dg = _digest(doc)
+        old = done.get(doc.id)
+        if old is not None and old[0] == dg and old[1] == fp and not old[2]:
+            counts["resumed"] += 1
+            continue
+        yield doc, dg, fp
+
+
+def analyze(
+    corpus: Any,
+    out: str | Path,
+    *,
+    config: "Config | None" = None,
+    llm: "LLM | None" = None,
+    settings: CorpusConfig | None = None,
+    workers: int | None = None,
+    text_col: str | None = None,
+    id_col: str | None = None,
+    progress: bool = False,
+    load_results: bool = True,
+) -> CorpusResults | dict[str, float]:
+    """Analyse a corpus (a :class:`~mabpd_kit.corpus.inputs.Corpus`, or anything :func:`read` takes)
+    into the results file ``out``, resuming from it. Returns :class:`CorpusResults` (or, with
+    ``load_results=False``, only the run's counts: a corpus too large to hold stays on disk, read it
+    with :func:`~mabpd_kit.corpus.store.export`).
+
+    ``workers``: processes for the rule-based path (default ``settings.workers``, else every core).
+    """
+    from mabpd_kit.llm import online
+
+    t0 = time.perf_counter()
+    docs = corpus if hasattr(corpus, "__iter__") and not isinstance(corpus, (str, Path)) and \
+        not hasattr(corpus, "columns") else read(corpus, text_col=text_col, id_col=id_col, settings=settings)
+    llm = online(llm)
+    pipeline = make_pipeline(config, llm, settings)
+    st = resolve(settings, pipeline.config)
+    fp = _fingerprint(pipeline, st)
+    done = done_keys(out)
+    counts = {"resumed": 0, "computed": 0, "failed": 0, "sentences": 0}
+    todo = _todo(docs, done, fp, counts)
+    n_workers = workers or st.workers or os.cpu_count() or 1
+    bar = _bar(progress)
+    with Writer(out) as writer:
+        def finish(rec: ArticleResult) -> None:
+            writer.write(rec)
+            counts["computed"] += 1
+            counts["failed"] += rec.failed
+            counts["sentences"] += rec.n_sentences
+            bar.update(1)
+
+        if llm is not None:
+            _llm_path(pipeline, todo, st, Path(out), finish)
+        elif n_workers <= 1:
+            for doc, dg, f in todo:
+                finish(analyze_doc(pipeline, doc, st, fingerprint=f, digest=dg))
+        else:
+            _pool(pipeline.config, st, todo, n_workers, finish)
+    bar.close()
+    wall = time.perf_counter() - t0
+    if progress:
+        print(f"corpus: {counts['computed']} articles analysed ({counts['sentences']} sentences), "
+              f"{counts['resumed']} from checkpoint, {counts['failed']} failed, {wall:.1f} s -> {out}")
+    if not load_results:
+        return {**counts, "wall_s": wall}
+    res = load(out, settings=st)
+    res.resumed, res.computed, res.wall_s = counts["resumed"], counts["computed"], wall
+    return res
+
+
+def _bar(progress: bool) -> Any:
+    import sys
+
+    from tqdm.auto import tqdm
+
+    return tqdm(disable=not progress, file=sys.stderr, unit="article", desc="corpus")
+
+
+def _chunks(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
+    while chunk := list(islice(it, n)):
+        yield chunk
+
+
+def _pool(config: "Config", st: CorpusConfig, todo: Iterator[tuple[Doc, str, str]], n_workers: int,
+          finish: Any) -> None:
+    """Chunks to worker processes, at most ``2 * n_workers`` in flight; results written as they come."""
+    chunks = _chunks(todo, st.chunk_articles)
+    with ProcessPoolExecutor(max_workers=n_workers, initializer=_init_worker, initargs=(config, st)) as ex:
+        pending: set[Future[list[str]]] = set()
+        for chunk in chunks:
+            pending.add(ex.submit(_work, chunk))
+            if len(pending) >= 2 * n_workers:
+                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                _drain(ready, finish)
+        while pending:
+            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+            _drain(ready, finish)
+
+
+def _drain(ready: set[Future[list[str]]], finish: Any) -> None:
+    for fut in ready:
+        for line in fut.result():
+            finish(ArticleResult.model_validate_json(line))
+
+
+def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: CorpusConfig, out: Path,
+              finish: Any) -> None:
+    """Sentences of a chunk of articles through ``analyze_many`` (the LLM limit and cache, a sentence
+    checkpoint), then one article record each."""
+    ck = out.with_name(out.name + ".sentences.jsonl")
+    for chunk in _chunks(todo, st.chunk_articles):
+        if st.mode == "direct":
+            texts = [(doc.id, doc.text) for doc, _, _ in chunk if doc.ok]
+            res = pipeline.analyze_many([t for _, t in texts], ids=[i for i, _ in texts], checkpoint=ck, progress=False)
+            by_id = {d.id: d for d in res}
+            for doc, dg, f in chunk:
+                finish(_direct_from(pipeline, doc, st, f, dg, by_id.get(doc.id)))
+            continue
+        ids, texts, where = [], [], []
+        for j, (doc, _, _) in enumerate(chunk):
+            if not doc.ok:
+                continue
+            ct, spans, go = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+            for k, ((a, b), g) in enumerate(zip(spans, go)):
+                if g:
+                    ids.append(f"{doc.id}#{k}")
+                    texts.append(ct.text[a:b])
+                    where.append((j, k))
+        res = pipeline.analyze_many(texts, ids=ids, checkpoint=ck, progress=False) if texts else []
+        per: dict[int, dict[int, Any]] = {}
+        for (j, k), d in zip(where, res):
+            per.setdefault(j, {})[k] = d
+        for j, (doc, dg, f) in enumerate(chunk):
+            finish(analyze_doc(pipeline, doc, st, fingerprint=f, digest=dg, decisions=per.get(j, {})))
+
+
+def _direct_from(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, dg: str, d: Any) -> ArticleResult:
+    """A direct-mode article record from a decision made in the batch."""
+    from mabpd_kit.corpus import articles
+
+    class _Done:  # analyze_doc's direct mode calls pipeline.analyze: hand it the batch's decision
+        config = pipeline.config
+
+        @staticmethod
+        def analyze(text: Any, id: str | None = None) -> Any:
+            return d if d is not None else pipeline.analyze(text, id=id)
+
+    return articles.analyze_doc(_Done(), doc, st, fingerprint=fp, digest=dg)  # type: ignore[arg-type]

@@ -1,0 +1,284 @@
+"""The results file of a corpus run and what is read from it.
+
+A run streams one JSON line per finished article (an :class:`~mabpd_kit.corpus.articles.ArticleResult`,
+keyed by id, the digest of its text and the fingerprint of the pipeline and settings) to a JSONL
+file, flushed at once. That file is the checkpoint too: a rerun skips every article already there
+with the same key, even after ``kill -9`` (a torn last line is skipped and ended).
+
+:func:`load` reads it back as :class:`CorpusResults` (``to_frame(level="article"|"sentence"|"span")``);
+:func:`export` streams it into JSONL, CSV or Parquet, one row per article, sentence or span.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+
+from mabpd_kit.corpus.articles import ArticleResult
+from mabpd_kit.corpus.settings import CorpusConfig, resolve
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CorpusResults", "Writer", "done_keys", "export", "iter_results", "load"]
+
+Level = Literal["article", "sentence", "span"]
+
+
+def iter_results(path: str | Path) -> Iterator[ArticleResult]:
+    """Every readable record of a results file, in file order (torn or foreign lines skipped)."""
+    p = Path(path)
+    if not p.exists():
+        return
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                yield ArticleResult.model_validate_json(line)
+            except (ValueError, ValidationError):
+                continue
+
+
+def done_keys(path: str | Path) -> dict[str, tuple[str, str, bool]]:
+    """``id -> (digest, fingerprint, failed)`` of a results file, read without building the records."""
+    found: dict[str, tuple[str, str, bool]] = {}
+    p = Path(path)
+    if not p.exists():
+        return found
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+                found[str(rec["id"])] = (rec.get("digest", ""), rec.get("fingerprint", ""), bool(rec.get("failed")))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return found
+
+
+class Writer:
+    """Appends one JSON line per finished article, flushed at once (ends a torn last line first)."""
+
+    def __init__(self, path: str | Path) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        torn = False
+        if p.exists() and p.stat().st_size > 0:
+            with p.open("rb") as fh:
+                fh.seek(-1, 2)
+                torn = fh.read(1) != b"\n"
+        self._fh = p.open("a", encoding="utf-8")
+        if torn:
+            self._fh.write("\n")
+
+    def write(self, rec: ArticleResult) -> None:
+        self._fh.write(rec.model_dump_json() + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _sentence_rows(a: ArticleResult) -> list[dict[str, Any]]:
+    return [{"id": a.id, "k": s.k, "start": s.start, "end": s.end, "raw_start": s.raw_start, "raw_end": s.raw_end,
+             "sentence": a.text[s.start:s.end], "label": s.label, "score": s.score, "route": s.route,
+             "n_spans": len(s.spans), "categories": ",".join(sorted({x.category for x in s.spans})),
+             "error": s.error, **a.meta} for s in a.sentences]
+
+
+def _span_rows(a: ArticleResult) -> list[dict[str, Any]]:
+    return [{"id": a.id, "k": s.k, "start": sp.start, "end": sp.end, "span": sp.text, "category": sp.category,
+             "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
+
+
+def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased") -> list[dict[str, Any]]:
+    """The rows of one article at ``level``."""
+    if level == "article":
+        return [a.row(threshold, stat)]
+    if level == "sentence":
+        return _sentence_rows(a)
+    if level == "span":
+        return _span_rows(a)
+    raise ValueError(f"level must be 'article', 'sentence' or 'span', not {level!r}")
+
+
+class CorpusResults:
+    """The articles of a run (last record of an id wins), with the article rule's threshold.
+
+    ``to_frame()`` is one row per article (``pred`` = the rule at ``threshold``);
+    ``to_frame("sentence")`` / ``to_frame("span")`` one row per sentence / evidence span.
+    """
+
+    def __init__(self, articles: list[ArticleResult], *, threshold: float, stat: str = "n_biased",
+                 path: str | None = None, resumed: int = 0, computed: int = 0, wall_s: float = 0.0) -> None:
+        self.articles = articles
+        self.threshold, self.stat, self.path = threshold, stat, path
+        self.resumed, self.computed, self.wall_s = resumed, computed, wall_s
+
+    def __len__(self) -> int:
+        return len(self.articles)
+
+    def __iter__(self) -> Iterator[ArticleResult]:
+        return iter(self.articles)
+
+    def __getitem__(self, key: int | str) -> ArticleResult:
+        if isinstance(key, str):
+            for a in self.articles:
+                if a.id == key:
+                    return a
+            raise KeyError(key)
+        return self.articles[key]
+
+    def __repr__(self) -> str:
+        return f"CorpusResults({self.summary()})"
+
+    @property
+    def failed(self) -> list[ArticleResult]:
+        return [a for a in self.articles if a.failed]
+
+    def summary(self) -> str:
+        n_sent = sum(a.n_sentences for a in self.articles)
+        return (f"{len(self)} articles ({self.resumed} from checkpoint, {self.computed} computed), "
+                f"{len(self.failed)} failed, {n_sent} sentences analysed, {self.wall_s:.1f} s")
+
+    def with_threshold(self, threshold: float) -> "CorpusResults":
+        """The same articles decided at another threshold (nothing is analysed again)."""
+        return CorpusResults(self.articles, threshold=threshold, stat=self.stat, path=self.path,
+                             resumed=self.resumed, computed=self.computed, wall_s=self.wall_s)
+
+    def to_frame(self, level: Level = "article") -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame([r for a in self.articles for r in rows(a, level, self.threshold, self.stat)])
+
+    def metrics(self, gold: str = "label") -> dict[str, float]:
+        """Accuracy, precision, recall and macro F1 of the article rule against a 0/1 metadata column."""
+        from mabpd_kit import metrics as m
+
+        df = self.to_frame()
+        df = df[(~df["failed"]) & df[gold].notna()] if gold in df else df.iloc[0:0]
+        out: dict[str, float] = {"n": len(df), "failed": len(self.failed), "threshold": self.threshold}
+        if len(df):
+            y, p = df[gold].astype(int).tolist(), df["pred"].astype(int).tolist()
+            out.update(accuracy=m.accuracy(y, p), precision=m.precision(y, p), recall=m.recall(y, p),
+                       macro_f1=m.macro_f1(y, p))
+        return out
+
+
+def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:
+    """A results file as :class:`CorpusResults` (for corpora that fit in memory; :func:`export` streams)."""
+    st = resolve(settings)
+    last: dict[str, ArticleResult] = {}
+    for a in iter_results(path):
+        last.pop(a.id, None)  # keep file order of the last version
+        last[a.id] = a
+    return CorpusResults(list(last.values()), threshold=st.article_threshold if threshold is None else threshold,
+                         stat=st.article_stat, path=str(path))
+
+
+def export(path: str | Path, out: str | Path, *, level: Level = "article", settings: CorpusConfig | None = None,
+           threshold: float | None = None, chunk: int = 2_000) -> int:
+    """Stream a results file into ``out`` (.jsonl, .csv or .parquet by extension), one row per article,
+    sentence or span; returns the number of rows written. Memory holds one chunk of articles.
+
+    A results file can hold an id twice (a failed article retried on resume): the later line wins, so
+    only ids and line numbers are indexed first, and rows are then written in one pass."""
+    st = resolve(settings)
+    thr = st.article_threshold if threshold is None else threshold
+    keep: dict[str, int] = {}
+    for n, a in enumerate(_ids(path)):
+        keep[a] = n
+    wanted = set(keep.values())
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    kind = out.suffix.lower()
+    sink = _Sink(out, kind)
+    buf: list[dict[str, Any]] = []
+    written = 0
+    with sink:
+        for n, a in enumerate(iter_results(path)):
+            if n not in wanted:
+                continue
+            buf.extend(rows(a, level, thr, st.article_stat))
+            if len(buf) >= chunk:
+                written += sink.write(buf)
+                buf = []
+        if buf:
+            written += sink.write(buf)
+    return written
+
+
+def _ids(path: str | Path) -> Iterator[str]:
+    """The id of every readable record, in the order :func:`iter_results` yields them."""
+    for a in iter_results(path):
+        yield a.id
+
+
+class _Sink:
+    """A streaming row writer: JSONL and CSV append; Parquet writes row groups with the first schema."""
+
+    def __init__(self, out: Path, kind: str) -> None:
+        if kind not in (".jsonl", ".csv", ".parquet"):
+            raise ValueError(f"export to .jsonl, .csv or .parquet, not {out.name!r}")
+        self.out, self.kind = out, kind
+        self._pq: Any = None
+        self._header = True
+        self._fh: Any = None
+
+    def __enter__(self) -> "_Sink":
+        if self.kind != ".parquet":
+            self._fh = self.out.open("w", encoding="utf-8", newline="")
+        return self
+
+    def write(self, rows_: list[dict[str, Any]]) -> int:
+        import pandas as pd
+
+        if self.kind == ".jsonl":
+            for r in rows_:
+                self._fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+            return len(rows_)
+        df = pd.DataFrame(rows_)
+        if self.kind == ".csv":
+            if not self._header:
+                df = df.reindex(columns=self._cols)
+            else:
+                self._cols = list(df.columns)
+            df.to_csv(self._fh, header=self._header, index=False)
+            self._header = False
+            return len(df)
+        return self._parquet(df)
+
+    def _parquet(self, df: "pd.DataFrame") -> int:
+        from mabpd_kit.corpus.inputs import _parquet_engine
+
+        _parquet_engine()
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for c in df.columns:  # mixed metadata types: one column type for every row group
+            if df[c].dtype == object:
+                df[c] = df[c].map(lambda v: None if v is None else str(v))
+        if self._pq is None:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            self._schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                      for f in table.schema]).remove_metadata()
+            self._pq = pq.ParquetWriter(str(self.out), self._schema)
+        df = df.reindex(columns=self._schema.names)
+        self._pq.write_table(pa.Table.from_pandas(df, schema=self._schema, preserve_index=False, safe=False))
+        return len(df)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._fh is not None:
+            self._fh.close()
+        if self._pq is not None:
+            self._pq.close()
