@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "error_line", "main"]
 
 # name -> one-line help; the command lives in ``mabpd_kit.cli.<name>``
 COMMANDS: dict[str, str] = {
@@ -54,7 +55,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished items are kept in the checkpoint", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, KeyError) as exc:  # user errors: one clear line, no traceback
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # KeyError's str() adds quotes
-        print(f"mabpd {args.command}: error: {msg}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - the one place where every error becomes one line
+        if os.environ.get("MABPD_DEBUG", "").strip() not in ("", "0"):
+            raise
+        print(f"mabpd {args.command}: {error_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    """Errors whose message is meant for the user: printed as is, without a traceback."""
+    from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
+
+    return ValueError, KeyError, OSError, LLMError  # PromptError is a ValueError
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for ``exc``: ``error: <message>`` for user errors (a missing file, a bad name, an
+    endpoint that refused), else the exception's type and message and how to see the traceback."""
+    if isinstance(exc, KeyError) and exc.args:  # KeyError's str() adds quotes
+        msg = str(exc.args[0])
+    elif isinstance(exc, OSError) and exc.strerror and exc.filename is not None:  # "Is a directory: x"
+        msg = f"{exc.strerror}: {exc.filename}"
+    else:
+        msg = str(exc)
+    msg = " ".join(msg.split()) or type(exc).__name__
+    if isinstance(exc, _user_error_types()):
+        return f"error: {msg}"
+    return f"unexpected error: {type(exc).__name__}: {msg} (set MABPD_DEBUG=1 for the traceback)"

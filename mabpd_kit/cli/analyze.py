@@ -1,5 +1,8 @@
 """``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text.
 
+Plain-text files only (UTF-8, or Latin-1/cp1252 decoded as the API does): a directory, a
+tabular file (.csv, .jsonl, .parquet ...), a binary or an empty file is refused with one line.
+
 Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
 makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
 """
@@ -11,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from mabpd_kit.cli._input import text_items
 from mabpd_kit.config import Config
 
 __all__ = ["add_arguments", "run"]
@@ -25,19 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="a saved configuration (TOML or JSON)")
     parser.add_argument("--checkpoint", help="JSONL checkpoint to resume from")
     parser.add_argument("--llm", action="store_true", help="use the configured endpoint (MABPD_BASE_URL) instead of rule-based agents")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (shown on stderr when it is a terminal)")
 
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.mabpd import Pipeline
 
-    if args.file == "-":
-        raw = sys.stdin.read()
-    else:
-        path = Path(args.file)
-        if not path.exists():
-            raise FileNotFoundError(f"no such file: {path}")
-        raw = path.read_text(encoding="utf-8", errors="replace")
-    items = [ln for ln in raw.splitlines() if ln.strip()] if args.lines else [raw]
+    items = text_items(args.file, args.lines)
     cfg = Config.load(args.config) if args.config else Config()
     cfg = cfg.ablation(args.ablation)
     llm = None
@@ -47,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         llm = connect(config=cfg)
     else:
         print("mabpd analyze: rule-based agents (offline); pass --llm to use a configured endpoint", file=sys.stderr)
-    res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=False)
+    progress = not args.quiet and sys.stderr.isatty()  # stdout stays clean for --format json
+    res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=progress)
     if args.format == "json":
         body = "\n".join(json.dumps(d.to_dict(), ensure_ascii=False) for d in res.decisions) + "\n"
     elif args.format == "html":

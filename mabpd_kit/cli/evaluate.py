@@ -26,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="a saved configuration (TOML or JSON) as the base of every ablation")
     parser.add_argument("--out", default=None, help="output folder (default reports/evaluate/<dataset>-<split>)")
     parser.add_argument("--data-dir", default=None, help="benchmark folder (default MABPD_DATA_DIR, else download)")
-    parser.add_argument("--truncate", type=int, default=None,
-                        help="HyperPartisan: cut articles to N words (paper: 600; default config text.truncate_words)")
+    parser.add_argument("--truncate-words", "--truncate", dest="truncate", type=int, default=None, metavar="N",
+                        help="cut every text to N words, 0 = no cut (default: the paper's 600, config "
+                             "text.article_words, for hyperpartisan; config text.truncate_words otherwise)")
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default config.metrics, 10,000)")
     parser.add_argument("--no-anchors", action="store_true", help="do not score the file's reference LLM labels")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -54,4 +55,8 @@ def run(args: argparse.Namespace) -> int:
                   n_resamples=args.resamples, progress=not args.quiet)
     print(ev.closing_note())
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
+    if ev.all_failed:  # nothing was measured for these: not a result to report
+        print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
+              "see the error column of results.csv", file=sys.stderr)
+        return 1
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 __all__ = ["add_arguments", "run"]
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_.add_argument("--model", default=None)
     run_.add_argument("--base-url", default=None)
     run_.add_argument("--config", default=None, help="TOML/JSON config file")
+    run_.add_argument("--quiet", action="store_true", help="no progress bar (shown on stderr when it is a terminal)")
     mea = sub.add_parser("measure", help="measures of a debate log (a run's checkpoint or a log JSONL)")
     mea.add_argument("log", help="JSONL written by `mabpd identity run` (or identity.write_logs)")
     mea.add_argument("--no-ci", action="store_true", help="skip bootstrap intervals")
@@ -66,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         cfg = Config.load(args.config) if args.config else Config()
         llm = connect(args.preset, model=args.model, base_url=args.base_url, config=cfg)
         qs = load_questions(args.dataset, args.n, seed=cfg.identity.seed)
-        res = run_debate(qs, llm, conditions=args.conditions, config=cfg, checkpoint=args.checkpoint)
+        res = run_debate(qs, llm, conditions=args.conditions, config=cfg, checkpoint=args.checkpoint,
+                         progress=not args.quiet and sys.stderr.isatty())
         print(identity_report(res, config=cfg))
         print(f"log: {args.checkpoint} ({res.summary()})")
         return 0

@@ -10,7 +10,7 @@ Without an endpoint ``debate`` runs the offline rule-based stand-in (labelled in
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
 
 from mabpd_kit.config import Config
 
@@ -58,8 +58,14 @@ def _debate(args: argparse.Namespace, cfg: Config) -> int:
                              "radar.tau_v": cfg.radar.tau_v if args.tau_v is None else args.tau_v})
     evidence = list(args.evidence)
     if args.evidence_file:
-        evidence += [ln.strip() for ln in Path(args.evidence_file).read_text().splitlines() if ln.strip()]
-    res = RadarDebate(cfg, connect(), system=args.system).run(args.claim, evidence, id="cli")
+        from mabpd_kit.cli._input import read_text
+
+        evidence += [ln.strip() for ln in read_text(args.evidence_file).splitlines() if ln.strip()]
+    llm = connect()
+    if sys.stderr.isatty():  # one claim: a status line, not a bar (stdout stays the transcript)
+        where = "offline rule-based stand-in" if llm is None or llm.offline else f"{llm.model} at {llm.endpoint}"
+        print(f"mabpd radar debate: {args.system}, {len(evidence)} evidence sentences, {where} ...", file=sys.stderr)
+    res = RadarDebate(cfg, llm, system=args.system).run(args.claim, evidence, id="cli")
     print(res.transcript())
     print(f"\nlabel: {res.label}  rounds: {res.rounds_run}  source: {res.source}"
           + (f"  FAILED: {res.error}" if res.failed else ""))

@@ -86,6 +86,10 @@ def evaluate(
 
     ``frame`` evaluates your own items instead (columns ``id``, ``text``, ``label``; e.g. one half
     of BABE train). ``out_dir=None`` keeps checkpoints and files out of the disk entirely.
+
+    ``truncate``: cut every text to N words before the pipeline (0 = no cut). Default: the paper's
+    ``config.text.article_words`` (600) for HyperPartisan, ``config.text.truncate_words`` otherwise.
+    Cut items carry the flag ``truncated``; :attr:`Evaluation.n_truncated` counts them per system.
     """
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
@@ -96,10 +100,17 @@ def evaluate(
     configs = [c.strip() for c in configs if c.strip()]
     if not configs:
         raise ValueError("give at least one configuration name")
+    if truncate is None:  # HyperPartisan: the paper's cut (text.article_words); else text.truncate_words
+        hp = frame is None and canonical(dataset) == "hyperpartisan"
+        truncate = base.text.article_words if hp else base.text.truncate_words
+    if truncate is not None and truncate < 0:
+        raise ValueError(f"truncate must be a number of words >= 0 (0 = no cut), not {truncate}")
+    truncate = truncate or None
+    # the pipeline cuts (not the loader), so every cut decision carries the flag "truncated"
+    base = base.replace(**{"text.truncate_words": truncate})
     cfgs = {name: base.ablation(name) for name in configs}  # unknown names fail here, before any work
     if frame is None:
-        truncate = base.text.truncate_words if truncate is None else truncate  # config default: None (no cut)
-        items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed, truncate=truncate)
+        items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
         ds_name = BENCHMARKS[canonical(dataset)]
     else:
         missing = {"id", "text", "label"} - set(frame.columns)
@@ -126,6 +137,9 @@ def evaluate(
         run_s[name] = time.perf_counter() - t1
     ev = compare(results, items=items, dataset=ds_name, split=split, mode=mode, kind="pipeline", anchors=anchors,
                  n_resamples=n_resamples, seed=seed, run_s=run_s)
+    ev.truncate_words = truncate
+    ev.n_truncated = {name: sum("truncated" in d.flags for d in r.decisions) for name, r in results.items()}
+    ev.metrics["n_truncated"] = ev.metrics["system"].map(ev.n_truncated)  # NaN for reference anchors
     ev.wall_s = time.perf_counter() - t0
     if out_dir is not None:
         ev.write(out_dir)

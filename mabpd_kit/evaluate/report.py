@@ -51,6 +51,14 @@ class Evaluation:
     seed: int
     files: dict[str, str] = field(default_factory=dict)
     run_s: dict[str, float] = field(default_factory=dict)
+    truncate_words: int | None = None  # texts were cut to this many words (None: no cut)
+    n_truncated: dict[str, int] = field(default_factory=dict)  # system -> items cut (flag "truncated")
+
+    @property
+    def all_failed(self) -> list[str]:
+        """The evaluated systems on which every item failed (nothing was measured)."""
+        rows = self.metrics[self.metrics["kind"] != ANCHOR_KIND]
+        return [r.system for r in rows.itertuples(index=False) if r.n and r.n_failed == r.n]
 
     @property
     def baseline(self) -> str:
@@ -77,6 +85,9 @@ class Evaluation:
                 line += (f"; versus {r.system}, {r.baseline} rescues {r.fn_rescued} false negatives and adds "
                          f"{r.fp_added} false positives (loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)")
             lines.append(line)
+        if self.truncate_words:
+            cut = max(self.n_truncated.values(), default=0)
+            lines.append(f"  texts cut to {self.truncate_words} words: {cut} of {self.n_items} (flag 'truncated')")
         anchors = self.metrics[self.metrics["kind"] == ANCHOR_KIND]
         if len(anchors):
             best = anchors.sort_values("macro_f1", ascending=False).iloc[0]

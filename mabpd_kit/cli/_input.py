@@ -1,0 +1,48 @@
+"""Reading a user's text file for the CLI: one decoder with the API, clear refusals for what is not text."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["TABULAR", "read_text", "text_items"]
+
+#: Suffixes of tabular files: refused (analysing their header as a sentence helps nobody).
+TABULAR = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".xlsx", ".xls", ".feather")
+
+
+def read_text(name: str) -> str:
+    """The text of file ``name`` (``-`` = stdin), decoded as :func:`mabpd_kit.text.decode` does.
+
+    Raises ``ValueError`` / ``FileNotFoundError`` with one line saying what to do for a directory,
+    a tabular file, a binary file or a missing file (the CLI prints it and exits 2)."""
+    from mabpd_kit.text import decode, looks_binary
+
+    if name == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        raw = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+        where = "stdin"
+    else:
+        path = Path(name)
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory, which is not supported yet: pass a file "
+                             "(one text per line with --lines)")
+        if not path.exists():
+            raise FileNotFoundError(f"no such file: {path}")
+        if path.suffix.lower() in TABULAR:
+            raise ValueError(f"{path.name}: tabular input ({path.suffix}) is not supported yet: save the text "
+                             "column as a .txt file, one text per line, and pass --lines (or, in Python, "
+                             "Pipeline().analyze_many(df['text']))")
+        raw, where = path.read_bytes(), str(path)
+    if looks_binary(raw):
+        raise ValueError(f"{where} looks like a binary file, not text: pass a plain-text file (UTF-8 or Latin-1)")
+    return decode(raw)
+
+
+def text_items(name: str, lines: bool) -> list[str]:
+    """The items of file ``name``: every non-blank line with ``lines``, else the whole text.
+    A file with no text at all raises ``ValueError("no text in FILE")``."""
+    raw = read_text(name)
+    if not raw.strip():
+        raise ValueError(f"no text in {'stdin' if name == '-' else name}")
+    return [ln for ln in raw.splitlines() if ln.strip()] if lines else [raw]
