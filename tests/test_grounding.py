@@ -77,6 +77,8 @@ def test_hostile_inputs_give_no_biased_label_and_no_traceback(llm, name):
     for d in res:
         assert d.label != "biased", (d.id, d.route)
         assert not d.failed or (d.error and "Traceback" not in d.error), (d.id, d.error)
+    assert {d.id for d in res if "unsupported_language" in d.flags} == {"chinese", "arabic"}
+    assert not res[0].failed and not res[1].failed  # the LLM decides them (neutral here: nothing grounded)
 
 
 @pytest.mark.parametrize("name", ["full", "no-debate", "single-agent", "no-debate+verifier"])
@@ -86,3 +88,7 @@ def test_hostile_inputs_rule_based(name):
         d = p.analyze(text, id=key)
         assert d.label != "biased", (key, d.route)
         assert not d.failed or (d.error and "Traceback" not in d.error), (key, d.error)
+        if key in ("chinese", "arabic"):  # the rule-based agents' cues are English: not decided, and why
+            assert d.failed and "unsupported language" in d.error and "text.languages" in d.error
+        else:
+            assert not d.failed, (key, d.error)

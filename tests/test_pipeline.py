@@ -210,6 +210,31 @@ def test_redecide_reuses_reports_under_a_new_configuration(pipe, lex, monkeypatc
     assert list(single.reports) == ["bias"]
 
 
+def test_an_unsupported_language_is_not_decided_by_the_rule_based_agents(lex, monkeypatch):
+    seen = []
+    monkeypatch.setattr("mabpd_kit.text.detect_language", lambda t: seen.append(t) or "zh")
+    d = Pipeline(CFG, None, lex).analyze("Radical leftists slammed it.")
+    assert d.failed and d.label is None and d.language == "zh" and "unsupported_language" in d.flags
+    assert "'zh'" in d.error and "LLM endpoint" in d.error and "text.languages" in d.error
+    ok = Pipeline(CFG.replace(**{"text.languages": ("en", "zh")}), None, lex).analyze("Radical leftists slammed it.")
+    assert not ok.failed and ok.label == "biased" and "unsupported_language" not in ok.flags
+    seen.clear()
+    off = Pipeline(CFG.replace(**{"text.detect_language": False}), None, lex).analyze("Radical leftists slammed it.")
+    assert not off.failed and off.language is None and seen == []
+    monkeypatch.setattr("mabpd_kit.text.detect_language", lambda t: "und")
+    und = Pipeline(CFG, None, lex).analyze("Radical leftists slammed it.")
+    assert not und.failed and und.language == "und" and "unsupported_language" not in und.flags
+
+
+def test_real_chinese_and_arabic_fail_with_the_reason_in_rule_mode(pipe):
+    res = pipe.analyze_many(["市议会以七比二的投票结果延长了图书馆的开放时间。",
+                             "صوّت المجلس البلدي بأغلبية سبعة أصوات مقابل صوتين على تمديد ساعات عمل المكتبة.",
+                             "The council voted 7-2 to extend library opening hours."], progress=False)
+    assert [d.failed for d in res] == [True, True, False]
+    assert [d.language for d in res] == ["zh", "ar", "en"]
+    assert "unsupported language 'zh'" in res[0].error and "unsupported language 'ar'" in res[1].error
+
+
 WORDS = ["The", "senator", "slammed", "so-called", "reform", '"independent"', "radical", "leftists", "said",
          "critics", "say", "were", "shot", "worst", "ever", "clearly", "disgraceful", "on", "Monday", "42", ","]
 

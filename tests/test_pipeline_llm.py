@@ -91,13 +91,14 @@ def test_one_item_fails_cleanly_and_the_batch_goes_on(fake_server, tmp_path):
     assert df.failed.tolist() == [False, True, False]
     assert "StructuredOutputError" in res[1].error or "JSON" in res[1].error
     assert res[0].label == "biased" and res[2].label == "biased"
-    # resume: nothing finished is recomputed, and the failed item's calls come from the cache
+    # resume: nothing finished is recomputed
     calls_before = srv.calls
     ck.write_text("\n".join(ck.read_text().splitlines()[:2]) + "\n")  # keep items 0 and 1 only
     again = p.analyze_many([TEXT, "FAILME: the plan was slammed.", "Republicans slammed the bill."],
                            checkpoint=ck, progress=False)
     assert again.resumed == 1  # item 0; failed item 1 is retried, item 2 recomputed
-    assert srv.calls == calls_before  # ... entirely from the LLM cache
+    # finished items come from the cache; unusable answers are never cached, so the failed item asks again
+    assert again[1].failed and srv.calls == calls_before + again[1].usage.calls
     assert [d.label for d in again] == [d.label for d in res]
 
 
@@ -158,3 +159,11 @@ def test_a_failed_item_still_reports_the_calls_it_cost(fake_server):
     assert d.failed
     assert d.usage.calls == srv.calls - before > 0
     assert d.usage.prompt_tokens > 0
+
+
+def test_an_unsupported_language_is_decided_by_the_llm_and_keeps_the_flag(fake_server):
+    srv = fake_server(make_script(), latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    d = Pipeline(Config(), llm).analyze("Die Demokraten haben den Plan am Montag scharf kritisiert, sagte der Senator.")
+    assert not d.failed and d.label in ("biased", "neutral")
+    assert d.language == "de" and "unsupported_language" in d.flags and srv.calls >= 3

@@ -317,12 +317,11 @@ class Pipeline:
         """Detect the item's language (``config.text.detect_language``). A known language outside
         ``config.text.languages`` is flagged ``unsupported_language``; the LLM agents still decide
         it, the rule-based ones cannot (their cues are English): returns the failure reason then."""
-        from mabpd_kit import text as text_mod
+        from mabpd_kit import text
 
-        detect = getattr(text_mod, "detect_language", None)  # TODO(H3): plain import once text.py has it
-        if not self.config.text.detect_language or detect is None:
+        if not self.config.text.detect_language:
             return None
-        d.language = lang = detect(d.clean_text)
+        d.language = lang = text.detect_language(d.clean_text)
         if lang == "und" or lang in self.config.text.languages:
             return None
         d.flags.append("unsupported_language")
