@@ -117,13 +117,11 @@ def test_structured_output_error_after_the_repair(fake_server):
 
 def test_capabilities_probe_is_cached_and_used(fake_server, tmp_path):
     def script(r):
-        if _mode(r) == "json_schema":
-            return "plain text: this server ignores schemas"
         if _mode(r) == "json_object":
             return '{"hello": "world"}'
         return "hi"
 
-    srv = fake_server(script, supports_top_logprobs=False)
+    srv = fake_server(script, supports_json_schema=False, supports_top_logprobs=False)  # a clear 400 for json_schema
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto")
     caps = llm.capabilities()
     assert caps.model_dump() == {"json_schema": False, "json_object": True, "logprobs": True, "top_logprobs": False}

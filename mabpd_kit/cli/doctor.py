@@ -1,7 +1,9 @@
 """``mabpd doctor``: what this machine will run with, in one screen.
 
 Prints Python and package versions, the configured endpoint (key shown only as set/unset),
-the capability probe (skipped offline or with ``--no-probe``) and the cache location and size.
+the capability probe (skipped offline or with ``--no-probe``; a stored result younger than
+``config.llm.probe_ttl_h`` is reused, ``--refresh`` probes again and overwrites it) and the cache
+location and size.
 Exit code 0 when everything needed for the chosen mode works, 1 when the configured endpoint
 cannot be reached.
 """
@@ -13,6 +15,10 @@ import os
 import platform
 import sys
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mabpd_kit.llm import LLM
 
 __all__ = ["add_arguments", "report", "run"]
 
@@ -25,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="check this OpenAI-compatible base URL")
     parser.add_argument("--model", help="model name (default: MABPD_MODEL or the preset's)")
     parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
+    parser.add_argument("--refresh", action="store_true",
+                        help="probe again even if a stored result is still valid, and overwrite it")
     parser.add_argument("--timeout", type=float, default=15.0, help="seconds per probe request (default 15; one retry)")
 
 
@@ -42,6 +50,18 @@ def _env_line(name: str) -> str:
     if "KEY" in name:
         return "set (hidden)" if value else "empty"
     return value
+
+
+def _probe_line(llm: "LLM", *, refresh: bool) -> str:
+    """``json_schema=yes ...``; features the answers did not settle show ``?`` (kept for this process only)."""
+    from mabpd_kit.llm import registry
+
+    caps = llm.capabilities(refresh=refresh)
+    unsure = registry.undecided(registry.endpoint_key(llm.endpoint, llm.model))
+    line = "  ".join(f"{k}={'?' if k in unsure else 'yes' if v else 'no'}" for k, v in caps.model_dump().items())
+    if unsure:
+        line += f"  (unclear answers for {', '.join(unsure)}: not stored, probed again next time)"
+    return line
 
 
 def report(args: argparse.Namespace) -> tuple[list[str], int]:
@@ -72,8 +92,7 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
             lines.append("Probe       skipped (--no-probe)")
         else:
             try:
-                caps = llm.capabilities()
-                lines.append("Probe       " + "  ".join(f"{k}={'yes' if v else 'no'}" for k, v in caps.model_dump().items()))
+                lines.append("Probe       " + _probe_line(llm, refresh=bool(getattr(args, "refresh", False))))
             except LLMError as exc:
                 lines.append(f"Probe       failed: {exc}")
                 code = 1

@@ -31,6 +31,7 @@ __all__ = [
     "refuse_modes",
     "remember_capabilities",
     "semaphore",
+    "undecided",
 ]
 
 #: HTTP statuses with which servers refuse a ``response_format`` (or a feature such as logprobs).
@@ -39,6 +40,7 @@ MODE_REFUSED = (400, 404, 415, 422, 501)
 _SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, endpoint, limit)
 _REFUSED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
 _CAPABILITIES: dict[str, Capabilities] = {}  # "endpoint|model" -> what the probe found
+_UNDECIDED: dict[str, tuple[str, ...]] = {}  # "endpoint|model" -> features the probe's answers did not settle
 
 
 def endpoint_key(endpoint: str, model: str) -> str:
@@ -61,8 +63,15 @@ def capabilities(key: str) -> Capabilities | None:
     return _CAPABILITIES.get(key)
 
 
-def remember_capabilities(key: str, caps: Capabilities) -> None:
+def remember_capabilities(key: str, caps: Capabilities, *, undecided: list[str] | tuple[str, ...] = ()) -> None:
+    """Keep the probe's result for this process; ``undecided`` features count as missing here only."""
     _CAPABILITIES[key] = caps
+    _UNDECIDED[key] = tuple(undecided)
+
+
+def undecided(key: str) -> tuple[str, ...]:
+    """The features the last probe in this process could not settle (not stored on disk)."""
+    return _UNDECIDED.get(key, ())
 
 
 def refused_modes(key: str) -> frozenset[str]:
@@ -78,4 +87,5 @@ def refuse_modes(key: str, modes: list[str] | set[str]) -> None:
 def forget() -> None:
     """Clear the capability and refused-mode memory (as in a fresh process); limits stay."""
     _CAPABILITIES.clear()
+    _UNDECIDED.clear()
     _REFUSED.clear()
