@@ -12,8 +12,11 @@ Article evidence (:class:`ArticleResult`):
   spans and decision trace (``Decision.explanation()``).
 
 **Decision rule** (explicit, one threshold): an article is biased iff
-``share_biased >= settings.article_threshold``. The threshold is the one number adapted on
-labelled articles (:mod:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
+``<settings.article_stat> >= settings.article_threshold``; by default ``n_biased >= 10.5``, i.e.
+11 or more biased sentences. The threshold is the one number adapted on labelled articles
+(HyperPartisan train, :func:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
+A count grows with length: on a corpus of short pieces, adapt the threshold (or use
+``article_stat="share_biased"``) on a labelled sample of your own.
 Records store the evidence, not the decision, so a different threshold re-decides a stored run
 without analysing anything again (:func:`decide`).
 

@@ -1,0 +1,198 @@
+"""Aggregation by any metadata column (outlet, topic, month): bootstrap intervals over articles,
+effect sizes between groups, the category mix per group, the trend over time.
+
+Every function takes the article frame (``results.to_frame()``; failed articles are left out) and
+returns a frame. Intervals are percentile bootstraps over the *articles* of a group
+(``settings.bootstrap_resamples`` resamples, ``settings.confidence``), seeded per group from
+``settings.seed`` and the group's name, so a group's interval does not depend on which other groups
+are present. A group with fewer than ``settings.min_group`` articles is flagged (``small`` and a
+``warning``): its interval is wide and an outlet comparison with it says little.
+
+>>> import pandas as pd
+>>> df = pd.DataFrame({"outlet": ["a"] * 4 + ["b"] * 4, "pred": [1, 1, 1, 0, 0, 0, 1, 0],
+...                    "share_biased": [.5, .4, .6, .1, .0, .1, .3, .2], "failed": False})
+>>> aggregate(df, by="outlet", settings=CorpusConfig(min_group=2))[["outlet", "n", "biased_rate"]].to_dict("records")
+[{'outlet': 'a', 'n': 4, 'biased_rate': 0.75}, {'outlet': 'b', 'n': 4, 'biased_rate': 0.25}]
+>>> round(cohens_h(0.75, 0.25), 3)
+1.047
+>>> cliffs_delta([.5, .4, .6, .1], [.0, .1, .3, .2])
+0.6875
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mabpd_kit.corpus.settings import CorpusConfig, resolve
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["aggregate", "bootstrap_mean", "category_mix", "cliffs_delta", "cohens_h", "compare", "group_seed",
+           "month", "trend"]
+
+#: the article measures aggregated by default: the rule's decision and the evidence behind it
+MEASURES = ("pred", "share_biased", "spans_per_100w")
+
+
+def group_seed(seed: int, group: Any) -> list[int]:
+    """The seed of one group's bootstrap: the run's seed and a stable hash of the group's name."""
+    return [int(seed), zlib.crc32(str(group).encode("utf-8"))]
+
+
+def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float,
+                   seed: int | Sequence[int]) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: percentile bootstrap of the mean (``resamples`` resamples of the values with
+    replacement, drawn as one ``(resamples, n)`` matrix of indices from ``default_rng(seed)``)."""
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    alpha = 1 - confidence
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(x.mean()), float(lo), float(hi)
+
+
+def cohens_h(p1: float, p2: float) -> float:
+    """Cohen's h between two proportions: ``2 asin(sqrt p1) - 2 asin(sqrt p2)`` (0.2 small, 0.5 medium, 0.8 large)."""
+    return 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
+
+
+def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cliff's delta: P(a > b) - P(a < b) over all pairs (-1..1; |d| 0.147 small, 0.33 medium, 0.474 large)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not len(x) or not len(y):
+        return math.nan
+    ys = np.sort(y)
+    greater = np.searchsorted(ys, x, side="left").sum()
+    less = (len(ys) - np.searchsorted(ys, x, side="right")).sum()
+    return float((greater - less) / (len(x) * len(y)))
+
+
+def _magnitude(value: float, cuts: tuple[float, float, float]) -> str:
+    v = abs(value)
+    if math.isnan(v):
+        return ""
+    return "negligible" if v < cuts[0] else "small" if v < cuts[1] else "medium" if v < cuts[2] else "large"
+
+
+def _ok(df: "pd.DataFrame") -> "pd.DataFrame":
+    return df[~df["failed"].astype(bool)] if "failed" in df else df
+
+
+def month(values: Any) -> Any:
+    """Dates (strings or timestamps) as ``YYYY-MM`` strings (unparseable -> None): ``df["month"] = month(df.published_at)``."""
+    import pandas as pd
+
+    d = pd.to_datetime(pd.Series(values), errors="coerce", utc=True)
+    return d.dt.strftime("%Y-%m").where(d.notna(), None)
+
+
+def aggregate(df: "pd.DataFrame", by: str, *, measures: Sequence[str] = MEASURES,
+              settings: CorpusConfig | None = None) -> "pd.DataFrame":
+    """One row per group: ``n`` articles, each measure's mean with its bootstrap interval
+    (``<measure>_lo``/``_hi``; ``pred`` is reported as ``biased_rate``), ``small`` and a ``warning``
+    when ``n < settings.min_group``. Rows are ordered by group name."""
+    import pandas as pd
+
+    st = resolve(settings)
+    if by not in df:
+        raise ValueError(f"no column {by!r} to group by (columns: {list(df.columns)})")
+    data = _ok(df)
+    rows = []
+    for g, part in data.groupby(by, sort=True, dropna=True):
+        row: dict[str, Any] = {by: g, "n": len(part)}
+        for j, m in enumerate(measures):
+            if m not in part:
+                continue
+            name = "biased_rate" if m == "pred" else m
+            vals = part[m].dropna().astype(float).to_numpy()
+            est, lo, hi = bootstrap_mean(vals, resamples=st.bootstrap_resamples, confidence=st.confidence,
+                                         seed=group_seed(st.seed, g) + [j])
+            row.update({name: est, f"{name}_lo": lo, f"{name}_hi": hi})
+        row["small"] = len(part) < st.min_group
+        row["warning"] = (f"only {len(part)} articles (< {st.min_group}): a wide interval, compare with care"
+                          if row["small"] else "")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare(df: "pd.DataFrame", by: str, *, measure: str = "share_biased", groups: Sequence[Any] | None = None,
+            settings: CorpusConfig | None = None) -> "pd.DataFrame":
+    """Every pair of groups: the difference in the share of biased articles with Cohen's h, and Cliff's
+    delta on ``measure`` (an article-level number, e.g. the share of biased sentences), each with its
+    conventional magnitude. ``small`` marks pairs where either group is under ``settings.min_group``."""
+    import pandas as pd
+
+    st = resolve(settings)
+    data = _ok(df)
+    names = list(groups) if groups is not None else sorted(data[by].dropna().unique(), key=str)
+    parts = {g: data[data[by] == g] for g in names}
+    rows = []
+    for a, b in combinations(names, 2):
+        pa, pb = parts[a], parts[b]
+        ra = float(pa["pred"].mean()) if len(pa) else math.nan
+        rb = float(pb["pred"].mean()) if len(pb) else math.nan
+        h = cohens_h(ra, rb) if not (math.isnan(ra) or math.isnan(rb)) else math.nan
+        d = cliffs_delta(pa[measure].dropna(), pb[measure].dropna()) if measure in data else math.nan
+        rows.append({"group_a": a, "group_b": b, "n_a": len(pa), "n_b": len(pb), "rate_a": ra, "rate_b": rb,
+                     "rate_diff": ra - rb, "cohens_h": h, "h_size": _magnitude(h, (0.2, 0.5, 0.8)),
+                     f"cliffs_delta_{measure}": d, "delta_size": _magnitude(d, (0.147, 0.33, 0.474)),
+                     "small": min(len(pa), len(pb)) < st.min_group})
+    return pd.DataFrame(rows)
+
+
+def category_mix(df: "pd.DataFrame", by: str, *, results: Any = None) -> "pd.DataFrame":
+    """Evidence spans per category in each group (long form: group, category, n, share of the group's spans).
+
+    Reads the ``categories`` of each article (pass ``results`` - the :class:`CorpusResults` - when
+    ``df`` is a plain article frame without them)."""
+    import pandas as pd
+
+    data = _ok(df)
+    if "categories" in data:
+        cats = dict(zip(data["id"], data["categories"]))
+    elif results is not None:
+        cats = {a.id: a.categories for a in results}
+    else:
+        raise ValueError("category_mix needs the articles' categories: pass results=<CorpusResults>")
+    counts: dict[tuple[Any, str], int] = {}
+    for rid, g in zip(data["id"], data[by]):
+        if g is None or (isinstance(g, float) and math.isnan(g)):
+            continue
+        for c, n in (cats.get(rid) or {}).items():
+            counts[(g, c)] = counts.get((g, c), 0) + int(n)
+    out = pd.DataFrame([{by: g, "category": c, "n": n} for (g, c), n in counts.items()],
+                       columns=[by, "category", "n"])
+    if len(out):
+        out["share"] = out["n"] / out.groupby(by)["n"].transform("sum")
+        out = out.sort_values([by, "n"], ascending=[True, False], key=None).reset_index(drop=True)
+    else:
+        out["share"] = []
+    return out
+
+
+def trend(df: "pd.DataFrame", date: str = "published_at", *, by: str | None = None,
+          settings: CorpusConfig | None = None) -> "pd.DataFrame":
+    """The share of biased articles per month (``YYYY-MM`` from ``date``), with bootstrap intervals,
+    overall or per group (``by``)."""
+    data = _ok(df).copy()
+    if date not in data:
+        raise ValueError(f"no date column {date!r} (columns: {list(data.columns)})")
+    data["month"] = month(data[date]).to_numpy()
+    data = data[data["month"].notna()]
+    if by is None:
+        return aggregate(data, "month", measures=("pred",), settings=settings)
+    import pandas as pd
+
+    frames = [aggregate(part, "month", measures=("pred",), settings=settings).assign(**{by: g})
+              for g, part in data.groupby(by, sort=True)]
+    return pd.concat(frames, ignore_index=True) if frames else aggregate(data, "month", measures=("pred",),
+                                                                           settings=settings)

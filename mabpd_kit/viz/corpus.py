@@ -1,0 +1,135 @@
+"""Charts and the article viewer for corpus analysis (notebook 09 and the corpus HTML report).
+
+Builders take the frames of :mod:`mabpd_kit.corpus` (``aggregate``, ``category_mix``, ``trend``,
+``results.to_frame()``) and return altair charts; altair comes from :func:`mabpd_kit.viz.altair`.
+Colours are the course's: verdict colours for biased/neutral, category colours for the mix, so a
+category looks the same here as in the span viewer. Groups under ``settings.min_group`` articles
+are drawn faded and named in the tooltip, so a wide interval is never read as a finding.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mabpd_kit.viz import altair, category_color
+from mabpd_kit.viz.colors import OUTCOME_COLORS
+from mabpd_kit.viz.spans import span_html
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+__all__ = ["article_html", "category_mix_chart", "group_chart", "threshold_chart", "trend_chart"]
+
+_TITLES = {"biased_rate": "share of biased articles", "share_biased": "share of biased sentences",
+           "spans_per_100w": "evidence spans per 100 words"}
+
+
+def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, title: str | None = None,
+                top: int | None = 30) -> alt.LayerChart:
+    """One horizontal bar per group (``aggregate(...)``) with its bootstrap interval; small groups faded.
+    ``top``: the largest groups only (by number of articles)."""
+    alt = altair()
+
+    data = agg.sort_values("n", ascending=False).head(top) if top else agg
+    data = data.assign(size=data["small"].map({True: "small group", False: "enough articles"}))
+    order = data.sort_values(measure, ascending=False)[by].astype(str).tolist()
+    y = alt.Y(f"{by}:N", sort=order, title=by)
+    base = alt.Chart(data).encode(y=y)
+    bars = base.mark_bar(color=OUTCOME_COLORS["biased"]).encode(
+        x=alt.X(f"{measure}:Q", title=_TITLES.get(measure, measure)),
+        opacity=alt.Opacity("size:N", scale=alt.Scale(domain=["enough articles", "small group"], range=[0.85, 0.3]),
+                            title=None),
+        tooltip=[by, "n", alt.Tooltip(f"{measure}:Q", format=".3f"), alt.Tooltip(f"{measure}_lo:Q", format=".3f"),
+                 alt.Tooltip(f"{measure}_hi:Q", format=".3f"), "warning"])
+    ci = base.mark_rule(color="#1a1a1a").encode(x=f"{measure}_lo:Q", x2=f"{measure}_hi:Q")
+    n = base.mark_text(align="left", dx=4, fontSize=10, color="#555555").encode(
+        x=f"{measure}_hi:Q", text=alt.Text("n:Q", format="d"))
+    chart = alt.layer(bars, ci, n).properties(width=360, height=alt.Step(16))
+    return chart.properties(title=title or f"{_TITLES.get(measure, measure)} by {by} (95% CI; n at the right)")
+
+
+def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | None = None,
+                       title: str | None = None) -> alt.Chart:
+    """Stacked bars: each group's evidence spans split by category (shares of the group's spans)."""
+    alt = altair()
+
+    data = mix if groups is None else mix[mix[by].isin(list(groups))]
+    cats = data.groupby("category")["n"].sum().sort_values(ascending=False).index.tolist()
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y(f"{by}:N", title=by),
+        x=alt.X("share:Q", stack="normalize", title="share of evidence spans", axis=alt.Axis(format="%")),
+        color=category_color("category", categories=cats),
+        order=alt.Order("n:Q", sort="descending"),
+        tooltip=[by, "category", "n", alt.Tooltip("share:Q", format=".0%")],
+    ).properties(width=360, height=alt.Step(16))
+    return chart.properties(title=title or f"category mix of the evidence by {by}")
+
+
+def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None) -> alt.LayerChart:
+    """The share of biased articles per month (``trend(...)``) with its interval band; small months hollow."""
+    alt = altair()
+
+    x = alt.X("month:T", title="month", timeUnit="yearmonth")
+    color = (category_color(by, categories=sorted(tr[by].astype(str).unique())) if by
+             else alt.value(OUTCOME_COLORS["biased"]))
+    base = alt.Chart(tr.assign(month=tr["month"] + "-01")).encode(x=x)
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y("biased_rate_lo:Q", title="share of biased articles"),
+                                              y2="biased_rate_hi:Q", color=color)
+    line = base.mark_line(point=alt.OverlayMarkDef(filled=True)).encode(
+        y="biased_rate:Q", color=color, tooltip=["month", "n", alt.Tooltip("biased_rate:Q", format=".2f"), "warning"])
+    chart = alt.layer(band, line).properties(width=420, height=200)
+    return chart.properties(title=title or "share of biased articles per month (95% CI band)")
+
+
+def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
+                    title: str | None = None) -> alt.LayerChart:
+    """How the article statistic is spread (by gold label when there is one) and where the rule cuts."""
+    import pandas as pd
+
+    alt = altair()
+
+    data = df[~df["failed"].astype(bool)] if "failed" in df else df
+    if gold and gold in data:
+        data = data.assign(gold=data[gold].map({1: "biased", 0: "neutral"}))
+        color = alt.Color("gold:N", scale=alt.Scale(domain=["biased", "neutral"],
+                                                    range=[OUTCOME_COLORS["biased"], OUTCOME_COLORS["neutral"]]),
+                          title="gold label")
+    else:
+        data = data.assign(gold="all")
+        color = alt.value(OUTCOME_COLORS["neutral"])
+    hist = alt.Chart(data[[stat, "gold"]]).mark_bar(opacity=0.6).encode(
+        x=alt.X(f"{stat}:Q", bin=alt.Bin(maxbins=40), title=stat.replace("_", " ")),
+        y=alt.Y("count():Q", stack=None, title="articles"), color=color)
+    rule = alt.Chart(pd.DataFrame({"t": [threshold]})).mark_rule(color="#1a1a1a", strokeDash=[4, 3], size=2).encode(
+        x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")])
+    chart = alt.layer(hist, rule).properties(width=420, height=200)
+    return chart.properties(title=title or f"articles by {stat.replace('_', ' ')}; dashed: the rule's threshold {threshold:g}")
+
+
+def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased") -> str:
+    """One article (an :class:`~mabpd_kit.corpus.articles.ArticleResult`) as self-contained HTML: the
+    text with every evidence span of its biased sentences highlighted, then each flagged sentence
+    with its decision trace."""
+    from mabpd_kit.types import Span
+
+    a = article
+    if a.failed:
+        return f"<div class='corpus-article'><b>{_html.escape(a.id)}</b>: failed ({_html.escape(a.error or '')})</div>"
+    spans = [Span(text=s.text, start=s.start, end=s.end, category=s.category, agent=s.agent, score=s.score)
+             for sent in a.sentences for s in sent.spans]
+    value = getattr(a, stat, None)
+    verdict = "" if threshold is None or value is None else (" · BIASED" if value >= threshold else " · neutral")
+    head = (f"{a.id}{verdict} · {a.n_biased}/{a.n_sentences} sentences biased · "
+            f"{a.spans_per_100w or 0:.1f} spans per 100 words")
+    parts = [f"<div class='corpus-article'>{span_html(a.text, spans, title=head)}"]
+    flagged = [s for s in a.sentences if s.label == "biased"]
+    if flagged:
+        parts.append(f"<h4>Flagged sentences ({len(flagged)}): how each decision was reached</h4>")
+    for s in flagged:
+        parts.append(f"<details class='trace'><summary>sentence {s.k + 1} (score {s.score or 0:.2f}, {s.route}): "
+                     f"{_html.escape(a.text[s.start:s.end][:160])}</summary><pre>{_html.escape(s.trace)}</pre></details>")
+    parts.append("</div>")
+    return "".join(parts)
