@@ -182,3 +182,38 @@ def test_show_displays_spans_and_explanation(monkeypatch):
     vp.show(d)
     assert len(shown) == 1 and "mabpd-decision" in shown[0].data and "router:" in shown[0].data
     assert vp.decision_html(d) == shown[0].data
+
+
+def test_debate_view_shows_every_argument_with_its_counter_argument(debated, monkeypatch):
+    import html
+
+    args = [w.argument for r in debated.debate.rounds for w in r.arguments]
+    df = vp.debate_frame(debated)
+    assert df["counter_argument"].tolist() == [a.counter_argument for a in args]
+    assert all(df["counter_argument"])                     # rule agents always anticipate one
+    assert df["k"].tolist() == [w.k for r in debated.debate.rounds for w in r.arguments]
+    page = vp.debate_html(debated)
+    for a in args:
+        assert html.escape(a.counter_argument) in page
+    assert f"stopped by {debated.debate.stop_reason}" in page and f"g over {debated.debate.agreement_over}" in page
+    for r in debated.debate.rounds:
+        assert f"(s={r.s:.2f}, c={r.c:.2f})" in page
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    vp.show_debate(debated)
+    assert shown[0].data == page
+
+
+def test_stop_chart_draws_round_one_statistics_and_the_thresholds(batch):
+    cfg = Config()
+    data = rows(vp.stop_chart(batch))
+    pts = {r["id"]: r for r in data if "id" in r}
+    deb = [d for d in batch if d.debate is not None]
+    assert pts.keys() == {d.id for d in deb}
+    for d in deb:
+        assert (pts[d.id]["s"], pts[d.id]["c"]) == (d.debate.rounds[0].s, d.debate.rounds[0].c)
+        assert pts[d.id]["stop_reason"] == d.debate.stop_reason
+    assert [(r["s"], r["c"]) for r in data if "id" not in r] == [(cfg.sad.tau_s, cfg.sad.tau_v)]
+    fast = [d for d in batch if d.debate is None]
+    with pytest.raises(ValueError, match="debate"):
+        vp.stop_chart(fast)

@@ -127,7 +127,8 @@ class SADResult(BaseModel):
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, agree_share, g, k, w,
-        changed, the counter-argument and rationale, the round's vote (B, N, label) and stop statistics (s, c)."""
+        changed, the counter-argument and rationale, the round's vote (B, N, label), its stop statistics
+        (s, c), and the debate's agreement reading and stop reason."""
         import pandas as pd
 
         rows = []
@@ -140,7 +141,7 @@ class SADResult(BaseModel):
                     "agree_share": wa.agree_share, "g": wa.g, "k": wa.k,
                     "w": wa.w, "changed": a.changed, "counter_argument": a.counter_argument,
                     "rationale": a.rationale, "B": r.vote.B, "N": r.vote.N, "round_label": r.vote.label,
-                    "s": r.s, "c": r.c, "agreement_over": self.agreement_over,
+                    "s": r.s, "c": r.c, "agreement_over": self.agreement_over, "stop_reason": self.stop_reason,
                 })
         return pd.DataFrame(rows)
 

@@ -11,6 +11,7 @@ chart can never disagree with the decision it explains.
 >>> mk.viz.pipeline.agent_scores_chart(d)   # one bar per agent: its score and verdict, the 0.50 boundary
 >>> mk.viz.pipeline.sad_factors_chart(d)    # q, f, g, k of every argument in every round
 >>> mk.viz.pipeline.vote_chart(d)           # B against N per round, with the vote boundary
+>>> mk.viz.pipeline.show_debate(d)          # every argument: verdict, evidence, reasoning, counter-argument
 
 Batch views take a :class:`~mabpd_kit.mabpd.BatchResult` or a list of decisions:
 
@@ -18,8 +19,9 @@ Batch views take a :class:`~mabpd_kit.mabpd.BatchResult` or a list of decisions:
 >>> mk.viz.pipeline.route_chart(res)        # how many items each route decided, and how
 >>> mk.viz.pipeline.score_chart(res)        # every item's score against the boundary, by gold label
 >>> mk.viz.pipeline.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
+>>> mk.viz.pipeline.stop_chart(res)         # round-1 (s, c) of every debate against the dual thresholds
 
-The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`ablation_frame`) return the
+The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`debate_frame`, :func:`ablation_frame`) return the
 tidy tables the charts are drawn from, so a student can check any bar against a number.
 altair comes from :func:`mabpd_kit.viz.altair` inside the functions (course theme and offline
 renderer on the first chart; ``import mabpd_kit`` stays fast).
@@ -40,20 +42,9 @@ if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, SADResult
 
 __all__ = [
-    "decision_html",
-    "show",
-    "ROUTES",
-    "FACTORS",
-    "decisions_frame",
-    "sad_frame",
-    "ablation_frame",
-    "route_chart",
-    "agent_verdicts_chart",
-    "agent_scores_chart",
-    "score_breakdown_chart",
-    "score_chart",
-    "sad_factors_chart",
-    "vote_chart",
+    "decision_html", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS",
+    "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
+    "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
     "ablation_chart",
 ]
 
@@ -115,14 +106,58 @@ def decision_html(d: Decision) -> str:
             f"<pre>{_html.escape(d.explanation())}</pre></div>")
 
 
-def show(d: Decision) -> None:
-    """Display one decision (span viewer and explanation) in a notebook; prints the explanation elsewhere."""
+def _display(html: str, text: str) -> None:
     try:
         from IPython.display import HTML, display
-    except ImportError:  # plain Python without IPython: the explanation is the whole story
-        print(d.explanation())
+    except ImportError:  # plain Python without IPython: the text is the whole story
+        print(text)
         return
-    display(HTML(decision_html(d)))
+    display(HTML(html))
+
+
+def show(d: Decision) -> None:
+    """Display one decision (span viewer and explanation) in a notebook; prints the explanation elsewhere."""
+    _display(decision_html(d), d.explanation())
+
+
+def debate_frame(x: Any) -> pd.DataFrame:
+    """The debate as a transcript: one row per (round, agent) with verdict, confidence, the cited
+    evidence (an invalid quote marked "not in text"), reasoning, anticipated counter-argument, k
+    and whether the verdict changed. ``x``: a Decision that went to debate, or its SADResult."""
+    import pandas as pd
+
+    deb = _debate(x)
+    rows = [{"round": r.index, "agent": w.agent, "verdict": w.verdict, "confidence": w.argument.confidence,
+             "evidence": "; ".join(repr(s.text) + ("" if s.valid else " (not in text)") for s in w.argument.spans),
+             "rationale": w.argument.rationale, "counter_argument": w.argument.counter_argument, "k": w.k,
+             "changed": w.argument.changed} for r in deb.rounds for w in r.arguments]
+    return pd.DataFrame(rows)
+
+
+def debate_html(x: Any) -> str:
+    """Self-contained HTML of a debate: per round its vote and stop statistics (s, c), then every
+    argument with its counter-argument; at the end why the debate stopped."""
+    deb = _debate(x)
+    e = _html.escape
+    parts = [f"<div class='mabpd-debate'><b>SAD</b>: g over {e(deb.agreement_over)} other agents; "
+             f"stopped by {e(deb.stop_reason)} after {len(deb.rounds)} round(s); label <b>{e(deb.label)}</b>"]
+    for r in deb.rounds:
+        parts.append(f"<h4>round {r.index}: B={r.vote.B:.3f} N={r.vote.N:.3f} -> {e(r.vote.label)} "
+                     f"(s={r.s:.2f}, c={r.c:.2f})</h4><table><tr><th>agent</th><th>verdict</th><th>k</th>"
+                     "<th>evidence</th><th>reasoning</th><th>anticipated counter-argument</th></tr>")
+        for w in r.arguments:
+            a = w.argument
+            ev = "; ".join(e(repr(s.text)) + ("" if s.valid else " <i>(not in text)</i>") for s in a.spans) or "none"
+            parts.append(f"<tr><td>{e(a.agent)}</td><td style='color:{_VERDICT_COLORS[a.verdict]}'>{e(a.verdict)}"
+                         f"{' (changed)' if a.changed else ''}</td><td>{w.k:.2f}</td><td>{ev}</td>"
+                         f"<td>{e(a.rationale)}</td><td>{e(a.counter_argument) or '-'}</td></tr>")
+        parts.append("</table>")
+    return "".join(parts) + "</div>"
+
+
+def show_debate(x: Any) -> None:
+    """Display :func:`debate_html` in a notebook (prints the transcript frame elsewhere)."""
+    _display(debate_html(x), debate_frame(x).to_string())
 
 
 # =============================================================================================
@@ -428,3 +463,29 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     rule = alt.Chart(pd.DataFrame({"boundary": [deb.vote.boundary]})).mark_rule(
         strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
+
+
+def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
+    """Every debate's round-1 statistics (s across, c up) against the dual thresholds (dashed):
+    a point in the upper-right box is a debate the dual-threshold stop ends after round 1. Points
+    are coloured by the recorded stop reason. ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
+    alt = altair()
+    import pandas as pd
+
+    from mabpd_kit.config import Config
+
+    sad = Config().sad
+    ts, tv = sad.tau_s if tau_s is None else tau_s, sad.tau_v if tau_v is None else tau_v
+    rows = [{"id": d.id, "s": d.debate.rounds[0].s, "c": d.debate.rounds[0].c, "rounds": len(d.debate.rounds),
+             "stop_reason": d.debate.stop_reason, "label": d.label}
+            for d in _decisions(x) if d.debate is not None]
+    if not rows:
+        raise ValueError("no item of this batch went to debate: nothing to draw")
+    pts = alt.Chart(pd.DataFrame(rows)).mark_circle(size=50, opacity=0.5).encode(
+        x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
+        y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
+        color=alt.Color("stop_reason:N", title="stopped by"), tooltip=["id", "s", "c", "rounds", "stop_reason", "label"])
+    rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
+    return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3]).encode(x="s:Q"),
+                     rules.mark_rule(strokeDash=[4, 3]).encode(y="c:Q")).properties(
+        title=title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})", width=360, height=260)
