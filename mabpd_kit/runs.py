@@ -11,7 +11,12 @@ MABPD sentences, RADAR claims and identity-bias questions all run through :func:
   LLM cache, calls already answered are not paid again);
 - a failing item becomes a failed record with its reason (``fail``); the batch goes on, and failed
   items are computed again on resume unless ``retry_failed=False``;
-- usage is per item (``record.usage``) and per run (``results.usage``).
+- usage is per item (``record.usage``) and per run (``results.usage``);
+- with ``deadline_s`` each item's step has that many seconds (wall clock, all its calls); past
+  it the item fails with a ``deadline: ...`` reason, so a hung server costs one deadline per item;
+- an exception with ``batch_fatal = True`` (the LLM layer's 401/403: a refused key) stops the
+  batch: items not started yet fail with that reason without running, and the reason is said
+  once on stderr and in ``results.stopped`` (fix it and run again: failed items are retried).
 
 >>> import asyncio
 >>> from mabpd_kit.runs import Item, Results, run
@@ -200,8 +205,11 @@ class Results(Generic[R]):
     """The records of a batch, in input order, with the run's bookkeeping.
 
     Records are pydantic models with ``id``, ``failed``, ``error``, ``usage`` and ``row()``. Methods
-    subclass this to add their own measures to :meth:`metrics`.
+    subclass this to add their own measures to :meth:`metrics`. ``stopped`` is the reason the batch
+    was stopped early (a ``batch_fatal`` error such as a refused key), else None.
     """
+
+    stopped: str | None = None
 
     def __init__(self, records: Sequence[R], *, checkpoint: str | None = None, resumed: int = 0,
                  wall_s: float = 0.0) -> None:
@@ -247,8 +255,9 @@ class Results(Generic[R]):
         """One line: items, resumed, failed, calls, wall time."""
         u = self.usage
         calls = f", {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens" if u.calls else ""
+        stopped = f"; stopped: {self.stopped}" if self.stopped else ""
         return (f"{len(self)} items ({self.resumed} from checkpoint), {len(self.failed)} failed{calls}, "
-                f"{self.wall_s:.1f} s")
+                f"{self.wall_s:.1f} s{stopped}")
 
 
 # =============================================================================================
@@ -268,6 +277,7 @@ def run(
     retry_failed: bool = True,
     progress: bool | str = False,
     results: Callable[..., Results[R]] = Results,
+    deadline_s: float | None = None,
 ) -> Results[R]:
     """Run ``step`` on every item; see the module docstring.
 
@@ -282,6 +292,9 @@ def run(
         retry_failed: compute failed records again on resume.
         progress: a tqdm bar on stderr (a string is its label).
         results: the :class:`Results` class to return.
+        deadline_s: seconds one item's step may take on the event loop (LLM batches; callers pass
+            ``config.llm.item_deadline_s``); past it the step is cancelled and the item fails with
+            ``deadline: item took more than N s``. ``None``: no limit. Driven (rule-based) steps never wait.
     """
     items = list(items)
     ids = [it.id for it in items]
@@ -310,10 +323,20 @@ def run(
         writer.write(it, rec)
         bar.update(1)
 
+    fatal: list[BaseException] = []  # the first batch_fatal error: no further item is started
+
     async def safe(it: Item) -> R:
+        if fatal:
+            return fail(it, fatal[0])
         try:
-            return await step(it)
+            if deadline_s is None or _DRIVEN.get():
+                return await step(it)
+            return await _within(step(it), deadline_s)
+        except _Deadline:
+            return fail(it, TimeoutError(f"deadline: item took more than {deadline_s:g} s (config.llm.item_deadline_s)"))
         except Exception as exc:  # one item never stops a batch; the reason is kept
+            if getattr(exc, "batch_fatal", False) and not fatal:
+                fatal.append(exc)
             return fail(it, exc)
 
     try:
@@ -331,8 +354,31 @@ def run(
     finally:
         bar.close()
         writer.close()
-    return results([out[i] for i in ids], checkpoint=str(checkpoint) if checkpoint else None, resumed=resumed,
-                   wall_s=time.perf_counter() - t0)
+    res = results([out[i] for i in ids], checkpoint=str(checkpoint) if checkpoint else None, resumed=resumed,
+                  wall_s=time.perf_counter() - t0)
+    if fatal:
+        res.stopped = f"{type(fatal[0]).__name__}: {fatal[0]}"
+        print(f"mabpd-kit: batch stopped, every item not yet started failed with: {res.stopped}", file=sys.stderr)
+    return res
+
+
+class _Deadline(Exception):
+    """The item's step ran past ``deadline_s`` (kept apart from any TimeoutError the step raises itself)."""
+
+
+async def _within(coro: Coroutine[Any, Any, T], seconds: float) -> T:
+    """``await coro``, cancelled after ``seconds`` (then :class:`_Deadline`)."""
+    task = asyncio.ensure_future(coro)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task})  # let it unwind (its calls are cancelled too)
+        raise _Deadline
+    return task.result()
 
 
 async def _pool(todo: list[Item], safe: Callable[[Item], Awaitable[R]], finish: Callable[[Item, R], None],

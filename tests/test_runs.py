@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 from pydantic import BaseModel
@@ -176,6 +177,73 @@ def test_a_step_that_waits_on_io_while_driven_fails_its_item_not_the_batch():
 
     res = runs.run(_items(2), step, record=Rec, fail=_fail)
     assert len(res.failed) == 2 and "waited on I/O" in res.failed[0].error
+
+
+def _llm_step(llm):
+    async def step(item: runs.Item) -> Rec:
+        comp = await llm.achat(f"item {item.id}")
+        return Rec(id=item.id, value=len(comp.text), usage=Usage.of([comp]))
+    return step
+
+
+def test_a_refused_key_stops_the_batch_and_is_said_once(fake_server, capsys):
+    """50 items against a server answering 401: a handful of calls (those already in flight), not 50,
+    and every item fails with the auth reason."""
+    from mabpd_kit.config import Config
+    from mabpd_kit.llm import connect
+    from mabpd_kit.testing import Reply
+
+    srv = fake_server(lambda r: Reply(status=401, error="Incorrect API key provided"), latency=0.02)
+    llm = connect(base_url=srv.base_url, model="fake", config=Config().replace(**{"llm.concurrency": 4}),
+                  cache_mode="off", quiet=True)
+    res = runs.run(_items(50), _llm_step(llm), record=Rec, fail=_fail, concurrency=8)
+    assert srv.calls <= 4, srv.calls
+    assert len(res.failed) == 50 and all("HTTP 401" in r.error and "MABPD_API_KEY" in r.error for r in res)
+    assert res.stopped and "HTTP 401" in res.stopped and "stopped: EndpointError" in res.summary()
+    err = capsys.readouterr().err
+    assert err.count("batch stopped") == 1 and "HTTP 401" in err
+
+
+def test_a_batch_fatal_error_stops_the_runner_without_the_llm_layer():
+    """Any exception flagged ``batch_fatal`` (duck typing: runs imports no LLM code) stops the batch."""
+    class Refused(RuntimeError):
+        batch_fatal = True
+
+    seen: list[str] = []
+
+    async def step(item: runs.Item) -> Rec:
+        seen.append(item.id)
+        raise Refused("key refused")
+
+    res = runs.run(_items(20), step, record=Rec, fail=_fail, concurrency=1)
+    assert seen == ["0"] and len(res.failed) == 20 and all("key refused" in r.error for r in res)
+
+
+def test_an_item_past_its_deadline_fails_with_the_reason_and_the_bar_shows_on_stderr(fake_server, capsys):
+    from mabpd_kit.config import Config
+    from mabpd_kit.llm import connect
+    from mabpd_kit.testing import Reply
+
+    srv = fake_server(lambda r: Reply(content="late", delay=5.0) if "item 1" in r["messages"][-1]["content"] else "ok",
+                      hang_limit_s=6.0)
+    llm = connect(base_url=srv.base_url, model="fake", config=Config().replace(**{"llm.timeout_s": 30.0}),
+                  cache_mode="off", quiet=True)
+    t0 = time.perf_counter()
+    res = runs.run(_items(3), _llm_step(llm), record=Rec, fail=_fail, concurrency=3, deadline_s=0.3,
+                   progress="deadline test")
+    assert time.perf_counter() - t0 < 3.0  # not the 5 s the slow reply would take
+    assert [r.failed for r in res] == [False, True, False]
+    assert res[1].error == "TimeoutError: deadline: item took more than 0.3 s (config.llm.item_deadline_s)"
+    err = capsys.readouterr().err
+    assert "deadline test" in err and "3/3" in err  # the tqdm bar is drawn on stderr
+
+
+def test_a_timeout_raised_by_the_step_itself_is_not_called_a_deadline():
+    async def step(item: runs.Item) -> Rec:
+        raise TimeoutError("the step's own time-out")
+
+    res = runs.run(_items(1), step, record=Rec, fail=_fail, concurrency=1, deadline_s=10.0)
+    assert res[0].error == "TimeoutError: the step's own time-out"
 
 
 def test_fingerprint_depends_on_config():
