@@ -223,8 +223,18 @@ def test_run_many_with_a_refused_key_fails_claims_with_the_reason(fake_server):
     srv = fake_server(lambda req: Reply(status=401, error="invalid api key"))
     res = RadarDebate(Config(), _llm(srv, **{"llm.max_retries": 0})).run_many(example_claims(), progress=False)
     assert all(r.failed and "401" in r.error for r in res)
+    assert res.stopped and "401" in res.stopped  # the runner stopped the batch at the refused key
     one = RadarDebate(Config(), _llm(srv, **{"llm.max_retries": 0})).run("A claim.", ["A sentence."])
     assert one.failed and "401" in one.error
+
+
+def test_a_hung_endpoint_costs_one_deadline_per_claim(fake_server):
+    srv = fake_server(lambda req: Reply(hang=True))
+    cfg = {"llm.item_deadline_s": 1.0, "llm.timeout_s": 60.0, "llm.max_retries": 0}
+    deb = RadarDebate(Config().replace(**cfg), _llm(srv, **cfg))
+    res = deb.run_many(example_claims(), progress=False)
+    assert all(r.failed and r.error.startswith("TimeoutError: deadline") for r in res)
+    assert res.wall_s < 20
 
 
 # -- empty and refusal turns -------------------------------------------------------------------------------

@@ -303,6 +303,11 @@ class RadarDebate:
     async def arun(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
                    gold: str | None = None) -> RadarResult:
         """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
+        return (await self._attempt(claim, evidence, id=id, gold=gold))[0]
+
+    async def _attempt(self, claim: str, evidence: Sequence[str] | None, *, id: str | None,
+                       gold: str | None) -> tuple[RadarResult, BaseException | None]:
+        """(the result, the error that failed it or None)."""
         cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
         res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system,
                           source="rule" if self.llm is None else "unknown",
@@ -313,7 +318,8 @@ class RadarDebate:
         except (LLMError, ValueError, KeyError) as exc:  # one bad claim must not sink a batch: flag it, keep the trace
             res.failed = True
             res.error = f"{type(exc).__name__}: {exc}"
-        return res
+            return res, exc
+        return res, None
 
     async def _debate(self, res: RadarResult, judge: LLMJudge | None) -> None:
         ev_text = fence_safe(format_evidence(res.evidence))
@@ -396,7 +402,9 @@ class RadarDebate:
                 debates only the rest (with the LLM cache, calls already answered are not paid again).
             progress: a progress bar and a one-line summary.
             concurrency: claims debated at once with an LLM (default ``config.llm.concurrency``);
-                offline the claims run in turn, without an event loop.
+                offline the claims run in turn, without an event loop. With an LLM each claim has
+                ``config.llm.item_deadline_s`` seconds (all its calls, the first claim's capability
+                probe included); past it the claim fails with a ``deadline:`` reason.
             retry_failed: debate failed claims again on resume.
 
         Failed claims are kept as records with their reason (``failed``, ``error``) and their
@@ -411,7 +419,10 @@ class RadarDebate:
         fp = self.fingerprint()  # no request: the probe runs inside the first claim's coroutine
 
         async def step(item: runs.Item) -> RadarResult:
-            return await self.arun(item.data["claim"], item.data["evidence"], id=item.id, gold=item.data["gold"])
+            res, exc = await self._attempt(item.data["claim"], item.data["evidence"], id=item.id, gold=item.data["gold"])
+            if exc is not None and getattr(exc, "batch_fatal", False):
+                raise exc  # a refused key (401/403): the runner stops the batch and says so once
+            return res
 
         def fail(item: runs.Item, exc: BaseException) -> RadarResult:
             return RadarResult(id=item.id, claim=item.data["claim"], gold=item.data["gold"], system=self.system,
@@ -423,6 +434,7 @@ class RadarDebate:
             items, step, record=RadarResult, fail=fail, checkpoint=checkpoint, fingerprint=fp,
             concurrency=None if self.llm is None else (concurrency or self.config.llm.concurrency),
             retry_failed=retry_failed, progress=f"RADAR {self.system}" if progress and len(items) > 3 else False,
+            deadline_s=None if self.llm is None else self.config.llm.item_deadline_s,
             results=partial(RadarResults, labels=self.labels),
         )
         if progress:
