@@ -227,3 +227,73 @@ def test_api_key_never_leaks(fake_server, tmp_path, monkeypatch, caplog, capsys)
     assert KEY not in caplog.text and KEY not in out.out and KEY not in out.err
     for m in messages:
         assert KEY not in m and "DISTINCTIVE" not in m, m
+
+
+# -- no poisoned cache (issue 16): a failed item asks the endpoint again on resume ---------------------------
+
+
+class _Verdict(BaseModel):
+    verdict: str
+    score: float
+
+
+BAD_REPLIES = {
+    "malformed": Reply(content='{"verdict": "biased", "score": '),
+    "empty": Reply(content=""),
+    "refusal": Reply(refusal="I can't help with that."),
+    "refusal-text": Reply(content="I am sorry, I cannot answer that."),
+    "wrong-types": Reply(content='{"verdict": ["biased"], "score": "high"}'),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_REPLIES), ids=list(BAD_REPLIES))
+def test_a_failed_structured_call_is_not_replayed(fake_server, tmp_path, bad):
+    srv = fake_server(lambda r: BAD_REPLIES[bad])
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)  # default mode: auto
+    with pytest.raises(StructuredOutputError):
+        llm.structured("Is this biased?", _Verdict)
+    assert srv.calls == 2 and ResponseCache(tmp_path).stats()["entries"] == 0  # no bad entry in the DB
+    srv.script = lambda r: {"verdict": "neutral", "score": 0.1}  # the rerun meets a healthy server
+    again = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
+    assert again.structured("Is this biased?", _Verdict).value.verdict == "neutral"
+    assert srv.calls == 3 and ResponseCache(tmp_path).stats()["entries"] == 1
+    assert again.structured("Is this biased?", _Verdict).completion.cached and srv.calls == 3  # the good one is kept
+
+
+def test_a_repaired_answer_replays_with_its_first_try(fake_server, tmp_path):
+    """An answer that validated only after the repair turn is stored with the first try it repairs,
+    so a rerun replays both and calls nothing."""
+    from mabpd_kit.testing import sequence
+
+    srv = fake_server(sequence(['{"verdict": "x"}'], then='{"verdict": "neutral", "score": 0.2}'))
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
+    assert llm.structured("q", _Verdict).repaired and srv.calls == 2
+    res = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True).structured("q", _Verdict)
+    assert res.repaired and all(c.cached for c in res.calls) and srv.calls == 2
+
+
+def test_a_bad_entry_recorded_by_an_older_version_is_removed(fake_server, tmp_path):
+    from mabpd_kit.llm.structured import response_format
+
+    srv = fake_server(lambda r: "no json here")
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
+    llm.chat("q", response_format=response_format(_Verdict, "json_schema"))  # the very request structured() sends
+    assert ResponseCache(tmp_path).stats()["entries"] == 1  # as the old cache held it
+    with pytest.raises(StructuredOutputError):
+        llm.structured("q", _Verdict)
+    assert ResponseCache(tmp_path).stats()["entries"] == 0
+    srv.script = lambda r: {"verdict": "neutral", "score": 0.1}
+    assert llm.structured("q", _Verdict).value.verdict == "neutral"
+
+
+def test_chat_stores_no_empty_reply_no_refusal_and_nothing_the_caller_rejects(fake_server, tmp_path):
+    srv = fake_server(lambda r: {"empty": Reply(content=""), "refuse": Reply(refusal="no")}.get(
+        r["messages"][-1]["content"], "TRUE"))
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
+    assert llm.chat("empty").text == "" and llm.chat("refuse").refusal == "no"
+    assert llm.chat("label?", accept=lambda c: c.text in ("TRUE", "FALSE")).text == "TRUE"
+    assert llm.chat("other", accept=lambda c: c.text == "HALF-TRUE").text == "TRUE"  # the caller's parser said no
+    assert ResponseCache(tmp_path).stats()["entries"] == 1
+    for q in ("empty", "refuse", "other", "label?"):
+        llm.chat(q)
+    assert srv.calls == 4 + 3  # only "label?" came from the cache

@@ -108,3 +108,27 @@ def test_import_is_light():
 
     code = "import sys, mabpd_kit.llm, mabpd_kit.testing; print(sorted({'openai', 'pandas', 'httpx2'} & set(sys.modules)))"
     assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "[]"
+
+
+# -- setup errors are one clear line (issue 16) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kwargs", "env", "says"), [
+    ({"base_url": "http://127.0.0.1:9999/v1"}, {}, "set MABPD_MODEL"),
+    ({"base_url": "https://llm.example.org/v1", "model": "m"}, {}, "set MABPD_API_KEY"),
+    ({"preset": "groq"}, {}, "set GROQ_API_KEY (or MABPD_API_KEY)"),
+    ({}, {"MABPD_BASE_URL": "localhost:8000/v1", "MABPD_MODEL": "m"}, "MABPD_BASE_URL 'localhost:8000/v1' is not a URL"),
+    ({"base_url": "127.0.0.1:8000", "model": "m"}, {}, "like http://127.0.0.1:8000/v1"),
+], ids=["no-model", "remote-no-key", "preset-no-key", "env-url-no-scheme", "arg-url-no-scheme"])
+def test_connect_setup_errors_are_one_line_saying_what_to_set(monkeypatch, kwargs, env, says):
+    from mabpd_kit.llm import LLMError, SetupError
+
+    monkeypatch.delenv("MABPD_OFFLINE", raising=False)
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    preset = kwargs.pop("preset", None)
+    with pytest.raises(SetupError) as info:
+        connect(preset, quiet=True, **kwargs)
+    msg = str(info.value)
+    assert isinstance(info.value, LLMError) and says in msg and "\n" not in msg

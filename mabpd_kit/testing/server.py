@@ -13,7 +13,8 @@ time-outs and concurrency.
 
 Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.1`` (rate
 limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
-``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer).
+``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer),
+``refusal="I can't help"`` (the model declines).
 The server counts what it saw: ``srv.requests`` (bodies), ``srv.headers``, ``srv.calls`` and ``srv.max_in_flight``
 (the most requests it was answering at the same moment, which is how tests check a client's
 concurrency limit from the outside).
@@ -49,6 +50,7 @@ class Reply:
         finish_reason: ``"stop"`` or ``"length"`` (truncated generation).
         prompt_tokens / completion_tokens: usage to report; ``None`` counts whitespace words.
         error: message for error statuses.
+        refusal: the model declines (OpenAI's ``message.refusal``; ``content`` is then null).
     """
 
     content: str | None = None
@@ -62,6 +64,7 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     error: str = "scripted error"
+    refusal: str | None = None
 
 
 Script = Callable[[dict[str, Any]], "str | dict[str, Any] | Reply"]
@@ -186,8 +189,11 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_words
         completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _words(content)
+        message = {"role": "assistant", "content": content}
+        if reply.refusal is not None:
+            message = {"role": "assistant", "content": None, "refusal": reply.refusal}
         choice = {
-            "message": {"role": "assistant", "content": content},
+            "message": message,
             "finish_reason": reply.finish_reason,
             "logprobs": logprobs,
         }
