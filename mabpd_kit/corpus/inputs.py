@@ -166,6 +166,8 @@ class Corpus:
                 rid = values.get(self.id_col) if self.id_col is not None else None
                 rid = str(row) if rid is None or (isinstance(rid, float) and math.isnan(rid)) else str(_jsonable(rid))
                 text, reason = check_text(values.get(text_col), self.settings.max_bytes)
+                if reason is None and self.format in ("csv", "tsv") and "\ufffd" in text:
+                    reason = "undecodable bytes (not valid UTF-8; shown as U+FFFD)"
                 yield Doc(id=rid, text=text if reason is None else text[:0],
                           meta={str(c): _jsonable(values[c]) for c in meta_cols}, reason=reason)
                 row += 1
@@ -237,11 +239,11 @@ def _format_of(source: Any) -> str:
 
 def _csv_chunks(path: Any, sep: str, n: int) -> Iterator[tuple["pd.DataFrame", list[tuple[int, str]]]]:
     """CSV/TSV in chunks; a malformed line (wrong number of fields) becomes a bad row, bytes that are
-    not UTF-8 come through as surrogates (flagged 'undecodable' by :func:`check_text`)."""
+    not UTF-8 come through as U+FFFD (a text holding one is flagged 'undecodable')."""
     import pandas as pd
 
     reader = pd.read_csv(path, sep=sep, chunksize=n, on_bad_lines="warn", encoding="utf-8",
-                         encoding_errors="surrogateescape", dtype={}, low_memory=False)
+                         encoding_errors="replace", low_memory=False)
     with reader:
         while True:
             with warnings.catch_warnings(record=True) as caught:
