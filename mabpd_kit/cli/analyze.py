@@ -10,6 +10,7 @@ makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("mabpd analyze: rule-based agents (offline); pass --llm to use a configured endpoint", file=sys.stderr)
     progress = not args.quiet and sys.stderr.isatty()  # stdout stays clean for --format json
-    res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=progress)
+    with contextlib.redirect_stdout(sys.stderr):  # the batch's summary line is not --format json
+        res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=progress)
     if args.format == "json":
         body = "\n".join(json.dumps(d.to_dict(), ensure_ascii=False) for d in res.decisions) + "\n"
     elif args.format == "html":

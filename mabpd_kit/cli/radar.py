@@ -66,6 +66,9 @@ def _debate(args: argparse.Namespace, cfg: Config) -> int:
         where = "offline rule-based stand-in" if llm is None or llm.offline else f"{llm.model} at {llm.endpoint}"
         print(f"mabpd radar debate: {args.system}, {len(evidence)} evidence sentences, {where} ...", file=sys.stderr)
     res = RadarDebate(cfg, llm, system=args.system).run(args.claim, evidence, id="cli")
+    if res.failed and not res.turns:  # nothing was debated: the reason, in one line
+        print(f"mabpd radar debate: failed: {' '.join(str(res.error).split())}", file=sys.stderr)
+        return 1
     print(res.transcript())
     print(f"\nlabel: {res.label}  rounds: {res.rounds_run}  source: {res.source}"
           + (f"  FAILED: {res.error}" if res.failed else ""))
