@@ -223,3 +223,30 @@ def test_failed_question_retried_with_the_cache_on_sends_only_what_changed(fake_
     # five are new requests. None of them was answered before.
     assert srv.calls == 1 + 5
     assert not {(last_user(r), r["seed"]) for r in srv.requests} & answered
+
+
+def test_a_question_past_the_item_deadline_fails_with_the_reason(fake_server):
+    import time
+
+    from mabpd_kit.testing import Reply
+
+    slow = Q1.model_copy(update={"id": "slow", "question": "Which letter is the slowest?"})
+
+    def script(request):
+        if "slowest" in last_user(request):
+            return Reply(content="Answer: A", delay=5.0)
+        return scripted(request)
+
+    srv = fake_server(script, hang_limit_s=6.0)
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode="off", quiet=True,
+                  config=Config().replace(**{"llm.timeout_s": 30.0, "llm.concurrency": 16}))
+    # (a deadline also counts time spent waiting for the endpoint's shared limit: room for all ten calls)
+    cfg = Config().replace(**{"llm.item_deadline_s": 1.0})
+    run_debate([Q1], llm, conditions=["vanilla"], config=Config(), progress=False)  # one-time connection set-up
+    t0 = time.perf_counter()
+    res = run_debate([Q1, slow], llm, conditions=["vanilla"], config=cfg, progress=False)
+    assert time.perf_counter() - t0 < 4.0  # the deadline, not the 5 s the slow replies would take
+    by_id = {r.id: r for r in res}
+    assert not by_id["vanilla/q1"].failed and len(by_id["vanilla/q1"].rows) == 15
+    assert by_id["vanilla/slow"].failed
+    assert by_id["vanilla/slow"].error == "TimeoutError: deadline: item took more than 1 s (config.llm.item_deadline_s)"

@@ -231,7 +231,10 @@ def run_debate(
     appended to that JSONL file at once (:func:`~mabpd_kit.identity.logs.read_logs` reads it), and
     a rerun reuses the questions finished under the same configuration, prompts and model; failed
     ones are debated again (with the LLM cache on, the calls already answered are not sent again).
-    ``llm=None`` or an offline LLM: the belief simulator answers instead (labelled).
+    A live question (both conditions are separate items) has ``config.llm.item_deadline_s`` seconds
+    for all its calls; past it the question fails with a ``deadline:`` reason and is debated
+    again on resume. ``llm=None`` or an offline LLM: the belief simulator answers instead
+    (labelled, no deadline).
     """
     from mabpd_kit.llm import online
 
@@ -259,7 +262,7 @@ def run_debate(
 
     res = runs.run(items, step, record=DebateRecord, fail=fail, checkpoint=checkpoint,
                    fingerprint=runs.fingerprint(cfg.identity, live.model, templates),
-                   concurrency=concurrency or live.config.concurrency,
+                   concurrency=concurrency or live.config.concurrency, deadline_s=cfg.llm.item_deadline_s,
                    progress="identity debate (questions)" if progress else False, results=DebateResults)
     if progress and len(res):
         m = res.metrics()
