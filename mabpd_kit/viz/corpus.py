@@ -118,8 +118,14 @@ def article_html(article: Any, *, threshold: float | None = None, stat: str = "n
     a = article
     if a.failed:
         return f"<div class='corpus-article'><b>{_html.escape(a.id)}</b>: failed ({_html.escape(a.error or '')})</div>"
+    best: dict[tuple[int, int, str], Any] = {}  # one highlight per stretch and category (agents often agree)
+    for sent in a.sentences:
+        for s in sent.spans:
+            key = (s.start, s.end, s.category)
+            if key not in best or best[key].score < s.score:
+                best[key] = s
     spans = [Span(text=s.text, start=s.start, end=s.end, category=s.category, agent=s.agent, score=s.score)
-             for sent in a.sentences for s in sent.spans]
+             for s in best.values()]
     value = getattr(a, stat, None)
     verdict = "" if threshold is None or value is None else (" · BIASED" if value >= threshold else " · neutral")
     head = (f"{a.id}{verdict} · {a.n_biased}/{a.n_sentences} sentences biased · "
