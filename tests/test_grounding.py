@@ -52,6 +52,7 @@ def test_invented_quotes_never_make_a_plain_sentence_biased(llm, name):
     assert all(r.verdict == "biased" for r in d.reports.values())  # the agents did say biased ...
     assert d.store.valid() == [] and d.store.invalid()  # ... citing nothing that is in the text
     assert d.scoring.score == 0.0 and all(v == 0.95 for v in d.scoring.stated.values())
+    assert d.scoring.ungrounded == list(d.reports) and "burden of proof: bias" in d.explanation()
     assert d.route not in ("strong_fast_path", "moderate_fast_path")
     if name == "single-agent":
         assert d.route == "single_agent" and "burden of proof" in d.routing.reason

@@ -108,6 +108,9 @@ class Decision(BaseModel):
         for a, r in self.reports.items():
             top = ", ".join(repr(s.text) for s in r.spans[:3] if s.valid) or "-"
             lines.append(f"  {a:<8} {r.verdict:<7} conf {r.confidence:.2f} score {r.score:.2f}  spans: {top}")
+        if self.scoring and self.scoring.ungrounded:
+            lines.append(f"  burden of proof: {', '.join(self.scoring.ungrounded)} said biased without a valid span "
+                         "(score component 0)")
         if self.routing:
             lines.append(f"  router: {self.routing.reason}")
         if self.debate:
