@@ -192,3 +192,76 @@ def test_flip_counts_partition_the_disagreements():
     flips = E.flip_counts(gold, base, syst)
     assert flips == {"fn_rescued": 1, "tp_lost": 1, "fp_added": 1, "fp_removed": 1}
     assert sum(flips.values()) == sum(b != s for b, s in zip(base, syst))
+
+
+# -- HyperPartisan truncation (issue 13 point 7) and exit codes ---------------------------------
+
+
+def _toy_articles(n_words=(700, 50, 20)) -> pd.DataFrame:
+    body = "The senator slammed the reckless bill and the city council will meet again next month. "
+    texts = [" ".join((body * 60).split()[:n]) for n in n_words]
+    return pd.DataFrame({"id": [f"a{i}" for i in range(len(texts))], "text": texts,
+                         "label": [1, 0, 1][: len(texts)]})
+
+
+@pytest.fixture
+def toy_hyperpartisan(monkeypatch):
+    """`load_benchmark` serves three synthetic articles (700, 50 and 20 words): no benchmark data needed."""
+    from mabpd_kit.evaluate import benchmark
+
+    asked = {}
+
+    def fake_load(dataset="babe", split="train", **kw):
+        asked.update(kw, dataset=dataset)
+        assert "truncate" not in kw or kw["truncate"] is None, "the pipeline cuts, so decisions carry the flag"
+        return _toy_articles()
+
+    monkeypatch.setattr(benchmark, "load_benchmark", fake_load)
+    return asked
+
+
+def _evaluate_cli(tmp_path, *extra):
+    from mabpd_kit.cli import main
+
+    return main(["evaluate", "--dataset", "hyperpartisan", "--configs", "full", "--resamples", "50", "--no-anchors",
+                 "--quiet", "--out", str(tmp_path / "out"), *extra])
+
+
+def test_cli_evaluate_hyperpartisan_cuts_articles_to_600_words_by_default(toy_hyperpartisan, tmp_path, capsys):
+    assert _evaluate_cli(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "texts cut to 600 words: 1 of 3 (flag 'truncated')" in out
+    metrics = pd.read_csv(tmp_path / "out" / "metrics.csv").set_index("system")
+    assert metrics.loc["full", "n_truncated"] == 1
+    assert "texts cut to 600 words" in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("n, cut", [("0", None), ("30", 2)])
+def test_cli_evaluate_truncate_words_overrides_the_default(toy_hyperpartisan, tmp_path, capsys, n, cut):
+    assert _evaluate_cli(tmp_path, "--truncate-words", n) == 0
+    out = capsys.readouterr().out
+    metrics = pd.read_csv(tmp_path / "out" / "metrics.csv").set_index("system")
+    if cut is None:
+        assert "texts cut" not in out and metrics.loc["full", "n_truncated"] == 0
+    else:
+        assert f"texts cut to {n} words: {cut} of 3" in out and metrics.loc["full", "n_truncated"] == cut
+
+
+def test_evaluate_truncate_flags_the_decisions(frame):
+    ev = E.evaluate("toy", "dev", ["full"], frame=frame, truncate=8, n_resamples=50, progress=False)
+    long = sum(len(t.split()) > 8 for t in frame["text"])
+    assert ev.n_truncated == {"full": long} and ev.truncate_words == 8
+    assert E.evaluate("toy", "dev", ["full"], frame=frame, n_resamples=50, progress=False).n_truncated == {"full": 0}
+
+
+def test_cli_evaluate_exits_1_when_every_item_of_a_configuration_failed(toy_hyperpartisan, tmp_path, capsys,
+                                                                        monkeypatch):
+    from mabpd_kit.mabpd import pipeline
+
+    async def broken(self, text, **kw):
+        raise ValueError("agent exploded")
+
+    monkeypatch.setattr(pipeline.Pipeline, "aanalyze", broken)
+    assert _evaluate_cli(tmp_path) == 1
+    err = capsys.readouterr().err
+    assert "every item failed under full" in err
