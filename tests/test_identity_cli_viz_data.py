@@ -49,6 +49,16 @@ def test_behaviour_chart_draws_the_summary_with_cis(report):
     assert colors["domain"] == ["vanilla", "anonymised"] and colors["range"] == ["#f58518", "#4c78a8"]
 
 
+def test_behaviour_chart_title_counts_unparsed_answers(report):
+    sim = simulate(BeliefSpec(), 20, seed=0)
+    assert "unparsed" not in vid.behaviour_chart(report.summary).to_dict()["title"]
+    lost = sim.assign(answer=sim["answer"].where(sim.index % 10 != 3, None))  # 1 answer in 10 unreadable
+    n = int(lost["answer"].isna().sum())
+    for mode in ("neither", "drop"):
+        summary = identity_report(lost, ci=False, config=Config().replace(**{"identity.unparsed": mode})).summary
+        assert vid.behaviour_chart(summary).to_dict()["title"].endswith(f"({n} unparsed answers, read as {mode})")
+
+
 def test_trust_and_accuracy_charts(report):
     spec = vid.trust_chart(report.trust).to_dict()
     assert len(spec["layer"]) == 2  # bars + CI rules (the report was made with CIs)

@@ -27,7 +27,9 @@ The pieces, in the order a lab uses them (one module each):
    * IBC = Delta(vanilla) - Delta(anonymised): positive means peers are over-weighted;
    * subversion (correct -> incorrect after seeing a wrong peer) and correction
      (incorrect -> correct after seeing a right peer); majority-vote accuracy per round;
-   * confidence intervals resample whole questions (:func:`mabpd_kit.metrics.bootstrap_ci`).
+   * confidence intervals resample whole questions (:func:`mabpd_kit.metrics.bootstrap_ci`);
+   * an unparsed current answer is neither conforming nor obstinate (``identity.unparsed =
+     "neither"``, SPEC 4) or its pairs are dropped (``"drop"``); every summary counts them.
 
 5. :mod:`~mabpd_kit.identity.simulator` -- :func:`simulate`: each agent holds Dirichlet counts
    over the options; every visible answer adds a one-hot count weighted ``w_self`` (its own) or

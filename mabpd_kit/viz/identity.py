@@ -56,7 +56,11 @@ def _condition_color(values: Sequence[str], title: str = "condition"):
 
 def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> alt.Chart:
     """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
-    summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`)."""
+    summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`).
+    When answers were unparsed, the title says how many and how their pairs were read."""
+    if "n_unparsed" in summary.columns and int(summary["n_unparsed"].sum()):
+        how = f", read as {summary['unparsed'].iloc[0]}" if "unparsed" in summary.columns else ""
+        title = f"{title} ({int(summary['n_unparsed'].sum())} unparsed answers{how})"
     rows = []
     for _, r in summary.iterrows():
         for m in ("conformity", "obstinacy", "delta"):
