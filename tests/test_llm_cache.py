@@ -260,16 +260,17 @@ def test_a_failed_structured_call_is_not_replayed(fake_server, tmp_path, bad):
     assert again.structured("Is this biased?", _Verdict).completion.cached and srv.calls == 3  # the good one is kept
 
 
-def test_a_repaired_answer_replays_with_its_first_try(fake_server, tmp_path):
-    """An answer that validated only after the repair turn is stored with the first try it repairs,
-    so a rerun replays both and calls nothing."""
+def test_a_repaired_answer_is_stored_for_the_first_request_and_the_bad_first_try_never(fake_server, tmp_path):
+    """An answer that validated only after the repair turn is what the first request leads to: a rerun
+    replays it at once and calls nothing; the invalid (here: empty) first try is not in the DB."""
     from mabpd_kit.testing import sequence
 
-    srv = fake_server(sequence(['{"verdict": "x"}'], then='{"verdict": "neutral", "score": 0.2}'))
+    srv = fake_server(sequence([Reply(content="")], then='{"verdict": "neutral", "score": 0.2}'))
     llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
     assert llm.structured("q", _Verdict).repaired and srv.calls == 2
+    assert ResponseCache(tmp_path).stats()["entries"] == 1
     res = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True).structured("q", _Verdict)
-    assert res.repaired and all(c.cached for c in res.calls) and srv.calls == 2
+    assert res.value.verdict == "neutral" and res.completion.cached and srv.calls == 2
 
 
 def test_a_bad_entry_recorded_by_an_older_version_is_removed(fake_server, tmp_path):

@@ -404,8 +404,9 @@ class LLM:
                     calls.append(comp)
                     value, error = so.validate(comp.text, schema)
                     if value is not None:
-                        for r, c in chain:  # the whole chain: a replayed first answer leads to the same repair
-                            self._store(r, sample_index, c)
+                        # The valid answer is what the *first* request leads to: a rerun replays it at
+                        # once. A first try that failed validation is never stored.
+                        self._store(chain[0][0], sample_index, comp)
                         return Structured[schema](  # type: ignore[valid-type]
                             value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
                         )
