@@ -98,6 +98,15 @@ def test_checkpoint_resume_skips_finished_items(pipe, tmp_path, monkeypatch):
     assert calls == ["0"]  # only the edited item is recomputed
 
 
+def test_rule_based_batches_have_no_deadline(pipe, monkeypatch):
+    from mabpd_kit import runs
+
+    seen, real = {}, runs.run
+    monkeypatch.setattr(runs, "run", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    pipe.analyze_many(["The council met."], progress=False)
+    assert "deadline_s" in seen and seen["deadline_s"] is None  # driven steps never wait
+
+
 def test_ids_must_be_unique_and_lengths_match(pipe):
     with pytest.raises(ValueError):
         pipe.analyze_many(["a", "b"], ids=["1", "1"], progress=False)

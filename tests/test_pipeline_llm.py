@@ -167,3 +167,12 @@ def test_an_unsupported_language_is_decided_by_the_llm_and_keeps_the_flag(fake_s
     d = Pipeline(Config(), llm).analyze("Die Demokraten haben den Plan am Montag scharf kritisiert, sagte der Senator.")
     assert not d.failed and d.label in ("biased", "neutral")
     assert d.language == "de" and "unsupported_language" in d.flags and srv.calls >= 3
+
+
+def test_an_item_past_its_deadline_fails_and_the_batch_goes_on(fake_server):
+    srv = fake_server(make_script(), latency=1.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    llm.capabilities()  # the one-time probe is the endpoint's cost, not the item's
+    p = Pipeline(Config().replace(**{"llm.item_deadline_s": 0.3}), llm)
+    res = p.analyze_many([TEXT], progress=False)
+    assert res[0].failed and "deadline" in res[0].error and "item_deadline_s" in res[0].error

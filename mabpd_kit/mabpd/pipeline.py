@@ -398,7 +398,9 @@ class Pipeline:
         ``ids`` default to the position ("0", "1", ...). A checkpointed item is reused only if its
         text and the pipeline's :meth:`fingerprint` are unchanged; failed items are retried on
         resume unless ``retry_failed=False``. Rule-based items run one after the other without an
-        event loop; with an LLM, ``4 * config.llm.concurrency`` items are in flight.
+        event loop; with an LLM, ``4 * config.llm.concurrency`` items are in flight and each has
+        ``config.llm.item_deadline_s`` seconds (all its calls): past it the item fails with a
+        ``deadline`` reason and the batch goes on.
         """
         texts = list(texts)
         ids = [str(i) for i in (ids if ids is not None else range(len(texts)))]
@@ -418,7 +420,7 @@ class Pipeline:
         res = runs.run(items, step, record=Decision, fail=fail, checkpoint=checkpoint, fingerprint=self.fingerprint(),
                        concurrency=None if self.llm is None else 4 * self.llm.config.concurrency,
                        retry_failed=retry_failed, progress=f"MABPD ({self.mode})" if progress else False,
-                       results=BatchResult)
+                       results=BatchResult, deadline_s=None if self.llm is None else self.config.llm.item_deadline_s)
         if progress:
             print(f"MABPD {self.mode}: {res.summary()}")
         return res
