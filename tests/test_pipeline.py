@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import BatchResult, Decision, Pipeline
+from mabpd_kit.mabpd.store import grounded_score
 
 CFG = Config()
 
@@ -257,7 +258,8 @@ def test_pipeline_invariants_on_random_sentences(pipe, words):
         assert d.label == "neutral" and d.verifier is None
     if d.verifier is not None and d.verifier.overturned:
         assert d.pre_verifier_label == "biased" and d.label == "neutral"
-    assert d.score == pytest.approx(sum(d.scoring.weights[a] * d.reports[a].score for a in d.reports))
+    assert d.score == pytest.approx(sum(d.scoring.weights[a] * grounded_score(d.reports[a]) for a in d.reports))
+    assert d.scoring.stated == {a: r.score for a, r in d.reports.items()}
     if d.route == "neutral_veto":
         assert d.score < 0.30 and d.label == "neutral"
     if d.route in ("strong_fast_path", "moderate_fast_path"):
