@@ -1,5 +1,8 @@
 """Which language is a text in? ISO 639-1 codes, ``"und"`` when too short or undetermined.
 
+(py3langid answers with an ISO 639-3 code, such as ``wuu`` or ``pcm``, for the few languages of its
+model that have no two-letter code; only a confident answer, see :data:`MIN_CONFIDENCE`, is kept.)
+
 The rule-based agents know English only, so the pipeline asks this of every item. It must be cheap:
 
 - **fast path** (no library): Latin-script text with almost no accented letters and enough English
