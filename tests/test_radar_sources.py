@@ -185,6 +185,8 @@ def test_calibration_leaves_out_and_counts_one_hot_claims():
     assert evaluate_rule(mixed, DualThreshold(-0.6, 0.75), one_hot="include")["n"] == 90
     with pytest.raises(ValueError, match="one_hot"):
         calibrate(mixed, one_hot="keep")
+    twin = _one_hot_traj(0, "FALSE").model_copy(update={"id": trajs[0].id})  # same id as a clean claim
+    assert calibrate(trajs + [twin]).n_claims == 80  # only the one-hot trajectory is left out
 
 
 def test_live_one_hot_debates_are_counted_by_calibration(fake_server):

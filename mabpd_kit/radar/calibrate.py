@@ -39,11 +39,11 @@ def _split_one_hot(trajs: Sequence[Trajectory], one_hot: OneHot) -> tuple[list[T
     """(trajectories to replay, ids of those with a one-hot round); with ``exclude`` the latter are left out."""
     if one_hot not in ("exclude", "include"):
         raise ValueError(f"one_hot must be 'exclude' or 'include', not {one_hot!r}")
-    flagged = [t.id for t in trajs if any(st.one_hot for st in t.rounds)]
-    if one_hot == "include" or not flagged:
+    flags = [any(st.one_hot for st in t.rounds) for t in trajs]
+    flagged = [t.id for t, f in zip(trajs, flags) if f]
+    if one_hot == "include":
         return list(trajs), flagged
-    bad = set(flagged)
-    return [t for t in trajs if t.id not in bad], flagged
+    return [t for t, f in zip(trajs, flags) if not f], flagged
 
 __all__ = [
     "CalibrationResult",
