@@ -196,3 +196,11 @@ def test_subprocess_prints_no_traceback(tmp_path):
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("mabpd analyze: error:")
+
+
+def test_radar_evidence_file_is_read_like_analyze_input(tmp_path, capsys):
+    (tmp_path / "ev.csv").write_text("id,text\n1,The sky is blue.\n")
+    code, out, err = run_cli(capsys, "radar", "debate", "The sky is green.", "--evidence-file", "ev.csv")
+    assert code == 2 and out == ""
+    line = one_line(err, "radar")
+    assert "tabular input" in line and "--lines" not in line

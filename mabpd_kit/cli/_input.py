@@ -11,11 +11,12 @@ __all__ = ["TABULAR", "read_text", "text_items"]
 TABULAR = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".xlsx", ".xls", ".feather")
 
 
-def read_text(name: str) -> str:
+def read_text(name: str, *, lines_option: str = "--lines") -> str:
     """The text of file ``name`` (``-`` = stdin), decoded as :func:`mabpd_kit.text.decode` does.
 
     Raises ``ValueError`` / ``FileNotFoundError`` with one line saying what to do for a directory,
-    a tabular file, a binary file or a missing file (the CLI prints it and exits 2)."""
+    a tabular file, a binary file or a missing file (the CLI prints it and exits 2). ``lines_option``:
+    how the command takes one text per line (named in the messages; "" when it always does)."""
     from mabpd_kit.text import decode, looks_binary
 
     if name == "-":
@@ -25,14 +26,15 @@ def read_text(name: str) -> str:
     else:
         path = Path(name)
         if path.is_dir():
-            raise ValueError(f"{path} is a directory, which is not supported yet: pass a file "
-                             "(one text per line with --lines)")
+            per_line = f" (one text per line with {lines_option})" if lines_option else " (one text per line)"
+            raise ValueError(f"{path} is a directory, which is not supported yet: pass a file{per_line}")
         if not path.exists():
             raise FileNotFoundError(f"no such file: {path}")
         if path.suffix.lower() in TABULAR:
+            then = (f" and pass {lines_option} (or, in Python, Pipeline().analyze_many(df['text']))"
+                    if lines_option else "")
             raise ValueError(f"{path.name}: tabular input ({path.suffix}) is not supported yet: save the text "
-                             "column as a .txt file, one text per line, and pass --lines (or, in Python, "
-                             "Pipeline().analyze_many(df['text']))")
+                             f"column as a .txt file, one text per line{then}")
         raw, where = path.read_bytes(), str(path)
     if looks_binary(raw):
         raise ValueError(f"{where} looks like a binary file, not text: pass a plain-text file (UTF-8 or Latin-1)")

@@ -60,7 +60,7 @@ def _debate(args: argparse.Namespace, cfg: Config) -> int:
     if args.evidence_file:
         from mabpd_kit.cli._input import read_text
 
-        evidence += [ln.strip() for ln in read_text(args.evidence_file).splitlines() if ln.strip()]
+        evidence += [ln.strip() for ln in read_text(args.evidence_file, lines_option="").splitlines() if ln.strip()]
     llm = connect()
     if sys.stderr.isatty():  # one claim: a status line, not a bar (stdout stays the transcript)
         where = "offline rule-based stand-in" if llm is None or llm.offline else f"{llm.model} at {llm.endpoint}"
