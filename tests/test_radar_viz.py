@@ -60,3 +60,16 @@ def test_opening_margin_chart_averages_round_one_per_run_and_label():
     rows = _datasets(opening_margin_chart(dec).to_dict())[0]
     got = {(r["run"], r["gold"]): (round(r["mean_s"], 9), r["claims"]) for r in rows}
     assert got == {("a", "TRUE"): (0.3, 2), ("b", "FALSE"): (-0.5, 1)}
+
+
+def test_trajectory_chart_marks_each_rounds_probability_source():
+    from mabpd_kit.radar import RoundState, Trajectory
+
+    one_hot = Trajectory(id="oh", gold="TRUE", rounds=(RoundState(
+        round=1, label_probs={"TRUE": 1.0, "HALF-TRUE": 0.0, "FALSE": 0.0}, p_stop=1.0, p_continue=0.0,
+        source="one_hot"),))
+    spec = trajectory_chart(simulate_trajectories(4, seed=1) + [one_hot]).to_dict()
+    shapes = [lay["encoding"].get("shape", {}).get("field") for lay in spec["spec"]["layer"]]
+    assert "source" in shapes
+    rows = _datasets(spec)[0]
+    assert {r["source"] for r in rows} == {"simulated", "one_hot"}

@@ -112,18 +112,23 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
 
 def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> alt.Chart:
     """How ``value`` (``c`` = confidence or ``s`` = stop margin) evolves over rounds, one line per claim,
-    coloured by gold label, one panel per gold label."""
+    coloured by gold label, one panel per gold label. Each point's shape is its probability source
+    (a ``one_hot`` round, a bare verdict, sits at c = 1 without being a real confidence)."""
     alt = altair()
 
     df = trajectories_frame(trajs).dropna(subset=[value])
     ylab = "confidence c = max p(label)" if value == "c" else "stop margin s = p(STOP) - p(CONTINUE)"
-    return alt.Chart(df).mark_line(point=True, opacity=0.45, strokeWidth=1).encode(
+    line = alt.Chart(df).mark_line(opacity=0.45, strokeWidth=1).encode(
         x=alt.X("round:O", title="round"),
         y=alt.Y(f"{value}:Q", title=ylab),
         detail="id:N",
         color=alt.Color("gold:N", scale=_label_scale(), title="gold"),
-        tooltip=["id", "gold", "round", alt.Tooltip(f"{value}:Q", format=".3f"), "label"],
-    ).properties(width=150, height=180).facet(column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS))).properties(
+    )
+    points = line.mark_point(filled=True, size=30, opacity=0.7).encode(
+        shape=alt.Shape("source:N", title="probability source"),
+        tooltip=["id", "gold", "round", alt.Tooltip(f"{value}:Q", format=".3f"), "label", "source"],
+    )
+    return alt.layer(line, points, data=df).properties(width=150, height=180).facet(column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS))).properties(
         title=title or f"{value} per round, one line per claim"
     )
 
