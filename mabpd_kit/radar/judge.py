@@ -343,7 +343,7 @@ class LLMJudge:
                                                  temperature=0.0, tag="radar-judge-structured")
             except StructuredOutputError as exc:
                 self._note(res, round, "probabilities", exc.raw)
-                memo["structured"] = None, f"structured: {str(exc)[:120]}"
+                memo["structured"] = None, "structured: no valid stated probabilities in the reply"
             else:
                 res.usage += Usage.of(out.calls, repaired=out.repaired)
                 v = out.value
