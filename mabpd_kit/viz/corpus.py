@@ -68,20 +68,37 @@ def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | No
     return chart.properties(title=title or f"category mix of the evidence by {by}")
 
 
-def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None) -> alt.LayerChart:
-    """The share of biased articles per month (``trend(...)``) with its interval band; small months hollow."""
+def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None,
+                coverage: float = 0.98) -> alt.LayerChart:
+    """The share of biased articles per month (``trend(...)``) with its interval band; months under
+    ``min_group`` articles are drawn as hollow points. Only the span of months holding the central
+    ``coverage`` of the articles is drawn (stray dates, such as a 1900 default, would squash the
+    axis); the title says how many articles that leaves out."""
     alt = altair()
 
+    data = tr.sort_values("month")
+    cum = data.groupby("month")["n"].sum().cumsum()
+    total = float(cum.iloc[-1]) if len(cum) else 0.0
+    lo_m = cum.index[cum >= total * (1 - coverage) / 2][0] if total else None
+    hi_m = cum.index[cum >= total * (1 + coverage) / 2][0] if total else None
+    shown = data[(data["month"] >= lo_m) & (data["month"] <= hi_m)] if total else data
+    left_out = int(data["n"].sum() - shown["n"].sum())
     x = alt.X("month:T", title="month", timeUnit="yearmonth")
     color = (category_color(by, categories=sorted(tr[by].astype(str).unique())) if by
              else alt.value(OUTCOME_COLORS["biased"]))
-    base = alt.Chart(tr.assign(month=tr["month"] + "-01")).encode(x=x)
+    base = alt.Chart(shown.assign(month=shown["month"] + "-01", size=shown["small"].map(
+        {True: "few articles", False: "enough articles"}))).encode(x=x)
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("biased_rate_lo:Q", title="share of biased articles"),
                                               y2="biased_rate_hi:Q", color=color)
-    line = base.mark_line(point=alt.OverlayMarkDef(filled=True)).encode(
-        y="biased_rate:Q", color=color, tooltip=["month", "n", alt.Tooltip("biased_rate:Q", format=".2f"), "warning"])
-    chart = alt.layer(band, line).properties(width=420, height=200)
-    return chart.properties(title=title or "share of biased articles per month (95% CI band)")
+    line = base.mark_line().encode(y="biased_rate:Q", color=color)
+    points = base.mark_point(size=40).encode(
+        y="biased_rate:Q", color=color,
+        fill=alt.Fill("size:N", scale=alt.Scale(domain=["enough articles", "few articles"],
+                                                range=[OUTCOME_COLORS["biased"], "white"]), title=None),
+        tooltip=["month", "n", alt.Tooltip("biased_rate:Q", format=".2f"), "warning"])
+    note = f"; {left_out} articles with stray dates not drawn" if left_out else ""
+    chart = alt.layer(band, line, points).properties(width=420, height=200)
+    return chart.properties(title=title or f"share of biased articles per month (95% CI band{note})")
 
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
