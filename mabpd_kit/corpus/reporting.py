@@ -124,7 +124,7 @@ def report_html(results: "CorpusResults", *, by: str | None = None, date: str | 
         tr = groups.trend(ok, date, settings=st)
         if len(tr):
             out.append(_figure(_svg(vc.trend_chart(tr)), "the share of biased articles per month; the band is the "
-                               "95% interval, hollow stretches are months with few articles."))
+                               "95% interval, hollow points are months with few articles."))
     out.append(_figure(_svg(vc.threshold_chart(ok, stat, thr, gold=None)),
                        f"how many articles have each value of {stat}; right of the dashed line they are judged biased."))
     out.append("</div>")
