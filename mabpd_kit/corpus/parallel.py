@@ -62,10 +62,15 @@ def _init_worker(config: "Config", settings: CorpusConfig) -> None:
     _WORKER["settings"] = settings
 
 
-def _work(chunk: list[tuple[Doc, str, str]]) -> list[str]:
-    """A worker's task: analyse a chunk of articles, return them as JSON lines (cheap to send back)."""
+def _work(chunk: list[tuple[Doc, str, str]]) -> list[tuple[str, bool, int]]:
+    """A worker's task: analyse a chunk of articles; return each as its JSON line (written as is by the
+    parent, which never parses it again) with the two counts the parent reports."""
     p, st = _WORKER["pipeline"], _WORKER["settings"]
-    return [analyze_doc(p, doc, st, fingerprint=fp, digest=dg).model_dump_json() for doc, dg, fp in chunk]
+    out = []
+    for doc, dg, fp in chunk:
+        rec = analyze_doc(p, doc, st, fingerprint=fp, digest=dg)
+        out.append((rec.model_dump_json(), rec.failed, rec.n_sentences))
+    return out
 
 
 def _fingerprint(pipeline: "Pipeline", st: CorpusConfig) -> str:
@@ -122,12 +127,15 @@ def analyze(
     n_workers = workers or st.workers or os.cpu_count() or 1
     bar = _bar(progress)
     with Writer(out) as writer:
-        def finish(rec: ArticleResult) -> None:
-            writer.write(rec)
+        def finish_line(line: str, failed: bool, n_sentences: int) -> None:
+            writer.write_line(line)
             counts["computed"] += 1
-            counts["failed"] += rec.failed
-            counts["sentences"] += rec.n_sentences
+            counts["failed"] += failed
+            counts["sentences"] += n_sentences
             bar.update(1)
+
+        def finish(rec: ArticleResult) -> None:
+            finish_line(rec.model_dump_json(), rec.failed, rec.n_sentences)
 
         if llm is not None:
             _llm_path(pipeline, todo, st, Path(out), finish)
@@ -135,7 +143,7 @@ def analyze(
             for doc, dg, f in todo:
                 finish(analyze_doc(pipeline, doc, st, fingerprint=f, digest=dg))
         else:
-            _pool(pipeline.config, st, todo, n_workers, finish)
+            _pool(pipeline.config, st, todo, n_workers, finish_line)
     bar.close()
     wall = time.perf_counter() - t0
     if progress:
@@ -162,25 +170,25 @@ def _chunks(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
 
 
 def _pool(config: "Config", st: CorpusConfig, todo: Iterator[tuple[Doc, str, str]], n_workers: int,
-          finish: Any) -> None:
+          finish_line: Any) -> None:
     """Chunks to worker processes, at most ``2 * n_workers`` in flight; results written as they come."""
     chunks = _chunks(todo, st.chunk_articles)
     with ProcessPoolExecutor(max_workers=n_workers, initializer=_init_worker, initargs=(config, st)) as ex:
-        pending: set[Future[list[str]]] = set()
+        pending: set[Future[list[tuple[str, bool, int]]]] = set()
         for chunk in chunks:
             pending.add(ex.submit(_work, chunk))
             if len(pending) >= 2 * n_workers:
                 ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                _drain(ready, finish)
+                _drain(ready, finish_line)
         while pending:
             ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-            _drain(ready, finish)
+            _drain(ready, finish_line)
 
 
-def _drain(ready: set[Future[list[str]]], finish: Any) -> None:
+def _drain(ready: set[Future[list[tuple[str, bool, int]]]], finish_line: Any) -> None:
     for fut in ready:
-        for line in fut.result():
-            finish(ArticleResult.model_validate_json(line))
+        for line, failed, n in fut.result():
+            finish_line(line, failed, n)
 
 
 def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: CorpusConfig, out: Path,

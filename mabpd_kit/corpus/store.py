@@ -76,7 +76,11 @@ class Writer:
             self._fh.write("\n")
 
     def write(self, rec: ArticleResult) -> None:
-        self._fh.write(rec.model_dump_json() + "\n")
+        self.write_line(rec.model_dump_json())
+
+    def write_line(self, line: str) -> None:
+        """One record already serialised (a worker's JSON line), flushed at once."""
+        self._fh.write(line + "\n")
         self._fh.flush()
 
     def close(self) -> None:
