@@ -120,7 +120,8 @@ class VerifierConfig(_Frozen):
     enabled: bool = True
     check_quotation: bool = True
     check_protected: bool = True
-    check_invalid: bool = True
+    check_invalid: bool = Field(True, description="kept so saved configurations load; SPEC 1.7 makes this check mandatory "
+                                "(a biased decision with no valid span is always overturned), so it has no effect")
 
 
 class AgentsConfig(_Frozen):

@@ -114,10 +114,12 @@ def test_cli_run_offline_then_measure(data_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MABPD_DATA_DIR", str(data_dir))
     log = tmp_path / "run.jsonl"
     assert main(["identity", "run", "--dataset", "mmlu", "--n", "4", "--checkpoint", str(log)]) == 0
-    assert "belief simulator plays the agents" in capsys.readouterr().out
+    assert "belief simulator plays the agents" in capsys.readouterr().err  # stdout stays for results
     assert len(read_logs(log)) == 2 * 4 * 5 * 3
     assert main(["identity", "measure", str(log), "--no-ci"]) == 0
     assert "IBC" in capsys.readouterr().out
+    assert main(["identity", "measure", str(log), "--no-ci", "--unparsed", "drop"]) == 0
+    assert "drop" in capsys.readouterr().out  # the reading reaches the report
 
 
 def test_cli_without_action_explains():

@@ -195,7 +195,7 @@ def test_offline_checkpoint_is_not_duplicated_on_rerun(tmp_path):
 def test_offline_uses_labelled_simulator(capsys):
     qs = [Q1, Q1.model_copy(update={"id": "q2", "answer": "C"})]
     logs = run_debate(qs, None, config=Config(), progress=False).to_frame()
-    assert "belief simulator" in capsys.readouterr().out
+    assert "belief simulator" in capsys.readouterr().err
     assert (logs["source"] == "simulator").all() and len(logs) == 2 * 2 * 5 * 3
     assert set(logs["answer"]) <= set("ABCD")
     assert (logs["correct"] == (logs["answer"] == logs["gold"])).all()

@@ -217,3 +217,12 @@ def test_stop_chart_draws_round_one_statistics_and_the_thresholds(batch):
     fast = [d for d in batch if d.debate is None]
     with pytest.raises(ValueError, match="debate"):
         vp.stop_chart(fast)
+
+
+def test_route_order_covers_every_route_of_the_router():
+    import typing
+
+    from mabpd_kit.mabpd.router import Route
+    from mabpd_kit.viz.pipeline import ROUTES
+
+    assert set(ROUTES) == set(typing.get_args(Route))

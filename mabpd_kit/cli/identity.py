@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mea = sub.add_parser("measure", help="measures of a debate log (a run's checkpoint or a log JSONL)")
     mea.add_argument("log", help="JSONL written by `mabpd identity run` (or identity.write_logs)")
     mea.add_argument("--no-ci", action="store_true", help="skip bootstrap intervals")
+    mea.add_argument("--config", default=None, help="TOML/JSON config file (identity.unparsed, bootstrap, seed)")
+    mea.add_argument("--unparsed", choices=["neither", "drop"], default=None,
+                     help="a pair whose current answer did not parse: neither conforming nor obstinate (SPEC 4, default) or dropped")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +78,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "measure":
         logs = read_logs(args.log)
-        print(identity_report(logs, ci=not args.no_ci))
+        cfg = Config.load(args.config) if args.config else Config()
+        if args.unparsed:
+            cfg = cfg.replace(**{"identity.unparsed": args.unparsed})
+        print(identity_report(logs, ci=not args.no_ci, config=cfg))
         return 0
     print("usage: mabpd identity {simulate,run,measure} --help")
     return 2

@@ -20,6 +20,8 @@ reads its own previous answer and its peers' and answers again.
 
 from __future__ import annotations
 
+import sys
+
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,6 +146,8 @@ async def _answer(
             tag=f"identity/{condition}/r{rnd}/a{agent}",
         )
     except LLMError as exc:  # logged with its error; the question is failed and debated again on resume
+        if getattr(exc, "batch_fatal", False):  # a refused key (401/403): the runner stops the batch and says so once
+            raise
         return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed", error=str(exc)), None
     p = parse_answer(comp.text, q)
     row = LogRow(
@@ -253,7 +257,8 @@ def run_debate(
 
     if live is None:
         if items:
-            print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')")
+            print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')",
+                  file=sys.stderr)
         return _simulated(questions, items, fail, conditions, cfg, checkpoint)
 
     async def step(item: runs.Item) -> DebateRecord:
@@ -267,7 +272,7 @@ def run_debate(
     if progress and len(res):
         m = res.metrics()
         print(f"identity: {m['answers']} answers ({res.resumed} of {len(res)} questions from the checkpoint), "
-              f"{m['unparsed']} unparsed, {m['failed_calls']} failed calls; model {live.model}")
+              f"{m['unparsed']} unparsed, {m['failed_calls']} failed calls; model {live.model}", file=sys.stderr)
     return res
 
 

@@ -17,14 +17,15 @@ from mabpd_kit.mabpd.agents import Agent, BiasAgent, EvidenceAgent, FramingAgent
 from mabpd_kit.mabpd.cues import CUE_INFO, Cues, Quotation, analyse_cues, ground_span
 from mabpd_kit.mabpd.pipeline import BatchResult, Decision, Pipeline
 from mabpd_kit.mabpd.router import Route, Routing, route
-from mabpd_kit.mabpd.sad import Round, SADResult, Vote, WeighedArgument, debate, vote, weigh
+from mabpd_kit.mabpd.sad import Round, SADResult, StopReason, Vote, WeighedArgument, debate, stop_stats, vote, weigh
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
-from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score
+from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, grounded_score, score, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport, apply_verifier, rule_verify
 
 __all__ = [
     "CUE_INFO", "Agent", "AgentReport", "Argument", "BatchResult", "BiasAgent", "Cues", "Decision", "EvidenceAgent",
     "EvidenceStore", "FramingAgent", "Pipeline", "Quotation", "Round", "Route", "Routing", "SADResult",
-    "ScoreBreakdown", "VerifierAgent", "VerifierReport", "Vote", "WeighedArgument", "analyse_cues", "apply_verifier",
-    "debate", "ground_span", "make_agents", "route", "rule_verify", "score", "vote", "weigh",
+    "ScoreBreakdown", "StopReason", "VerifierAgent", "VerifierReport", "Vote", "WeighedArgument", "analyse_cues",
+    "apply_verifier", "debate", "ground_span", "grounded_score", "make_agents", "route", "rule_verify", "score",
+    "score_reports", "stop_stats", "vote", "weigh",
 ]

@@ -36,6 +36,7 @@ many items run at once and every call waits for a slot of the endpoint's limit
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -226,9 +227,11 @@ class Pipeline:
         return runs.complete(self.aanalyze(text, id=id, gold=gold), offline=self.llm is None)
 
     async def aanalyze(self, text: Any, id: str | None = None, gold: Any = None, *,
-                       reports: dict[str, AgentReport] | None = None) -> Decision:
+                       reports: dict[str, AgentReport] | None = None, in_batch: bool = False) -> Decision:
         """One decision (the one core of :meth:`analyze`, :meth:`redecide` and :meth:`analyze_many`).
-        ``reports``: round-1 reports to reuse instead of asking the agents (see :meth:`redecide`)."""
+        ``reports``: round-1 reports to reuse instead of asking the agents (see :meth:`redecide`).
+        ``in_batch``: a refused key (401/403) propagates, so the batch runner stops the batch and says it
+        once; otherwise it too becomes a failed Decision."""
         id = str(id) if id is not None else runs.digest(_raw(text))[:12]
         t0 = time.perf_counter()
         d, ct = self._start(text, id, gold)
@@ -238,6 +241,8 @@ class Pipeline:
             try:
                 return self._finish(await self._decide(d, ct, reports), t0)
             except Exception as exc:  # one item never stops a batch; the reason is kept
+                if in_batch and getattr(exc, "batch_fatal", False):
+                    raise
                 return self._fail(d, exc, t0, made)
 
     async def _decide(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport] | None) -> Decision:
@@ -411,7 +416,7 @@ class Pipeline:
 
         async def step(item: runs.Item) -> Decision:
             text, g = item.data
-            return await self.aanalyze(text, id=item.id, gold=g)
+            return await self.aanalyze(text, id=item.id, gold=g, in_batch=True)
 
         def fail(item: runs.Item, exc: BaseException) -> Decision:
             text, g = item.data
@@ -422,5 +427,5 @@ class Pipeline:
                        retry_failed=retry_failed, progress=f"MABPD ({self.mode})" if progress else False,
                        results=BatchResult, deadline_s=None if self.llm is None else self.config.llm.item_deadline_s)
         if progress:
-            print(f"MABPD {self.mode}: {res.summary()}")
+            print(f"MABPD {self.mode}: {res.summary()}", file=sys.stderr)
         return res

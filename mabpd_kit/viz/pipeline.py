@@ -49,7 +49,8 @@ __all__ = [
 ]
 
 #: Routes in the order the router tries them (failed last), the x order of :func:`route_chart`.
-ROUTES: tuple[str, ...] = ("neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate", "failed")
+ROUTES: tuple[str, ...] = ("neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate",
+                           "single_agent", "failed")  # router order; test_viz_pipeline checks it is mabpd.router.Route
 #: The SAD factors of one argument (SPEC 1.6), in the order they are computed.
 FACTORS: dict[str, str] = {
     "q": "evidence quality q (valid / cited)",
