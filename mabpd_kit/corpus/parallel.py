@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mabpd_kit.llm import LLM
     from mabpd_kit.mabpd import Pipeline
 
-__all__ = ["analyze", "make_pipeline"]
+__all__ = ["analyze", "make_pipeline", "run_config"]
 
 # one pipeline per worker process, built by the initializer
 _WORKER: dict[str, Any] = {}
@@ -47,14 +47,20 @@ def make_pipeline(config: "Config | None" = None, llm: "LLM | None" = None,
                   settings: CorpusConfig | None = None) -> "Pipeline":
     """The pipeline a corpus run uses: direct mode cuts each article to ``config.text.article_words``
     (the paper's setting) unless ``config.text.truncate_words`` already says otherwise."""
-    from mabpd_kit.config import Config
     from mabpd_kit.mabpd import Pipeline
+
+    return Pipeline(run_config(config, settings), llm)
+
+
+def run_config(config: "Config | None" = None, settings: CorpusConfig | None = None) -> "Config":
+    """The pipeline configuration of a corpus run (direct mode: the article cut, see :func:`make_pipeline`)."""
+    from mabpd_kit.config import Config
 
     cfg = config or Config()
     st = resolve(settings, cfg)
     if st.mode == "direct" and cfg.text.truncate_words is None:
         cfg = cfg.replace(**{"text.truncate_words": cfg.text.article_words})
-    return Pipeline(cfg, llm)
+    return cfg
 
 
 def _init_worker(config: "Config", settings: CorpusConfig) -> None:
@@ -73,8 +79,9 @@ def _work(chunk: list[tuple[Doc, str, str]]) -> list[tuple[str, bool, int]]:
     return out
 
 
-def _fingerprint(pipeline: "Pipeline", st: CorpusConfig) -> str:
-    return runs.fingerprint(pipeline.fingerprint(), st.mode, st.min_sentence_words, st.top_spans, st.max_bytes)
+def _fingerprint(models: str, st: CorpusConfig) -> str:
+    """What a results line is valid for: the pipeline (configuration and models) and the sentence settings."""
+    return runs.fingerprint(models, st.mode, st.min_sentence_words, st.top_spans, st.max_bytes)
 
 
 def _digest(doc: Doc) -> str:
@@ -118,13 +125,15 @@ def analyze(
     docs = corpus if hasattr(corpus, "__iter__") and not isinstance(corpus, (str, Path)) and \
         not hasattr(corpus, "columns") else read(corpus, text_col=text_col, id_col=id_col, settings=settings)
     llm = online(llm)
-    pipeline = make_pipeline(config, llm, settings)
-    st = resolve(settings, pipeline.config)
-    fp = _fingerprint(pipeline, st)
+    cfg = run_config(config, settings)
+    st = resolve(settings, cfg)
+    n_workers = workers or st.workers or os.cpu_count() or 1
+    # rule-based on several processes: the workers build their pipelines, this process needs none
+    pipeline = make_pipeline(cfg, llm, st) if llm is not None or n_workers <= 1 else None
+    fp = _fingerprint(pipeline.fingerprint() if llm is not None else runs.fingerprint(cfg, "rule"), st)
     done = done_keys(out)
     counts = {"resumed": 0, "computed": 0, "failed": 0, "sentences": 0}
     todo = _todo(docs, done, fp, counts)
-    n_workers = workers or st.workers or os.cpu_count() or 1
     bar = _bar(progress)
     with Writer(out) as writer:
         def finish_line(line: str, failed: bool, n_sentences: int) -> None:
@@ -137,13 +146,13 @@ def analyze(
         def finish(rec: ArticleResult) -> None:
             finish_line(rec.model_dump_json(), rec.failed, rec.n_sentences)
 
-        if llm is not None:
+        if pipeline is None:
+            _pool(cfg, st, todo, n_workers, finish_line)
+        elif llm is not None:
             _llm_path(pipeline, todo, st, Path(out), finish)
-        elif n_workers <= 1:
+        else:
             for doc, dg, f in todo:
                 finish(analyze_doc(pipeline, doc, st, fingerprint=f, digest=dg))
-        else:
-            _pool(pipeline.config, st, todo, n_workers, finish_line)
     bar.close()
     wall = time.perf_counter() - t0
     if progress:
