@@ -163,7 +163,10 @@ class CorpusResults:
     def to_frame(self, level: Level = "article") -> "pd.DataFrame":
         import pandas as pd
 
-        return pd.DataFrame([r for a in self.articles for r in rows(a, level, self.threshold, self.stat)])
+        df = pd.DataFrame([r for a in self.articles for r in rows(a, level, self.threshold, self.stat)])
+        if level == "article" and "pred" in df:
+            df["pred"] = df["pred"].astype("Int64")  # 0/1, <NA> for a failed article
+        return df
 
     def metrics(self, gold: str = "label") -> dict[str, float]:
         """Accuracy, precision, recall and macro F1 of the article rule against a 0/1 metadata column."""
