@@ -168,3 +168,18 @@ def test_export_one_row_per_article_sentence_and_span(tmp_path, ext):
     assert list(art["outlet"]) == ["a", "b"] and list(art["n_biased"]) == [1, 0]
     assert list(sent["label"]) == ["neutral", "biased", "neutral"]
     assert "slammed" in set(span["span"]) and set(span["id"].astype(str)) == {"0"}
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_export_gives_one_type_per_column_across_chunks(tmp_path, ext):
+    rows = ([{"text": "Critics slammed the plan.", "year": 2017, "tag": "x"}] * 3
+            + [{"text": "The vote is next week.", "year": None, "tag": None}] * 3
+            + [{"text": "Rain today in the north.", "year": "unknown", "tag": 5, "extra": 1.5}])
+    out = tmp_path / "r.jsonl"
+    analyze(read(pd.DataFrame(rows)), out, workers=1)
+    assert export(out, tmp_path / f"a.{ext}", chunk=2) == 7  # chunks of 2 rows: the types differ between them
+    df = pd.read_csv(tmp_path / f"a.{ext}", dtype=str) if ext == "csv" else pd.read_parquet(tmp_path / f"a.{ext}")
+    assert df["year"].tolist()[:3] == ["2017"] * 3 and df["year"].iloc[6] == "unknown"  # numbers and words: text
+    assert df["year"].iloc[3:6].isna().all()
+    assert df["tag"].iloc[6] == "5" and str(df["n_sentences"].iloc[0]) == "1"
+    assert "extra" in df.columns and float(df["extra"].iloc[6]) == 1.5  # a column first seen in a later chunk

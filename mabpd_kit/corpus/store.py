@@ -198,18 +198,26 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     """Stream a results file into ``out`` (.jsonl, .csv or .parquet by extension), one row per article,
     sentence or span; returns the number of rows written. Memory holds one chunk of articles.
 
-    A results file can hold an id twice (a failed article retried on resume): the later line wins, so
-    only ids and line numbers are indexed first, and rows are then written in one pass."""
+    Two passes over the file: the first finds the last record of each id (a failed article retried
+    on resume is in the file twice), every column and one type per column (a metadata column holding
+    numbers and words becomes text, so CSV and Parquet get one schema); the second writes."""
     st = resolve(settings)
     thr = st.article_threshold if threshold is None else threshold
     keep: dict[str, int] = {}
-    for n, a in enumerate(_ids(path)):
-        keep[a] = n
+    kinds: dict[str, set[str]] = {}
+    for n, a in enumerate(iter_results(path)):
+        keep[a.id] = n
+        for r in rows(a, level, thr, st.article_stat):
+            for k, v in r.items():
+                kinds.setdefault(k, set())
+                if v is not None and not (isinstance(v, float) and v != v):
+                    kinds[k].add("bool" if isinstance(v, bool) else "int" if isinstance(v, int)
+                                 else "float" if isinstance(v, float) else "str")
+    types = {k: _column_type(v) for k, v in kinds.items()}
     wanted = set(keep.values())
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    kind = out.suffix.lower()
-    sink = _Sink(out, kind)
+    sink = _Sink(out, out.suffix.lower(), types)
     buf: list[dict[str, Any]] = []
     written = 0
     with sink:
@@ -225,25 +233,34 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     return written
 
 
-def _ids(path: str | Path) -> Iterator[str]:
-    """The id of every readable record, in the order :func:`iter_results` yields them."""
-    for a in iter_results(path):
-        yield a.id
+def _column_type(kinds: set[str]) -> str:
+    """One pandas dtype for a column from the kinds of value it holds."""
+    if kinds and kinds <= {"int"}:
+        return "Int64"
+    if kinds and kinds <= {"int", "float"}:
+        return "float64"
+    if kinds == {"bool"}:
+        return "boolean"
+    return "string"
 
 
 class _Sink:
-    """A streaming row writer: JSONL and CSV append; Parquet writes row groups with the first schema."""
+    """A streaming row writer (JSONL, CSV, Parquet) with one column list and one type per column."""
 
-    def __init__(self, out: Path, kind: str) -> None:
+    def __init__(self, out: Path, kind: str, types: dict[str, str]) -> None:
         if kind not in (".jsonl", ".csv", ".parquet"):
             raise ValueError(f"export to .jsonl, .csv or .parquet, not {out.name!r}")
-        self.out, self.kind = out, kind
+        self.out, self.kind, self.types = out, kind, types
         self._pq: Any = None
         self._header = True
         self._fh: Any = None
 
     def __enter__(self) -> "_Sink":
-        if self.kind != ".parquet":
+        if self.kind == ".parquet":
+            from mabpd_kit.corpus.inputs import _parquet_engine
+
+            _parquet_engine()
+        else:
             self._fh = self.out.open("w", encoding="utf-8", newline="")
         return self
 
@@ -254,34 +271,23 @@ class _Sink:
             for r in rows_:
                 self._fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
             return len(rows_)
-        df = pd.DataFrame(rows_)
+        df = pd.DataFrame(rows_, dtype=object).reindex(columns=list(self.types))  # no int -> float coercion
+        for c, t in self.types.items():
+            col = df[c]
+            df[c] = (col.map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
+                     .astype("string") if t == "string" else col.astype(t))
         if self.kind == ".csv":
-            if not self._header:
-                df = df.reindex(columns=self._cols)
-            else:
-                self._cols = list(df.columns)
             df.to_csv(self._fh, header=self._header, index=False)
             self._header = False
             return len(df)
-        return self._parquet(df)
-
-    def _parquet(self, df: "pd.DataFrame") -> int:
-        from mabpd_kit.corpus.inputs import _parquet_engine
-
-        _parquet_engine()
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        for c in df.columns:  # mixed metadata types: one column type for every row group
-            if df[c].dtype == object:
-                df[c] = df[c].map(lambda v: None if v is None else str(v))
+        table = pa.Table.from_pandas(df, preserve_index=False)
         if self._pq is None:
-            table = pa.Table.from_pandas(df, preserve_index=False)
-            self._schema = pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
-                                      for f in table.schema]).remove_metadata()
+            self._schema = table.schema.remove_metadata()
             self._pq = pq.ParquetWriter(str(self.out), self._schema)
-        df = df.reindex(columns=self._schema.names)
-        self._pq.write_table(pa.Table.from_pandas(df, schema=self._schema, preserve_index=False, safe=False))
+        self._pq.write_table(table.cast(self._schema))
         return len(df)
 
     def __exit__(self, *exc: Any) -> None:
