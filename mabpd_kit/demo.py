@@ -1,6 +1,6 @@
 """``mabpd demo`` (``make demo``): the whole MABPD pipeline offline on the shipped samples.
 
-Runs the rule-based agents on ``data/samples/samples.jsonl`` (28 sentences written for the
+Runs the rule-based agents on the shipped samples (``mk.data.samples()``: 28 sentences written for the
 course, half biased, every taxonomy type), prints a table, and writes ``reports/demo.html``:
 a route chart, the decisions with their highlighted spans, and how each one was reached.
 No key, no network, a few seconds. The command itself is :mod:`mabpd_kit.cli.demo`; this module
@@ -10,27 +10,15 @@ holds the samples and the report page.
 from __future__ import annotations
 
 import html
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+# The samples are package data (mabpd_kit/resources/samples); these names stay for older callers.
+from mabpd_kit.data.shipped import load_samples, samples_path
 
 if TYPE_CHECKING:
     from mabpd_kit.mabpd import BatchResult
 
 __all__ = ["build_report", "load_samples", "samples_path"]
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def samples_path() -> Path:
-    """``data/samples/samples.jsonl`` of the repository."""
-    return ROOT / "data" / "samples" / "samples.jsonl"
-
-
-def load_samples(path: str | Path | None = None) -> "list[dict]":
-    """The sample items: dicts with id, text, label (1 biased / 0 neutral), taxonomy, rationale."""
-    p = Path(path) if path else samples_path()
-    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def build_report(result: "BatchResult", samples: "list[dict]", config_name: str) -> str:

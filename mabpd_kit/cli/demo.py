@@ -16,7 +16,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--samples", help="JSONL with id, text, label (default: data/samples/samples.jsonl)")
+    parser.add_argument("--samples", help="JSONL with id, text, label (default: the shipped samples)")
     parser.add_argument("--out", default="reports/demo.html", help="HTML report to write")
     parser.add_argument("--ablation", default="full", help=f"one of {', '.join(Config.ABLATIONS)}")
 

@@ -22,7 +22,7 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="lexicon_command", metavar="ACTION", required=True)
     b = sub.add_parser("build", help="seeds -> resources/lexicon.json (deterministic)")
-    b.add_argument("--seeds", default=None, help="seed folder (default: data/lexicon)")
+    b.add_argument("--seeds", default=None, help="seed folder (default: the shipped seeds, mabpd_kit/resources/lexicon)")
     b.add_argument("--out", default=None, help="output JSON (default: the shipped resource)")
     c = sub.add_parser("check", help="is the shipped JSON exactly a fresh build of the seeds?")
     c.add_argument("--seeds", default=None)

@@ -23,7 +23,12 @@ identity-bias question sets).
 ``load_liar_plus(split)``      as LIAR plus justification and evidence (list of sentences)
 ``load_mmlu(split)``           id, question, A, B, C, D, answer (A-D)
 ``load_gsm8k(split)``          id, question, answer (number as a string), solution
+``samples()``                  id, text, label, taxonomy, rationale: the 28 teaching sentences
+                               shipped *inside* the package (no download; works from a wheel)
 =============================  =================================================================
+
+``have(name)`` says whether a benchmark is on this machine (never downloads): a notebook picks the
+benchmark when it is there and the shipped samples otherwise.
 
 Every loader takes ``data_dir`` (your copy), ``download`` (False: never go online) and
 ``download_dir`` (where downloads are kept).
@@ -57,9 +62,11 @@ from mabpd_kit.data.download import (
 )
 from mabpd_kit.data.hyperpartisan import HYPERPARTISAN, load_hyperpartisan
 from mabpd_kit.data.qa import MMLU, load_gsm8k, load_mmlu
+from mabpd_kit.data.shipped import DATASET_ALIASES, have, load_samples, samples, samples_path
 
 __all__ = [
     "BABE",
+    "DATASET_ALIASES",
     "HYPERPARTISAN",
     "LABELS3",
     "LIAR_TO_3",
@@ -71,6 +78,7 @@ __all__ = [
     "data_dir",
     "download_dir",
     "fetch",
+    "have",
     "load_babe",
     "load_gsm8k",
     "load_hyperpartisan",
@@ -79,8 +87,11 @@ __all__ = [
     "load_mmlu",
     "load_politifact_hidden",
     "load_radar_claims",
+    "load_samples",
     "locate",
     "manifest",
+    "samples",
+    "samples_path",
     "sha256_file",
     "status",
 ]

@@ -1,6 +1,7 @@
 """The builder: human-readable seed files -> one JSON resource with a version and a sha256 checksum.
 
-The lexicon is written by hand in seed files under ``data/lexicon/`` and compiled into
+The lexicon is written by hand in seed files (package data: ``mabpd_kit/resources/lexicon/``,
+also reachable as ``data/lexicon/`` in a checkout) and compiled into
 ``mabpd_kit/resources/lexicon.json``. Building is deterministic (everything sorted, no
 timestamps), so ``mabpd lexicon check`` can compare the shipped JSON byte for byte with a
 fresh build of the seeds.
@@ -39,12 +40,11 @@ from mabpd_kit.lexicon.morphology import FORM_SHAPE, form_key, inflections
 __all__ = ["build", "build_bytes", "checksum", "default_taxonomy", "dump", "finalize", "read_seeds", "resource_path",
            "seeds_dir"]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def seeds_dir() -> Path:
-    """The seed files in a source checkout (``data/lexicon``)."""
-    return ROOT / "data" / "lexicon"
+    """The seed files, shipped inside the package (``mabpd_kit/resources/lexicon``; ``data/lexicon`` in a checkout)."""
+    return Path(__file__).resolve().parents[1] / "resources" / "lexicon"
 
 
 def resource_path() -> Path:
@@ -74,7 +74,7 @@ def read_seeds(
     """Parse the seed files into typed entries (no forms yet). Raises ValueError with the file name."""
     d = Path(seed_dir) if seed_dir is not None else seeds_dir()
     if not (d / "taxonomy.toml").exists():
-        raise FileNotFoundError(f"no taxonomy.toml in {d}: lexicon seeds live in data/lexicon/ of a source checkout")
+        raise FileNotFoundError(f"no taxonomy.toml in {d}: lexicon seeds live in mabpd_kit/resources/lexicon/")
     tax = _load_toml(d / "taxonomy.toml")
     mapping: dict[str, str] = tax["taxonomy"]
     categories: list[Category] = []

@@ -1,0 +1,98 @@
+"""What ships inside the package (the teaching samples) and what is present locally (benchmarks).
+
+The 28 teaching sentences are package data (``mabpd_kit/resources/samples/samples.jsonl``), so
+they load the same from a source checkout, a wheel, Colab or a JupyterHub: no repository needed.
+:func:`have` tells a notebook whether a benchmark is on this machine (your ``MABPD_DATA_DIR`` copy
+or the download folder) without ever downloading or reading it, so the notebook can choose
+between the benchmark and the samples before it loads anything.
+
+>>> import mabpd_kit as mk
+>>> len(mk.data.samples())
+28
+>>> mk.data.have("no-such-benchmark")
+False
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DATASET_ALIASES", "have", "load_samples", "samples", "samples_path"]
+
+# short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
+DATASET_ALIASES: dict[str, str] = {
+    "babe": "BABE",
+    "hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
+    "semeval2019-task4-hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
+    "politifact": "PolitiFact-Hidden",
+    "politifact-hidden": "PolitiFact-Hidden",
+    "radar": "RADAR",
+    "liar": "LIAR",
+    "liar-plus": "LIAR-PLUS",
+    "liar_plus": "LIAR-PLUS",
+    "mmlu": "MMLU-professional_medicine",
+    "mmlu-professional_medicine": "MMLU-professional_medicine",
+    "gsm8k": "GSM8K",
+}
+
+
+def samples_path() -> Path:
+    """The shipped ``samples.jsonl`` (inside the installed package; also ``data/samples/`` in a checkout)."""
+    return Path(str(resources.files("mabpd_kit") / "resources" / "samples" / "samples.jsonl"))
+
+
+def load_samples(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
+    """The sample items as dicts: id, text, label (1 biased / 0 neutral), taxonomy, rationale."""
+    p = Path(path) if path else samples_path()
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def samples() -> pd.DataFrame:
+    """The 28 teaching sentences shipped with the package, one row each.
+
+    Columns: ``id``, ``text``, ``label`` (1 biased / 0 neutral, the authors' judgement),
+    ``taxonomy`` and ``rationale``. Written for the course (no benchmark text); half biased,
+    every taxonomy type twice, neutral traps for a word list. A stand-in when no benchmark is
+    present, never a measure of quality.
+    """
+    import pandas as pd
+
+    df = pd.DataFrame(load_samples())
+    df.attrs["source"] = "mabpd-kit teaching samples (28 sentences written for the course)"
+    return df
+
+
+def _dataset(name: str) -> str:
+    from mabpd_kit.data.download import manifest
+
+    known = {d for d, _ in manifest()}
+    if name in known:
+        return name
+    return DATASET_ALIASES.get(name.strip().lower(), name)
+
+
+def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None = None) -> bool:
+    """Is benchmark ``name`` on this machine? Never downloads, never reads the data.
+
+    ``name`` is a manifest dataset ("BABE", "SemEval2019-Task4-Hyperpartisan", ...) or a short alias
+    ("babe", "hyperpartisan", "liar", "mmlu", "gsm8k", "radar", "politifact"). True when at least
+    one of its files (of ``split``, when given: a file whose name contains it) is in your local copy
+    (``data_dir`` or ``MABPD_DATA_DIR``) or in the download folder. The loader may still need a
+    further file (it then says which); ``have`` is for choosing between the benchmark and the samples.
+    """
+    from mabpd_kit.data.download import data_dir as _data_dir
+    from mabpd_kit.data.download import download_dir, manifest
+
+    dataset = _dataset(name)
+    files = [rel for d, rel in manifest() if d == dataset]
+    if split is not None:
+        files = [rel for rel in files if split in Path(rel).name]
+    roots = [r for r in (_data_dir(data_dir), download_dir()) if r is not None]
+    return any((root / dataset / rel).is_file() for root in roots for rel in files)
