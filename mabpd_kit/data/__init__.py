@@ -28,7 +28,8 @@ identity-bias question sets).
 =============================  =================================================================
 
 ``have(name)`` says whether a benchmark is on this machine (never downloads): a notebook picks the
-benchmark when it is there and the shipped samples otherwise.
+benchmark when it is there and the shipped samples otherwise; ``dev_sample(n)`` does exactly that for
+BABE train (balanced, seeded) and ``describe()`` is the one line a notebook's setup cell prints.
 
 Every loader takes ``data_dir`` (your copy), ``download`` (False: never go online) and
 ``download_dir`` (where downloads are kept).
@@ -62,7 +63,7 @@ from mabpd_kit.data.download import (
 )
 from mabpd_kit.data.hyperpartisan import HYPERPARTISAN, load_hyperpartisan
 from mabpd_kit.data.qa import MMLU, load_gsm8k, load_mmlu
-from mabpd_kit.data.shipped import DATASET_ALIASES, have, load_samples, samples, samples_path
+from mabpd_kit.data.shipped import DATASET_ALIASES, describe, dev_sample, have, load_samples, samples, samples_path
 
 __all__ = [
     "BABE",
@@ -76,6 +77,8 @@ __all__ = [
     "DataMissingError",
     "FileEntry",
     "data_dir",
+    "describe",
+    "dev_sample",
     "download_dir",
     "fetch",
     "have",

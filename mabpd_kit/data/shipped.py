@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DATASET_ALIASES", "have", "load_samples", "samples", "samples_path"]
+__all__ = ["DATASET_ALIASES", "describe", "dev_sample", "have", "load_samples", "samples", "samples_path"]
 
 # short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
 DATASET_ALIASES: dict[str, str] = {
@@ -96,3 +96,53 @@ def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None
         files = [rel for rel in files if split in Path(rel).name]
     roots = [r for r in (_data_dir(data_dir), download_dir()) if r is not None]
     return any((root / dataset / rel).is_file() for root in roots for rel in files)
+
+
+def describe(data_dir: str | os.PathLike | None = None) -> str:
+    """One line for a notebook's setup cell: which data this run will use, and why."""
+    from mabpd_kit.data.download import data_dir as _data_dir
+    from mabpd_kit.data.download import manifest
+
+    present = sorted({d for d, _ in manifest() if have(d, data_dir=data_dir)})
+    if present:
+        where = _data_dir(data_dir)
+        origin = "MABPD_DATA_DIR" if where is not None and data_dir is None else (str(where) if where else "download folder")
+        return f"data: benchmark copies found ({origin}): {', '.join(present)}"
+    return ("data: no benchmark copy on this machine (MABPD_DATA_DIR not set): the lessons use the "
+            f"{len(load_samples())} teaching sentences shipped with mabpd-kit (mk.data.samples())")
+
+
+def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike | None = None,
+               quiet: bool = False) -> pd.DataFrame:
+    """A development sample: balanced BABE **train** when it is on this machine, else the shipped samples.
+
+    Columns ``id``, ``text``, ``label``; ``df.attrs["source"]`` names where it came from (printed
+    unless ``quiet``). ``n``: how many BABE sentences (half biased, half neutral, seeded); ``None``
+    takes the whole split. The samples are always all 28. Never the test split, never a download.
+    """
+    import pandas as pd
+
+    from mabpd_kit.data.babe import load_babe
+
+    if have("BABE", "train", data_dir=data_dir):
+        try:
+            babe = load_babe("train", data_dir=data_dir, download=False, llm_labels=False)
+        except (FileNotFoundError, ValueError) as exc:  # DataMissingError is a FileNotFoundError
+            why = f"BABE train could not be read ({exc})"
+        else:
+            if n is not None and n < len(babe):
+                halves = [g.sample(min(n // 2, len(g)), random_state=seed) for _, g in babe.groupby("label")]
+                babe = pd.concat(halves).sample(frac=1, random_state=seed)
+            df = babe.reset_index(drop=True)[["id", "text", "label"]].copy()
+            df.attrs["source"] = (f"BABE train: {len(df)} sentences" + (", a balanced seeded sample" if n else "")
+                                  + " (a development set: never the test split)")
+            if not quiet:
+                print(df.attrs["source"])
+            return df
+    else:
+        why = "no BABE copy on this machine (MABPD_DATA_DIR)"
+    df = samples()[["id", "text", "label"]].copy()
+    df.attrs["source"] = f"{why}: the {len(df)} teaching sentences shipped with mabpd-kit (not a benchmark)"
+    if not quiet:
+        print(df.attrs["source"])
+    return df
