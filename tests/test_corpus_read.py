@@ -24,7 +24,7 @@ def _docs(src, **kw):
     return list(read(src, **kw))
 
 
-@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet", "frame"])
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "json", "parquet", "frame"])
 def test_every_table_format_reads_text_ids_and_metadata(tmp_path, fmt):
     df = _frame()
     if fmt == "frame":
@@ -37,6 +37,8 @@ def test_every_table_format_reads_text_ids_and_metadata(tmp_path, fmt):
             df.to_csv(src, sep="\t", index=False)
         elif fmt == "jsonl":
             df.to_json(src, orient="records", lines=True)
+        elif fmt == "json":  # one JSON array of objects
+            df.to_json(src, orient="records")
         else:
             df.to_parquet(src)
     docs = _docs(src)

@@ -194,6 +194,9 @@ class Corpus:
             yield from _csv_chunks(self.source, "\t" if self.format == "tsv" else ",", n)
         elif self.format == "jsonl":
             yield from _jsonl_chunks(self.source, n)
+        elif self.format == "json":  # a JSON array of objects (read whole), else JSON Lines
+            yield from (_json_array_chunks(self.source, n) if _starts_with(self.source, b"[")
+                        else _jsonl_chunks(self.source, n))
         elif self.format == "parquet":
             yield from _parquet_chunks(self.source, n)
         else:
@@ -230,7 +233,7 @@ def _format_of(source: Any) -> str:
         return "folder"
     name = p.name.lower()
     for suffix, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".tab", "tsv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
-                        (".json", "jsonl"), (".parquet", "parquet"), (".pq", "parquet")):
+                        (".json", "json"), (".parquet", "parquet"), (".pq", "parquet")):
         if name.endswith(suffix) or name.endswith(suffix + ".gz"):
             return fmt
     raise CorpusError(f"cannot tell the format of {source}: use .csv, .tsv, .jsonl, .parquet or a folder of .txt/.html "
@@ -297,6 +300,29 @@ def _jsonl_chunks(path: Any, n: int) -> Iterator[tuple["pd.DataFrame", list[tupl
                 rows, bad = [], []
     if rows or bad:
         yield (pd.DataFrame(rows) if rows else None), bad  # type: ignore[misc]
+
+
+def _starts_with(path: Any, prefix: bytes) -> bool:
+    with _open_binary(path) as fh:
+        return fh.read(4096).lstrip().startswith(prefix)
+
+
+def _json_array_chunks(path: Any, n: int) -> Iterator[tuple["pd.DataFrame | None", list[tuple[int, str]]]]:
+    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it)."""
+    import pandas as pd
+
+    try:
+        with _open_binary(path) as fh:
+            data = json.loads(fh.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: not a JSON array of objects ({exc})") from exc
+    bad = [(k + 1, f"malformed item {k + 1} (a JSON {type(o).__name__}, not an object)")
+           for k, o in enumerate(data) if not isinstance(o, dict)]
+    objs = [o for o in data if isinstance(o, dict)]
+    if bad:
+        yield None, bad
+    for i in range(0, len(objs), n):
+        yield pd.DataFrame(objs[i:i + n]), []
 
 
 def _open_binary(path: Any) -> Any:
