@@ -82,8 +82,9 @@ class Evaluation:
             line = (f"  {r.baseline} - {r.system}: macro F1 diff {r.diff:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}], "
                     f"p = {r.p_value:.4f} (paired bootstrap, {r.n_resamples} resamples)")
             if not _missing(r.fn_rescued):  # flips exist for binary labels only
-                line += (f"; versus {r.system}, {r.baseline} rescues {r.fn_rescued} false negatives and adds "
-                         f"{r.fp_added} false positives (loses {r.tp_lost} true positives, removes {r.fp_removed} false positives)")
+                line += (f"; versus {r.system}, {r.baseline} rescues {_n(r.fn_rescued, 'false negative')} and adds "
+                         f"{_n(r.fp_added, 'false positive')} (loses {_n(r.tp_lost, 'true positive')}, "
+                         f"removes {_n(r.fp_removed, 'false positive')})")
             lines.append(line)
         if self.truncate_words:
             cut = max(self.n_truncated.values(), default=0)
@@ -164,6 +165,11 @@ class Evaluation:
         return self.files
 
 
+
+
+def _n(count: object, noun: str) -> str:
+    """``1 false positive``, ``3 false positives``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _missing(v: Any) -> bool:
