@@ -19,13 +19,14 @@ from mabpd_kit.mabpd.pipeline import BatchResult, Decision, Pipeline
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import Round, SADResult, StopReason, Vote, WeighedArgument, debate, stop_stats, vote, weigh
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
+from mabpd_kit.mabpd.simulator import SimSpec, Simulation, simulate
 from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, grounded_score, score, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport, apply_verifier, rule_verify
 
 __all__ = [
     "CUE_INFO", "Agent", "AgentReport", "Argument", "BatchResult", "BiasAgent", "Cues", "Decision", "EvidenceAgent",
     "EvidenceStore", "FramingAgent", "Pipeline", "Quotation", "Round", "Route", "Routing", "SADResult",
-    "ScoreBreakdown", "StopReason", "VerifierAgent", "VerifierReport", "Vote", "WeighedArgument", "analyse_cues",
+    "ScoreBreakdown", "SimSpec", "Simulation", "StopReason", "VerifierAgent", "VerifierReport", "Vote", "WeighedArgument", "analyse_cues",
     "apply_verifier", "debate", "ground_span", "grounded_score", "make_agents", "route", "rule_verify", "score",
-    "score_reports", "stop_stats", "vote", "weigh",
+    "score_reports", "simulate", "stop_stats", "vote", "weigh",
 ]
