@@ -60,7 +60,7 @@ def test_theme_registered_and_enabled():
 
     assert alt.theme.active == viz.THEME_NAME
     spec = viz.bar(pd.DataFrame({"c": ["a"], "n": [1]}), "c", "n").to_dict()
-    assert "#e45756" in spec["config"]["range"]["category"]
+    assert "#d55e00" in spec["config"]["range"]["category"]
 
 
 def test_colours_are_normalised_and_stable():
@@ -75,7 +75,7 @@ def test_colours_are_normalised_and_stable():
 def test_category_color_encodes_course_palette():
     enc = viz.category_color("taxonomy", categories=["framing", "omission"]).to_dict()
     assert enc["field"] == "taxonomy" and enc["type"] == "nominal"
-    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#4c78a8", "#72b7b2"]}
+    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#0072b2", "#56b4e9"]}
     agents = viz.category_color("agent", kind="agent").to_dict()
     assert agents["scale"]["domain"][:3] == ["bias", "evidence", "framing"]
 
@@ -113,10 +113,10 @@ def test_span_html_highlights_with_tooltip_legend_and_strikes_invalid():
     out = viz.span_html(TEXT, _spans(), title="Example")
     assert "<script" not in out and "<style" not in out, "inline styles only, works in exported HTML"
     # each located span is wrapped, coloured by taxonomy (else category)
-    assert re.search(r'border-bottom:2px solid #b279a2[^>]*title="bias agent · political labeling '
+    assert re.search(r'border-bottom:2px solid #cc79a7[^>]*title="bias agent · political labeling '
                      r'\(biased language\) · score 0.70 · valid\nlexicon: &#x27;radical&#x27;">radical</span>', out)
-    assert re.search(r'solid #e45756[^>]*title="framing agent · loaded language · score 0.80 · valid">slammed<', out)
-    assert re.search(r'solid #4c78a8[^>]*>so-called</span>', out)
+    assert re.search(r'solid #d55e00[^>]*title="framing agent · loaded language · score 0.80 · valid">slammed<', out)
+    assert re.search(r'solid #0072b2[^>]*>so-called</span>', out)
     # the invalid span is listed, struck through, with its reason in the tooltip
     assert re.search(r'line-through;" title="evidence agent · exaggeration · score 0.90 · INVALID[^"]*">'
                      r"&ldquo;destroy families&rdquo;", out)
@@ -126,7 +126,7 @@ def test_span_html_highlights_with_tooltip_legend_and_strikes_invalid():
 
 def test_span_html_colour_by_agent_and_meta():
     by_agent = viz.span_html(TEXT, _spans()[:2], color_by="agent")
-    assert "solid #e45756" in by_agent and f"solid {viz.AGENT_COLORS['framing']}" in by_agent
+    assert "solid #d55e00" in by_agent and f"solid {viz.AGENT_COLORS['framing']}" in by_agent
     assert "bias (1)" in by_agent
     by_meta = viz.span_html(TEXT, _spans()[:1], color_by="meta_category")
     assert "biased language (1)" in by_meta
@@ -142,7 +142,7 @@ def test_span_html_overlap_invalid_in_place_and_bad_offsets():
     out = viz.span_html(TEXT, spans)
     # the overlap takes the higher-scoring colour, with the other as an inset underline, and both tooltips
     overlap = re.search(r'<span style="([^"]*)"[^>]*title="([^"]*)">senator</span>', out)
-    assert overlap and "solid #e45756" in overlap.group(1) and "inset 0 -4px 0 #4c78a8" in overlap.group(1)
+    assert overlap and "solid #d55e00" in overlap.group(1) and "inset 0 -4px 0 #0072b2" in overlap.group(1)
     assert "framing" in overlap.group(2) and "loaded language" in overlap.group(2)
     assert re.search(r'line-through[^>]*>bill</span>', out)
     assert "offsets 500..510 outside the text" in out
@@ -187,4 +187,4 @@ def test_outcome_columns_use_the_course_verdict_colours():
 
     df = pd.DataFrame({"route": ["debate", "debate", "neutral_veto"], "items": [3, 2, 5], "outcome": ["biased", "neutral", "neutral"]})
     scale = viz.bar(df, "route", "items", color="outcome").to_dict()["encoding"]["color"]["scale"]
-    assert dict(zip(scale["domain"], scale["range"])) == {"biased": "#e45756", "neutral": "#4c78a8"}
+    assert dict(zip(scale["domain"], scale["range"])) == {"biased": "#d55e00", "neutral": "#0072b2"}

@@ -1,13 +1,13 @@
 """The course colours: one colour per bias category, agent and outcome, the same in every chart.
 
 Charts (:mod:`mabpd_kit.viz`) and the span viewer (:mod:`mabpd_kit.viz.spans`) both read these
-tables, so "loaded language" is the same red in a bar chart, a legend and a highlighted sentence.
+tables, so "loaded language" is the same vermillion in a bar chart, a legend and a highlighted sentence.
 Keys are normalised names (lower case, "_" and "-" read as spaces), see :func:`norm_name`.
 
 >>> color_for("loaded_language") == CATEGORY_COLORS["loaded language"]
 True
 >>> color_for("evidence", "agent")
-'#54a24b'
+'#009e73'
 """
 
 from __future__ import annotations
@@ -20,51 +20,81 @@ __all__ = [
     "CATEGORY_COLORS",
     "EXTRA_COLORS",
     "OTHER_COLOR",
+    "OKABE_ITO",
     "OUTCOME_COLORS",
+    "SERIES_COLORS",
     "color_for",
     "norm_name",
     "tint",
 ]
 
+#: Okabe & Ito's colour-blind-safe palette (Okabe, Ito 2008, "Color Universal Design"): eight colours
+#: that stay distinct under protanopia, deuteranopia and tritanopia. Every course colour below is one
+#: of them (or grey), so no chart relies on telling red from green. ``tests/test_viz_palette.py``
+#: simulates protanopia and deuteranopia (Machado et al. 2009, severity 1) and checks the colour
+#: distance (CIELAB) between every pair that shares a chart.
+OKABE_ITO: dict[str, str] = {
+    "orange": "#e69f00",
+    "sky blue": "#56b4e9",
+    "bluish green": "#009e73",
+    "yellow": "#f0e442",
+    "blue": "#0072b2",
+    "vermillion": "#d55e00",
+    "reddish purple": "#cc79a7",
+    "black": "#000000",
+}
+_O = OKABE_ITO
+
 #: The seven taxonomy types of the BiasAgent (SPEC 1.2) and the four meta-categories they roll up
 #: into. Meta-categories reuse the colour of their most typical member so the two views agree.
 CATEGORY_COLORS: dict[str, str] = {
     # taxonomy types
-    "loaded language": "#e45756",
-    "emotional language": "#f58518",
-    "political labeling": "#b279a2",
-    "framing": "#4c78a8",
-    "exaggeration": "#d6a700",
-    "selection": "#54a24b",
-    "omission": "#72b7b2",
+    "loaded language": _O["vermillion"],
+    "emotional language": _O["orange"],
+    "political labeling": _O["reddish purple"],
+    "framing": _O["blue"],
+    "exaggeration": _O["yellow"],
+    "selection": _O["bluish green"],
+    "omission": _O["sky blue"],
     # meta-categories
-    "biased language": "#e45756",
-    "framing bias": "#4c78a8",
-    "unsupported claims": "#d6a700",
-    "selective presentation": "#54a24b",
+    "biased language": _O["vermillion"],
+    "framing bias": _O["blue"],
+    "unsupported claims": _O["yellow"],
+    "selective presentation": _O["bluish green"],
 }
-#: Source agents (charts that compare agents, and ``span_html(color_by="agent")``).
+#: Source agents (charts that compare agents, and ``span_html(color_by="agent")``). The three MABPD
+#: agents and the three RADAR roles are each three clearly different Okabe-Ito colours.
 AGENT_COLORS: dict[str, str] = {
-    "bias": "#e45756",
-    "evidence": "#54a24b",
-    "framing": "#4c78a8",
-    "verifier": "#9d755d",
-    "lexicon": "#b279a2",
-    "judge": "#4c78a8",
-    "politician": "#f58518",
-    "scientist": "#54a24b",
+    "bias": _O["vermillion"],
+    "evidence": _O["bluish green"],
+    "framing": _O["blue"],
+    "verifier": "#555555",
+    "lexicon": _O["reddish purple"],
+    "judge": _O["blue"],
+    "politician": _O["orange"],
+    "scientist": _O["sky blue"],
 }
-#: Decisions and gold labels: MABPD verdicts and RADAR's three labels, the same in every chart.
+#: Decisions, gold labels and outcomes, the same in every chart: MABPD verdicts, RADAR's three labels,
+#: right/wrong. "Good/true" is blue, "bad/false/wrong" vermillion, never green against red.
 OUTCOME_COLORS: dict[str, str] = {
-    "biased": "#e45756",
-    "neutral": "#4c78a8",
-    "TRUE": "#54a24b",
-    "HALF-TRUE": "#f58518",
-    "FALSE": "#e45756",
+    "biased": _O["vermillion"],
+    "neutral": _O["blue"],
+    "TRUE": _O["blue"],
+    "HALF-TRUE": _O["orange"],
+    "FALSE": _O["vermillion"],
+    "correct": _O["blue"],
+    "right": _O["blue"],
+    "wrong": _O["vermillion"],
+    "no gold": "#bbbbbb",
 }
+#: Ordered series colours for charts with several measures (metrics, conditions): Okabe-Ito order.
+SERIES_COLORS: tuple[str, ...] = (_O["blue"], _O["orange"], _O["bluish green"], _O["reddish purple"],
+                                  _O["sky blue"], _O["vermillion"], _O["yellow"], "#555555")
 OTHER_COLOR = "#8c8c8c"
-#: Used, in a fixed order picked by a stable hash of the name, for categories not listed above.
-EXTRA_COLORS = ("#ff9da6", "#9ecae9", "#88d27a", "#fdbf6f", "#bab0ac", "#d67195", "#439894", "#8f6d31")
+#: Used, in a fixed order picked by a stable hash of the name, for categories not listed above: the
+#: Okabe-Ito colours again, in a different order (a name outside the tables is rarely next to all of them).
+EXTRA_COLORS = (_O["sky blue"], _O["reddish purple"], _O["orange"], _O["bluish green"], _O["yellow"],
+                _O["blue"], _O["vermillion"], "#555555")
 
 
 def norm_name(name: str | None) -> str:

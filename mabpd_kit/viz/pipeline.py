@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import altair, category_color, span_html
+from mabpd_kit.viz.colors import OUTCOME_COLORS, SERIES_COLORS
 
 if TYPE_CHECKING:
     import altair as alt
@@ -58,7 +59,7 @@ FACTORS: dict[str, str] = {
     "g": "agreement factor g",
     "k": "adjusted confidence k = clip(conf·f·g)",
 }
-_VERDICT_COLORS = {"biased": "#e45756", "neutral": "#4c78a8"}
+_VERDICT_COLORS = {"biased": OUTCOME_COLORS["biased"], "neutral": OUTCOME_COLORS["neutral"]}
 _AGENTS = ("bias", "evidence", "framing")
 
 
@@ -257,7 +258,7 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
         color = _verdict_color("label", "final label")
     elif by == "correct":
         color = alt.Color("correct:N", scale=alt.Scale(domain=["correct", "wrong", "no gold"],
-                                                        range=["#54a24b", "#e45756", "#bbbbbb"]))
+                                                        range=[OUTCOME_COLORS[k] for k in ("correct", "wrong", "no gold")]))
     else:
         color = alt.Color("verifier_check:N", title="verifier")
     chart = alt.Chart(counts).mark_bar().encode(
@@ -351,7 +352,7 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
         y=alt.Y("ablation:N", sort=list(df["ablation"]), title=None),
         yOffset=alt.YOffset("metric:N", sort=list(metrics)),
         x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="metric value"),
-        color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d"])),
+        color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=list(SERIES_COLORS[:5]))),
         tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
     )
     return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
