@@ -4,7 +4,8 @@ and the article's evidence and decision are built from the sentence decisions.
 Article evidence (:class:`ArticleResult`):
 
 - ``share_biased``: biased sentences / analysed sentences;
-- ``spans_per_100w``: valid spans of the biased sentences (distinct offsets) per 100 words;
+- ``spans_per_100w``: valid evidence spans of the biased sentences (distinct offsets; the
+  EvidenceAgent's counter-evidence, category ``grounding``, left out) per 100 words;
 - ``categories``: the mix of those spans' categories (SPEC 1.2 meta-categories);
 - ``top_spans``: the strongest of them (by score);
 - every sentence with its offsets into the cleaned article (``start``/``end``; ``raw_start``/
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 __all__ = ["ArticleResult", "SentenceResult", "SpanResult", "analyze_doc", "decide", "sentences"]
 
 _WORDS = re.compile(r"\S+")
+#: the EvidenceAgent's counter-evidence category (attribution, figures, named sources)
+_COUNTER = "grounding"
 _LINES = re.compile(r"[^\n]+")
 
 
@@ -194,8 +197,8 @@ def _sentence(k: int, a: int, b: int, ra: int, rb: int, d: "Decision",
     s = SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label=d.label, score=d.score, route=d.route)
     if d.label == "biased":
         for sp in d.spans(valid_only=True):
-            if sp.start is None or sp.end is None:
-                continue
+            if sp.start is None or sp.end is None or _COUNTER in (sp.category, sp.taxonomy):
+                continue  # grounding (quotes, figures, named sources) argues *against* bias: not evidence of it
             key = (a + sp.start, a + sp.end)
             found = SpanResult(text=sp.text, start=key[0], end=key[1], category=_category(sp), agent=sp.agent,
                                score=sp.score)
