@@ -8,6 +8,13 @@ slots and is not sent. A file that holds both messages separates them with a lin
 Substitution is strict: a slot left without a value is an error that names the slot and the
 file, never a ``$slot`` sent to a model. ``$$`` writes a literal dollar sign.
 
+Shared parts: a line ``<!-- include NAME -->`` is replaced by the template ``<method>/NAME.md``
+(its leading comment removed; looked up like any prompt, so an edited copy in ``prompts_dir``
+applies everywhere it is included). Several prompts of a method include the same part first
+(instructions, background, output rules) so that every request starts with the same text: an
+endpoint's prefix cache (OpenAI, vLLM, SGLang, llama.cpp) then reuses it across agents and items.
+The item (article, evidence) follows, and the role's own instruction comes last.
+
 Editing: pass ``prompts_dir`` (a folder with your edited copies, ``<name>.md`` or
 ``<method>/<name>.md``); any prompt not found there comes from the package.
 
@@ -29,14 +36,31 @@ from pathlib import Path
 __all__ = ["PromptError", "messages", "names", "render", "slots", "template"]
 
 USER_MARKER = "<!-- user -->"
-_LEADING_COMMENT = re.compile(r"^\s*<!--(?!\s*user\s*-->).*?-->\s*", re.DOTALL)
+_LEADING_COMMENT = re.compile(r"^\s*<!--(?!\s*(?:user|include\s+[\w-]+)\s*-->).*?-->\s*", re.DOTALL)
+_INCLUDE = re.compile(r"<!--\s*include\s+([\w-]+)\s*-->")
+_MAX_DEPTH = 4
 
 
 class PromptError(ValueError):
     """A prompt that cannot be filled: missing file, missing value or a stray ``$``."""
 
 
-def _find(method: str, name: str, prompts_dir: str | Path | None) -> tuple[str, str]:
+def _find(method: str, name: str, prompts_dir: str | Path | None, depth: int = 0) -> tuple[str, str]:
+    """The template text (leading comment kept, includes expanded) and where it came from."""
+    text, where = _find_one(method, name, prompts_dir)
+    if _INCLUDE.search(text):
+        if depth >= _MAX_DEPTH:
+            raise PromptError(f"{where}: includes nested more than {_MAX_DEPTH} deep (a cycle?)")
+
+        def part(m: re.Match[str]) -> str:
+            sub, _ = _find(method, m.group(1), prompts_dir, depth + 1)
+            return _LEADING_COMMENT.sub("", sub, count=1).strip()
+
+        text = _INCLUDE.sub(part, text)
+    return text, where
+
+
+def _find_one(method: str, name: str, prompts_dir: str | Path | None) -> tuple[str, str]:
     if prompts_dir is not None:
         for p in (Path(prompts_dir) / f"{name}.md", Path(prompts_dir) / method / f"{name}.md"):
             if p.is_file():

@@ -79,8 +79,10 @@ __all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "fen
 
 
 def fence(text: str) -> str:
-    """The article as inert data: closing tags inside it cannot end the fence."""
-    return text.replace("</article>", "</ article>").replace("<article>", "< article>")
+    """The article (or a transcript) as inert data: our fence tags inside it cannot end the fence."""
+    for tag in ("article", "transcript"):
+        text = text.replace(f"</{tag}>", f"</ {tag}>").replace(f"<{tag}>", f"< {tag}>")
+    return text
 
 
 def messages(name: str, **values: Any) -> list[dict[str, str]]:
@@ -156,7 +158,7 @@ class Agent(ABC):
         if self.llm is None:
             return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
         res = await self.llm.astructured(
-            messages(self.prompt, article=fence(text), knowledge=self.knowledge), self.schema, model=self.model,
+            messages(self.prompt, knowledge=self.knowledge, article=fence(text)), self.schema, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
             tag=f"mabpd.{self.role}")
         return self._from_llm(res.value, text, llm_usage(res, self.model))
@@ -275,8 +277,8 @@ class Agent(ABC):
                           seed: int) -> Argument:
         transcript = self._transcript(own, others, seed=seed + round)
         res = await self.llm.astructured(
-            messages("debate", article=fence(cues.text), role=self.title, transcript=transcript,
-                     max_spans=self.config.sad.max_spans, round=round),
+            messages("debate", knowledge=self.knowledge, article=fence(cues.text), transcript=fence(transcript),
+                     role=self.title, round=round, max_spans=self.config.sad.max_spans),
             ArgumentOutput, model=self.model, temperature=self.config.agents.temperature,
             max_tokens=self.config.agents.max_tokens, tag=f"mabpd.debate.{self.role}")
         out: ArgumentOutput = res.value

@@ -4,9 +4,10 @@
 for rule-based and LLM agents; each carries its ``mode``, ``model`` and ``usage``
 (:class:`~mabpd_kit.types.Usage`, all zero for rule-based work). The ``*Output`` models are the
 structured replies an LLM agent must give (validated; a malformed reply gets one repair retry).
-Their fields are declared in the order the prompts ask for them - evidence, reasoning and the
-anticipated counter-argument first, the verdict and numbers last - so a model that writes the
-JSON in schema order reasons before it decides. ``counter_argument`` is optional on parse (a
+Their fields are declared in the order the prompts ask for them - the reasoning (``rationale``)
+first, then the quoted spans or evidence and the anticipated counter-argument, the verdict, the
+confidence and the score last - so a model that writes the JSON in schema order (constrained
+decoding does) reasons before it decides. Parsing accepts any key order. ``counter_argument`` is optional on parse (a
 reply without it still validates, with ``""``).
 """
 
@@ -90,8 +91,8 @@ class EvidenceItem(BaseModel):
 class BiasOutput(BaseModel):
     """What the LLM BiasAgent must return (validated; out-of-range numbers trigger the repair retry)."""
 
-    spans: list[QuotedSpan] = Field(default_factory=list)
     rationale: str = ""
+    spans: list[QuotedSpan] = Field(default_factory=list)
     counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
@@ -101,8 +102,8 @@ class BiasOutput(BaseModel):
 class EvidenceOutput(BaseModel):
     """What the LLM EvidenceAgent must return."""
 
-    evidence: list[EvidenceItem] = Field(default_factory=list)
     rationale: str = ""
+    evidence: list[EvidenceItem] = Field(default_factory=list)
     counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
@@ -112,8 +113,8 @@ class EvidenceOutput(BaseModel):
 class FramingOutput(BaseModel):
     """What the LLM FramingAgent must return."""
 
-    patterns: list[QuotedSpan] = Field(default_factory=list)
     rationale: str = ""
+    patterns: list[QuotedSpan] = Field(default_factory=list)
     counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
@@ -123,8 +124,8 @@ class FramingOutput(BaseModel):
 class ArgumentOutput(BaseModel):
     """One SAD move by an LLM agent (SPEC 1.6)."""
 
-    evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
     rationale: str = ""
+    evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
     counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .scripts import all_text, by_role, last_user, request_schema, sequence, system_prompt
+from .scripts import all_text, by_role, last_user, request_schema, role_instruction, sequence, system_prompt
 from .process import kill_9_when
 from .server import FakeLLMServer, Reply, Script, synth_logprobs
 
@@ -18,6 +18,7 @@ __all__ = [
     "last_user",
     "kill_9_when",
     "request_schema",
+    "role_instruction",
     "sequence",
     "synth_logprobs",
     "system_prompt",

@@ -13,11 +13,12 @@ and read the parts of a request an answer depends on.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["all_text", "by_role", "last_user", "request_schema", "sequence", "system_prompt"]
+__all__ = ["all_text", "by_role", "last_user", "request_schema", "role_instruction", "sequence", "system_prompt"]
 
 Answer = Any  # str | dict | Reply | Callable[[dict], str | dict | Reply]
 
@@ -26,9 +27,31 @@ def _resolve(answer: Answer, request: dict[str, Any]) -> Any:
     return answer(request) if callable(answer) else answer
 
 
+_CLOSING_TAG = re.compile(r"</[A-Za-z_]+>")
+
+
+def role_instruction(request: dict[str, Any]) -> str:
+    """The role's own instruction: the part of the last user message that fences something, after its last fenced block
+    (``</article>``, ``</transcript>``, ``</evidence>``, ...); "" when it fences nothing.
+
+    Prompts put the part shared by every agent and item first (the system message) and the role's
+    instruction last, so an endpoint's prefix cache reuses the start (see :mod:`mabpd_kit.prompts`)."""
+    for m in reversed(request.get("messages", [])):  # a repair turn fences nothing: the item message is earlier
+        text = str(m.get("content") or "") if m.get("role") == "user" else ""
+        ends = list(_CLOSING_TAG.finditer(text))
+        if ends:
+            return text[ends[-1].end():].strip()
+    return ""
+
+
 def system_prompt(request: dict[str, Any]) -> str:
-    """The concatenated system messages of a request ("" if none)."""
-    return "\n".join(str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "system")
+    """The instructions of a request: the role instruction that closes the last user message
+    (:func:`role_instruction`), then the system messages ("" if none). Scripts route on it
+    (``"bias analyst" in system_prompt(req).lower()``) whether a prompt names its role in the system
+    message or, cache-friendly, at the end of the user message."""
+    system = [str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "system"]
+    role = role_instruction(request)
+    return "\n".join([role, *system] if role else system)
 
 
 def last_user(request: dict[str, Any]) -> str:

@@ -1,0 +1,147 @@
+"""Prompt caching and cost of the MABPD pipeline on real-model pricing (prints the figures).
+
+Runs the LLM path against FakeLLMServer (scripted answers: the bias analyst says biased, the others
+neutral, so every item takes the debate route: 3 reports + 3 debate moves + the verifier) and
+measures, from the requests the server received:
+
+- the **shared-prefix share**: prompt tokens in the longest prefix a request shares with an earlier
+  request, over all prompt tokens (exact, token by token; what a prefix cache could reuse);
+- the **emulated cached tokens** the server reports (``usage.prompt_tokens_details.cached_tokens``,
+  OpenAI's rule: prefixes of >= 1,024 tokens, in steps of 128);
+- the **estimated cost per 1,000 sentences** at a price table: without caching, with cached
+  prompt tokens at their discounted price, and with Batch API pricing (50% off, no cache discount
+  assumed on top).
+
+Sentences: ``data/samples/samples.jsonl`` then synthetic variants (never benchmark data).
+Tokens: words and punctuation marks (``mabpd_kit.testing.prefix.TOKEN``), a stand-in for a
+tokenizer. The share ignores the ``response_format`` schema (vLLM, SGLang and llama.cpp apply it
+outside the prompt); ``--schema-first`` counts it as OpenAI does, before the system message.
+
+Usage: .venv/bin/python bench/bench_prompts.py [--items 100] [--model gpt-4o-mini]
+       [--prices 0.15,0.60,0.075] [--batch-discount 0.5] [--schema-first]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("MABPD_OFFLINE", "1")
+
+# gpt-4o-mini, USD per 1M tokens: input 0.15, cached input 0.075, output 0.60 (OpenAI pricing page
+# as published since July 2024; Batch API: 50% off). Pass --prices for current figures.
+DEFAULT_PRICES = (0.15, 0.60, 0.075)
+
+
+def sentences(n: int) -> list[str]:
+    rows = [json.loads(line) for line in Path("data/samples/samples.jsonl").read_text().splitlines() if line.strip()]
+    base = [r["text"] for r in rows]
+    places = ["in the capital", "at the county board", "in parliament", "at city hall", "in the state senate"]
+    out = list(base)
+    i = 0
+    while len(out) < n:
+        out.append(f"{base[i % len(base)].rstrip('.')} {places[(i // len(base)) % len(places)]}, report {i}.")
+        i += 1
+    return out[:n]
+
+
+def script(req: dict) -> dict:
+    from mabpd_kit.testing import all_text, system_prompt
+
+    sys_ = system_prompt(req).lower()
+    article = all_text(req).split("<article>")[-1].split("</article>")[0]
+    first = (article.split() or ["text"])[1] if len(article.split()) > 1 else "text"
+    if "structured argument debate" in sys_:
+        return {"rationale": "the verb is loaded", "evidence": [first], "counter_argument": "it may be quoted",
+                "verdict": "biased", "confidence": 0.8}
+    if "bias analyst" in sys_:
+        return {"spans": [{"quote": first, "category": "loaded language", "explanation": "-"}],
+                "rationale": "loaded word", "counter_argument": "-", "verdict": "biased", "confidence": 0.9,
+                "bias_score": 0.8}
+    if "evidence analyst" in sys_:
+        return {"evidence": [], "rationale": "-", "counter_argument": "-", "verdict": "neutral",
+                "confidence": 0.6, "evidence_score": 0.3}
+    if "framing analyst" in sys_:
+        return {"patterns": [], "rationale": "-", "counter_argument": "-", "verdict": "neutral",
+                "confidence": 0.7, "framing_score": 0.2}
+    return {"rationale": "the word is the writer's", "strongest_quote": first, "reason": "upheld",
+            "verdict": "biased"}
+
+
+def measure(texts: list[str], *, schema_first: bool, prices: tuple[float, float, float], discount: float,
+            model: str) -> dict:
+    from mabpd_kit.config import Config
+    from mabpd_kit.llm import connect
+    from mabpd_kit.llm.usage import estimate_cost
+    from mabpd_kit.mabpd import Pipeline
+    from mabpd_kit.testing import FakeLLMServer
+    from mabpd_kit.testing.prefix import PrefixCache, prompt_tokens
+
+    with tempfile.TemporaryDirectory() as cache, FakeLLMServer(script, models=[model]) as srv:
+        try:  # emulate OpenAI's prefix cache when this version of the server can
+            srv.prefix_cache(block=128, min_tokens=1024, schema_first=schema_first)
+        except AttributeError:
+            pass
+        llm = connect(base_url=srv.base_url, model=model, cache_dir=cache, cache_mode="off", quiet=True)
+        cfg = Config()
+        res = Pipeline(cfg, llm).analyze_many(texts, progress=False)
+        failed = sum(d.failed for d in res)
+        reqs = list(srv.requests)
+        comps = [r for r in llm.usage.records if not r.cached]
+    pc = PrefixCache(block=1)
+    shared = total = 0
+    for r in reqs:
+        toks = prompt_tokens(r, schema_first=schema_first)
+        s, _ = pc.add(toks)
+        shared += s
+        total += len(toks)
+    prompt = sum(c.prompt_tokens for c in comps)
+    completion = sum(c.completion_tokens for c in comps)
+    cached = sum(getattr(c, "cached_tokens", 0) for c in comps)
+    table = {model: prices}
+    scale = 1000 / len(texts)
+    plain = estimate_cost(model, prompt, completion, {model: prices[:2]}) * scale
+    try:
+        with_cache = estimate_cost(model, prompt, completion, table, cached_tokens=cached) * scale
+    except TypeError:  # older estimate_cost: no cached-token price
+        with_cache = plain
+    return {"items": len(texts), "failed": failed, "requests": len(reqs), "share": shared / max(total, 1),
+            "prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached,
+            "cost_plain": plain, "cost_cached": with_cache, "cost_batch": plain * (1 - discount)}
+
+
+def report(name: str, m: dict) -> None:
+    print(f"== {name}: {m['items']} sentence(s), {m['requests']} requests, {m['failed']} failed")
+    print(f"shared-prefix share of prompt tokens: {m['share']:.2f} (goal >= 0.70)")
+    print(f"prompt tokens {m['prompt_tokens']:,}, emulated cached tokens {m['cached_tokens']:,} "
+          f"({m['cached_tokens'] / max(m['prompt_tokens'], 1):.0%}), completion tokens {m['completion_tokens']:,}")
+    print(f"cost per 1,000 sentences: ${m['cost_plain']:.3f} without caching, ${m['cost_cached']:.3f} with cached "
+          f"prompt tokens, ${m['cost_batch']:.3f} with Batch API pricing")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--items", type=int, default=100)
+    ap.add_argument("--model", default="gpt-4o-mini")
+    ap.add_argument("--prices", default=",".join(str(p) for p in DEFAULT_PRICES),
+                    help="USD per 1M tokens: prompt,completion,cached prompt")
+    ap.add_argument("--batch-discount", type=float, default=0.5)
+    ap.add_argument("--schema-first", action="store_true", help="count the json_schema before the prompt (OpenAI)")
+    a = ap.parse_args()
+    prices = tuple(float(x) for x in a.prices.split(","))
+    if len(prices) == 2:
+        prices = (*prices, prices[0])
+    print(f"prices for {a.model} (USD per 1M tokens): prompt {prices[0]}, completion {prices[1]}, "
+          f"cached prompt {prices[2]}; batch discount {a.batch_discount:.0%}"
+          + ("; schema counted first (OpenAI)" if a.schema_first else ""))
+    kw = {"schema_first": a.schema_first, "prices": prices, "discount": a.batch_discount, "model": a.model}
+    texts = sentences(a.items)
+    report("one sentence, debate route", measure(texts[:1], **kw))
+    report(f"{len(texts)} sentences", measure(texts, **kw))
+
+
+if __name__ == "__main__":
+    main()
