@@ -101,3 +101,19 @@ def test_fast():
 def test_bad_competence():
     with pytest.raises(ValueError):
         SimSpec(competence=(0.5, 0.5)).per_agent()
+
+
+def test_charts_read_the_simulation():
+    from mabpd_kit.viz.simulator import config_chart, gain_phrase, sweep_chart
+
+    sim = simulate(SimSpec(hallucination=0.3), n_items=200, seed=0, configs=("full", "no-debate"))
+    spec = config_chart(sim).to_dict()
+    (rows,) = spec["datasets"].values()
+    f1 = {r["config"]: r["value"] for r in rows if r["measure"] == "macro F1"}
+    m = sim.metrics()
+    assert f1 == pytest.approx(m["macro_f1"].to_dict())
+    assert spec["title"] and spec["description"]
+    frame = sweep("hallucination", [0.0, 0.2], n_items=100, configs=("full", "no-debate"))
+    s = sweep_chart(frame, "hallucination", current=0.2).to_dict()
+    assert s["title"] and s["description"] and len(s["layer"]) == 2
+    assert gain_phrase(-119.0) == "119.0 points lower than" and gain_phrase(0.01) == "the same as"

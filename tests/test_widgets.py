@@ -117,3 +117,16 @@ def test_track_prints_summary(capsys):
     assert capsys.readouterr().out.strip().endswith("(stopped early)")
     list(track((x for x in range(3)), desc="gen", disable=True))
     assert capsys.readouterr().out.startswith("gen: 3 items in ")
+
+
+def test_simulator_panel_redraws_with_the_planted_setting():
+    from mabpd_kit.widgets import simulator_panel
+
+    panel = simulator_panel(n_items=150)
+    assert panel.error is None and set(panel.controls) == {"hallucination", "competence", "correlation", "calibration"}
+    assert "macro F1 full" in panel.caption and "planted 0.00" in panel.caption
+    spec = panel.result.to_dict()
+    assert spec["title"].startswith("Simulated agents") and spec.get("description")
+    panel.set(hallucination=0.3)
+    assert panel.error is None and "planted 0.30" in panel.caption
+    assert "-" not in panel.caption.split(":")[1].split(";")[0], "differences are said in words, not with a minus sign"
