@@ -129,4 +129,5 @@ def test_simulator_panel_redraws_with_the_planted_setting():
     assert spec["title"].startswith("Simulated agents") and spec.get("description")
     panel.set(hallucination=0.3)
     assert panel.error is None and "planted 0.30" in panel.caption
-    assert "-" not in panel.caption.split(":")[1].split(";")[0], "differences are said in words, not with a minus sign"
+    gap = panel.caption.split(":")[1].split(";")[0]
+    assert "higher than" in gap and "points -" not in gap and " -" not in gap, "differences in words, no minus sign"
