@@ -61,6 +61,7 @@ def test_kill_9_mid_run_then_resume_repeats_nothing(tmp_path):
         return out.exists() and out.read_text(encoding="utf-8").count("\n") >= 40
 
     kill_9_when([sys.executable, str(script), str(src), str(out)], some_done, timeout_s=120)
+    _workers_end_with_the_run(script)
     before = _valid_ids(out)
     assert 40 <= len(before) < N and len(set(before)) == len(before)
 
@@ -74,6 +75,30 @@ def test_kill_9_mid_run_then_resume_repeats_nothing(tmp_path):
     fresh = analyze(read(src, id_col="doc"), tmp_path / "fresh.jsonl", workers=1)
     key = lambda r: sorted((a.id, a.n_sentences, a.n_biased, a.n_spans, a.meta["outlet"]) for a in r)  # noqa: E731
     assert key(res) == key(fresh)
+
+
+def _workers_end_with_the_run(script, timeout_s: float = 10.0) -> None:
+    """The killed run's worker processes notice and exit (no orphan keeps a core or waits forever)."""
+    import os
+    import time
+
+    def orphans() -> list[int]:
+        found = []
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if str(script).encode() in fh.read():
+                        found.append(int(pid))
+            except OSError:
+                continue
+        return found
+
+    if not os.path.isdir("/proc"):
+        return
+    deadline = time.monotonic() + timeout_s
+    while orphans() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not orphans(), f"worker processes outlived the killed run: {orphans()}"
 
 
 def test_a_changed_text_or_setting_is_computed_again(tmp_path):

@@ -66,6 +66,20 @@ def run_config(config: "Config | None" = None, settings: CorpusConfig | None = N
 def _init_worker(config: "Config", settings: CorpusConfig) -> None:
     _WORKER["pipeline"] = make_pipeline(config, None, settings)
     _WORKER["settings"] = settings
+    _exit_with_parent(os.getppid())
+
+
+def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
+    """End this worker when the run's process dies (``kill -9``): sibling workers hold each other's end
+    of the task pipe open, so without this they would wait for tasks forever."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _work(chunk: list[tuple[Doc, str, str]]) -> list[tuple[str, bool, int]]:
