@@ -36,10 +36,29 @@ def test_first_chart_enables_offline_svg_renderer():
 
     assert alt.renderers.active == "svg" and viz.renderer() == "svg"
     bundle = _bundle(chart)
-    assert list(bundle) == ["image/svg+xml"], "a static renderer emits the picture only, no HTML+JS"
+    assert sorted(bundle) == ["image/svg+xml", "text/html", "text/plain"], "the picture, with alt text; no JS"
     svg = bundle["image/svg+xml"]
     assert svg.lstrip().startswith("<svg") and "framing" in svg
     assert not CDN.search(svg) and "<script" not in svg
+    # accessible: an <img> with alt text (what nbconvert checks), and an SVG <title> / aria-label
+    alt_line = "Bar chart of n against category."
+    assert re.fullmatch(r'<img class="mabpd-chart" src="data:image/svg\+xml;base64,[A-Za-z0-9+/=]+" '
+                        rf'alt="{re.escape(alt_line)}" style="[^"]*">', bundle["text/html"])
+    assert f'aria-label="{alt_line}"' in svg and f"<title>{alt_line}</title>" in svg
+    assert "<script" not in bundle["text/html"] and bundle["text/plain"] == f"[chart] {alt_line}"
+
+
+def test_alt_text_from_description_title_and_encodings():
+    df = pd.DataFrame({"category": ["framing", "omission"], "n": [2, 5]})
+    chart = viz.bar(df, "category", "n", color="category", title="Hits per category")
+    assert viz.alt_text(chart) == "Hits per category. Bar chart of n against category, coloured by category."
+    assert viz.alt_text(viz.describe(chart, "Omission has most hits.")) == "Omission has most hits."
+    alt = viz.altair()
+    layered = (chart + alt.Chart(df).mark_rule().encode(x="n:Q")).properties(title={"text": "Layered"})
+    assert viz.alt_text(layered) == "Layered. Bar chart of n against category, coloured by category."
+    assert viz.alt_text(alt.hconcat(chart, chart)).startswith("Bar chart of n against category")
+    png = viz.static("png") or _bundle(chart)
+    assert 'alt="Hits per category.' in png["text/html"] and png["text/html"].startswith('<img class="mabpd-chart" src="data:image/png;base64,')
 
 
 def test_png_and_interactive_switches():

@@ -15,6 +15,12 @@ by the first chart a ``viz`` function builds (or by :func:`altair`, :func:`stati
 >>> mk.viz.interactive()                  # opt in: live Vega charts (anywidget, still no CDN)
 >>> mk.viz.static()                       # back to inline SVG (or mk.viz.static("png"))
 
+**Accessible by default**: colours are Okabe-Ito (colour-blind safe, :mod:`~mabpd_kit.viz.colors`)
+and every chart carries alternative text. The offline renderer shows a chart as an ``<img>`` whose
+``alt`` is the chart's Vega-Lite ``description`` (set it with :func:`describe`), else a sentence made
+from its title, mark and axes (:func:`alt_text`); the SVG also gets a ``<title>``. So screen readers
+read the charts of every notebook, and ``nbconvert`` no longer warns "Alternative text is missing".
+
 The span viewer (:mod:`~mabpd_kit.viz.spans`) shows what the agents highlighted, coloured per
 bias category; it is plain HTML and never loads altair:
 
@@ -38,8 +44,10 @@ from mabpd_kit.viz.colors import (
     AGENT_COLORS,
     CATEGORY_COLORS,
     EXTRA_COLORS,
+    OKABE_ITO,
     OTHER_COLOR,
     OUTCOME_COLORS,
+    SERIES_COLORS,
     color_for,
     norm_name,
 )
@@ -54,7 +62,12 @@ __all__ = [
     "AGENT_COLORS",
     "OUTCOME_COLORS",
     "OTHER_COLOR",
+    "OKABE_ITO",
+    "SERIES_COLORS",
     "THEME_NAME",
+    "alt_text",
+    "describe",
+    "figure_html",
     "altair",
     "static",
     "interactive",
@@ -154,8 +167,126 @@ def _enable(name: str) -> None:
     if name == "jupyter":
         alt.renderers.enable("jupyter", offline=True)
     else:
+        # altair's own static renderer, wrapped (once) under its own name to add alt text
+        if name not in _base_renderers:
+            alt.renderers.enable(name)
+            _base_renderers[name] = alt.renderers.get()
+            alt.renderers.register(name, _with_alt_text(_base_renderers[name], name))
         alt.renderers.enable(name)
     _state["renderer"] = name
+
+
+# altair's static renderers before this package wrapped them (so wrapping twice is impossible)
+_base_renderers: dict[str, Any] = {}
+
+
+def _with_alt_text(base: Any, fmt: str) -> Any:
+    def render(spec: dict, **metadata: Any) -> Any:
+        out = base(spec, **metadata)
+        bundle, meta = (out if isinstance(out, tuple) else (out, {}))
+        bundle = dict(bundle)
+        text = alt_text(spec)
+        if "image/svg+xml" in bundle:
+            bundle["image/svg+xml"] = _svg_with_title(bundle["image/svg+xml"], text)
+            bundle["text/html"] = figure_html(bundle["image/svg+xml"], text)
+        elif "image/png" in bundle:
+            import base64
+
+            png = bundle["image/png"]
+            b64 = png if isinstance(png, str) else base64.b64encode(png).decode()
+            bundle["text/html"] = figure_html(b64, text, mime="image/png")
+        bundle["text/plain"] = f"[chart] {text}"
+        return (bundle, meta) if isinstance(out, tuple) else bundle
+
+    return render
+
+
+# --------------------------------------------------------------------------------------------
+# Alternative text: every chart says what it shows
+# --------------------------------------------------------------------------------------------
+
+
+def _title_text(title: Any) -> str:
+    if isinstance(title, dict):
+        title = title.get("text", "")
+    if isinstance(title, (list, tuple)):
+        title = " ".join(str(t) for t in title)
+    return str(title or "").strip()
+
+
+def _channel(enc: dict, name: str) -> str:
+    ch = enc.get(name)
+    if not isinstance(ch, dict):
+        return ""
+    title = ch.get("title")
+    if isinstance(title, str) and title:
+        return title
+    field = ch.get("field") or (ch.get("aggregate") if isinstance(ch.get("aggregate"), str) else "")
+    return str(field).replace("_", " ") if field else ""
+
+
+def _describe_view(spec: dict) -> str:
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        if key in spec:
+            parts = [p for p in (_describe_view(s) for s in spec[key]) if p]
+            parts = list(dict.fromkeys(parts))
+            return "; ".join(parts[:3])
+    if "spec" in spec:  # facet / repeat
+        return _describe_view(spec["spec"])
+    mark = spec.get("mark", "")
+    mark = mark.get("type", "") if isinstance(mark, dict) else mark
+    enc = spec.get("encoding", {}) or {}
+    x, y, colour = _channel(enc, "x"), _channel(enc, "y"), _channel(enc, "color")
+    if mark in ("rule", "text") and not (x and y):
+        return ""
+    kind = {"bar": "bar chart", "line": "line chart", "point": "scatter plot", "circle": "scatter plot",
+            "rect": "heat map", "area": "area chart", "tick": "strip plot", "boxplot": "box plot"}.get(mark, f"{mark} chart")
+    what = f"{kind} of {y} against {x}" if x and y else f"{kind} of {x or y}" if (x or y) else kind
+    return what + (f", coloured by {colour}" if colour else "")
+
+
+def alt_text(spec: dict | Any) -> str:
+    """The alternative text of a chart (a Vega-Lite dict or an altair chart).
+
+    Its ``description`` when set (:func:`describe`), else "<title>. <kind> of <y> against <x>,
+    coloured by <field>" built from the spec, so that even a chart nobody described is not silent.
+    """
+    if not isinstance(spec, dict):
+        spec = spec.to_dict()
+    desc = spec.get("description")
+    if isinstance(desc, str) and desc.strip():
+        return desc.strip()
+    title = _title_text(spec.get("title"))
+    body = _describe_view(spec)
+    body = body[:1].upper() + body[1:] if body else "Chart"
+    return f"{title}. {body}." if title else f"{body}."
+
+
+def describe(chart: Any, text: str) -> Any:
+    """The chart with ``text`` as its alternative text (Vega-Lite ``description``): say what it shows."""
+    return chart.properties(description=text)
+
+
+def _svg_with_title(svg: str, text: str) -> str:
+    """Add ``role="img"``, an ``aria-label`` and a ``<title>`` to an SVG (screen readers, hover)."""
+    import html as _html
+
+    if "<title>" in svg[:2000] or not svg.lstrip().startswith("<svg"):
+        return svg
+    end = svg.index(">") + 1
+    head = svg[: end - 1].rstrip("/")
+    esc = _html.escape(text, quote=True)
+    return f'{head} role="img" aria-label="{esc}"><title>{_html.escape(text)}</title>{svg[end:]}'
+
+
+def figure_html(image: str, text: str, mime: str = "image/svg+xml") -> str:
+    """A chart picture as ``<img alt=...>`` in plain HTML (``image``: SVG text, or base64 for PNG)."""
+    import base64
+    import html as _html
+
+    data = base64.b64encode(image.encode("utf-8")).decode() if mime == "image/svg+xml" else image
+    return (f'<img class="mabpd-chart" src="data:{mime};base64,{data}" alt="{_html.escape(text, quote=True)}" '
+            'style="max-width:100%;height:auto">')
 
 
 def altair() -> ModuleType:
