@@ -195,8 +195,11 @@ def _chunks(it: Iterator[Any], n: int) -> Iterator[list[Any]]:
 def _pool(config: "Config", st: CorpusConfig, todo: Iterator[tuple[Doc, str, str]], n_workers: int,
           finish_line: Any) -> None:
     """Chunks to worker processes, at most ``2 * n_workers`` in flight; results written as they come."""
+    from concurrent.futures.process import BrokenProcessPool
+
     chunks = _chunks(todo, st.chunk_articles)
-    with ProcessPoolExecutor(max_workers=n_workers, initializer=_init_worker, initargs=(config, st)) as ex:
+    ex = ProcessPoolExecutor(max_workers=n_workers, initializer=_init_worker, initargs=(config, st))
+    try:
         pending: set[Future[list[tuple[str, bool, int]]]] = set()
         for chunk in chunks:
             pending.add(ex.submit(_work, chunk))
@@ -206,6 +209,14 @@ def _pool(config: "Config", st: CorpusConfig, todo: Iterator[tuple[Doc, str, str
         while pending:
             ready, pending = wait(pending, return_when=FIRST_COMPLETED)
             _drain(ready, finish_line)
+    except BrokenProcessPool:
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise RuntimeError("a worker process died (out of memory, or killed); every finished article is in the "
+                           "results file: run the same call again to resume") from None
+    except BaseException:  # Ctrl-C in a notebook: drop the queued chunks instead of finishing them
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
 
 
 def _drain(ready: set[Future[list[tuple[str, bool, int]]]], finish_line: Any) -> None:
