@@ -73,3 +73,32 @@ def test_trajectory_chart_marks_each_rounds_probability_source():
     assert "source" in shapes
     rows = _datasets(spec)[0]
     assert {r["source"] for r in rows} == {"simulated", "one_hot"}
+
+
+def test_your_pair_is_drawn_on_top_of_the_marks(cal):
+    spec = tradeoff_chart(cal, current=(-0.6, 0.75), marks={"RADAR run": (-0.6, 0.75)}).to_dict()
+    top = spec["layer"][-1]
+    rows = spec["datasets"][top["data"]["name"]]
+    assert [r["name"] for r in rows] == ["your pair"] and top["mark"]["shape"] == "diamond"
+    assert spec["title"] and "your pair -0.60, 0.75" in spec["description"]
+
+
+def test_changes_frame_names_each_claims_change():
+    from mabpd_kit.radar import RoundState, Trajectory
+    from mabpd_kit.viz.stopping import changes_chart, changes_frame
+
+    def st(r, s, top):
+        return RoundState(round=r, label_probs={"TRUE": top, "HALF-TRUE": (1 - top) / 2, "FALSE": (1 - top) / 2},
+                          p_stop=(1 + s) / 2, p_continue=(1 - s) / 2, source="logprobs")
+
+    logged = Trajectory(id="log", gold="TRUE", rounds=(st(1, 0.5, 0.8),))             # stopped at 1: no round 2
+    full = Trajectory(id="sim", gold="TRUE", rounds=(st(1, 0.5, 0.8), st(2, 0.9, 0.97), st(3, 1.0, 0.99)))
+    ref, strict = DualThreshold(-0.6, 0.75), DualThreshold(-0.6, 0.95)
+    f = changes_frame([logged, full], strict, ref).set_index("id")
+    assert f.loc["log", "change"] == "would go on, log ends" and f.loc["log", "rounds_new"] == 1
+    assert f.loc["sim", "change"] == "stops later" and f.loc["sim", "rounds_new"] == 2
+    assert changes_frame([logged, full], ref, ref).change.eq("unchanged").all()
+    spec = changes_chart(f.reset_index()).to_dict()
+    assert spec["title"].startswith("2 of 2 claims change") and spec["description"]
+    none = changes_chart(changes_frame([full], ref, ref)).to_dict()
+    assert none["title"].startswith("no claim of 1 changes")

@@ -22,16 +22,27 @@ import pandas as pd
 from mabpd_kit.radar.calibrate import CalibrationResult
 from mabpd_kit.radar.stopping import DualThreshold, Trajectory, replay_frame, trajectories_frame
 from mabpd_kit.viz import OUTCOME_COLORS, altair
+from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-__all__ = ["LABEL_COLORS", "grid_heatmap", "opening_margin_chart", "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
+__all__ = ["CHANGE_COLORS", "LABEL_COLORS", "changes_chart", "changes_frame", "grid_heatmap", "opening_margin_chart",
+           "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
 
 #: One colour per veracity label, used by every chart here.
 LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
-_MARK_COLORS = ("#d62728", "#1f1f1f", "#9467bd", "#17becf")
+#: Named threshold pairs, in order: "your pair" first, then the marks (course Okabe-Ito colours).
+_MARK_COLORS = (OKABE_ITO["vermillion"], OKABE_ITO["black"], OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"])
+#: What happened to a claim when the thresholds moved away from the reference pair.
+CHANGE_COLORS: dict[str, str] = {
+    "label changes": OKABE_ITO["vermillion"],
+    "stops earlier": OKABE_ITO["orange"],
+    "stops later": OKABE_ITO["blue"],
+    "would go on, log ends": OKABE_ITO["reddish purple"],
+    "unchanged": OTHER_COLOR,
+}
 
 
 def _label_scale():
@@ -74,7 +85,8 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
             tooltip=["name", "tau_s", "tau_v"],
         ))
     t = title or f"{value} over the threshold grid ({cal.n_claims} claims, {cal.objective})"
-    return alt.layer(*layers).properties(title=t, width=420, height=240)
+    return alt.layer(*layers).properties(title=t, width=420, height=240,
+                                         description=f"{t}: one cell per (tau_s, tau_v) pair, colour = {value}.")
 
 
 def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | None = None,
@@ -82,32 +94,38 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
                    title: str | None = None) -> alt.LayerChart:
     """Quality against mean rounds: every grid pair (grey), the Pareto front (line), named pairs.
 
-    ``current`` is drawn as a large red point labelled "your pair": the live view behind the
-    notebook's sliders.
+    ``current`` is drawn as a large diamond labelled "your pair", *on top of* the named ``marks``
+    (so it stays visible when it replays to the same figures as, say, the logged run's pair): the
+    live view behind the notebook's sliders.
     """
     alt = altair()
 
     grid = cal.grid
     named = dict(marks or {})
-    if current is not None:
-        named = {"your pair": current, **named}
-    base = alt.Chart(grid).mark_circle(size=22, color="#bdbdbd", opacity=0.6).encode(
+    domain = (["your pair"] if current is not None else []) + list(named)
+    color = alt.Color("name:N", scale=alt.Scale(domain=domain, range=list(_MARK_COLORS)[: len(domain)]), title="pair")
+    base = alt.Chart(grid).mark_circle(size=22, color=OTHER_COLOR, opacity=0.5).encode(
         x=alt.X("mean_rounds:Q", title="mean debate rounds", scale=alt.Scale(zero=False)),
         y=alt.Y("quality:Q", title=cal.objective, scale=alt.Scale(zero=False)),
         tooltip=["tau_s", "tau_v", alt.Tooltip("quality:Q", format=".3f"), alt.Tooltip("mean_rounds:Q", format=".2f")],
     )
-    front = alt.Chart(cal.pareto).mark_line(point=True, color="#4c78a8", interpolate="step-after").encode(
+    front = alt.Chart(cal.pareto).mark_line(point=True, color=OKABE_ITO["blue"], interpolate="step-after").encode(
         x="mean_rounds:Q", y="quality:Q", tooltip=["tau_s", "tau_v", "quality", "mean_rounds"],
     )
     layers = [base, front]
+    tip = ["name", "tau_s", "tau_v", "quality", "mean_rounds"]
     if named:
-        mf = _marks_frame(cal, named)
-        enc = dict(x="mean_rounds:Q", y="quality:Q",
-                   color=alt.Color("name:N", scale=alt.Scale(domain=list(named), range=list(_MARK_COLORS)), title="pair"))
-        layers.append(alt.Chart(mf).mark_point(size=180, filled=True, opacity=0.9).encode(
-            **enc, tooltip=["name", "tau_s", "tau_v", "quality", "mean_rounds"]))
+        layers.append(alt.Chart(_marks_frame(cal, named)).mark_point(size=170, filled=False, strokeWidth=2.5).encode(
+            x="mean_rounds:Q", y="quality:Q", color=color, tooltip=tip))
+    if current is not None:
+        layers.append(alt.Chart(_marks_frame(cal, {"your pair": current})).mark_point(
+            shape="diamond", size=150, filled=True, opacity=1, stroke="white", strokeWidth=1).encode(
+            x="mean_rounds:Q", y="quality:Q", color=color, tooltip=tip))
     t = title or f"{cal.objective} vs rounds: all {len(grid)} threshold pairs, Pareto front in blue"
-    return alt.layer(*layers).properties(title=t, width=420, height=240)
+    desc = (f"{t}. Grey dots: every (tau_s, tau_v) pair; blue line: the Pareto front"
+            + (f"; diamond: your pair {current[0]:+.2f}, {current[1]:.2f}" if current is not None else "")
+            + (f"; rings: {', '.join(named)}" if named else "") + ".")
+    return alt.layer(*layers).properties(title=t, width=420, height=240, description=desc)
 
 
 def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> alt.Chart:
@@ -128,9 +146,10 @@ def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: st
         shape=alt.Shape("source:N", title="probability source"),
         tooltip=["id", "gold", "round", alt.Tooltip(f"{value}:Q", format=".3f"), "label", "source"],
     )
-    return alt.layer(line, points, data=df).properties(width=150, height=180).facet(column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS))).properties(
-        title=title or f"{value} per round, one line per claim"
-    )
+    t = title or f"{value} per round, one line per claim"
+    return alt.layer(line, points, data=df).properties(width=150, height=180).facet(
+        column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS))).properties(
+        title=t, description=f"{t}: one panel per gold label, one line per claim, {ylab} against the round.")
 
 
 def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, title: str | None = None) -> alt.Chart:
@@ -144,10 +163,12 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
     return alt.Chart(counts).mark_bar().encode(
         x=alt.X("rounds:O", title="stopped after round"),
         y=alt.Y("claims:Q", title="claims"),
-        color=alt.Color("outcome:N", scale=alt.Scale(domain=["right", "wrong"], range=["#54a24b", "#e45756"])),
+        color=alt.Color("outcome:N", scale=alt.Scale(domain=["right", "wrong"],
+                                                     range=[OUTCOME_COLORS["right"], OUTCOME_COLORS["wrong"]])),
         column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS)),
         tooltip=["gold", "rounds", "outcome", "claims"],
-    ).properties(width=120, height=160, title=title or f"stops at tau_s={rule.tau_s:+.2f}, tau_v={rule.tau_v:.2f}")
+    ).properties(width=120, height=160, title=(t := title or f"stops at tau_s={rule.tau_s:+.2f}, tau_v={rule.tau_v:.2f}"),
+                 description=f"{t}: claims per stop round and gold label, right answers blue, wrong vermillion.")
 
 
 def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
@@ -165,4 +186,57 @@ def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -
         color=alt.Color("gold:N", scale=_label_scale(), legend=None),
         column=alt.Column("run:N", title="logged run (evidence - judge)"),
         tooltip=["run", "gold", alt.Tooltip("mean_s:Q", format=".3f"), "claims"],
-    ).properties(width=110, height=170, title=title or "How much the Judge wants to stop after the opening")
+    ).properties(width=110, height=170, title=(t := title or "How much the Judge wants to stop after the opening"),
+                 description=f"{t}: mean stop margin s after round 1 per gold label, one panel per logged run.")
+
+
+def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: DualThreshold) -> pd.DataFrame:
+    """Per claim, what moving from ``reference`` to ``rule`` changes: stop round and label under each,
+    whether each is right, and ``change`` (label changes / stops earlier / stops later /
+    would go on, log ends / unchanged). "Would go on, log ends": the new rule does not stop where the
+    reference did, but a logged trajectory has no further round, so it stops at the end of the log
+    (``end_of_log``) with the same label - a change the log cannot show."""
+    a, b = replay_frame(trajs, reference), replay_frame(trajs, rule)
+    f = a[["id", "gold", "rounds", "label", "correct"]].merge(
+        b[["id", "rounds", "label", "correct", "stop_reason"]], on="id", suffixes=("_ref", "_new"))
+    kind = pd.Series("unchanged", index=f.index)
+    kind[(f.stop_reason == "end_of_log") & (f.rounds_new == f.rounds_ref)] = "would go on, log ends"
+    kind[f.rounds_new < f.rounds_ref] = "stops earlier"
+    kind[f.rounds_new > f.rounds_ref] = "stops later"
+    kind[f.label_new != f.label_ref] = "label changes"
+    return f.assign(change=kind)
+
+
+def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | None = None) -> alt.LayerChart:
+    """One row per claim whose outcome changed (at most ``max_claims``): its stop round under the
+    reference pair (hollow) and under yours (filled), joined by a line, coloured by the kind of change.
+    With no change at all it says so in the title."""
+    alt = altair()
+
+    order = list(CHANGE_COLORS)
+    moved = changes[changes.change != "unchanged"]
+    changed = moved.assign(_k=moved.change.map(order.index)).sort_values(["_k", "id"], kind="stable").head(max_claims)
+    n_changed = len(moved)
+    t = title or (f"{n_changed} of {len(changes)} claims change against the reference pair"
+                  + (f" (first {max_claims} shown)" if n_changed > max_claims else "") if n_changed
+                  else f"no claim of {len(changes)} changes its stop round or label")
+    rows = []
+    for r in changed.itertuples():
+        rows.append(dict(id=str(r.id), which="reference", round=r.rounds_ref, label=r.label_ref, change=r.change))
+        rows.append(dict(id=str(r.id), which="your pair", round=r.rounds_new, label=r.label_new, change=r.change))
+    df = pd.DataFrame(rows, columns=["id", "which", "round", "label", "change"])
+    color = alt.Color("change:N", scale=alt.Scale(domain=order, range=list(CHANGE_COLORS.values())), title="change")
+    y = alt.Y("id:N", title="claim", sort=list(dict.fromkeys(df["id"])))
+    x = alt.X("round:Q", title="stopped after round (hollow: reference pair, diamond: yours)",
+              scale=alt.Scale(domain=[0.8, 3.2]), axis=alt.Axis(tickMinStep=1))
+    tip = ["id:N", "which:N", "round:Q", "label:N", "change:N"]
+    line = alt.Chart(df).mark_line(strokeWidth=2).encode(x=x, y=y, detail="id:N", color=color)
+    ref = alt.Chart(df[df.which == "reference"]).mark_point(size=80, strokeWidth=2, filled=False, shape="circle").encode(
+        x=x, y=y, color=color, tooltip=tip)
+    yours = alt.Chart(df[df.which == "your pair"]).mark_point(size=110, filled=True, shape="diamond", opacity=1).encode(
+        x=x, y=y, color=color, tooltip=tip)
+    height = max(40, 16 * max(len(changed), 1))
+    return alt.layer(line, ref, yours).properties(
+        width=300, height=height, title=t,
+        description=f"{t}. Each row is a claim: hollow circle = stop round under the reference pair, "
+                    "diamond = under your pair; colour = kind of change.")
