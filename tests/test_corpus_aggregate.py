@@ -120,3 +120,17 @@ def test_adapt_cross_validates_honestly():
     assert adapt(df, settings=CorpusConfig(seed=3, bootstrap_resamples=300)) == a  # seeded
     with pytest.raises(ValueError, match="needs both labels"):
         adapt(df.assign(label=0))
+
+
+def test_compare_rules_reports_each_rule_and_the_nested_choice():
+    from mabpd_kit.corpus import compare_rules
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 300)
+    df = pd.DataFrame({"label": y, "n_biased": np.where(y == 1, rng.normal(15, 3, 300), rng.normal(5, 3, 300)).round(),
+                       "share_biased": rng.random(300), "failed": False})
+    out = compare_rules(df, ("n_biased", "share_biased"), settings=CorpusConfig(bootstrap_resamples=100)).set_index("rule")
+    assert out.loc["n_biased", "cv_accuracy"] > 0.9 and out.loc["share_biased", "cv_accuracy"] < 0.65
+    nested = out.index[-1]
+    assert nested.startswith("nested: ") and nested.count("n_biased>=") == 5  # the informative rule in every fold
+    assert out.loc[nested, "cv_accuracy"] == pytest.approx(out.loc["n_biased", "cv_accuracy"], abs=0.02)

@@ -44,6 +44,7 @@ _FACE = {
     "cliffs_delta": ("mabpd_kit.corpus.groups", "cliffs_delta"),
     "adapt": ("mabpd_kit.corpus.threshold", "adapt"),
     "Adaptation": ("mabpd_kit.corpus.threshold", "Adaptation"),
+    "compare_rules": ("mabpd_kit.corpus.threshold", "compare_rules"),
     "report": ("mabpd_kit.corpus.reporting", "report"),
     "report_html": ("mabpd_kit.corpus.reporting", "report_html"),
 }

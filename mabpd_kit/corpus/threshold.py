@@ -34,7 +34,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Adaptation", "adapt", "best_threshold"]
+__all__ = ["Adaptation", "adapt", "best_threshold", "compare_rules"]
 
 
 class Adaptation(BaseModel):
@@ -171,3 +171,42 @@ def _baselines(df: "pd.DataFrame", y: np.ndarray, fold: np.ndarray, k: int, obj:
             pred[fold == f] = (x[fold == f] >= t).astype(int)
         out.update(length_cv_accuracy=m.accuracy(y, pred), length_cv_macro_f1=m.macro_f1(y, pred))
     return out
+
+
+def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "share_biased", "spans_per_100w"), *,
+                  gold: str = "label", settings: CorpusConfig | None = None) -> "pd.DataFrame":
+    """Each candidate statistic's cross-validated rule (one row each), plus a ``nested`` row: the
+    statistic *and* its threshold chosen on the training folds only, scored on the held-out fold.
+
+    Picking the statistic after looking at every row is itself a choice made on the labels; the
+    nested row is the honest estimate of that whole procedure."""
+    import pandas as pd
+
+    from mabpd_kit import metrics as m
+
+    st = resolve(settings)
+    df = data.to_frame() if hasattr(data, "to_frame") and not hasattr(data, "columns") else data
+    keep = df[gold].notna() & df[list(stats)].notna().all(axis=1)
+    if "failed" in df:
+        keep &= ~df["failed"].astype(bool)
+    df = df[keep]
+    rows = [{"rule": s, **{k: v for k, v in adapt(df, gold=gold, stat=s, settings=st).model_dump().items()
+                           if k in ("threshold", "cv_accuracy", "cv_macro_f1", "cv_precision", "cv_recall")}}
+            for s in stats]
+    y = df[gold].to_numpy(dtype=int)
+    xs = {s: df[s].to_numpy(dtype=float) for s in stats}
+    fold = _folds(y, st.adapt_folds, st.seed)
+    pred = np.empty_like(y)
+    picked = []
+    for f in range(st.adapt_folds):
+        tr, te = fold != f, fold == f
+        cands = [(_score(st.adapt_objective, y[tr], (xs[s][tr] >= (t := best_threshold(xs[s][tr], y[tr],
+                                                                                      st.adapt_objective))).astype(int)),
+                  s, t) for s in stats]
+        _, s, t = max(cands, key=lambda c: c[0])
+        picked.append(f"{s}>={t:g}")
+        pred[te] = (xs[s][te] >= t).astype(int)
+    rows.append({"rule": "nested: " + ", ".join(picked), "threshold": float("nan"),
+                 "cv_accuracy": m.accuracy(y, pred), "cv_macro_f1": m.macro_f1(y, pred),
+                 "cv_precision": m.precision(y, pred), "cv_recall": m.recall(y, pred)})
+    return pd.DataFrame(rows)
