@@ -13,7 +13,7 @@ export MPLBACKEND := Agg
 # Notebooks and tests never talk to a real endpoint unless you say so.
 TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_KEY -u OPENAI_BASE_URL MABPD_OFFLINE=1
 
-.PHONY: help setup demo test test-unit test-notebooks test-sync test-browser test-fast lab bench exercises lexicon clean
+.PHONY: help setup demo test test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises lexicon clean
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
@@ -32,13 +32,13 @@ demo: $(STAMP)
 	@$(BIN)/mabpd demo
 
 test: $(STAMP)
-	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-browser
+	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-install test-browser
 
 test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks
 
 test-unit: $(STAMP)
-	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser" tests
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser" --ignore=tests/test_install.py tests
 
 test-sync: $(STAMP)
 	@$(BIN)/python tools/make_exercises.py --check
@@ -52,6 +52,10 @@ test-notebooks: $(STAMP)
 	@if ls solutions/*.ipynb >/dev/null 2>&1; then \
 	$(TEST_ENV) FAST=1 MABPD_RUN_EXERCISES=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/test_exercises.py -k check_cells; \
 	else echo "no solutions yet"; fi
+
+test-install: $(STAMP)
+	@# the wheel in a fresh venv outside the repo; every notebook copied elsewhere, with and without data
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/test_install.py
 
 test-browser: $(STAMP)
 	@bash tools/ensure_chromium.sh
