@@ -155,10 +155,10 @@ class Corpus:
                 yield Doc(id=f"line{line}", text="", reason=why)
             if chunk is None or not len(chunk):
                 continue
-            if text_col is None:
+            if text_col is None:  # the first chunk decides; later rows without these keys get the defaults
                 text_col = self._text_column(list(chunk.columns))
-            if self.id_col is not None and self.id_col not in chunk.columns:
-                raise CorpusError(f"no id column {self.id_col!r}; columns are {list(chunk.columns)}")
+                if self.id_col is not None and self.id_col not in chunk.columns:
+                    raise CorpusError(f"no id column {self.id_col!r}; columns are {list(chunk.columns)}")
             cols = list(chunk.columns)
             meta_cols = [c for c in cols if c not in (text_col, self.id_col)]
             for rec in chunk.itertuples(index=False, name=None):
