@@ -46,7 +46,7 @@ def test_behaviour_chart_draws_the_summary_with_cis(report):
             assert r["value"] == pytest.approx(s[m]) and r["lo"] == pytest.approx(s[f"{m}_lo"])
     assert len(spec["layer"]) == 2  # bars + CI rules
     colors = spec["layer"][0]["encoding"]["color"]["scale"]
-    assert colors["domain"] == ["vanilla", "anonymised"] and colors["range"] == ["#f58518", "#4c78a8"]
+    assert colors["domain"] == ["vanilla", "anonymised"] and colors["range"] == [vid.CONDITION_COLORS["vanilla"], vid.CONDITION_COLORS["anonymised"]]
 
 
 def test_behaviour_chart_title_counts_unparsed_answers(report):
@@ -82,8 +82,32 @@ def test_ibc_chart_puts_yours_beside_the_paper(report):
 
 def test_recovery_chart_has_one_point_per_seed_and_measure():
     sweep = recovery_sweep(gaps=(0.0, 0.5), seeds=(0, 1), n_questions=80)
-    pts = [r for r in _values(vid.recovery_chart(sweep).to_dict()) if "measure" in r]
+    spec = vid.recovery_chart(sweep).to_dict()
+    pts = [r for r in _values(spec) if "measure" in r]
     assert len(pts) == 2 * 2 * 2
+    scale = spec["layer"][1]["encoding"]["color"]["scale"]
+    # the colours are pinned to the measures (an unpinned scale sorts the names and swaps them)
+    assert dict(zip(scale["domain"], scale["range"])) == vid.RECOVERY_COLORS
+    assert spec["title"] and "recovered gap (vermillion)" in spec["description"]
+
+
+def test_cut_phrase_says_negative_cuts_in_words():
+    assert vid.cut_phrase("subversion", 0.643) == "cuts subversion by 64%"
+    assert vid.cut_phrase("subversion", -1.19) == "raises subversion by 119%"
+    assert vid.cut_phrase("correction", 0.001) == "leaves correction unchanged"
+    assert "undefined" in vid.cut_phrase("correction", float("nan"))
+
+
+def test_explore_fits_a_laptop_screen():
+    import re
+
+    import vl_convert as vlc
+
+    chart, caption = vid.explore(w_self=3.0, w_peer=0.0, n_questions=80)
+    assert "raises subversion by" in caption and "-" not in caption.split("anonymisation")[1]
+    width = float(re.search(r'width="([0-9.]+)"', vlc.vegalite_to_svg(chart.to_dict())).group(1))
+    assert width < 900, f"the panel's chart is {width:.0f} px wide; it must fit beside Jupyter's margins on 1,280 px"
+    assert chart.to_dict()["description"].startswith("Belief simulator")
 
 
 def test_explore_panel_redraws_when_a_slider_moves():

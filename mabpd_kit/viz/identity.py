@@ -28,6 +28,7 @@ from mabpd_kit.identity import (
     simulate,
 )
 from mabpd_kit.viz import altair
+from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -36,6 +37,7 @@ __all__ = [
     "CONDITION_COLORS",
     "accuracy_chart",
     "behaviour_chart",
+    "cut_phrase",
     "explore",
     "ibc_chart",
     "recovery_chart",
@@ -43,14 +45,17 @@ __all__ = [
 ]
 
 #: One colour per debate condition, used by every chart here.
-CONDITION_COLORS: dict[str, str] = {"vanilla": "#f58518", "anonymised": "#4c78a8", "all": "#8c8c8c"}
+CONDITION_COLORS: dict[str, str] = {"vanilla": OKABE_ITO["orange"], "anonymised": OKABE_ITO["blue"], "all": OTHER_COLOR}
+#: "yours" against "paper" (ibc_chart), and the two measures of recovery_chart.
+YOURS_COLOR, PAPER_COLOR = OKABE_ITO["vermillion"], "#bab0ac"
+RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["vermillion"], "IBC (all rounds)": OKABE_ITO["blue"]}
 
 
 def _condition_color(values: Sequence[str], title: str = "condition"):
     alt = altair()
 
     domain = [v for v in CONDITION_COLORS if v in set(values)] + sorted(set(values) - set(CONDITION_COLORS))
-    rng = [CONDITION_COLORS.get(v, "#8c8c8c") for v in domain]
+    rng = [CONDITION_COLORS.get(v, OTHER_COLOR) for v in domain]
     return alt.Color("condition:N", scale=alt.Scale(domain=domain, range=rng), title=title)
 
 
@@ -103,7 +108,9 @@ def _bars_with_cis(df: pd.DataFrame, *, x: str, order: list[str], y: str, y_titl
     layers = [bars]
     if df["lo"].notna().any():
         layers.append(base.mark_rule(color="black").encode(y="lo:Q", y2="hi:Q"))
-    return alt.layer(*layers).properties(title=title, width=width, height=220)
+    desc = (f"{title}: {y_title} per {x} ({', '.join(order)}), one bar per condition"
+            + (", with 95% confidence intervals" if df["lo"].notna().any() else "") + ".")
+    return alt.layer(*layers).properties(title=title, width=width, height=220, description=desc)
 
 
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
@@ -125,7 +132,8 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") 
             strokeDash=alt.StrokeDash("kind:N", title=None),
             tooltip=["condition", "round", "kind", alt.Tooltip("accuracy:Q", format=".3f")],
         )
-        .properties(title=title, width=260, height=220)
+        .properties(title=title, width=260, height=220,
+                    description=f"{title}: majority-vote (solid) and single-agent (dashed) accuracy per round and condition.")
     )
 
 
@@ -146,14 +154,16 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
     base = alt.Chart(df).encode(y=alt.Y("label:N", sort=None, title=None))
     bars = base.mark_bar().encode(
         x=alt.X("ibc:Q", title="IBC = Delta(vanilla) - Delta(anonymised)"),
-        color=alt.Color("source:N", scale=alt.Scale(domain=["paper", "yours"], range=["#bab0ac", "#e45756"]), title=None),
+        color=alt.Color("source:N", scale=alt.Scale(domain=["paper", "yours"], range=[PAPER_COLOR, YOURS_COLOR]), title=None),
         tooltip=["label", "source", alt.Tooltip("ibc:Q", format="+.3f")],
     )
     zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="black").encode(x="x:Q")
     layers = [bars, zero]
     if df["lo"].notna().any():
         layers.append(base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"))
-    return alt.layer(*layers).properties(title=title, width=360, height=alt.Step(18))
+    desc = f"{title}: IBC per model and dataset, the paper's in grey, yours highlighted" + (
+        f" ({', '.join(f'{r.label} {r.ibc:+.3f}' for r in df[df.source == 'yours'].itertuples())})" if extra else "") + "."
+    return alt.layer(*layers).properties(title=title, width=360, height=alt.Step(18), description=desc)
 
 
 def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recover the planted bias?") -> alt.Chart:
@@ -171,10 +181,14 @@ def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recove
     pts = alt.Chart(df).mark_circle(size=60, opacity=0.8).encode(
         x=alt.X("gap:Q", title="planted w_peer - w_self"),
         y=alt.Y("value:Q", title="measured"),
-        color=alt.Color("measure:N", title=None, scale=alt.Scale(range=["#e45756", "#4c78a8"])),
+        color=alt.Color("measure:N", title=None,
+                        scale=alt.Scale(domain=list(RECOVERY_COLORS), range=list(RECOVERY_COLORS.values()))),
         tooltip=["gap", "seed", "measure", alt.Tooltip("value:Q", format="+.3f")],
     )
-    return alt.layer(diag, pts).properties(title=title, width=320, height=260)
+    return alt.layer(diag, pts).properties(
+        title=title, width=320, height=260,
+        description=f"{title}: planted w_peer - w_self against the recovered gap (vermillion) and the all-round IBC "
+                    "(blue), one point per seed; dashed line y = x is perfect recovery.")
 
 
 def explore(
@@ -198,13 +212,23 @@ def explore(
     logs = simulate(spec, n_questions=n_questions, seed=seed)
     rep = identity_report(logs, ci=False)
     assert rep.ibc is not None
-    chart = alt.hconcat(
-        behaviour_chart(rep.summary, title="Conformity / obstinacy / Delta"),
-        ibc_chart({"simulator (yours)": rep.ibc}),
-    ).resolve_scale(color="independent")
+    chart = alt.hconcat(   # about 800 px wide with the legends below: fits a 1,280 px screen beside Jupyter's margins
+        behaviour_chart(rep.summary, title="Conformity / obstinacy / Delta").properties(width=230),
+        ibc_chart({"simulator (yours)": rep.ibc}).properties(width=220),
+    ).resolve_scale(color="independent").configure_legend(orient="bottom", direction="horizontal")
     caption = (
         f"planted w_peer - w_self = {w_peer - w_self:+.2f} -> IBC {rep.ibc.estimate:+.3f}, "
-        f"recovered gap {recovered_gap(logs, spec):+.2f}; anonymisation cuts subversion "
-        f"{rep.cuts['subversion_cut']:.0%}, correction {rep.cuts['correction_cut']:.0%} (simulator, offline)"
+        f"recovered gap {recovered_gap(logs, spec):+.2f}; anonymisation {cut_phrase('subversion', rep.cuts['subversion_cut'])}, "
+        f"{cut_phrase('correction', rep.cuts['correction_cut'])} (simulator, offline)"
     )
-    return chart, caption
+    return chart.properties(description=f"Belief simulator at w_self={w_self}, w_peer={w_peer}: {caption}"), caption
+
+
+def cut_phrase(event: str, cut: float) -> str:
+    """A relative cut in words: 'cuts subversion by 64%', 'raises subversion by 119%' (a negative cut),
+    'leaves subversion unchanged' (under half a per cent), 'leaves subversion undefined' (NaN)."""
+    if cut != cut:
+        return f"leaves {event} undefined (no exposures)"
+    if abs(cut) < 0.005:
+        return f"leaves {event} unchanged"
+    return f"{'cuts' if cut > 0 else 'raises'} {event} by {abs(cut):.0%}"
