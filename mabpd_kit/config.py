@@ -151,9 +151,14 @@ class LLMConfig(_Frozen):
     repair_retries: int = 1
     item_deadline_s: float | None = Field(300.0, gt=0, description="one item's wall-clock budget (all its calls); past it the item fails with that reason")
     probe_ttl_h: float = Field(24.0, gt=0, description="hours a stored capability probe result stays valid")
-    prices_per_mtok: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, description="model -> (USD per 1M prompt tokens, per 1M completion tokens)"
+    prices_per_mtok: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
+        default_factory=dict,
+        description="model -> (USD per 1M prompt tokens, per 1M completion tokens[, per 1M cached prompt tokens])",
     )
+    batch_discount: float = Field(0.5, ge=0, lt=1, description="share of the price the Batch API takes off (OpenAI: 50%)")
+    batch_poll_s: float = Field(30.0, gt=0, description="seconds between two looks at a submitted batch")
+    batch_window: str = Field("24h", description="the Batch API completion window")
+    strict_schemas: bool = Field(True, description="send strict json_schema (all fields required, no extra keys) where accepted")
 
 
 class RadarConfig(_Frozen):

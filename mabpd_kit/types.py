@@ -39,6 +39,7 @@ class Usage(FrozenModel):
     completion_tokens: int = 0
     latency_s: float = 0.0
     repaired_calls: int = Field(0, description="structured calls that needed the repair retry")
+    cached_tokens: int = Field(0, description="prompt tokens the server served from its prefix cache")
 
     def __add__(self, other: "Usage") -> "Usage":
         if not isinstance(other, Usage):
@@ -46,7 +47,8 @@ class Usage(FrozenModel):
         return Usage(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
                      completion_tokens=self.completion_tokens + other.completion_tokens,
                      latency_s=self.latency_s + other.latency_s,
-                     repaired_calls=self.repaired_calls + other.repaired_calls)
+                     repaired_calls=self.repaired_calls + other.repaired_calls,
+                     cached_tokens=self.cached_tokens + other.cached_tokens)
 
     def __radd__(self, other: Any) -> "Usage":  # sum() starts from 0
         return self if other == 0 else self.__add__(other)
@@ -66,12 +68,15 @@ class Usage(FrozenModel):
         cs = list(completions)
         return cls(calls=len(cs), prompt_tokens=sum(c.prompt_tokens or 0 for c in cs),
                    completion_tokens=sum(c.completion_tokens or 0 for c in cs),
-                   latency_s=sum(c.latency_s or 0.0 for c in cs), repaired_calls=int(bool(repaired and cs)))
+                   latency_s=sum(c.latency_s or 0.0 for c in cs), repaired_calls=int(bool(repaired and cs)),
+                   cached_tokens=sum(getattr(c, "cached_tokens", 0) or 0 for c in cs))
 
     def row(self) -> dict[str, float]:
-        """Flat columns for a results frame: calls, prompt_tokens, completion_tokens, call_latency_s, repaired_calls."""
+        """Flat columns for a results frame: calls, prompt_tokens, completion_tokens, call_latency_s, repaired_calls,
+        cached_tokens."""
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "call_latency_s": self.latency_s, "repaired_calls": self.repaired_calls}
+                "call_latency_s": self.latency_s, "repaired_calls": self.repaired_calls,
+                "cached_tokens": self.cached_tokens}
 
 
 class Span(BaseModel):

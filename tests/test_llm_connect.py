@@ -77,7 +77,8 @@ def test_offline_default_prints_one_line(capsys):
         llm.chat("hello")
     with pytest.raises(OfflineError):
         llm.structured("hello", dict)  # type: ignore[arg-type]
-    assert llm.capabilities().model_dump() == dict.fromkeys(["json_schema", "json_object", "logprobs", "top_logprobs"], False)
+    assert llm.capabilities().model_dump() == dict.fromkeys(
+        ["json_schema", "json_object", "logprobs", "top_logprobs", "strict_json_schema"], False)
     assert connect(quiet=True) and capsys.readouterr().out == ""
 
 

@@ -13,7 +13,7 @@ from mabpd_kit.config import Config
 from mabpd_kit.llm import EndpointError, ResponseCache, connect, registry
 from mabpd_kit.testing import Reply
 
-ALL_YES = {"json_schema": True, "json_object": True, "logprobs": True, "top_logprobs": True}
+ALL_YES = {"json_schema": True, "json_object": True, "logprobs": True, "top_logprobs": True, "strict_json_schema": True}
 
 
 def healthy(r: dict) -> str:
@@ -48,7 +48,7 @@ def test_garbled_replies_are_not_stored_and_a_healthy_server_is_probed_again(fak
     srv = fake_server(lambda r: garbled if r.get("response_format") else "hi")
     caps = _llm(srv, tmp_path).capabilities()
     assert not caps.json_schema and not caps.json_object  # this process only
-    assert registry.undecided(registry.endpoint_key(srv.base_url, "fake")) == ("json_schema", "json_object")
+    assert registry.undecided(registry.endpoint_key(srv.base_url, "fake")) == ("json_schema", "json_object", "strict_json_schema")
     assert _stored(srv, tmp_path) is None
     registry.forget()  # a later process, the burst over
     srv.script = healthy
@@ -67,8 +67,8 @@ def test_probe_answers_never_come_from_the_response_cache(fake_server, tmp_path)
 
 def test_a_clear_refusal_is_stored_but_a_400_about_something_else_a_5xx_or_a_timeout_is_not(fake_server, tmp_path):
     srv = fake_server(healthy, supports_json_schema=False)  # 400 "response_format json_schema is not supported"
-    assert _llm(srv, tmp_path).capabilities().model_dump() == {**ALL_YES, "json_schema": False}
-    assert _stored(srv, tmp_path) == {**ALL_YES, "json_schema": False}
+    assert _llm(srv, tmp_path).capabilities().model_dump() == {**ALL_YES, "json_schema": False, "strict_json_schema": False}
+    assert _stored(srv, tmp_path) == {**ALL_YES, "json_schema": False, "strict_json_schema": False}
 
     other = fake_server(lambda r: Reply(status=400, error="context length exceeded") if r.get("response_format") else "hi")
     assert not _llm(other, tmp_path).capabilities().json_schema
@@ -113,3 +113,13 @@ def test_doctor_shows_unsettled_features_as_unknown(fake_server, tmp_path, monke
     text = "\n".join(report(_args("--base-url", srv.base_url, "--model", "fake"))[0])
     assert "json_schema=?" in text and "json_object=?" in text and "not stored" in text
     assert _stored(srv, tmp_path) is None
+
+
+def test_strict_is_probed_first_and_a_server_refusing_it_still_gets_json_schema(fake_server, tmp_path):
+    srv = fake_server(healthy, supports_strict=False)
+    caps = _llm(srv, tmp_path).capabilities()
+    assert caps.json_schema and not caps.strict_json_schema
+    sent = [r["response_format"]["json_schema"]["strict"] for r in srv.requests
+            if (r.get("response_format") or {}).get("type") == "json_schema"]
+    assert sent == [True, False]
+    assert _stored(srv, tmp_path) == {**ALL_YES, "strict_json_schema": False}

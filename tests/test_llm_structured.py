@@ -124,7 +124,8 @@ def test_capabilities_probe_is_cached_and_used(fake_server, tmp_path):
     srv = fake_server(script, supports_json_schema=False, supports_top_logprobs=False)  # a clear 400 for json_schema
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto")
     caps = llm.capabilities()
-    assert caps.model_dump() == {"json_schema": False, "json_object": True, "logprobs": True, "top_logprobs": False}
+    assert caps.model_dump() == {"json_schema": False, "json_object": True, "logprobs": True, "top_logprobs": False,
+                                 "strict_json_schema": False}
     n = srv.calls
     from mabpd_kit.llm import registry
 

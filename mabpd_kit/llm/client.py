@@ -115,7 +115,7 @@ class LLM:
         self.preset = preset
         self.key_env = key_env  # where the key came from (named in 401/403 messages), never the key
         self.cache_mode = resolve_mode(self.config.cache_mode, cache_mode)
-        self.usage = CallLog(prices_per_mtok=dict(self.config.prices_per_mtok))
+        self.usage = CallLog(prices_per_mtok=dict(self.config.prices_per_mtok), batch_discount=self.config.batch_discount)
         self._key = _Secret(api_key or "")
         self._cache: ResponseCache | None = None
         if not offline and self.cache_mode != "off":
@@ -368,6 +368,11 @@ class LLM:
             modes.append(m)
         return modes
 
+    def _strict(self, model: str) -> bool:
+        """Send strict json_schema: configured, and the probe found the endpoint accepts it."""
+        caps = registry.capabilities(registry.endpoint_key(self.endpoint, model))
+        return bool(self.config.strict_schemas and caps is not None and caps.strict_json_schema)
+
     async def _structured(
         self,
         messages: Any,
@@ -385,7 +390,7 @@ class LLM:
         refused: list[str] = []  # modes refused with a 4xx during this call
         for mode in self._modes(model):
             msgs = base if mode == "json_schema" else [{"role": "system", "content": so.schema_instruction(schema)}, *base]
-            fmt = so.response_format(schema, mode)
+            fmt = so.response_format(schema, mode, strict=mode == "json_schema" and self._strict(model))
             repaired = False
             chain: list[tuple[dict[str, Any], Completion]] = []  # this mode's requests and answers
             try:

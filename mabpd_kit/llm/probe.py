@@ -5,7 +5,9 @@ Servers differ, and many silently ignore request fields they do not know: ask fo
 three tiny requests (never answered from, nor written to, the response cache) and looks at the answers:
 
 - ``json_schema``: a schema requiring a key the prompt never mentions (``probe_token``). Only
-  a server that really constrains output to the schema produces it.
+  a server that really constrains output to the schema produces it. It is asked first with
+  ``strict: true`` (the strict-compatible schema): a server that produces the key that way supports
+  ``strict_json_schema`` too; one that refuses strict is asked again without it.
 - ``json_object``: does the server accept ``{"type": "json_object"}`` and answer with a JSON object?
 - ``logprobs`` / ``top_logprobs``: are per-token log-probabilities (and alternatives) returned?
 
@@ -36,9 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FEATURES", "probe"]
 
-FEATURES = ("json_schema", "json_object", "logprobs", "top_logprobs")
+FEATURES = ("json_schema", "json_object", "logprobs", "top_logprobs", "strict_json_schema")
 _NAMES = {  # words a server's refusal names for each probed request field
-    "json_schema": ("response_format", "json_schema", "schema", "structured"),
+    "json_schema": ("response_format", "json_schema", "schema", "structured", "strict"),
     "json_object": ("response_format", "json_object", "json"),
     "logprobs": ("logprobs", "logprob", "top_logprobs"),
 }
@@ -85,13 +87,18 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
 
     decided: dict[str, bool] = {}  # feature -> value, for the features the answers settle
     msgs = [{"role": "user", "content": "Say hello in one word."}]
-    fmt = so.response_format(_ProbeAnswer, "json_schema")
-    comp, refused = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe",
-                                         cache=False), "json_schema")
-    if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
-        decided["json_schema"] = True
-    elif refused:
-        decided["json_schema"] = False
+    for strict in (True, False):
+        fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict)
+        comp, refused = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe",
+                                             cache=False), "json_schema")
+        if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
+            decided["json_schema"] = True
+            decided["strict_json_schema"] = strict
+            break
+        if not refused:  # an answer that says nothing: undecided, no second try
+            break
+        if not strict:
+            decided["json_schema"] = decided["strict_json_schema"] = False
 
     msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
     comp, refused = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format={"type": "json_object"},

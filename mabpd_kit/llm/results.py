@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob", "completion_from_json"]
+__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob", "cached_tokens", "completion_from_json"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -33,7 +33,10 @@ class Completion(BaseModel):
 
     ``cached`` is True when the answer came from the record/replay cache (no call was made;
     tokens and latency are those of the original call). ``tag`` is the caller's label (e.g.
-    ``"bias-agent"``) used in usage tables. ``refusal`` is the server's refusal message when the
+    ``"bias-agent"``) used in usage tables. ``cached_tokens`` are the prompt tokens the *server*
+    served from its prefix cache (``usage.prompt_tokens_details.cached_tokens``; billed at the
+    cached-input price), unrelated to ``cached``. ``batch`` marks an answer that came back through
+    the Batch API (:mod:`mabpd_kit.llm.batch`; billed at the batch discount). ``refusal`` is the server's refusal message when the
     model declined to answer (OpenAI's ``message.refusal``); such replies are never cached.
     """
 
@@ -43,8 +46,10 @@ class Completion(BaseModel):
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    batch: bool = False
     logprobs: list[TokenLogprob] | None = None
     tag: str = ""
     refusal: str | None = None
@@ -74,11 +79,27 @@ def completion_from_json(data: Any, model: str, latency: float, tag: str) -> Com
         finish_reason=choice.get("finish_reason"),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=cached_tokens(usage),
         latency_s=latency,
         logprobs=logprobs,
         tag=tag,
         refusal=str(message["refusal"]) if message.get("refusal") else None,
     )
+
+
+def cached_tokens(usage: Any) -> int:
+    """Prompt tokens a server served from its prefix cache: OpenAI, vLLM and llama.cpp report
+    ``prompt_tokens_details.cached_tokens``, DeepSeek ``prompt_cache_hit_tokens``; 0 when absent."""
+    if not isinstance(usage, dict):
+        return 0
+    details = usage.get("prompt_tokens_details") or {}
+    n = details.get("cached_tokens") if isinstance(details, dict) else None
+    if n is None:
+        n = usage.get("prompt_cache_hit_tokens")
+    try:
+        return max(int(n or 0), 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 class Structured(BaseModel, Generic[T]):
@@ -117,6 +138,7 @@ class Capabilities(BaseModel):
     json_object: bool = False
     logprobs: bool = False
     top_logprobs: bool = False
+    strict_json_schema: bool = Field(False, description="json_schema with strict: true (all fields required, no extra keys)")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["MODES", "close_truncated", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
+__all__ = ["MODES", "UNSUPPORTED_STRICT", "strict_schema", "close_truncated", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
 
 MODES: tuple[str, ...] = ("json_schema", "json_object", "text")
 
@@ -32,11 +32,48 @@ def _schema(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
-def response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
-    """The ``response_format`` request field for a mode (``None`` for ``text``)."""
+#: keywords OpenAI's strict mode rejects (and constrained decoders often ignore): dropped from strict schemas
+UNSUPPORTED_STRICT = frozenset({
+    "default", "title", "examples", "minLength", "maxLength", "patternProperties", "unevaluatedProperties",
+    "propertyNames", "minProperties", "maxProperties", "unevaluatedItems", "contains", "minContains",
+    "maxContains", "uniqueItems", "const", "discriminator",
+})
+
+
+def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """A strict-compatible JSON schema of a pydantic model (OpenAI's ``strict: true`` subset, which
+    vLLM, SGLang and llama.cpp grammars accept too): every object lists all its properties as
+    required and sets ``additionalProperties: false``; defaults and unsupported keywords are dropped
+    (a field whose default is ``None`` is already nullable: ``anyOf [..., null]``). A reply valid
+    under it validates against the model (every field present, in declaration order: reasoning
+    first where the model declares it first)."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if k in ("properties", "$defs"):  # maps of names (a property may be called "title")
+                out[k] = {name: walk(sub) for name, sub in v.items()}
+            elif k not in UNSUPPORTED_STRICT:
+                out[k] = walk(v)
+        if out.get("type") == "object" or "properties" in out:
+            out["required"] = list(out.get("properties", {}))
+            out["additionalProperties"] = False
+        return out
+
+    return walk(schema.model_json_schema())
+
+
+def response_format(schema: type[BaseModel], mode: str, *, strict: bool = False) -> dict[str, Any] | None:
+    """The ``response_format`` request field for a mode (``None`` for ``text``); ``strict`` sends the
+    strict-compatible schema (:func:`strict_schema`) with ``"strict": true``."""
     if mode == "json_schema":
         name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": _schema(schema), "strict": False}}
+        body = strict_schema(schema) if strict else _schema(schema)
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": body, "strict": strict}}
     if mode == "json_object":
         return {"type": "json_object"}
     return None

@@ -7,7 +7,10 @@ as ``calls``. Per-item usage is not kept here: it is the one additive record
 ``Usage.of(completions)``.
 
 Cost is an *estimate* from ``config.llm.prices_per_mtok``: ``{"model": (usd_per_1M_prompt,
-usd_per_1M_completion)}``. Models missing from the table cost 0 (local models are free).
+usd_per_1M_completion)}`` or ``(prompt, completion, cached_prompt)``: prompt tokens the server
+served from its prefix cache (``Completion.cached_tokens``) cost the third price (without it, the
+prompt price). Answers that came back through the Batch API cost ``1 - config.llm.batch_discount``
+of that. Models missing from the table cost 0 (local models are free).
 """
 
 from __future__ import annotations
@@ -52,9 +55,12 @@ def collect() -> Iterator[list[Completion]]:
         _COLLECTOR.reset(token)
 
 
-def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, float]]) -> float:
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, ...]],
+                  *, cached_tokens: int = 0, batch_discount: float = 0.0) -> float:
     """USD for one call from a price table in USD per million tokens (0 when unknown).
 
+    ``cached_tokens`` (part of ``prompt_tokens``) cost the table's third price when it has one;
+    ``batch_discount`` (e.g. 0.5 for the Batch API) comes off the whole call.
     Servers often answer with a dated model name (``gpt-4o-mini-2024-07-18``); when the exact
     name is not in the table, the longest table entry that prefixes it is used."""
     price = prices.get(model)
@@ -63,7 +69,10 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices
         if not prefixes:
             return 0.0
         price = prices[max(prefixes, key=len)]
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    cached = min(max(cached_tokens, 0), prompt_tokens)
+    cached_price = price[2] if len(price) > 2 else price[0]
+    usd = ((prompt_tokens - cached) * price[0] + cached * cached_price + completion_tokens * price[1]) / 1_000_000
+    return usd * (1.0 - batch_discount)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,8 @@ class UsageRecord:
     latency_s: float
     cached: bool
     cost_usd: float
+    cached_tokens: int = 0
+    batch: bool = False
 
 
 @dataclass
@@ -85,19 +96,23 @@ class CallLog:
     call latency, not wall time), ``.cost_usd``, ``.cached_calls``; ``usage.to_frame()`` has one
     row per call; ``usage.by_tag()`` groups by caller label."""
 
-    prices_per_mtok: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    prices_per_mtok: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     records: list[UsageRecord] = field(default_factory=list)
+    batch_discount: float = 0.5
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
 
     def add(self, completion: Completion) -> None:
+        batch = bool(getattr(completion, "batch", False))
         cost = 0.0 if completion.cached else estimate_cost(
-            completion.model, completion.prompt_tokens, completion.completion_tokens, self.prices_per_mtok
+            completion.model, completion.prompt_tokens, completion.completion_tokens, self.prices_per_mtok,
+            cached_tokens=completion.cached_tokens, batch_discount=self.batch_discount if batch else 0.0,
         )
         rec = UsageRecord(
             completion.tag, completion.model, completion.prompt_tokens, completion.completion_tokens,
             0.0 if completion.cached else completion.latency_s, completion.cached, cost,
+            completion.cached_tokens, batch,
         )
         with self._lock:
             self.records.append(rec)
@@ -116,6 +131,11 @@ class CallLog:
     @property
     def calls(self) -> int:
         return self.total().calls
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens the server served from its prefix cache (billed at the cached price)."""
+        return self.total().cached_tokens
 
     @property
     def cached_calls(self) -> int:
@@ -147,19 +167,20 @@ class CallLog:
 
         with self._lock:
             rows = [r.__dict__ for r in self.records]
-        cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd"]
+        cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd",
+                "cached_tokens", "batch"]
         return pd.DataFrame(rows, columns=cols)
 
     def by_tag(self) -> pd.DataFrame:
         df = self.to_frame()
         df["calls"] = ~df["cached"]
         return df.groupby("tag", as_index=False)[
-            ["calls", "prompt_tokens", "completion_tokens", "latency_s", "cost_usd"]
+            ["calls", "prompt_tokens", "completion_tokens", "cached_tokens", "latency_s", "cost_usd"]
         ].sum()
 
     def __repr__(self) -> str:
         return (
             f"CallLog(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
-            f"completion_tokens={self.completion_tokens}, latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})"
+            f"completion_tokens={self.completion_tokens}, cached_tokens={self.cached_tokens}, latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})"
         )
 

@@ -212,14 +212,15 @@ def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
 
 
 class JudgeProbabilities(BaseModel):
-    """The Judge's stated probabilities (``structured`` source)."""
+    """The Judge's stated probabilities (``structured`` source): the reasoning first, then the
+    numbers (the order the prompt asks for and a constrained decoder follows; any order parses)."""
 
+    reason: str = Field("", description="one or two sentences of reasoning, written before the probabilities")
     p_true: float = Field(ge=0, le=1)
     p_half_true: float = Field(ge=0, le=1)
     p_false: float = Field(ge=0, le=1)
     p_stop: float = Field(ge=0, le=1)
     p_continue: float = Field(ge=0, le=1)
-    reason: str = ""
 
 
 class LLMJudge:

@@ -15,6 +15,10 @@ Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.
 limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
 ``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer),
 ``refusal="I can't help"`` (the model declines).
+Prefix cache: ``FakeLLMServer(prefix_block=128, prefix_min_tokens=1024)`` (or ``srv.prefix_cache(...)``)
+emulates a server's prompt cache (:mod:`mabpd_kit.testing.prefix`): the longest prefix a request
+shares with an earlier one, in blocks, is reported as ``usage.prompt_tokens_details.cached_tokens``,
+and prompt tokens are then counted as words and punctuation of the serialised prompt.
 The server counts what it saw: ``srv.requests`` (bodies), ``srv.headers``, ``srv.calls`` and ``srv.max_in_flight``
 (the most requests it was answering at the same moment, which is how tests check a client's
 concurrency limit from the outside).
@@ -30,6 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .prefix import PrefixCache
+from .strict import strict_problems
+from .prefix import prompt_tokens as prompt_tokens_of
 
 __all__ = ["FakeLLMServer", "Reply", "Script"]
 
@@ -51,6 +59,8 @@ class Reply:
         prompt_tokens / completion_tokens: usage to report; ``None`` counts whitespace words.
         error: message for error statuses.
         refusal: the model declines (OpenAI's ``message.refusal``; ``content`` is then null).
+        cached_tokens: ``usage.prompt_tokens_details.cached_tokens`` to report (``None``: the
+            server's prefix-cache emulation decides, or the field is left out when it is off).
     """
 
     content: str | None = None
@@ -65,6 +75,7 @@ class Reply:
     completion_tokens: int | None = None
     error: str = "scripted error"
     refusal: str | None = None
+    cached_tokens: int | None = None
 
 
 Script = Callable[[dict[str, Any]], "str | dict[str, Any] | Reply"]
@@ -158,6 +169,15 @@ class _Handler(BaseHTTPRequestHandler):
         if fmt == "json_schema" and not owner.supports_json_schema:
             self._error(400, "response_format json_schema is not supported by this server")
             return
+        strict = bool(((request.get("response_format") or {}).get("json_schema") or {}).get("strict"))
+        if fmt == "json_schema" and strict:
+            if not owner.supports_strict:
+                self._error(400, "response_format json_schema with strict: true is not supported by this server")
+                return
+            problems = strict_problems((request["response_format"]["json_schema"]).get("schema") or {})
+            if problems:  # what OpenAI answers to a schema outside its strict subset
+                self._error(400, "Invalid schema for response_format: " + "; ".join(problems[:5]))
+                return
         if fmt == "json_object" and not owner.supports_json_object:
             self._error(400, "response_format json_object is not supported by this server")
             return
@@ -186,8 +206,16 @@ class _Handler(BaseHTTPRequestHandler):
         if request.get("logprobs") and owner.supports_logprobs:
             top_k = int(request.get("top_logprobs") or 0) if owner.supports_top_logprobs else 0
             logprobs = {"content": reply.logprobs if reply.logprobs is not None else synth_logprobs(content, top_k)}
-        prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+        cached = None
+        if owner.prefix_block:
+            tokens = prompt_tokens_of(request, schema_first=owner.prefix_schema_first)
+            cached = owner._prefix().add(tokens)[1]
+            prompt_words = len(tokens)
+        else:
+            prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_words
+        if reply.cached_tokens is not None:
+            cached = reply.cached_tokens
         completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _words(content)
         message = {"role": "assistant", "content": content}
         if reply.refusal is not None:
@@ -197,17 +225,20 @@ class _Handler(BaseHTTPRequestHandler):
             "finish_reason": reply.finish_reason,
             "logprobs": logprobs,
         }
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens * n,
+            "total_tokens": prompt_tokens + completion_tokens * n,
+        }
+        if cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
         return {
             "id": f"chatcmpl-fake-{owner.calls}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model") or owner.models[0],
             "choices": [{**choice, "index": i} for i in range(n)],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens * n,
-                "total_tokens": prompt_tokens + completion_tokens * n,
-            },
+            "usage": usage,
         }
 
 
@@ -222,9 +253,15 @@ class FakeLLMServer:
         models: ids listed by ``GET /v1/models``.
         supports_json_schema / supports_json_object: when False, requests using that
             ``response_format`` get a 400 error, as from a server without the feature.
+        supports_strict: when False, ``strict: true`` json_schema requests get a 400; when True, a
+            strict schema outside OpenAI's subset gets the 400 OpenAI gives (:mod:`.strict`).
         supports_logprobs / supports_top_logprobs: when False, the fields are *silently dropped*
             (what many servers do, and why :func:`mabpd_kit.llm.LLM.capabilities` probes).
         hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
+        prefix_block / prefix_min_tokens / prefix_schema_first: emulate a prefix cache (0: off):
+            cached tokens are the shared prefix rounded down to ``prefix_block`` tokens, 0 below
+            ``prefix_min_tokens`` (OpenAI: 128 and 1,024; vLLM: 16 and 0); with
+            ``prefix_schema_first`` the json_schema counts before the messages, as at OpenAI.
 
     Use as a context manager (``with FakeLLMServer(...) as srv``) or call :meth:`start` and
     :meth:`stop`; it also stops at interpreter exit because its threads are daemons.
@@ -235,9 +272,13 @@ class FakeLLMServer:
     models: list[str] = field(default_factory=lambda: ["fake"])
     supports_json_schema: bool = True
     supports_json_object: bool = True
+    supports_strict: bool = True
     supports_logprobs: bool = True
     supports_top_logprobs: bool = True
     hang_limit_s: float = 30.0
+    prefix_block: int = 0
+    prefix_min_tokens: int = 0
+    prefix_schema_first: bool = False
 
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     headers: list[dict[str, str]] = field(default_factory=list, init=False)
@@ -254,6 +295,20 @@ class FakeLLMServer:
         self._thread: threading.Thread | None = None
         self._port: int | None = None
         self._token = f"fake-{uuid.uuid4().hex[:8]}"
+        self._prefix_cache: PrefixCache | None = None
+
+    def prefix_cache(self, *, block: int = 128, min_tokens: int = 1024, schema_first: bool = False) -> FakeLLMServer:
+        """Turn on (or reset) the prefix-cache emulation; returns the server."""
+        self.prefix_block, self.prefix_min_tokens, self.prefix_schema_first = block, min_tokens, schema_first
+        with self._lock:
+            self._prefix_cache = None
+        return self
+
+    def _prefix(self) -> PrefixCache:
+        with self._lock:
+            if self._prefix_cache is None:
+                self._prefix_cache = PrefixCache(block=self.prefix_block, min_tokens=self.prefix_min_tokens)
+            return self._prefix_cache
 
     # -- counting (called by handler threads) ----------------------------------
     def _enter(self, request: dict[str, Any], headers: dict[str, str]) -> None:
