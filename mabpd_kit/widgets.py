@@ -247,3 +247,28 @@ def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
     return ParameterPanel(view, {"hallucination": (0.0, 0.6, 0.05), "competence": (0.5, 0.95, 0.05),
                                  "correlation": (0.0, 0.9, 0.1), "calibration": (0.0, 1.0, 0.1)},
                           title="Simulated agents through the real pipeline: when do debate and grounding help?")
+
+
+def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_name: str = "dev sample") -> ParameterPanel:
+    """Lexicon construction (notebook 01): type a term, pick its category, band and part of speech, name a
+    neutral phrase to protect, and see the span viewer, the hit and coverage charts and the flag rate on
+    ``dev_texts`` change (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). Text boxes apply on Enter."""
+    from functools import partial
+
+    import ipywidgets as w
+
+    from mabpd_kit.config import Config
+    from mabpd_kit.lexicon import Lexicon
+    from mabpd_kit.viz.lexicon import lexicon_effect
+
+    lex = lex if lex is not None else Lexicon.default()
+    view = partial(lexicon_effect, lex, dev_texts=list(dev_texts) if dev_texts else None, dev_name=dev_name)
+    style = {"description_width": "initial"}
+    controls = {
+        "term": w.Text(value="disaster", description="term", continuous_update=False, style=style),
+        "category": sorted(lex.categories),
+        "band": list(Config().lexicon.bands),
+        "pos": ["noun", "verb", "adj", "fixed"],
+        "protect": w.Text(value="disaster relief", description="protected phrase", continuous_update=False, style=style),
+    }
+    return ParameterPanel(view, controls, title="Build the lexicon: one term, one protected phrase")

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
     from mabpd_kit.lexicon import IndependenceResult, Lexicon
 
-__all__ = ["coverage_chart", "band_chart", "independence_chart", "match_chart"]
+__all__ = ["TRY_SENTENCES", "band_chart", "coverage_chart", "edit_lexicon", "flag_rate", "independence_chart",
+           "lexicon_effect", "match_chart"]
 
 
 def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
@@ -116,3 +117,113 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -
         )
         .properties(title=title or f"Lexicon hits in {len(texts)} texts", width=360)
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# Lexicon construction control (notebook 01): add one term and one protected context, see the effect
+# ------------------------------------------------------------------------------------------------
+
+#: The fixed sentences of the construction panel: a target, its neutral twin, the protected-context
+#: traps of the lesson, and two controls (a loaded sentence, a plain one).
+TRY_SENTENCES: tuple[str, ...] = (
+    "Critics called the new housing plan a disaster for renters.",
+    "Disaster relief teams reached the flooded valley on Monday.",
+    "The senator will attack the plan in a speech on Tuesday.",
+    "He suffered a heart attack during the hearing.",
+    "The radical senator slammed the so-called reform.",
+    "The council approved the budget after a two-hour debate.",
+)
+
+
+def edit_lexicon(lex: "Lexicon", term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
+                 protect: str = "") -> tuple["Lexicon", list[str]]:
+    """``lex`` with one more term and/or one protected context, and what was done (or refused), in words.
+
+    ``protect`` is a neutral phrase ("disaster relief"): every lexicon term found inside it is
+    protected in that context. Nothing raises: a refused edit is reported and ``lex`` is returned as is.
+    """
+    from mabpd_kit.lexicon import Protected, Term
+
+    notes: list[str] = []
+    terms, protected = [], []
+    term = " ".join(term.lower().split())
+    if term:
+        known = {t.term: t for t in lex.terms}
+        if term in known:
+            t = known[term]
+            notes.append(f"'{term}' is already in the lexicon ({t.category}, band {t.band:.2f}): nothing added")
+        else:
+            terms.append(Term(term=term, category=category, band=band, pos=pos, note="added in the lesson panel"))
+    ctx = " ".join(protect.lower().split())
+    if ctx:
+        staged = lex.extend(terms=terms) if terms else lex
+        inside = sorted({m.term for m in staged.match(ctx)})
+        if any(p.context == ctx for p in lex.protected):
+            notes.append(f"'{ctx}' is already a protected context")
+        elif not inside:
+            notes.append(f"no lexicon term inside '{ctx}': nothing to protect")
+        elif ctx in inside:
+            notes.append(f"'{ctx}' is a term itself: protecting the bare word would silence it everywhere; "
+                         "give the neutral phrase around it")
+        else:
+            protected = [Protected(term=t, context=ctx, pos="fixed", note="added in the lesson panel") for t in inside]
+    try:
+        new = lex.extend(terms=terms, protected=protected) if (terms or protected) else lex
+    except ValueError as exc:
+        return lex, [*notes, f"refused: {exc}"]
+    if terms:
+        forms = next((t.forms for t in new.terms if t.term == term), ())
+        notes.append(f"added '{term}' ({category}, band {band:.2f}, {pos}; forms: {', '.join(forms) or term})")
+    if protected:
+        notes.append(f"protected {', '.join(repr(p.term) for p in protected)} inside '{ctx}'")
+    return new, notes
+
+
+def flag_rate(lex: "Lexicon", texts: list[str]) -> float:
+    """Share of ``texts`` with a lexicon signal (a hit above the confidence floor)."""
+    return sum(lex.signal(t) is not None for t in texts) / max(len(texts), 1)
+
+
+def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
+                   pos: str = "noun", protect: str = "disaster relief", *, sentences: "list[str] | tuple[str, ...]" = TRY_SENTENCES,
+                   dev_texts: "list[str] | None" = None, dev_name: str = "dev sample") -> tuple[object, str]:
+    """What one edit does: span viewer of ``sentences``, hits per category, coverage of the taxonomy type,
+    and the change in flag rate on ``dev_texts``. Returns ``(HTML, caption)`` for a panel."""
+    import pandas as pd
+    from IPython.display import HTML
+
+    from mabpd_kit.viz import alt_text, chart_svg, figure_html, span_html
+
+    new, notes = edit_lexicon(lex, term, category, band, pos, protect)
+    spans = "".join(span_html(s, [new.to_span(m) for m in new.match(s)]) for s in sentences)
+    hits = match_chart(new, list(sentences), title=f"Lexicon hits per category in the {len(sentences)} sentences")
+    taxonomy = new.categories[category].taxonomy if category in new.categories else None
+    cov = coverage_chart(new, title=f"Terms per category of the type '{taxonomy}'")
+    if taxonomy is not None:
+        alt = altair()
+        frame = new.categories_frame()
+        keep = frame[frame["taxonomy"] == taxonomy][["category", "taxonomy", "n_terms"]]
+        keep = keep.assign(edited=keep["category"].eq(category).map({True: "your category", False: "other"}))
+        cov = (alt.Chart(keep).mark_bar().encode(
+            y=alt.Y("category:N", sort="-x", title=None), x=alt.X("n_terms:Q", title="terms"),
+            color=alt.Color("edited:N", title=None, scale=alt.Scale(domain=["your category", "other"],
+                                                                    range=["#0072b2", "#bbbbbb"])),
+            tooltip=["category", "n_terms"]).properties(title=f"Terms per category of the type '{taxonomy}'", width=300))
+    pictures = "".join(figure_html(chart_svg(c), alt_text(c.to_dict())) for c in (hits, cov))
+    caption = "; ".join(notes) if notes else "no change: type a term or a protected phrase"
+    if dev_texts:
+        before, after = flag_rate(lex, dev_texts), flag_rate(new, dev_texts)
+        diff = 100 * (after - before)
+        way = "unchanged" if abs(diff) < 0.05 else (f"{diff:.1f} points higher" if diff > 0 else f"{-diff:.1f} points lower")
+        caption += f". Flag rate on the {dev_name} ({len(dev_texts)} sentences): {100 * before:.1f}% -> {100 * after:.1f}% ({way})"
+    table = pd.DataFrame({"sentence": list(sentences),
+                          "signal before": [_sig(lex, s) for s in sentences],
+                          "signal after": [_sig(new, s) for s in sentences]}).to_html(index=False)
+    body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">{pictures}</div>'
+            f"{table}{spans}")
+    return HTML(body), caption
+
+
+def _sig(lex: "Lexicon", text: str) -> str:
+    s = lex.signal(text)
+    return f"{s.text} ({s.band:.2f})" if s else "-"
