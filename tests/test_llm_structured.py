@@ -81,7 +81,8 @@ def test_falls_back_to_json_object_and_remembers(fake_server):
     res = llm.structured("Is this biased?", Verdict)
     assert res.mode == "json_object"
     assert [_mode(r) for r in srv.requests] == ["json_schema", "json_object"]
-    assert "verdict" in srv.requests[1]["messages"][0]["content"]  # the schema is stated in the prompt
+    assert "verdict" in srv.requests[1]["messages"][-1]["content"]  # the schema is stated at the end of the prompt
+    assert srv.requests[1]["messages"][0]["content"].startswith("Is this biased?")  # same start (prefix caches)
     llm.structured("Another one?", Verdict)
     assert [_mode(r) for r in srv.requests][2:] == ["json_object"]  # refused mode is not tried again
 

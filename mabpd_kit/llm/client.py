@@ -389,7 +389,7 @@ class LLM:
         calls: list[Completion] = []
         refused: list[str] = []  # modes refused with a 4xx during this call
         for mode in self._modes(model):
-            msgs = base if mode == "json_schema" else [{"role": "system", "content": so.schema_instruction(schema)}, *base]
+            msgs = base if mode == "json_schema" else so.with_instruction(base, schema)
             fmt = so.response_format(schema, mode, strict=mode == "json_schema" and self._strict(model))
             repaired = False
             chain: list[tuple[dict[str, Any], Completion]] = []  # this mode's requests and answers

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["MODES", "UNSUPPORTED_STRICT", "strict_schema", "close_truncated", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
+__all__ = ["MODES", "UNSUPPORTED_STRICT", "close_truncated", "strict_schema", "with_instruction", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
 
 MODES: tuple[str, ...] = ("json_schema", "json_object", "text")
 
@@ -85,6 +85,18 @@ def schema_instruction(schema: type[BaseModel]) -> str:
         "Reply with a single JSON object, no prose and no code fences, that validates against this JSON schema:\n"
         + json.dumps(_schema(schema), separators=(",", ":"))
     )
+
+
+def with_instruction(messages: list[dict[str, Any]], schema: type[BaseModel]) -> list[dict[str, Any]]:
+    """The messages with the schema stated at the *end* of the last user message (json_object and text
+    modes). At the end, not in a leading system message: the shared start of the prompt stays the same
+    for every schema, so a prefix cache still reuses it."""
+    out = [dict(m) for m in messages]
+    for m in reversed(out):
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            m["content"] = f"{m['content']}\n\n{schema_instruction(schema)}"
+            return out
+    return [*out, {"role": "user", "content": schema_instruction(schema)}]
 
 
 def close_truncated(text: str) -> str:
