@@ -25,6 +25,27 @@ class FrozenModel(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: a small table (field, value, what it means) instead of one long repr line.
+        Nested models show their class name; ``repr()`` is unchanged."""
+        import html
+
+        rows = []
+        fields = type(self).model_fields
+        meaning = any(info.description for info in fields.values())
+        for name, info in fields.items():
+            value = getattr(self, name)
+            shown = f"{type(value).__name__}(…)" if isinstance(value, BaseModel) else repr(value)
+            if len(shown) > 80:
+                shown = shown[:77] + "…"
+            rows.append(f"<tr><td style='text-align:left'><code>{html.escape(name)}</code></td>"
+                        f"<td style='text-align:left'>{html.escape(shown)}</td>"
+                        + (f"<td style='text-align:left'>{html.escape(info.description or '')}</td>" if meaning else "")
+                        + "</tr>")
+        return (f"<table><caption style='text-align:left'><b>{html.escape(type(self).__name__)}</b></caption>"
+                "<tr><th>field</th><th>value</th>" + ("<th>meaning</th>" if meaning else "") + "</tr>"
+                + "".join(rows) + "</table>")
+
 
 class Usage(FrozenModel):
     """LLM usage of a step, an item or a run (all zero for rule-based work).
