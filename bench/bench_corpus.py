@@ -162,7 +162,10 @@ def main() -> None:
                   f"{r['sentences'] / r['wall']:,.0f} sentences/s wall ({r['sentences'] / r['wall'] / w:,.0f}/s per "
                   f"core; {r['sentences'] / r['cpu']:,.0f}/s per CPU second, {r['cpu_main']:.1f} of {r['cpu']:.1f} "
                   f"CPU s in the reading/writing process; goal >= 1,500/s per core)")
-        print(f"scaling 1 -> 2 processes: {res[1]['wall'] / res[2]['wall']:.2f}x (goal >= 1.8x)")
+        print(f"scaling 1 -> 2 processes: {res[1]['wall'] / res[2]['wall']:.2f}x wall clock (goal >= 1.8x); "
+              f"CPU-work bound {2 * res[1]['cpu'] / res[2]['cpu']:.2f}x (what 2 idle cores would give at most: the "
+              f"2-process run's CPU seconds over 2 cores, against 1 process); load average now "
+              f"{os.getloadavg()[0]:.2f}")
         for n in (args.small, args.sentences):
             src = d / f"c{n}.jsonl"
             write_corpus(src, n, pool)
