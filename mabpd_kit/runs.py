@@ -313,7 +313,10 @@ def run(
             todo.append(it)
     resumed = len(out)
     writer = _Writer(checkpoint, fingerprint)
-    from tqdm.auto import tqdm
+    # tqdm's plain-text bar, also in notebooks: it redraws in place there too and what a saved or
+    # exported notebook keeps is its last state (100%); the widget bar of tqdm.auto would be saved as
+    # its first state ("0%|") wherever widget state is not stored (nbconvert HTML, GitHub).
+    from tqdm import tqdm
 
     bar = tqdm(total=len(items), initial=resumed, disable=not progress or not todo, file=sys.stderr, unit="item",
                desc=progress if isinstance(progress, str) else "items")

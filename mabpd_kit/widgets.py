@@ -18,7 +18,7 @@ The function returns a chart, or a ``(chart, caption)`` pair to also show one li
 just a caption string. Its default arguments are the panel's starting values, so the panel shows
 something before anyone touches it.
 
-**track** wraps a loop in a ``tqdm.auto`` progress bar with an explicit ``disable=`` switch and
+**track** wraps a loop in a (plain-text) ``tqdm`` progress bar with an explicit ``disable=`` switch and
 prints one summary line at the end (the bar itself is not saved in notebook outputs, the line is).
 """
 
@@ -207,13 +207,13 @@ def track(
     disable: bool = False,
     unit: str = "item",
 ) -> Iterator[T]:
-    """Iterate with a ``tqdm.auto`` bar (notebook or terminal) and print one summary line at the end.
+    """Iterate with a plain-text ``tqdm`` bar (notebook or terminal) and print one summary line at the end.
 
     ``disable=True`` hides the bar (CI, nested loops) but keeps the summary line, which is what is
     left in a saved notebook: ``scoring: 40 of 40 items in 3.2 s (12.5 item/s)``. If the loop stops
     early (``break``, an exception) the line says how far it got.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text, also in notebooks: an export keeps the final state, never a frozen "0%|"
 
     if total is None and isinstance(iterable, Sequence):
         total = len(iterable)
