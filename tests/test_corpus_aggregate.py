@@ -103,7 +103,7 @@ def test_adapt_cross_validates_honestly():
     y = rng.integers(0, 2, 400)
     x = np.where(y == 1, rng.normal(14, 4, 400), rng.normal(6, 4, 400)).round()
     df = pd.DataFrame({"n_biased": x, "label": y, "n_words": rng.normal(500, 50, 400)})
-    a = adapt(df, settings=CorpusConfig(seed=3, bootstrap_resamples=300))
+    a = adapt(df, settings=CorpusConfig(seed=3, adapt_resamples=300))
     assert a.stat == "n_biased" and a.n == 400 and a.k == 5 and len(a.folds) == 5
     assert 8 < a.threshold < 12 and a.ci[0] <= a.threshold <= a.ci[1]
     # the CV predictions use thresholds chosen without the held-out fold: recompute them by hand
@@ -117,7 +117,7 @@ def test_adapt_cross_validates_honestly():
         pred[fold == f] = x[fold == f] >= t
     assert a.cv_accuracy == pytest.approx((pred == y).mean())
     assert 0.8 < a.cv_accuracy < 0.95 and a.baselines["length_cv_accuracy"] < 0.6  # length says nothing here
-    assert adapt(df, settings=CorpusConfig(seed=3, bootstrap_resamples=300)) == a  # seeded
+    assert adapt(df, settings=CorpusConfig(seed=3, adapt_resamples=300)) == a  # seeded
     with pytest.raises(ValueError, match="needs both labels"):
         adapt(df.assign(label=0))
 
@@ -129,7 +129,7 @@ def test_compare_rules_reports_each_rule_and_the_nested_choice():
     y = rng.integers(0, 2, 300)
     df = pd.DataFrame({"label": y, "n_biased": np.where(y == 1, rng.normal(15, 3, 300), rng.normal(5, 3, 300)).round(),
                        "share_biased": rng.random(300), "failed": False})
-    out = compare_rules(df, ("n_biased", "share_biased"), settings=CorpusConfig(bootstrap_resamples=100)).set_index("rule")
+    out = compare_rules(df, ("n_biased", "share_biased"), settings=CorpusConfig(adapt_resamples=100)).set_index("rule")
     assert out.loc["n_biased", "cv_accuracy"] > 0.9 and out.loc["share_biased", "cv_accuracy"] < 0.65
     nested = out.index[-1]
     assert nested.startswith("nested: ") and nested.count("n_biased>=") == 5  # the informative rule in every fold

@@ -45,6 +45,7 @@ class CorpusConfig(FrozenModel):
     # -- threshold adaptation
     adapt_folds: int = Field(5, ge=2, description="k of the k-fold cross-validation that adapts the article threshold")
     adapt_objective: Literal["accuracy", "macro_f1"] = Field("accuracy", description="what the adapted threshold maximises")
+    adapt_resamples: int = Field(1_000, gt=0, description="bootstrap resamples for the interval of the adapted threshold")
     # -- aggregation
     bootstrap_resamples: int = Field(2_000, gt=0, description="bootstrap resamples over articles per group")
     confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the intervals")

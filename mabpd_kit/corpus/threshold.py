@@ -17,7 +17,7 @@ The sentence-level pipeline is not touched: it stays zero-shot.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"n_biased": [0, 1, 2, 5, 6, 7, 1, 6], "label": [0, 0, 0, 1, 1, 1, 0, 1]})
->>> a = adapt(df, stat="n_biased", settings=CorpusConfig(adapt_folds=2, bootstrap_resamples=50))
+>>> a = adapt(df, stat="n_biased", settings=CorpusConfig(adapt_folds=2, adapt_resamples=50))
 >>> a.threshold, a.cv_accuracy
 (3.5, 1.0)
 """
@@ -149,7 +149,7 @@ def adapt(
     chosen = best_threshold(x, y, obj)
     rng = np.random.default_rng(st.seed)
     boots = np.array([best_threshold(x[ix], y[ix], obj)
-                      for ix in (rng.integers(0, len(y), len(y)) for _ in range(min(st.bootstrap_resamples, 1000)))])
+                      for ix in (rng.integers(0, len(y), len(y)) for _ in range(st.adapt_resamples))])
     alpha = 1 - st.confidence
     lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
     return Adaptation(stat=stat, objective=obj, threshold=chosen, ci=(float(lo), float(hi)),
