@@ -116,15 +116,15 @@ def report_html(results: "CorpusResults", *, by: str | None = None, date: str | 
     if by and by in ok and len(ok):
         agg = groups.aggregate(ok, by, settings=st)
         small = agg[agg["small"]]
-        out.append(_figure(_svg(vc.group_chart(agg, by)),
+        out.append(_figure(_svg(vc.group_chart(agg, by, top=st.report_groups)),
                            f"each bar is the share of a {by}'s articles judged biased, the black line its 95% "
                            "bootstrap interval over articles; faded bars are groups with fewer than "
                            f"{st.min_group} articles."))
         mix = groups.category_mix(ok, by, results=results)
         if len(mix):
-            top = agg.sort_values("n", ascending=False)[by].head(15).tolist()
+            top = agg.sort_values("n", ascending=False)[by].head(st.report_groups).tolist()
             out.append(_figure(_svg(vc.category_mix_chart(mix, by, groups=top)),
-                               f"which kinds of evidence the flagged sentences of each {by} carry (15 largest groups)."))
+                               f"which kinds of evidence the flagged sentences of each {by} carry ({len(top)} largest groups)."))
         if len(small):
             out.append(f"<p class='warn'>{len(small)} {by} groups have fewer than {st.min_group} articles: "
                        "their intervals are wide; compare them with care.</p>")

@@ -55,6 +55,7 @@ class CorpusConfig(FrozenModel):
     workers: int | None = Field(None, description="processes for the rule-based path (None = all cores)")
     chunk_articles: int = Field(64, gt=0, description="articles per task sent to a worker process")
     report_articles: int = Field(500, gt=0, description="articles with a drill-down in the HTML report (the most biased first)")
+    report_groups: int = Field(30, gt=0, description="groups drawn in the report's charts (the largest first)")
 
 
 def resolve(settings: CorpusConfig | None = None, config: Any = None) -> CorpusConfig:
