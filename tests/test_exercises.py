@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,36 @@ def test_check_cell_fails_on_stub_and_passes_on_solution(tmp_path):
     assert on_stub[2] is None and on_stub[4] is None, "stubs don't raise; later cells still run"
 
 
+def test_markdown_worked_answers_are_removed():
+    src, n = mx.transform_markdown("**Why?**\n\n<!-- BEGIN SOLUTION -->\n*Worked answer:* recall collapses.\n"
+                                   "<!-- END SOLUTION -->\n\nDiscuss.")
+    assert n == 1 and src == "**Why?**\n\n*Your answer here.*\n\nDiscuss."
+    for bad, message in [("<!-- BEGIN SOLUTION -->", "without '<!-- END SOLUTION -->'"),
+                         ("<!-- END SOLUTION -->", "without '<!-- BEGIN SOLUTION -->'")]:
+        with pytest.raises(mx.MarkerError, match=message):
+            mx.transform_markdown(bad)
+
+
+def test_nbgrader_metadata_and_badges(tmp_path):
+    nb = _solution_nb([nbformat.v4.new_markdown_cell("Why?\n<!-- BEGIN SOLUTION -->\nBecause.\n<!-- END SOLUTION -->")])
+    nb.cells[0].source += ("\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+                           "(https://colab.research.google.com/github/o/r/blob/main/solutions/98_test.ipynb) "
+                           "[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/o/r/HEAD?labpath=solutions%2F98_test.ipynb)")
+    cells = json.loads(mx.make_exercise(_write_solution(tmp_path, nb), tmp_path / "exercises").text)["cells"]
+    head = "".join(cells[0]["source"])
+    assert "blob/main/exercises/98_test.ipynb" in head and "labpath=exercises%2F98_test.ipynb" in head
+    assert "solutions/98_test.ipynb" not in head.split("> **Exercise notebook**")[0]
+    answer, check, essay = cells[2]["metadata"], cells[3]["metadata"], cells[-1]["metadata"]
+    assert answer["nbgrader"] == {"grade": False, "grade_id": "98-answer-1", "locked": False, "schema_version": 3,
+                                  "solution": True, "task": False}
+    assert check["nbgrader"] == {"grade": True, "grade_id": "98-check-1", "locked": True, "points": 1,
+                                 "schema_version": 3, "solution": False, "task": False}
+    assert check["editable"] is False and check["deletable"] is False
+    assert essay["nbgrader"]["grade_id"] == "98-answer-2" and essay["nbgrader"]["solution"] is True
+    assert "Because." not in "".join(cells[-1]["source"])
+    assert "nbgrader" not in cells[1]["metadata"] and "nbgrader" not in cells[4]["metadata"]
+
+
 def test_output_is_deterministic(tmp_path):
     path = _write_solution(tmp_path)
     a = mx.make_exercise(path, tmp_path / "exercises").text
@@ -215,18 +246,69 @@ def _errors(cell) -> list[dict]:
     return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
 
 
-@pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
-def test_check_cells_pass_on_the_solution(solution: Path, monkeypatch):
-    monkeypatch.setenv("FAST", "1")
-    nb = _execute(solution)  # any error in a cell (check cells included) raises CellExecutionError
-    assert _check_cells(nb), f"{solution.name}: no check cell"
+_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{3,}(?![\d])")
+
+
+def _lines(cell) -> list[str]:
+    """Text a cell showed: streams, plain-text results and error messages, one stripped line each."""
+    out = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream":
+            out += o.get("text", "").splitlines()
+        elif o.get("output_type") in ("execute_result", "display_data"):
+            out += o.get("data", {}).get("text/plain", "").splitlines()
+        elif o.get("output_type") == "error":
+            out += str(o.get("evalue", "")).splitlines()
+    return [line.strip() for line in out if len(line.strip()) >= 8]
+
+
+def _is_answer_cell(cell) -> bool:
+    return cell.cell_type == "code" and mx.BEGIN in cell.source
+
+
+def solution_leaks(solution_nb, exercise_nb) -> list[str]:
+    """What the solution's answers printed that the exercise shows too (it must show none of it).
+
+    The answer cells' and check cells' output lines of the executed solution are its *answers*, except
+    lines the exercise prints in the same (answer) cell anyway: those do not depend on the answer. A leak
+    is an answer line anywhere in the exercise's output, or a number with three or more decimals from
+    the answers in an exercise check cell (a failure message that gives the expected value away).
+    """
+    same_anyway: set[str] = set()
+    answers: set[str] = set()
+    for sc, ec in zip(solution_nb.cells, exercise_nb.cells):
+        if _is_answer_cell(sc):
+            same_anyway |= set(_lines(sc)) & set(_lines(ec))
+        if _is_answer_cell(sc) or "check" in sc.metadata.get("tags", []):
+            answers |= set(_lines(sc))
+    answers -= same_anyway
+    shown_elsewhere = {n for c in exercise_nb.cells if c.cell_type == "code" and "check" not in c.metadata.get("tags", [])
+                       for line in _lines(c) for n in _NUMBER.findall(line)}
+    numbers = {n for line in answers for n in _NUMBER.findall(line)} - shown_elsewhere
+    leaks = []
+    for i, c in enumerate(exercise_nb.cells):
+        if c.cell_type != "code":
+            continue
+        is_check = "check" in c.metadata.get("tags", [])
+        for line in _lines(c):
+            if line in answers and not (_is_answer_cell(solution_nb.cells[i]) and line in same_anyway):
+                leaks.append(f"cell {i + 1}: {line[:120]}")
+            elif is_check and numbers & set(_NUMBER.findall(line)):
+                leaks.append(f"cell {i + 1} (check) gives a value away: {line[:120]}")
+    return leaks
 
 
 @pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
-def test_check_cells_fail_on_the_stub_with_a_message(solution: Path, monkeypatch):
+def test_check_cells_pass_on_the_solution_and_fail_on_the_stub(solution: Path, monkeypatch):
+    """One run of each: the checks pass on the solution, fail with a message on the stub, and the exercise's
+    outputs show nothing the solution's answers printed (tests/test_exercise_integrity.py: the sources)."""
     monkeypatch.setenv("FAST", "1")
+    solved = _execute(solution)  # any error in a cell (check cells included) raises CellExecutionError
+    assert _check_cells(solved), f"{solution.name}: no check cell"
+    for i, cell in _check_cells(solved):
+        assert any("correct" in line.lower() or "passed" in line.lower() for line in _lines(cell)), (
+            f"solutions/{solution.name}, cell {i + 1}: a passing check says so (print a success line)")
     exercise = ROOT / "exercises" / solution.name
     assert exercise.exists(), f"{exercise} is missing: run `make exercises` and commit exercises/"
     nb = _execute(exercise)  # only raises-exception cells may fail
@@ -241,3 +323,5 @@ def test_check_cells_fail_on_the_stub_with_a_message(solution: Path, monkeypatch
         assert len(err["evalue"].strip()) >= 10, (
             f"exercises/{solution.name}, cell {i + 1}: give the assertion a message that helps the student"
         )
+    leaks = solution_leaks(solved, nb)
+    assert not leaks, f"exercises/{solution.name} shows what the solution printed:\n" + "\n".join(leaks)

@@ -18,6 +18,13 @@ Markers, inside code cells of a solution notebook (they are comments, so the sol
 - A code cell tagged ``check`` asserts the student's result with a helpful message. It passes on
   the solution; in the exercise it fails on the stub, so the generator tags it ``raises-exception``
   (nbmake and nbclient then run the rest of the notebook).
+- In a **markdown** cell, a worked answer between ``<!-- BEGIN SOLUTION -->`` and
+  ``<!-- END SOLUTION -->`` (each on its own line) becomes ``*Your answer here.*``.
+- Grader metadata compatible with **nbgrader** (schema 3) is added: a code cell that had a solution
+  block is an answer cell (``solution: true``), a ``check`` cell is an autograded test (``grade: true``,
+  1 point, ``locked``, and read-only in Jupyter), a markdown cell that had a worked answer is a
+  manually graded answer. ``grade_id`` is ``<NN>-answer-<k>`` / ``<NN>-check-<k>``, stable across runs.
+- Launch badges in the first cell point at the exercise (``solutions/NN_...`` -> ``exercises/NN_...``).
 - Outputs and execution counts are stripped; the output is byte-for-byte deterministic.
 
 Usage::
@@ -43,6 +50,10 @@ END = "### END SOLUTION"
 STUB = "### STUB"
 HINT = "### HINT"
 TODO = "# TODO: your code here"
+MD_BEGIN = "<!-- BEGIN SOLUTION -->"
+MD_END = "<!-- END SOLUTION -->"
+MD_TODO = "*Your answer here.*"
+NBGRADER_SCHEMA = 3
 CHECK_TAG = "check"
 RAISES_TAG = "raises-exception"
 GENERATED_KEY = "mabpd_generated_from"
@@ -108,6 +119,43 @@ def transform_code(source: str, where: str = "cell") -> tuple[str, int]:
     return "\n".join(out), blocks
 
 
+def transform_markdown(source: str, where: str = "cell") -> tuple[str, int]:
+    """Replace the worked answers of one markdown cell; return (new source, blocks replaced)."""
+    out: list[str] = []
+    inside = False
+    blocks = 0
+    for n, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped == MD_BEGIN:
+            if inside:
+                raise MarkerError(f"{where}, line {n}: '{MD_BEGIN}' inside an open solution block")
+            inside = True
+            blocks += 1
+            out.append(MD_TODO)
+        elif stripped == MD_END:
+            if not inside:
+                raise MarkerError(f"{where}, line {n}: '{MD_END}' without '{MD_BEGIN}'")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise MarkerError(f"{where}: '{MD_BEGIN}' without '{MD_END}'")
+    return "\n".join(out), blocks
+
+
+def _nbgrader(grade_id: str, *, solution: bool, grade: bool) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": not solution, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = 1
+    return meta
+
+
+def _badges_to_exercise(source: str) -> str:
+    """Launch badges of a solution point at its exercise copy."""
+    return re.sub(r"solutions(/|%2F)(\d\d_[a-z0-9_]+\.ipynb)", r"exercises\1\2", source)
+
+
 def _cell_id(name: str, index: int) -> str:
     return hashlib.sha1(f"{name}:{index}".encode()).hexdigest()[:12]
 
@@ -118,7 +166,8 @@ def make_exercise(solution: Path, exercises_dir: Path) -> Result:
     if nb.get("nbformat") != 4:
         raise MarkerError(f"{solution}: only nbformat 4 notebooks are supported")
     rel = f"solutions/{solution.name}"
-    n_solutions = n_checks = 0
+    stem = solution.name[:2]
+    n_solutions = n_checks = n_answers = 0
     cells = []
     first_markdown_done = False
     for i, cell in enumerate(nb.get("cells", [])):
@@ -137,12 +186,22 @@ def make_exercise(solution: Path, exercises_dir: Path) -> Result:
                     raise MarkerError(f"{where}: a 'check' cell must not contain a solution block")
                 if RAISES_TAG not in tags:
                     tags.append(RAISES_TAG)
+                meta["nbgrader"] = _nbgrader(f"{stem}-check-{n_checks}", solution=False, grade=True)
+                meta["editable"] = meta["deletable"] = False
+            elif blocks:
+                n_answers += 1
+                meta["nbgrader"] = _nbgrader(f"{stem}-answer-{n_answers}", solution=True, grade=False)
             if tags:
                 meta["tags"] = tags
             new.update(execution_count=None, outputs=[])
-        elif kind == "markdown" and not first_markdown_done:
+        elif kind == "markdown":
+            src, blocks = transform_markdown(src, where)
+            if blocks:
+                n_answers += 1
+                meta["nbgrader"] = _nbgrader(f"{stem}-answer-{n_answers}", solution=True, grade=True)
+        if kind == "markdown" and not first_markdown_done:
             first_markdown_done = True
-            src = src.rstrip("\n") + (
+            src = _badges_to_exercise(src).rstrip("\n") + (
                 f"\n\n> **Exercise notebook**, generated from `{rel}` by `tools/make_exercises.py`: "
                 "fill in each `# TODO`, then run the `check` cell below it. Do not edit this file's "
                 "source in git; edit the solution and run `make exercises`."
