@@ -36,6 +36,7 @@ def test_group_chart_draws_the_intervals_and_fades_small_groups():
     values = spec["datasets"][next(iter(spec["datasets"]))]
     sizes = {v["outlet"]: v["size"] for v in values}
     assert sizes == {"a": "enough articles", "b": "enough articles", "c": "small group"}
+    assert "highest c at 1.00 (n = 1, a small group); 1 small groups faded" in spec["description"]  # alt text
 
 
 def test_category_mix_chart_uses_the_course_colours():
@@ -56,6 +57,7 @@ def test_trend_chart_and_threshold_chart():
     assert hist["encoding"]["color"]["scale"]["domain"] == ["biased", "neutral"]
     rule_data = spec["datasets"][rule["data"]["name"]]
     assert rule_data == [{"t": 10.5}] and "10.5" in spec["title"]
+    assert "4 are at or above the threshold 10.5" in spec["description"]
 
 
 def test_article_html_highlights_evidence_and_lists_traces():

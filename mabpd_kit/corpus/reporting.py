@@ -77,12 +77,14 @@ def _origin(stat: str, threshold: float) -> str:
 
 
 def _svg(chart: Any) -> str:
-    from mabpd_kit.viz import chart_svg
+    """The chart as inline SVG inside a labelled image role (its description is the alternative text)."""
+    from mabpd_kit.viz import alt_text, chart_svg
 
     try:
-        return chart_svg(chart)
+        svg = chart_svg(chart)
     except Exception as exc:  # a chart that cannot be drawn never costs the report
         return f"<p class='warn'>chart not drawn: {html.escape(str(exc))}</p>"
+    return f"<div role='img' aria-label='{html.escape(alt_text(chart), quote=True)}'>{svg}</div>"
 
 
 def _figure(svg: str, reading: str) -> str:

@@ -13,7 +13,7 @@ import html as _html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.viz import altair, category_color
+from mabpd_kit.viz import altair, category_color, describe
 from mabpd_kit.viz.colors import OUTCOME_COLORS
 from mabpd_kit.viz.spans import span_html
 
@@ -48,7 +48,13 @@ def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, tit
     n = base.mark_text(align="left", dx=4, fontSize=10, color="#555555").encode(
         x=f"{measure}_hi:Q", text=alt.Text("n:Q", format="d"))
     chart = alt.layer(bars, ci, n).properties(width=360, height=alt.Step(16))
-    return chart.properties(title=title or f"{_TITLES.get(measure, measure)} by {by} (95% CI; n at the right)")
+    chart = chart.properties(title=title or f"{_TITLES.get(measure, measure)} by {by} (95% CI; n at the right)")
+    if not len(data):
+        return describe(chart, f"No {by} to show.")
+    best = data.sort_values(measure, ascending=False).iloc[0]
+    return describe(chart, f"{_TITLES.get(measure, measure).capitalize()} for {len(data)} values of {by}, with 95% "
+                           f"intervals; highest {best[by]} at {best[measure]:.2f} (n = {int(best['n'])}"
+                           f"{', a small group' if best['small'] else ''}); {int(data['small'].sum())} small groups faded.")
 
 
 def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | None = None,
@@ -65,7 +71,10 @@ def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | No
         order=alt.Order("n:Q", sort="descending"),
         tooltip=[by, "category", "n", alt.Tooltip("share:Q", format=".0%")],
     ).properties(width=360, height=alt.Step(16))
-    return chart.properties(title=title or f"category mix of the evidence by {by}")
+    chart = chart.properties(title=title or f"category mix of the evidence by {by}")
+    top = cats[0] if cats else "none"
+    return describe(chart, f"Evidence spans of {data[by].nunique()} values of {by} split into {len(cats)} categories "
+                           f"(shares of each group's spans); the most frequent category overall is {top}.")
 
 
 def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None,
@@ -98,7 +107,10 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
         tooltip=["month", "n", alt.Tooltip("biased_rate:Q", format=".2f"), "warning"])
     note = f"; {left_out} articles with stray dates not drawn" if left_out else ""
     chart = alt.layer(band, line, points).properties(width=420, height=200)
-    return chart.properties(title=title or f"share of biased articles per month (95% CI band{note})")
+    chart = chart.properties(title=title or f"share of biased articles per month (95% CI band{note})")
+    span = f"from {shown['month'].min()} to {shown['month'].max()}" if len(shown) else "none"
+    return describe(chart, f"Share of biased articles per month, {span}, with a 95% interval band; "
+                           f"{int(shown['small'].sum()) if len(shown) else 0} months with few articles drawn hollow.")
 
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
@@ -123,7 +135,11 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
     rule = alt.Chart(pd.DataFrame({"t": [threshold]})).mark_rule(color="#1a1a1a", strokeDash=[4, 3], size=2).encode(
         x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")])
     chart = alt.layer(hist, rule).properties(width=420, height=200)
-    return chart.properties(title=title or f"articles by {stat.replace('_', ' ')}; dashed: the rule's threshold {threshold:g}")
+    chart = chart.properties(title=title or f"articles by {stat.replace('_', ' ')}; dashed: the rule's threshold {threshold:g}")
+    above = int((data[stat] >= threshold).sum())
+    return describe(chart, f"Histogram of {len(data)} articles by {stat.replace('_', ' ')}"
+                           f"{', coloured by gold label' if gold and gold in df else ''}; {above} are at or above the "
+                           f"threshold {threshold:g} (dashed line) and so judged biased.")
 
 
 def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased") -> str:
