@@ -53,3 +53,17 @@ def test_llm_corpus_run_uses_the_limit_the_cache_and_resumes(fake_server, tmp_pa
     assert calls > 0
     again = analyze(read(df), out, config=cfg, llm=llm, settings=st)
     assert again.resumed == 2 and len(srv.requests) == calls  # finished articles ask nothing again
+
+
+def test_llm_direct_mode_sends_each_article_once(fake_server, tmp_path):
+    srv = fake_server(_script, latency=0.0)
+    cfg = Config().replace(**{"llm.concurrency": 2})
+    llm = connect(base_url=srv.base_url, model="fake", config=cfg, quiet=True)
+    df = pd.DataFrame({"text": ["The council met on Monday. Critics slammed the plan.",
+                                "Rain is expected on Tuesday. The vote is next week."]})
+    res = analyze(read(df), tmp_path / "d.jsonl", config=cfg, llm=llm, settings=CorpusConfig(mode="direct"))
+    assert [a.mode for a in res] == ["direct", "direct"] and [a.n_biased for a in res] == [1, 0]
+    bias_calls = [r for r in srv.requests if "bias analyst" in system_prompt(r).lower()
+                  and "structured argument debate" not in system_prompt(r).lower()]
+    assert len(bias_calls) == 2  # one whole-article report each, no sentence splitting
+    assert "Critics slammed the plan." in all_text(bias_calls[0]) + all_text(bias_calls[1])
