@@ -52,7 +52,7 @@ def test_llm_corpus_run_uses_the_limit_the_cache_and_resumes(fake_server, tmp_pa
     calls = len(srv.requests)
     assert calls > 0
     again = analyze(read(df), out, config=cfg, llm=llm, settings=st)
-    assert again.resumed == 2 and len(srv.requests) == calls  # finished articles ask nothing again
+    assert again.resumed == 3 and len(srv.requests) == calls  # finished articles (and the bad row) ask nothing again
 
 
 def test_llm_direct_mode_sends_each_article_once(fake_server, tmp_path):

@@ -12,7 +12,8 @@ flushed at once; see :mod:`mabpd_kit.corpus.store`), and resumes from it:
   results file), then are assembled into articles.
 - **resume**: an article already in the results file with the same id, text digest and
   fingerprint (pipeline configuration and models, article mode, sentence settings) is not analysed
-  again, even after ``kill -9``; failed articles are retried. The article threshold is not part of
+  again, even after ``kill -9``; failed articles are retried, except bad rows (their reason comes
+  from the input and would not change). The article threshold is not part of
   the fingerprint: records keep the evidence and :func:`~mabpd_kit.corpus.store.load` decides.
 """
 
@@ -107,7 +108,8 @@ def _todo(docs: Iterable[Doc], done: dict[str, tuple[str, str, bool]], fp: str,
     for doc in docs:
         dg = _digest(doc)
         old = done.get(doc.id)
-        if old is not None and old[0] == dg and old[1] == fp and not old[2]:
+        # a failed article is tried again, unless its row itself was bad (empty, binary...): that cannot change
+        if old is not None and old[0] == dg and old[1] == fp and (not old[2] or doc.reason is not None):
             counts["resumed"] += 1
             continue
         yield doc, dg, fp
