@@ -48,7 +48,7 @@ def test_llm_corpus_run_uses_the_limit_the_cache_and_resumes(fake_server, tmp_pa
     assert res["0"].sentences[1].spans[0].text == "slammed"
     assert res["0"].text[res["0"].sentences[1].spans[0].start:res["0"].sentences[1].spans[0].end] == "slammed"
     assert srv.max_in_flight <= 2  # the endpoint's limit
-    assert (tmp_path / "run.jsonl.sentences.jsonl").exists()
+    assert not (tmp_path / "run.jsonl.sentences.jsonl").exists()  # only the chunk in progress is kept there
     calls = len(srv.requests)
     assert calls > 0
     again = analyze(read(df), out, config=cfg, llm=llm, settings=st)

@@ -230,7 +230,8 @@ def _drain(ready: set[Future[list[tuple[str, bool, int]]]], finish_line: Any) ->
 def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: CorpusConfig, out: Path,
               finish: Any) -> None:
     """Sentences of a chunk of articles through ``analyze_many`` (the LLM limit and cache, a sentence
-    checkpoint), then one article record each."""
+    checkpoint), then one article record each. The sentence checkpoint only ever holds the chunk in
+    progress (it is removed once the chunk's articles are written), so reading it stays cheap."""
     ck = out.with_name(out.name + ".sentences.jsonl")
     for chunk in _chunks(todo, st.chunk_articles):
         if st.mode == "direct":
@@ -239,6 +240,7 @@ def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: Co
             by_id = {d.id: d for d in res}
             for doc, dg, f in chunk:
                 finish(_direct_from(pipeline, doc, st, f, dg, by_id.get(doc.id)))
+            ck.unlink(missing_ok=True)
             continue
         ids, texts, where = [], [], []
         for j, (doc, _, _) in enumerate(chunk):
@@ -256,6 +258,7 @@ def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: Co
             per.setdefault(j, {})[k] = d
         for j, (doc, dg, f) in enumerate(chunk):
             finish(analyze_doc(pipeline, doc, st, fingerprint=f, digest=dg, decisions=per.get(j, {})))
+        ck.unlink(missing_ok=True)  # the chunk's articles are in the results file: its sentences are no longer needed
 
 
 def _direct_from(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, dg: str, d: Any) -> ArticleResult:
