@@ -117,3 +117,14 @@ def test_charts_read_the_simulation():
     s = sweep_chart(frame, "hallucination", current=0.2).to_dict()
     assert s["title"] and s["description"] and len(s["layer"]) == 2
     assert gain_phrase(-119.0) == "119.0 points lower than" and gain_phrase(0.01) == "the same as"
+
+
+def test_verifier_overturns_simulated_quotations():
+    """Wrong biased readings of neutral items with an attributed quotation cite words inside it: the
+    real rule-based verifier overturns them (check 'quotation'); it never turns neutral into biased."""
+    sim = simulate(SimSpec(quotation_share=1.0, competence=0.6), n_items=400, seed=5, configs=("full", "no-verifier"))
+    checks = [d.verifier.check for d in sim["full"] if d.verifier is not None]
+    assert "quotation" in checks
+    for with_v, without in zip(sim["full"], sim["no-verifier"]):
+        assert not (with_v.label == "biased" and without.label == "neutral")
+    assert sim.metrics().loc["full", "precision"] > sim.metrics().loc["no-verifier", "precision"]
