@@ -69,9 +69,13 @@ def test_score_breakdown_stacks_to_the_recorded_score(batch):
         assert [r["boundary"] for r in data if "boundary" in r] == [d.scoring.boundary]
 
 
-def test_score_chart_has_one_tick_per_item_and_the_trace_boundary(batch):
+def test_score_chart_has_one_row_per_item_and_the_trace_boundary(batch):
     cfg = Config()
     chart = vp.score_chart(batch, cutoffs={"veto": cfg.router.neutral_veto_below})
+    spec = chart.to_dict()
+    assert "vconcat" in spec and spec["description"].startswith(f"Histograms of the combined score of {len(batch)} items")
+    bars = spec["vconcat"][0]["layer"][0]
+    assert bars["mark"]["type"] == "bar" and bars["encoding"]["x"]["bin"] == {"extent": [0, 1], "step": 0.025}
     data = rows(chart)
     ticks = [r for r in data if "score" in r]
     assert sorted(r["score"] for r in ticks) == sorted(d.score for d in batch)

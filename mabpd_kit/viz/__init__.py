@@ -67,6 +67,7 @@ __all__ = [
     "THEME_NAME",
     "alt_text",
     "describe",
+    "drop_zero_usage",
     "figure_html",
     "altair",
     "static",
@@ -85,7 +86,7 @@ __all__ = [
 THEME_NAME = "mabpd"
 
 # the per-area chart modules, imported on first access: ``mk.viz.lexicon.coverage_chart(lex)``
-_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "stopping", "identity", "evaluation")
+_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation")
 
 
 _FROM_PIPELINE = ("show", "decision_html")  # a Decision's span viewer and trace: mk.viz.show(d)
@@ -440,6 +441,18 @@ def heatmap(
     )
     chart = alt.layer(cells, labels)
     return chart.properties(title=title) if title else chart
+
+
+#: Columns that count LLM usage: all zero when everything ran offline on the rule-based agents.
+USAGE_COLUMNS = ("calls", "mean_calls", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens",
+                 "tokens", "repaired_calls", "cost", "cost_usd", "retries")
+
+
+def drop_zero_usage(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the LLM-usage columns (calls, tokens, cost) that are 0 or empty in every row:
+    offline they only say "nothing was called", which the offline line of ``mk.connect()`` says once."""
+    drop = [c for c in USAGE_COLUMNS if c in df.columns and not df[c].fillna(0).astype(bool).any()]
+    return df.drop(columns=drop) if drop else df
 
 
 def _color_for_column(df: pd.DataFrame, column: str) -> alt.Color:

@@ -30,11 +30,11 @@ renderer on the first chart; ``import mabpd_kit`` stays fast).
 from __future__ import annotations
 
 import html as _html
-from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import altair, category_color, span_html
-from mabpd_kit.viz.colors import OUTCOME_COLORS, SERIES_COLORS
+from mabpd_kit.viz.colors import OUTCOME_COLORS
+from mabpd_kit.viz.scores import _VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_frame, score_chart
 
 if TYPE_CHECKING:
     import altair as alt
@@ -59,28 +59,7 @@ FACTORS: dict[str, str] = {
     "g": "agreement factor g",
     "k": "adjusted confidence k = clip(conf·f·g)",
 }
-_VERDICT_COLORS = {"biased": OUTCOME_COLORS["biased"], "neutral": OUTCOME_COLORS["neutral"]}
 _AGENTS = ("bias", "evidence", "framing")
-
-
-def _verdict_color(field: str = "verdict", title: str = "verdict", legend: str = "right") -> alt.Color:
-    alt = altair()
-
-    return alt.Color(f"{field}:N", title=title, legend=alt.Legend(orient=legend),
-                     scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
-
-
-def _decisions(x: Any) -> list[Decision]:
-    """Accept one Decision, a BatchResult or any iterable of decisions."""
-    if hasattr(x, "decisions"):
-        return list(x.decisions)
-    if hasattr(x, "reports") and hasattr(x, "route"):
-        return [x]
-    if isinstance(x, Iterable) and not isinstance(x, (str, bytes, Mapping)):
-        out = list(x)
-        if all(hasattr(d, "reports") and hasattr(d, "route") for d in out):
-            return out
-    raise TypeError(f"expected a Decision, a BatchResult or a list of decisions, got {type(x).__name__}")
 
 
 def _debate(x: Any) -> SADResult:
@@ -205,35 +184,6 @@ def sad_frame(x: Any) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Metrics per configuration from the decisions' ``pred`` and ``gold`` (failed items excluded).
-
-    ``results`` maps a name ("full", "no-debate", ...) to a BatchResult or list of decisions, all
-    on the same items with gold labels. Columns: ablation, n, failed, accuracy, precision, recall,
-    f1, macro_f1, mean_calls, debated (share of items that went to SAD), overturned (share the
-    verifier turned to neutral).
-    """
-    import pandas as pd
-
-    from mabpd_kit import metrics as M
-
-    rows = []
-    for name, res in results.items():
-        ds = _decisions(res)
-        ok = [d for d in ds if not d.failed and d.gold is not None]
-        if not ok:
-            raise ValueError(f"{name!r}: no decision with a gold label (pass gold= to analyze_many)")
-        rep = M.classification_report([d.gold for d in ok], [d.pred for d in ok])
-        rows.append({
-            "ablation": name, "n": len(ok), "failed": sum(d.failed for d in ds),
-            **{k: rep[k] for k in ("accuracy", "precision", "recall", "f1", "macro_f1")},
-            "mean_calls": sum(d.usage.calls for d in ok) / len(ok),
-            "debated": sum(d.debate is not None for d in ok) / len(ok),
-            "overturned": sum(bool(d.verifier and d.verifier.overturned) for d in ok) / len(ok),
-        })
-    return pd.DataFrame(rows)
-
-
 # =============================================================================================
 # Batch charts
 # =============================================================================================
@@ -298,69 +248,6 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     )
     return chart.properties(
         title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%})", width=360)
-
-
-def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None) -> alt.LayerChart:
-    """Every item's combined score (dots) by gold label, coloured by the final label, with the
-    score boundary recorded in the trace as a solid rule.
-
-    ``cutoffs`` (optional, e.g. ``{"veto": 0.30, "moderate": 0.60, "strong": 0.75}`` from
-    ``config.router``) adds dashed rules for the router's cut-offs; they come from the
-    configuration you pass, not from the trace.
-    """
-    alt = altair()
-    import pandas as pd
-
-    ds = [d for d in _decisions(x) if not d.failed and d.scoring is not None]
-    if not ds:
-        raise ValueError("no scored decision to draw")
-    df = pd.DataFrame([{"id": d.id, "score": d.score, "label": d.label, "route": d.route,
-                        "gold": {1: "gold biased", 0: "gold neutral"}.get(d.gold, "no gold"),
-                        "text": d.text[:80]} for d in ds])
-    boundaries = {d.scoring.boundary for d in ds}
-    dots = alt.Chart(df).mark_tick(thickness=2, size=18, opacity=0.6).encode(
-        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="combined score"),
-        y=alt.Y("gold:N", title=None, sort=["gold biased", "gold neutral", "no gold"]),
-        color=_verdict_color("label", "final label"),
-        tooltip=["id", "score", "label", "route", "text"],
-    )
-    rules = pd.DataFrame([{"cut": f"boundary {b:.2f}", "at": b, "kind": "boundary"} for b in sorted(boundaries)]
-                         + [{"cut": f"{k} {v:.2f}", "at": v, "kind": "router"} for k, v in (cutoffs or {}).items()])
-    lines = alt.Chart(rules).mark_rule(color="#333333").encode(
-        x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["boundary", "router"],
-                                                                       range=[[1, 0], [4, 3]]), title=None),
-        tooltip=["cut", "at"],
-    )
-    return alt.layer(dots, lines).properties(title=title or f"Combined score of {len(df)} items", width=420)
-
-
-def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"),
-                   title: str | None = None) -> alt.Chart:
-    """Grouped bars: one group per configuration, one bar per metric (from :func:`ablation_frame`).
-
-    ``x`` is a mapping name -> results, or a frame :func:`ablation_frame` returned.
-    """
-    alt = altair()
-    import pandas as pd
-
-    df = x if isinstance(x, pd.DataFrame) else ablation_frame(x)
-    missing = [m for m in metrics if m not in df.columns]
-    if missing:
-        raise ValueError(f"unknown metric(s) {missing}; the frame has {list(df.columns)}")
-    long = df.melt(id_vars=["ablation", "n"], value_vars=list(metrics), var_name="metric", value_name="value")
-    chart = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("ablation:N", sort=list(df["ablation"]), title=None),
-        yOffset=alt.YOffset("metric:N", sort=list(metrics)),
-        x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="metric value"),
-        color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=list(SERIES_COLORS[:5]))),
-        tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
-    )
-    return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
-
-
-# =============================================================================================
-# One-decision charts
-# =============================================================================================
 
 
 def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:

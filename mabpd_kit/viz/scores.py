@@ -1,0 +1,147 @@
+"""Score and ablation views of a batch of MABPD decisions (split from :mod:`mabpd_kit.viz.pipeline`,
+which re-exports everything here: ``mk.viz.pipeline.score_chart`` keeps working).
+
+- :func:`score_chart`: how the combined scores are distributed against the boundary (histograms);
+- :func:`ablation_frame` / :func:`ablation_chart`: metrics per configuration on the same items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mabpd_kit.viz import altair, drop_zero_usage
+from mabpd_kit.viz.colors import OUTCOME_COLORS, SERIES_COLORS
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+    from mabpd_kit.mabpd import Decision
+
+__all__ = ["ablation_chart", "ablation_frame", "score_chart"]
+
+_VERDICT_COLORS = {"biased": OUTCOME_COLORS["biased"], "neutral": OUTCOME_COLORS["neutral"]}
+
+def _verdict_color(field: str = "verdict", title: str = "verdict", legend: str = "right") -> alt.Color:
+    alt = altair()
+
+    return alt.Color(f"{field}:N", title=title, legend=alt.Legend(orient=legend),
+                     scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
+
+
+def _decisions(x: Any) -> list[Decision]:
+    """Accept one Decision, a BatchResult or any iterable of decisions."""
+    if hasattr(x, "decisions"):
+        return list(x.decisions)
+    if hasattr(x, "reports") and hasattr(x, "route"):
+        return [x]
+    if isinstance(x, Iterable) and not isinstance(x, (str, bytes, Mapping)):
+        out = list(x)
+        if all(hasattr(d, "reports") and hasattr(d, "route") for d in out):
+            return out
+    raise TypeError(f"expected a Decision, a BatchResult or a list of decisions, got {type(x).__name__}")
+
+
+def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Metrics per configuration from the decisions' ``pred`` and ``gold`` (failed items excluded).
+
+    ``results`` maps a name ("full", "no-debate", ...) to a BatchResult or list of decisions, all
+    on the same items with gold labels. Columns: ablation, n, failed, accuracy, precision, recall,
+    f1, macro_f1, mean_calls, debated (share of items that went to SAD), overturned (share the
+    verifier turned to neutral). ``mean_calls`` is left out when it is 0 everywhere (offline).
+    """
+    import pandas as pd
+
+    from mabpd_kit import metrics as M
+
+    rows = []
+    for name, res in results.items():
+        ds = _decisions(res)
+        ok = [d for d in ds if not d.failed and d.gold is not None]
+        if not ok:
+            raise ValueError(f"{name!r}: no decision with a gold label (pass gold= to analyze_many)")
+        rep = M.classification_report([d.gold for d in ok], [d.pred for d in ok])
+        rows.append({
+            "ablation": name, "n": len(ok), "failed": sum(d.failed for d in ds),
+            **{k: rep[k] for k in ("accuracy", "precision", "recall", "f1", "macro_f1")},
+            "mean_calls": sum(d.usage.calls for d in ok) / len(ok),
+            "debated": sum(d.debate is not None for d in ok) / len(ok),
+            "overturned": sum(bool(d.verifier and d.verifier.overturned) for d in ok) / len(ok),
+        })
+    return drop_zero_usage(pd.DataFrame(rows))
+
+
+
+def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None,
+                step: float = 0.025) -> alt.VConcatChart:
+    """How the items' combined scores are distributed, one histogram per gold label (bins of ``step``),
+    stacked by the final label, with the score boundary recorded in the trace as a solid rule.
+
+    A histogram stays readable for 28 items or 3,000 (one tick per item would pile up into a solid
+    band). ``cutoffs`` (optional, e.g. ``{"veto": 0.30, "moderate": 0.60, "strong": 0.75}`` from
+    ``config.router``) adds dashed rules for the router's cut-offs; they come from the
+    configuration you pass, not from the trace.
+    """
+    alt = altair()
+    import pandas as pd
+
+    ds = [d for d in _decisions(x) if not d.failed and d.scoring is not None]
+    if not ds:
+        raise ValueError("no scored decision to draw")
+    df = pd.DataFrame([{"id": d.id, "score": d.score, "label": d.label, "route": d.route,
+                        "gold": {1: "gold biased", 0: "gold neutral"}.get(d.gold, "no gold"),
+                        "text": d.text[:80]} for d in ds])
+    boundaries = {d.scoring.boundary for d in ds}
+    rules = pd.DataFrame([{"cut": f"boundary {b:.2f}", "at": b, "kind": "boundary"} for b in sorted(boundaries)]
+                         + [{"cut": f"{k} {v:.2f}", "at": v, "kind": "router"} for k, v in (cutoffs or {}).items()])
+    lines = alt.Chart(rules).mark_rule(color="#333333").encode(
+        x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["boundary", "router"],
+                                                                       range=[[1, 0], [4, 3]]), title=None),
+        tooltip=["cut", "at"],
+    )
+    groups = [g for g in ("gold biased", "gold neutral", "no gold") if g in set(df["gold"])]
+    panels = []
+    for i, g in enumerate(groups):
+        n = int((df["gold"] == g).sum())
+        bars = alt.Chart(df).transform_filter(alt.datum.gold == g).mark_bar().encode(
+            x=alt.X("score:Q", bin=alt.Bin(extent=[0, 1], step=step),
+                    title="combined score" if i == len(groups) - 1 else None, scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("count():Q", title="items"),
+            color=_verdict_color("label", "final label"),
+            tooltip=[alt.Tooltip("count():Q", title="items"), "label:N"],
+        )
+        panels.append(alt.layer(bars, lines).properties(title=f"{g} ({n} items)", width=420, height=90))
+    n_pos = sum(d.score >= min(boundaries) for d in ds)
+    desc = (f"Histograms of the combined score of {len(df)} items, one per gold label, coloured by the final label; "
+            f"{n_pos} items score at or above the {min(boundaries):.2f} boundary.")
+    return alt.vconcat(*panels).properties(title=title or f"Combined score of {len(df)} items", description=desc)
+
+
+def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"),
+                   title: str | None = None) -> alt.Chart:
+    """Grouped bars: one group per configuration, one bar per metric (from :func:`ablation_frame`).
+
+    ``x`` is a mapping name -> results, or a frame :func:`ablation_frame` returned.
+    """
+    alt = altair()
+    import pandas as pd
+
+    df = x if isinstance(x, pd.DataFrame) else ablation_frame(x)
+    missing = [m for m in metrics if m not in df.columns]
+    if missing:
+        raise ValueError(f"unknown metric(s) {missing}; the frame has {list(df.columns)}")
+    long = df.melt(id_vars=["ablation", "n"], value_vars=list(metrics), var_name="metric", value_name="value")
+    chart = alt.Chart(long).mark_bar().encode(
+        y=alt.Y("ablation:N", sort=list(df["ablation"]), title=None),
+        yOffset=alt.YOffset("metric:N", sort=list(metrics)),
+        x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="metric value"),
+        color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=list(SERIES_COLORS[:5]))),
+        tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
+    )
+    return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
+
+
+# =============================================================================================
+# One-decision charts
+# =============================================================================================
