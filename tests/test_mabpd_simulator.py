@@ -24,6 +24,7 @@ def test_planted_settings_recovered(planted):
     for agent, c in zip(AGENTS, (0.85, 0.7, 0.65)):
         assert got["competence"][agent] == pytest.approx(c, abs=0.04), agent
     assert got["correlation"] == pytest.approx(0.4, abs=0.12)
+    assert got["calibration"] == pytest.approx(SimSpec().calibration, abs=0.05)
 
 
 def test_no_correlation_recovered_as_none():

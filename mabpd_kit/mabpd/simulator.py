@@ -143,6 +143,8 @@ class Simulation:
           a non-hallucinating agent cites only real words);
         * ``competence``: per agent, the accuracy of its verdicts among the reports that cite at least
           one valid quote or none (hallucinated reports removed);
+        * ``calibration``: (mean confidence when right - mean confidence when wrong) / 0.30 over those
+          reports (the planted means are 0.70 +- 0.15 * calibration; clipping at 0.05 / 0.99 is rare);
         * ``correlation``: on the items where no agent hallucinated, for each pair of agents with error
           rates e_a, e_b, (P(both wrong) - e_a e_b) / (min(e_a, e_b) - e_a e_b), averaged over the
           pairs: the moment estimator of the planted share of shared draws (with equal competences it
@@ -162,7 +164,8 @@ class Simulation:
                 ea, eb = x.mean(), y.mean()
                 if min(ea, eb) - ea * eb > 0:
                     rhos.append(float(((x * y).mean() - ea * eb) / (min(ea, eb) - ea * eb)))
-        return {"hallucination": float(halluc.mean()), "competence": competence,
+        gap = honest.loc[honest.right, "confidence"].mean() - honest.loc[~honest.right, "confidence"].mean()
+        return {"hallucination": float(halluc.mean()), "competence": competence, "calibration": float(gap / 0.30),
                 "correlation": float(np.mean(rhos)) if rhos else float("nan")}
 
 
