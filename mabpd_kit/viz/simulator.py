@@ -69,7 +69,7 @@ def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
         x=alt.X(f"{setting}:Q", title=f"planted {setting}"),
         y=alt.Y(f"{measure}:Q", title=label, scale=alt.Scale(zero=False)),
         color=alt.Color("config:N", scale=_scale(names), title="configuration"),
-        strokeDash=alt.StrokeDash("config:N", title="configuration"),
+        strokeDash=alt.StrokeDash("config:N", legend=None),   # a second cue besides colour; one legend
         tooltip=[setting, "config", alt.Tooltip(f"{measure}:Q", format=".3f")],
     )
     layers = [lines]
