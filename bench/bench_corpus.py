@@ -101,9 +101,11 @@ def hyperpartisan(workdir: Path) -> None:
     except (FileNotFoundError, OSError, ValueError) as exc:
         print(f"== HyperPartisan: skipped ({exc})")
         return
-    head = sp.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = sp.run(["git", "status", "--porcelain", "--untracked-files=no", "mabpd_kit"], capture_output=True,
-                   text=True).stdout.strip()
+    # MABPD_BENCH_COMMIT: the commit of a clean export (git archive HEAD) this run imports from
+    head = os.environ.get("MABPD_BENCH_COMMIT") or sp.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                                          text=True).stdout.strip()
+    dirty = "" if os.environ.get("MABPD_BENCH_COMMIT") else sp.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "mabpd_kit"], capture_output=True, text=True).stdout.strip()
     corpus = read(hp[["id", "text", "label", "url"]], id_col="id")
     t0 = time.perf_counter()
     art = analyze(corpus, workdir / "hp_article.jsonl")
