@@ -59,32 +59,114 @@ def metrics_chart(
     return chart.properties(title=title) if title else chart
 
 
-def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
-    """Each system as a point in (recall, precision): who buys precision with recall, and who the other way."""
+def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
+                  line_px: float = 12.0) -> list[tuple[float, float, str, str]]:
+    """Greedy, deterministic label placement: for each point (x, y, text) in pixels, the first of a few
+    spots (right, left, above, below, diagonals) whose box overlaps no placed label and no point.
+    Returns (x_px, y_px, text, align) for every label (the last candidate when nothing is free)."""
+    placed: list[tuple[float, float, float, float]] = []
+    dots = [(px - 5, py - 5, px + 5, py + 5) for px, py, _ in points]
+    out = []
+    for px, py, text in points:
+        w, h = char_px * len(text), line_px
+        spots = [(px + 7, py, "left"), (px - 7, py, "right"), (px + 7, py - h, "left"), (px + 7, py + h, "left"),
+                 (px - 7, py - h, "right"), (px - 7, py + h, "right"), (px + 7, py - 2 * h, "left"),
+                 (px + 7, py + 2 * h, "left"), (px - 7, py - 2 * h, "right"), (px - 7, py + 2 * h, "right")]
+        choice = spots[-1]
+        for sx, sy, align in spots:
+            box = (sx, sy - h / 2, sx + w, sy + h / 2) if align == "left" else (sx - w, sy - h / 2, sx, sy + h / 2)
+            if all(box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in placed + dots):
+                choice = (sx, sy, align)
+                break
+        sx, sy, align = choice
+        placed.append((sx, sy - h / 2, sx + w, sy + h / 2) if align == "left" else (sx - w, sy - h / 2, sx, sy + h / 2))
+        out.append((sx, sy, text, align))
+    return out
+
+
+def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size: int = 360) -> alt.LayerChart:
+    """Each system as a point in (recall, precision): who buys precision with recall, and who the other way.
+
+    The axes zoom to where the systems are (the chart says so) and every point is labelled without
+    overlaps (a greedy placement computed here, in pixels), so a dozen reference LLMs stay readable."""
+    import pandas as pd
+
+    from mabpd_kit.viz.colors import OKABE_ITO
+
     alt = altair()
 
-    base = alt.Chart(metrics).encode(
-        x=alt.X("recall:Q", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("precision:Q", scale=alt.Scale(domain=[0, 1])),
+    df = metrics.dropna(subset=["precision", "recall"]).reset_index(drop=True)
+    lo = max(0.0, min(float(df["recall"].min()), float(df["precision"].min())) - 0.05) if len(df) else 0.0
+    lo = float(int(lo * 10) / 10)  # a round lower end: 0.5, 0.6, ...
+    span = 1.0 - lo
+
+    def to_px(x: float, y: float) -> tuple[float, float]:
+        return (x - lo) / span * size, (1.0 - (y - lo) / span) * size
+
+    pts = [(*to_px(r.recall, r.precision), str(r.system)) for r in df.itertuples()]
+    labels = _place_labels(pts)
+    lab = pd.DataFrame([{"recall": lo + sx / size * span, "precision": lo + (1 - sy / size) * span, "system": t,
+                         "align": a} for sx, sy, t, a in labels])
+    scale = alt.Scale(domain=[lo, 1.0], nice=False)
+    x = alt.X("recall:Q", scale=scale, title=f"recall (axis from {lo:.1f})" if lo else "recall")
+    y = alt.Y("precision:Q", scale=scale, title=f"precision (axis from {lo:.1f})" if lo else "precision")
+    kinds = list(dict.fromkeys(df["kind"])) if "kind" in df.columns else []
+    palette = [OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
+    points = alt.Chart(df).mark_point(filled=True, size=70).encode(
+        x=x, y=y,
+        color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)]),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),
+        shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=kinds), legend=None),
+        tooltip=["system", alt.Tooltip("precision:Q", format=".3f"), alt.Tooltip("recall:Q", format=".3f")],
     )
-    points = base.mark_point(filled=True, size=80).encode(
-        color=alt.Color("kind:N", title=None), tooltip=["system", alt.Tooltip("precision:Q", format=".3f"),
-                                                        alt.Tooltip("recall:Q", format=".3f")]
-    )
-    labels = base.mark_text(align="left", dx=6, fontSize=10).encode(text="system:N")
-    chart = alt.layer(points, labels).properties(width=320, height=320)
+    texts = [alt.Chart(lab[lab["align"] == a]).mark_text(align=a, baseline="middle", fontSize=10).encode(
+        x=x, y=y, text="system:N") for a in ("left", "right") if (lab["align"] == a).any()]
+    best = df.loc[df["precision"].add(df["recall"]).idxmax(), "system"] if len(df) else ""
+    desc = (f"Precision against recall of {len(df)} systems; axes from {lo:.1f} to 1. "
+            + "; ".join(f"{r.system}: precision {r.precision:.2f}, recall {r.recall:.2f}" for r in df.itertuples())
+            + (f". Highest precision plus recall: {best}." if best else ""))
+    chart = alt.layer(points, *texts).properties(width=size, height=size, description=desc)
     return chart.properties(title=title) if title else chart
 
 
 def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None = None) -> alt.LayerChart:
-    """2 x 2 (or k x k) confusion matrix as a labelled heat map (rows gold, columns predicted)."""
+    """The 2 x 2 (or k x k) confusion matrix, rows gold and columns predicted, each cell saying what it
+    is (true negative, false positive, ...), its count and its share of the gold row."""
+    import pandas as pd
+
     from mabpd_kit import metrics
-    from mabpd_kit.viz import heatmap
+
+    alt = altair()
 
     cm = metrics.confusion(gold, pred)
     names = {0: "neutral", 1: "biased"}
-    long = cm.rename(index=lambda v: names.get(v, v), columns=lambda v: names.get(v, v)).stack().rename("count").reset_index()
-    return heatmap(long, x="pred", y="gold", value="count", fmt="d", title=title)
+    kinds = {(0, 0): "true negative", (0, 1): "false positive", (1, 0): "false negative", (1, 1): "true positive"}
+    rows = []
+    for g in cm.index:
+        total = int(cm.loc[g].sum())
+        for p in cm.columns:
+            n = int(cm.loc[g, p])
+            rows.append({"gold": f"gold {names.get(g, g)}", "pred": f"predicted {names.get(p, p)}", "count": n,
+                         "share": n / total if total else 0.0, "cell": kinds.get((g, p), "correct" if g == p else "error"),
+                         "label": f"{kinds.get((g, p), '')}\n{n} ({(n / total if total else 0):.0%} of row)".strip()})
+    df = pd.DataFrame(rows)
+    order_g = [f"gold {names.get(g, g)}" for g in cm.index]
+    order_p = [f"predicted {names.get(p, p)}" for p in cm.columns]
+    base = alt.Chart(df).encode(
+        x=alt.X("pred:N", sort=order_p, title=None, axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12)),
+        y=alt.Y("gold:N", sort=order_g, title=None, axis=alt.Axis(labelFontSize=12)),
+    )
+    cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        color=alt.Color("share:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), legend=None),
+        tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")],
+    )
+    text = base.mark_text(fontSize=13, lineBreak="\n", lineHeight=17).encode(
+        text="label:N",
+        color=alt.when(alt.datum.share > 0.55).then(alt.value("white")).otherwise(alt.value("black")),
+    )
+    desc = "Confusion matrix. " + "; ".join(f"{r.gold}, {r.pred}: {r['count']} ({r.cell})" for _, r in df.iterrows())
+    chart = alt.layer(cells, text).properties(width=120 * len(order_p), height=90 * len(order_g), description=desc)
+    return chart.properties(title=title) if title else chart
 
 
 def error_rates_chart(

@@ -1,0 +1,34 @@
+"""Evaluation charts stay readable: labelled confusion cells, precision/recall labels that do not overlap."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import mabpd_kit as mk
+from mabpd_kit.viz.evaluation import _place_labels
+
+
+def test_confusion_cells_say_what_they_are():
+    chart = mk.viz.evaluation.confusion_chart([0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 0], title="cm")
+    spec = chart.to_dict()
+    data = next(iter(spec["datasets"].values()))
+    cells = {(r["gold"], r["pred"]): r for r in data}
+    assert cells[("gold neutral", "predicted biased")]["cell"] == "false positive"
+    assert cells[("gold biased", "predicted biased")]["label"] == "true positive\n3 (75% of row)"
+    assert spec["width"] >= 200 and "false negative" in spec["description"]
+
+
+def test_precision_recall_labels_do_not_overlap():
+    metrics = pd.DataFrame({"system": [f"system_{i}" for i in range(12)], "kind": ["a"] * 6 + ["b"] * 6,
+                            "precision": [0.80, 0.801, 0.802, 0.79, 0.81, 0.80, 0.7, 0.71, 0.72, 0.9, 0.91, 0.5],
+                            "recall": [0.70, 0.701, 0.702, 0.71, 0.69, 0.705, 0.6, 0.61, 0.62, 0.9, 0.905, 0.8]})
+    spec = mk.viz.evaluation.precision_recall_chart(metrics).to_dict()
+    assert spec["description"].startswith("Precision against recall of 12 systems")
+    pts = [(float(i * 3), 100.0, f"label{i}") for i in range(6)]  # six points almost on top of each other
+    boxes = []
+    for x, y, text, align in _place_labels(pts):
+        w = 6.0 * len(text)
+        boxes.append((x, y - 6, x + w, y + 6) if align == "left" else (x - w, y - 6, x, y + 6))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or a[0] >= b[2] or a[3] <= b[1] or a[1] >= b[3], (a, b)
