@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", help="JSONL checkpoint to resume from")
     parser.add_argument("--llm", action="store_true", help="use the configured endpoint (MABPD_BASE_URL) instead of rule-based agents")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (shown on stderr when it is a terminal)")
+    parser.add_argument("--batch", metavar="STATE", default=None,
+                        help="with --llm: send the calls through the Batch API (half price, within 24 h), one stage "
+                             "per pass; STATE is a JSON file: run the same command again to resume after a crash")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +51,17 @@ def run(args: argparse.Namespace) -> int:
         print("mabpd analyze: rule-based agents (offline); pass --llm to use a configured endpoint", file=sys.stderr)
     progress = not args.quiet and sys.stderr.isatty()  # stdout stays clean for --format json
     with contextlib.redirect_stdout(sys.stderr):  # the batch's summary line is not --format json
-        res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=progress)
+        if args.batch:
+            if llm is None:
+                raise ValueError("--batch needs --llm (the Batch API of the configured endpoint)")
+            from mabpd_kit.llm.batch import run_batched
+
+            pipe = Pipeline(cfg, llm)
+            ckpt = args.checkpoint or str(Path(args.batch).with_suffix(".jsonl"))  # finished items are not redone
+            res = run_batched(lambda: pipe.analyze_many(items, checkpoint=ckpt, progress=progress), llm,
+                              state=args.batch, quiet=args.quiet)
+        else:
+            res = Pipeline(cfg, llm).analyze_many(items, checkpoint=args.checkpoint, progress=progress)
     if args.format == "json":
         body = "\n".join(json.dumps(d.to_dict(), ensure_ascii=False) for d in res.decisions) + "\n"
     elif args.format == "html":

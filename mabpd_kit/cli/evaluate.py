@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default config.metrics, 10,000)")
     parser.add_argument("--no-anchors", action="store_true", help="do not score the file's reference LLM labels")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--batch", metavar="STATE", default=None,
+                        help="send the calls through the Batch API (half price, within 24 h), one stage per pass; "
+                             "STATE is a JSON file: run the same command again to resume after a crash")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports") / "evaluate" / f"{name}-{args.split}"
     ev = evaluate(name, args.split, args.configs.split(","), limit=args.limit, llm=llm, config=base,
                   data_dir=args.data_dir, out_dir=out, truncate=args.truncate, anchors=not args.no_anchors,
-                  n_resamples=args.resamples, progress=not args.quiet)
+                  n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report

@@ -81,6 +81,7 @@ def evaluate(
     n_resamples: int | None = None,
     seed: int | None = None,
     progress: bool = True,
+    batch: str | Path | None = None,
 ) -> Evaluation:
     """Run each named MABPD configuration on the benchmark and score it with :func:`compare`.
 
@@ -90,6 +91,9 @@ def evaluate(
     ``truncate``: cut every text to N words before the pipeline (0 = no cut). Default: the paper's
     ``config.text.article_words`` (600) for HyperPartisan, ``config.text.truncate_words`` otherwise.
     Cut items carry the flag ``truncated``; :attr:`Evaluation.n_truncated` counts them per system.
+
+    ``batch``: a state file: every configuration's calls go through the Batch API, one stage per pass
+    (:func:`mabpd_kit.llm.batch.run_batched`; resumable with the same arguments; needs ``llm`` online).
     """
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
@@ -127,14 +131,26 @@ def evaluate(
 
     t0 = time.perf_counter()
     results, run_s = {}, {}
-    for name, cfg in cfgs.items():
-        ckpt = None
-        if out_dir is not None:  # one checkpoint per configuration and model: never a stale one
-            ckpt = Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
-        t1 = time.perf_counter()
-        results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(), gold=gold,
-                                                        checkpoint=ckpt, progress=progress)
-        run_s[name] = time.perf_counter() - t1
+
+    def one_pass() -> dict:
+        for name, cfg in cfgs.items():
+            ckpt = None
+            if out_dir is not None:  # one checkpoint per configuration and model: never a stale one
+                ckpt = Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
+            t1 = time.perf_counter()
+            results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(),
+                                                            gold=gold, checkpoint=ckpt, progress=progress)
+            run_s[name] = time.perf_counter() - t1
+        return results
+
+    if batch is not None:
+        if live is None:
+            raise ValueError("batch mode needs an LLM endpoint (--endpoint)")
+        from mabpd_kit.llm.batch import run_batched
+
+        run_batched(one_pass, live, state=batch, quiet=not progress)  # every configuration's calls in one batch per pass
+    else:
+        one_pass()
     ev = compare(results, items=items, dataset=ds_name, split=split, mode=mode, kind="pipeline", anchors=anchors,
                  n_resamples=n_resamples, seed=seed, run_s=run_s)
     ev.truncate_words = truncate

@@ -124,6 +124,7 @@ class LLM:
             self._cache = ResponseCache(Path(cache_dir) if cache_dir is not None else None)
         self._client: Any = None  # openai.AsyncOpenAI, created lazily on the I/O loop
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.collector: Any = None  # a batch.BatchCollector while a batch pass runs (see mabpd_kit.llm.batch)
         self._auth_refused: dict[str, EndpointError] = {}  # "" (401: every model) or a model (403) -> error
 
     def __repr__(self) -> str:
@@ -234,6 +235,8 @@ class LLM:
                     comp = Completion.model_validate({**hit, "cached": True, "tag": tag})
                     self.usage.add(comp)
                     return comp
+                if self.collector is not None and self.cache_mode == "auto":
+                    self.collector.defer(key, request, tag)  # batch mode: record it, stop this item
                 if self.cache_mode == "replay":
                     raise ReplayMissError(
                         f"replay mode: no recorded answer for {self._describe(request)} "

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import batches
 from .prefix import PrefixCache
 from .strict import strict_problems
 from .prefix import prompt_tokens as prompt_tokens_of
@@ -137,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes --------------------------------------------------------------
     def do_GET(self) -> None:
+        if batches.get(self, self.server.owner):
+            return
         if self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.server.owner.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
@@ -149,6 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw_body = self.rfile.read(length)
         if owner._stop.is_set():  # stopped: kept-alive connections get no answer, like a dead server
             self.close_connection = True
+            return
+        if batches.post(self, owner, raw_body):
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._error(404, f"no route {self.path}")
@@ -165,21 +170,9 @@ class _Handler(BaseHTTPRequestHandler):
             owner._leave()
 
     def _answer(self, owner: FakeLLMServer, request: dict[str, Any]) -> None:
-        fmt = (request.get("response_format") or {}).get("type")
-        if fmt == "json_schema" and not owner.supports_json_schema:
-            self._error(400, "response_format json_schema is not supported by this server")
-            return
-        strict = bool(((request.get("response_format") or {}).get("json_schema") or {}).get("strict"))
-        if fmt == "json_schema" and strict:
-            if not owner.supports_strict:
-                self._error(400, "response_format json_schema with strict: true is not supported by this server")
-                return
-            problems = strict_problems((request["response_format"]["json_schema"]).get("schema") or {})
-            if problems:  # what OpenAI answers to a schema outside its strict subset
-                self._error(400, "Invalid schema for response_format: " + "; ".join(problems[:5]))
-                return
-        if fmt == "json_object" and not owner.supports_json_object:
-            self._error(400, "response_format json_object is not supported by this server")
+        refused = refusal_of(owner, request)
+        if refused:
+            self._error(400, refused)
             return
         reply = _as_reply(owner.script(request))
         wait = owner.latency + reply.delay
@@ -200,46 +193,68 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(self._completion(owner, request, reply)).encode())
 
     def _completion(self, owner: FakeLLMServer, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
-        content = reply.content or ""
-        n = int(request.get("n") or 1)
-        logprobs = None
-        if request.get("logprobs") and owner.supports_logprobs:
-            top_k = int(request.get("top_logprobs") or 0) if owner.supports_top_logprobs else 0
-            logprobs = {"content": reply.logprobs if reply.logprobs is not None else synth_logprobs(content, top_k)}
-        cached = None
-        if owner.prefix_block:
-            tokens = prompt_tokens_of(request, schema_first=owner.prefix_schema_first)
-            cached = owner._prefix().add(tokens)[1]
-            prompt_words = len(tokens)
-        else:
-            prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
-        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_words
-        if reply.cached_tokens is not None:
-            cached = reply.cached_tokens
-        completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _words(content)
-        message = {"role": "assistant", "content": content}
-        if reply.refusal is not None:
-            message = {"role": "assistant", "content": None, "refusal": reply.refusal}
-        choice = {
-            "message": message,
-            "finish_reason": reply.finish_reason,
-            "logprobs": logprobs,
-        }
-        usage: dict[str, Any] = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens * n,
-            "total_tokens": prompt_tokens + completion_tokens * n,
-        }
-        if cached is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
-        return {
-            "id": f"chatcmpl-fake-{owner.calls}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model") or owner.models[0],
-            "choices": [{**choice, "index": i} for i in range(n)],
-            "usage": usage,
-        }
+        return completion_body(owner, request, reply)
+
+
+def refusal_of(owner: FakeLLMServer, request: dict[str, Any]) -> str | None:
+    """Why the server refuses this request's ``response_format`` (a 400), or None."""
+    fmt = (request.get("response_format") or {}).get("type")
+    if fmt == "json_schema" and not owner.supports_json_schema:
+        return "response_format json_schema is not supported by this server"
+    strict = bool(((request.get("response_format") or {}).get("json_schema") or {}).get("strict"))
+    if fmt == "json_schema" and strict:
+        if not owner.supports_strict:
+            return "response_format json_schema with strict: true is not supported by this server"
+        problems = strict_problems((request["response_format"]["json_schema"]).get("schema") or {})
+        if problems:  # what OpenAI answers to a schema outside its strict subset
+            return "Invalid schema for response_format: " + "; ".join(problems[:5])
+    if fmt == "json_object" and not owner.supports_json_object:
+        return "response_format json_object is not supported by this server"
+    return None
+
+
+def completion_body(owner: FakeLLMServer, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """The chat-completion body for ``request`` answered with ``reply``."""
+    content = reply.content or ""
+    n = int(request.get("n") or 1)
+    logprobs = None
+    if request.get("logprobs") and owner.supports_logprobs:
+        top_k = int(request.get("top_logprobs") or 0) if owner.supports_top_logprobs else 0
+        logprobs = {"content": reply.logprobs if reply.logprobs is not None else synth_logprobs(content, top_k)}
+    cached = None
+    if owner.prefix_block:
+        tokens = prompt_tokens_of(request, schema_first=owner.prefix_schema_first)
+        cached = owner._prefix().add(tokens)[1]
+        prompt_words = len(tokens)
+    else:
+        prompt_words = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_words
+    if reply.cached_tokens is not None:
+        cached = reply.cached_tokens
+    completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _words(content)
+    message = {"role": "assistant", "content": content}
+    if reply.refusal is not None:
+        message = {"role": "assistant", "content": None, "refusal": reply.refusal}
+    choice = {
+        "message": message,
+        "finish_reason": reply.finish_reason,
+        "logprobs": logprobs,
+    }
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens * n,
+        "total_tokens": prompt_tokens + completion_tokens * n,
+    }
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
+    return {
+        "id": f"chatcmpl-fake-{owner.calls}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model") or owner.models[0],
+        "choices": [{**choice, "index": i} for i in range(n)],
+        "usage": usage,
+    }
 
 
 @dataclass
@@ -258,6 +273,8 @@ class FakeLLMServer:
         supports_logprobs / supports_top_logprobs: when False, the fields are *silently dropped*
             (what many servers do, and why :func:`mabpd_kit.llm.LLM.capabilities` probes).
         hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
+        batch_polls: looks at a batch that answer ``in_progress`` before it is ``completed``
+            (the Batch API: ``/v1/files``, ``/v1/batches``, see :mod:`.batches`).
         prefix_block / prefix_min_tokens / prefix_schema_first: emulate a prefix cache (0: off):
             cached tokens are the shared prefix rounded down to ``prefix_block`` tokens, 0 below
             ``prefix_min_tokens`` (OpenAI: 128 and 1,024; vLLM: 16 and 0); with
@@ -280,7 +297,12 @@ class FakeLLMServer:
     prefix_min_tokens: int = 0
     prefix_schema_first: bool = False
 
+    batch_polls: int = 1
+
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
+    batch_requests: list[dict[str, Any]] = field(default_factory=list, init=False)
+    files: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict, init=False)
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
     headers: list[dict[str, str]] = field(default_factory=list, init=False)
     calls: int = field(default=0, init=False)
     in_flight: int = field(default=0, init=False)
@@ -318,6 +340,10 @@ class FakeLLMServer:
             self.calls += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _enter_batch(self, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.headers.append(headers)
 
     def _leave(self) -> None:
         with self._lock:
