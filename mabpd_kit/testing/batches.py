@@ -23,7 +23,7 @@ from email.policy import HTTP
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .server import FakeLLMServer, _Handler
+    from .server import FakeLLMServer, _Handler  # type names only: the server imports this module
 
 __all__ = ["get", "post"]
 
@@ -57,23 +57,9 @@ def _file(owner: FakeLLMServer, name: str, content: bytes, purpose: str) -> dict
 
 
 def _line(owner: FakeLLMServer, row: dict[str, Any]) -> dict[str, Any]:
-    from .server import _as_reply, completion_body, refusal_of
-
-    body = row.get("body") or {}
-    with owner._lock:
-        owner.batch_requests.append(body)
-    refused = refusal_of(owner, body)
-    reply = None if refused else _as_reply(owner.script(body))  # type: ignore[misc]
-    if refused or reply is None or reply.status != 200 or reply.raw is not None or reply.hang:
-        message = refused or (reply.error if reply is not None else "refused")
-        status = 400 if refused else (reply.status if reply is not None and reply.status != 200 else 500)
-        return {"id": _id("batch_req"), "custom_id": row.get("custom_id"),
-                "response": {"status_code": status, "request_id": _id("req"),
-                             "body": {"error": {"message": message, "type": "fake_server_error"}}},
-                "error": None}
+    status, body = owner._batch_line(row.get("body") or {})
     return {"id": _id("batch_req"), "custom_id": row.get("custom_id"),
-            "response": {"status_code": 200, "request_id": _id("req"), "body": completion_body(owner, body, reply)},
-            "error": None}
+            "response": {"status_code": status, "request_id": _id("req"), "body": body}, "error": None}
 
 
 def _create(owner: FakeLLMServer, req: dict[str, Any]) -> tuple[int, dict[str, Any]]:

@@ -341,6 +341,18 @@ class FakeLLMServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
+    def _batch_line(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """One Batch API line answered by the script (no delays: a batch answers later anyway)."""
+        with self._lock:
+            self.batch_requests.append(body)
+        refused = refusal_of(self, body)
+        reply = None if refused else _as_reply(self.script(body))  # type: ignore[misc]
+        if reply is None or reply.status != 200 or reply.raw is not None or reply.hang:
+            message = refused or (reply.error if reply is not None else "refused")
+            status = 400 if refused else (reply.status if reply is not None and reply.status != 200 else 500)
+            return status, {"error": {"message": message, "type": "fake_server_error"}}
+        return 200, completion_body(self, body, reply)
+
     def _enter_batch(self, headers: dict[str, str]) -> None:
         with self._lock:
             self.headers.append(headers)
