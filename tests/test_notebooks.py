@@ -212,3 +212,23 @@ def test_module_alias_detection(source: str, expected: list[str]):
 def test_chart_detection_heuristic(source: str, expected: bool):
     assert draws_chart({"cell_type": "code", "source": source, "metadata": {}}) is expected
     assert draws_chart({"cell_type": "code", "source": "x = 1", "metadata": {"tags": ["chart"]}})
+
+
+def _readme_setup_cell() -> str:
+    text = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Setup cell", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    return block.strip()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_setup_cell_and_launch_badges(path: Path):
+    """Every notebook runs on Colab / a fresh hub: the README's setup cell, verbatim, right after the parameters
+    cell, and launch badges for its own path in the first cell (notebooks/README.md, "Setup cell")."""
+    cells = _load(path)["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert len(code) >= 2 and _src(code[1]).strip() == _readme_setup_cell(), (
+        f"{path.name}: the second code cell must be the setup cell of notebooks/README.md ('Setup cell'), verbatim")
+    head = _src(cells[0])
+    folder = path.parent.name
+    assert f"blob/main/{folder}/{path.name}" in head and f"labpath={folder}%2F{path.name}" in head, (
+        f"{path.name}: put the Colab and Binder badges for {folder}/{path.name} in the first cell (notebooks/README.md)")
