@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "data": "download / locate benchmark data",
     "radar": "RADAR half-truth debate and threshold calibration",
     "identity": "identity-bias debate and simulator",
+    "pack": "course packs: record LLM answers once, replay them offline",
 }
 
 

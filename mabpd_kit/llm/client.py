@@ -124,6 +124,7 @@ class LLM:
             self._cache = ResponseCache(Path(cache_dir) if cache_dir is not None else None)
         self._client: Any = None  # openai.AsyncOpenAI, created lazily on the I/O loop
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.pack: str | None = None  # the course pack this LLM replays (see mabpd_kit.llm.pack)
         self.collector: Any = None  # a batch.BatchCollector while a batch pass runs (see mabpd_kit.llm.batch)
         self._auth_refused: dict[str, EndpointError] = {}  # "" (401: every model) or a model (403) -> error
 
@@ -238,9 +239,11 @@ class LLM:
                 if self.collector is not None and self.cache_mode == "auto":
                     self.collector.defer(key, request, tag)  # batch mode: record it, stop this item
                 if self.cache_mode == "replay":
+                    where = f"course pack {self.pack}" if self.pack else self.endpoint
                     raise ReplayMissError(
-                        f"replay mode: no recorded answer for {self._describe(request)} "
-                        f"(sample {sample_index}) at {self.endpoint}; record it first (cache_mode='record' or 'auto')"
+                        f"replay mode: no recorded answer for {tag or 'a request'} ({self._describe(request)}, "
+                        f"sample {sample_index}, request {key[:12]}) in {where}; record it first "
+                        f"(cache_mode='record' or 'auto', or `mabpd pack record`)"
                     )
         self._check_auth(request)
         client = self._get_client()

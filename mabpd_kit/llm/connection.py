@@ -47,6 +47,8 @@ def connect(
     Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
     from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
     (the preset's variable, then ``MABPD_API_KEY``; local servers need none).
+    ``MABPD_PACK=FILE`` (a course pack, :mod:`.pack`) answers every call from that file, with no key
+    and no network, unless a preset or ``base_url`` is passed.
     ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
     tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
     The offline LLM prints one line saying so (``quiet=True`` silences it).
@@ -55,6 +57,14 @@ def connect(
     model, no key for a remote URL, or a URL that is not ``http(s)://host[:port]/...``.
     """
     cfg = as_llm_config(config)
+    pack = os.environ.get("MABPD_PACK", "").strip()
+    if pack and preset is None and base_url is None:  # a course pack: replay only, no key, no network
+        from .pack import pack_llm
+
+        llm = pack_llm(pack, config=cfg, model=model)
+        if not quiet:
+            print(f"mabpd-kit: replaying the course pack {pack} (model {llm.model}; no key, no network)")
+        return llm
     p: Preset | None = None
     if preset is not None:
         p = PRESETS.get(preset.lower())

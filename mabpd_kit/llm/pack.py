@@ -1,0 +1,170 @@
+"""Course packs: one file holding an instructor's recorded LLM answers, replayed offline by students.
+
+A pack is one JSON file: every answer of the record/replay cache (keyed exactly as the cache keys
+them), the capability probe results, the endpoint and model names, the configuration and the usage
+(calls, tokens, the estimated cost). It never holds a key: the cache stores none, and
+:func:`write_pack` refuses to write a file in which a key given to it (or one in the environment)
+appears.
+
+Record (instructor, with a real endpoint)::
+
+    mabpd pack record -o course.pack.json -- python my_lab.py      # or: jupyter nbconvert --execute ...
+
+Replay (students, no key, no network)::
+
+    MABPD_PACK=course.pack.json jupyter lab        # connect() answers from the pack
+    mabpd pack use course.pack.json -- python my_lab.py
+
+With ``MABPD_PACK`` set, :func:`mabpd_kit.llm.connect` returns an LLM in replay mode whose cache is
+the pack (:class:`PackCache`): the notebooks run exactly as recorded. A request that was not
+recorded raises :class:`~mabpd_kit.llm.ReplayMissError` naming its tag (role), model and a short hash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import SetupError
+
+__all__ = ["FORMAT", "KEY_VARS", "PackCache", "load_pack", "pack_llm", "read_cache_dir", "write_pack"]
+
+FORMAT = "mabpd-pack"
+VERSION = 1
+#: environment variables that may hold a key (checked against the pack before it is written)
+KEY_VARS = ("MABPD_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY")
+
+
+class PackCache:
+    """The record/replay cache interface (:class:`~mabpd_kit.llm.ResponseCache`) over a loaded pack,
+    read-only and in memory."""
+
+    def __init__(self, data: dict[str, Any], path: str | Path = "") -> None:
+        self.data = data
+        self.path = Path(path)
+        self.directory = self.path.parent
+        self._responses: dict[str, dict[str, Any]] = {k: e["value"] for k, e in data.get("entries", {}).items()}
+        self._capabilities: dict[str, dict[str, Any]] = dict(data.get("capabilities", {}))
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._responses.get(key)
+
+    def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
+        return None  # a pack is read-only
+
+    def delete(self, key: str) -> None:
+        return None
+
+    def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
+        return self._capabilities.get(key)  # recorded once: never too old
+
+    def put_capabilities(self, key: str, value: dict[str, Any]) -> None:
+        return None
+
+    def delete_capabilities(self, key: str) -> None:
+        return None
+
+    def stats(self) -> dict[str, Any]:
+        return {"path": str(self.path), "entries": len(self._responses), "bytes": self.path.stat().st_size
+                if self.path.is_file() else 0}
+
+    def close(self) -> None:
+        return None
+
+
+def read_cache_dir(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(entries, capabilities)`` of a cache folder's SQLite file (what a recording run wrote)."""
+    from .cache import DB_NAME
+
+    db = Path(directory) / DB_NAME
+    if not db.exists():
+        return {}, {}
+    conn = sqlite3.connect(db)
+    try:
+        entries = {k: {"value": json.loads(v), "model": m or "", "preview": p or ""}
+                   for k, v, m, p in conn.execute("SELECT key, value, model, preview FROM responses ORDER BY created")}
+        caps = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM capabilities")}
+    finally:
+        conn.close()
+    return entries, caps
+
+
+def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
+    from .usage import estimate_cost
+
+    calls = prompt = completion = cached = 0
+    cost = 0.0
+    for e in entries.values():
+        v = e["value"]
+        calls += 1
+        prompt += int(v.get("prompt_tokens") or 0)
+        completion += int(v.get("completion_tokens") or 0)
+        cached += int(v.get("cached_tokens") or 0)
+        cost += estimate_cost(str(v.get("model") or ""), int(v.get("prompt_tokens") or 0),
+                              int(v.get("completion_tokens") or 0), prices, cached_tokens=int(v.get("cached_tokens") or 0))
+    return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached,
+            "estimated_cost_usd": round(cost, 6)}
+
+
+def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model: str, config: Any = None,
+               command: list[str] | None = None, secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Write the pack of everything recorded in ``cache_dir``; returns its summary (no entries).
+
+    Raises :class:`SetupError` (and writes nothing) if a key from ``secrets`` or the environment
+    appears anywhere in the pack."""
+    from mabpd_kit.config import Config
+
+    from .errors import redact
+
+    entries, caps = read_cache_dir(cache_dir)
+    cfg = config if config is not None else Config()
+    prices = dict(cfg.llm.prices_per_mtok)
+    data = {
+        "format": FORMAT, "version": VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "endpoint": endpoint.rstrip("/"), "model": model,
+        "models": sorted({e["model"] for e in entries.values() if e["model"]}),
+        "command": [redact(c) for c in (command or [])],
+        "config": json.loads(cfg.model_dump_json()),
+        "usage": _usage(entries, prices),
+        "capabilities": caps, "entries": entries,
+    }
+    text = json.dumps(data, ensure_ascii=False, indent=None, separators=(",", ":"))
+    keys = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_VARS)) if s and len(s) >= 4]
+    if any(k in text for k in keys):
+        raise SetupError("refusing to write the pack: an API key appears in the recorded data")
+    Path(path).write_text(text, encoding="utf-8")
+    return {k: v for k, v in data.items() if k not in ("entries", "capabilities", "config")}
+
+
+def load_pack(path: str | Path) -> dict[str, Any]:
+    """A pack file, checked for its format."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise SetupError(f"MABPD_PACK: no pack file at {p}")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SetupError(f"{p} is not a course pack (not JSON: {exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SetupError(f"{p} is not a course pack (format {FORMAT!r} expected)")
+    return data
+
+
+def pack_llm(path: str | Path, *, config: Any = None, model: str | None = None) -> Any:
+    """An LLM that answers only from the pack (replay mode, no key, no network)."""
+    from . import registry
+    from .client import LLM, as_llm_config
+    from .results import Capabilities
+
+    data = load_pack(path)
+    llm = LLM(endpoint=data["endpoint"], model=model or data["model"], config=as_llm_config(config),
+              cache_mode="replay", cache_dir=None, preset=None)
+    llm._cache = PackCache(data, Path(path).expanduser())  # type: ignore[assignment]
+    llm.pack = str(path)
+    for ek, caps in data.get("capabilities", {}).items():
+        registry.remember_capabilities(ek, Capabilities.model_validate(caps))
+    return llm
