@@ -17,6 +17,10 @@ Tokens: words and punctuation marks (``mabpd_kit.testing.prefix.TOKEN``), a stan
 tokenizer. The share ignores the ``response_format`` schema (vLLM, SGLang and llama.cpp apply it
 outside the prompt); ``--schema-first`` counts it as OpenAI does, before the system message.
 
+Measured before issue 14 (role-specific system prompt first, the lexicon after it, debate and verifier
+without it): shared-prefix share 0.10 for one sentence (the three agents shared 44 characters), 0.97
+over 100 sentences (each role's long system prompt repeats across items), at 469 prompt words per call.
+
 Usage: .venv/bin/python bench/bench_prompts.py [--items 100] [--model gpt-4o-mini]
        [--prices 0.15,0.60,0.075] [--batch-discount 0.5] [--schema-first]
 """
@@ -31,8 +35,9 @@ from pathlib import Path
 
 os.environ.setdefault("MABPD_OFFLINE", "1")
 
-# gpt-4o-mini, USD per 1M tokens: input 0.15, cached input 0.075, output 0.60 (OpenAI pricing page
-# as published since July 2024; Batch API: 50% off). Pass --prices for current figures.
+# gpt-4o-mini, USD per 1M tokens: input 0.15, cached input 0.075, output 0.60, Batch API 50% off (OpenAI's
+# prices since the model's launch in July 2024, still the listed figures in 2026 price trackers; checked
+# 2026-12-01). Pass --prices for your model and current figures.
 DEFAULT_PRICES = (0.15, 0.60, 0.075)
 
 
