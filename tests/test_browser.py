@@ -1,12 +1,18 @@
-"""The tour as a student meets it, in headless Chromium (Debian's, driven by playwright). `make test-browser`.
+"""The lessons as a student meets them, in headless Chromium (Debian's, driven by playwright). `make test-browser`.
 
 1. JupyterLab on 127.0.0.1 (random port, token, no news feed, a temp copy of the notebooks): open
    00_tour, run all cells, drag the panel's slider, and check that the Python callback's caption and
    the chart changed.
-2. An executed, HTML-exported 00_tour opened with every non-file request blocked: the charts
-   (inline SVG) and the highlighted spans are there, and no Vega script comes from a CDN.
+2. Every lesson with a slider panel (found in its source: ``ParameterPanel`` or ``..._panel(``), run
+   the same way: the first slider or drop-down of its first panel is moved, and the panel's caption or
+   output must change. Written generically, so a new lesson with a panel is covered without editing
+   this file; ``MABPD_BROWSER_LESSONS=00,03`` narrows the run.
+3. An executed, HTML-exported 00_tour opened with every non-file request blocked: the charts
+   (inline SVG pictures with alt text) and the highlighted spans are there, no Vega script comes from
+   a CDN, and nbconvert found no image without alternative text.
 
-Screenshots and the exported HTML go to test-artifacts/ (gitignored).
+Screenshots (before / after for every lesson), the exported HTML and the timings go to
+test-artifacts/ (gitignored).
 """
 
 from __future__ import annotations
@@ -53,7 +59,9 @@ def _lab_settings(tmp: Path) -> Path:
     asking, never fetch news or check for updates (no toast, no request leaves the machine)."""
     settings = tmp / "lab-settings"
     for rel, body in {
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"autoStartDefaultKernel": true}',
+        # windowing "none": every cell is in the DOM, so a panel far down a lesson can be found and scrolled to
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+            '{"autoStartDefaultKernel": true, "windowingMode": "none"}',
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
             '{"fetchNews": "false", "checkForUpdates": false}',
     }.items():
@@ -85,7 +93,8 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
-    """JupyterLab serving a temp copy of notebooks/; yields (base url with token, log path)."""
+    """JupyterLab serving a temp copy of notebooks/; yields (url of 00_tour with the token, log path).
+    Any other lesson: replace ``00_tour.ipynb`` in that url."""
     tmp = tmp_path_factory.mktemp("lab")
     work = tmp / "root"
     shutil.copytree(ROOT / "notebooks", work / "notebooks")
@@ -178,7 +187,9 @@ def test_tour_runs_in_jupyterlab_and_slider_redraws(chromium, lab):
 
         # Every output the tour promises is on the page: spans, the static chart, the panel.
         assert page.locator(".mabpd-spans").count() >= 2
-        assert page.locator(".jp-RenderedSVG, .jp-RenderedImage").count() >= 1
+        charts = page.locator("img.mabpd-chart")
+        assert charts.count() >= 1 and all((charts.nth(i).get_attribute("alt") or "").strip()
+                                           for i in range(charts.count())), "every chart has alt text"
         assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                                 has_text="Traceback").count()
         panel.scroll_into_view_if_needed()
@@ -224,6 +235,7 @@ def test_exported_tour_shows_charts_and_spans_offline(chromium, tmp_path):
            "--ExecutePreprocessor.store_widget_state=False", "--output-dir", str(tmp_path), str(work / "00_tour.ipynb")]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=_offline_env(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "Alternative text is missing" not in res.stderr, "an image in the export has no alt text"
     html_path = tmp_path / "00_tour.html"
     html = html_path.read_text(encoding="utf-8")
     shutil.copy(html_path, ARTIFACTS / "00_tour.html")
@@ -244,6 +256,8 @@ def test_exported_tour_shows_charts_and_spans_offline(chromium, tmp_path):
             ".map(i => [i.complete, i.naturalWidth, i.naturalHeight])"
         )
         assert images and all(ok and w > 100 and h > 50 for ok, w, h in images), images
+        alts = page.evaluate("() => [...document.querySelectorAll('img')].map(i => i.getAttribute('alt') || '')")
+        assert all(a.strip() and not a.startswith("No description") for a in alts), alts
         spans = page.locator(".mabpd-spans span[title]")
         assert spans.count() >= 4 and "score" in (spans.first.get_attribute("title") or "")
         radical = page.locator(".mabpd-spans span[title]", has_text="radical").first
@@ -252,4 +266,100 @@ def test_exported_tour_shows_charts_and_spans_offline(chromium, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "export_tour.png"), full_page=True)
     finally:
         (ARTIFACTS / "export_blocked_requests.txt").write_text("\n".join(blocked))
+        page.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# every lesson with a panel: run all, move the first control, the panel must redraw
+# ------------------------------------------------------------------------------------------------
+
+PANEL_RE = re.compile(r"ParameterPanel\(|\w_panel\(")
+
+
+def _panel_lessons() -> list[Path]:
+    import json
+
+    only = {x.strip() for x in os.environ.get("MABPD_BROWSER_LESSONS", "").split(",") if x.strip()}
+    out = []
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        if PANEL_RE.search(code) and (not only or nb.name[:2] in only):
+            out.append(nb)
+    return out
+
+
+PANEL_LESSONS = _panel_lessons()
+
+PANEL_STATE_JS = """(panel) => {
+  const cap = panel.querySelector('.widget-html-content');
+  const out = panel.querySelector('.widget-output');
+  return [cap ? cap.innerText : '', out ? out.innerHTML.length + ':' + out.innerHTML.slice(0, 4000) : ''];
+}"""
+
+
+def _move_first_control(page, panel) -> str:
+    """Drag the first slider's handle to the right, or pick another option of the first drop-down
+    (whichever comes first in the panel); returns what was done."""
+    control = panel.locator(".noUi-handle, select").first
+    control.wait_for()
+    control.scroll_into_view_if_needed()
+    if control.evaluate("e => e.tagName") == "SELECT":
+        options = control.evaluate("e => [...e.options].map(o => o.value)")
+        current = control.evaluate("e => e.value")
+        target = next(o for o in options if o != current)
+        control.select_option(target)
+        return f"drop-down -> {target!r}"
+    box = control.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 90, y, steps=8)
+    page.mouse.up()
+    return "slider dragged right"
+
+
+@pytest.mark.parametrize("lesson", PANEL_LESSONS, ids=[p.stem for p in PANEL_LESSONS])
+def test_lesson_panel_redraws_when_a_control_moves(chromium, lab, lesson: Path):
+    url, _ = lab
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    blocked = _block_outside(page, url.split("/lab/")[0])
+    page.set_default_timeout(RUN_ALL_S * 1000)
+    name = lesson.stem
+    t0 = time.monotonic()
+    try:
+        # a workspace of its own, reset: only this lesson is open (no hidden tab of an earlier one)
+        page.goto(url.replace("/lab/tree/", f"/lab/workspaces/{name}/tree/").replace("00_tour.ipynb", lesson.name)
+                  + "&reset", wait_until="domcontentloaded")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=LAB_START_S * 1000)
+        page.wait_for_function(KERNEL_READY_JS, timeout=LAB_START_S * 1000)
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+        panel = page.locator(".jp-NotebookPanel .widget-vbox", has=page.locator(".widget-output")).first
+        panel.wait_for(timeout=RUN_ALL_S * 1000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").locator("visible=true").first.wait_for(
+            timeout=RUN_ALL_S * 1000)
+        assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                                has_text="Traceback").count(), f"{name}: a cell failed"
+        panel.scroll_into_view_if_needed()
+        page.wait_for_function("(p) => p.querySelector('.widget-output') && p.querySelector('.widget-output').innerHTML.length > 0",
+                               arg=panel.element_handle(), timeout=REDRAW_S * 1000)
+        before = panel.evaluate(PANEL_STATE_JS)
+        page.screenshot(path=str(ARTIFACTS / f"lab_{name}_before.png"))
+        done = _move_first_control(page, panel)
+        page.wait_for_function(
+            f"([p, old]) => {{ const now = ({PANEL_STATE_JS})(p); return now[0] !== old[0] || now[1] !== old[1]; }}",
+            arg=[panel.element_handle(), before], timeout=REDRAW_S * 1000,
+        )
+        after = panel.evaluate(PANEL_STATE_JS)
+        assert "Could not redraw" not in after[0], f"{name}: the panel failed after '{done}': {after[0]}"
+        page.screenshot(path=str(ARTIFACTS / f"lab_{name}_after.png"))
+        with open(ARTIFACTS / "browser_lesson_times.txt", "a") as fh:
+            fh.write(f"{name}\t{time.monotonic() - t0:.1f} s\t{done}\n")
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / f"lab_{name}_failure.png"), full_page=True)
+        raise
+    finally:
+        (ARTIFACTS / f"lab_{name}_blocked_requests.txt").write_text("\n".join(blocked))
         page.close()

@@ -110,7 +110,7 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -
         .mark_bar()
         .encode(
             y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("hits:Q"),
+            x=alt.X("hits:Q", axis=alt.Axis(tickMinStep=1, format="d")),
             color=category_color("taxonomy", categories=list(dict.fromkeys(sorted(df["taxonomy"]))),
                                  title="taxonomy type"),
             tooltip=["category", "taxonomy", "hits"],
@@ -205,7 +205,8 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
         keep = frame[frame["taxonomy"] == taxonomy][["category", "taxonomy", "n_terms"]]
         keep = keep.assign(edited=keep["category"].eq(category).map({True: "your category", False: "other"}))
         cov = (alt.Chart(keep).mark_bar().encode(
-            y=alt.Y("category:N", sort="-x", title=None), x=alt.X("n_terms:Q", title="terms"),
+            y=alt.Y("category:N", sort="-x", title=None),
+            x=alt.X("n_terms:Q", title="terms", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("edited:N", title=None, scale=alt.Scale(domain=["your category", "other"],
                                                                     range=["#0072b2", "#bbbbbb"])),
             tooltip=["category", "n_terms"]).properties(title=f"Terms per category of the type '{taxonomy}'", width=300))
