@@ -6,6 +6,8 @@ measures, from the requests the server received:
 
 - the **shared-prefix share**: prompt tokens in the longest prefix a request shares with an earlier
   request, over all prompt tokens (exact, token by token; what a prefix cache could reuse);
+- the same share counting only the **previous** request (a server that keeps one prompt per slot,
+  like llama.cpp and Ollama, with requests in the order the server received them);
 - the **emulated cached tokens** the server reports (``usage.prompt_tokens_details.cached_tokens``,
   OpenAI's rule: prefixes of >= 1,024 tokens, in steps of 128);
 - the **estimated cost per 1,000 sentences** at a price table: without caching, with cached
@@ -83,46 +85,51 @@ def measure(texts: list[str], *, schema_first: bool, prices: tuple[float, float,
     from mabpd_kit.llm.usage import estimate_cost
     from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.testing import FakeLLMServer
-    from mabpd_kit.testing.prefix import PrefixCache, prompt_tokens
+    from mabpd_kit.testing.prefix import PrefixCache, common_prefix, prompt_tokens
 
+    cfg = Config().replace(**{"llm.concurrency": 1})  # requests in a fixed order: figures do not vary by run
     with tempfile.TemporaryDirectory() as cache, FakeLLMServer(script, models=[model]) as srv:
         try:  # emulate OpenAI's prefix cache when this version of the server can
             srv.prefix_cache(block=128, min_tokens=1024, schema_first=schema_first)
         except AttributeError:
             pass
-        llm = connect(base_url=srv.base_url, model=model, cache_dir=cache, cache_mode="off", quiet=True)
-        cfg = Config()
+        llm = connect(base_url=srv.base_url, model=model, cache_dir=cache, cache_mode="off", quiet=True, config=cfg)
         res = Pipeline(cfg, llm).analyze_many(texts, progress=False)
         failed = sum(d.failed for d in res)
         reqs = list(srv.requests)
         comps = [r for r in llm.usage.records if not r.cached]
-    pc = PrefixCache(block=1)
-    shared = total = 0
-    for r in reqs:
+    exact, openai = PrefixCache(block=1), PrefixCache(block=128, min_tokens=1024)  # OpenAI's caching rule
+    shared = prompt = cached = last_shared = 0
+    last: tuple[str, ...] = ()
+    for r in reqs:  # counted here from the requests, so any server (and any version of the kit) compares
         toks = prompt_tokens(r, schema_first=schema_first)
-        s, _ = pc.add(toks)
-        shared += s
-        total += len(toks)
-    prompt = sum(c.prompt_tokens for c in comps)
+        shared += exact.add(toks)[0]
+        cached += openai.add(toks)[1]
+        last_shared += common_prefix(toks, last)  # a one-slot cache (llama.cpp / Ollama): the previous prompt only
+        last = toks
+        prompt += len(toks)
     completion = sum(c.completion_tokens for c in comps)
-    cached = sum(getattr(c, "cached_tokens", 0) for c in comps)
+    reported = sum(getattr(c, "cached_tokens", 0) for c in comps)
     table = {model: prices}
     scale = 1000 / len(texts)
     plain = estimate_cost(model, prompt, completion, {model: prices[:2]}) * scale
     try:
         with_cache = estimate_cost(model, prompt, completion, table, cached_tokens=cached) * scale
     except TypeError:  # older estimate_cost: no cached-token price
-        with_cache = plain
-    return {"items": len(texts), "failed": failed, "requests": len(reqs), "share": shared / max(total, 1),
-            "prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached,
+        with_cache = ((prompt - cached) * prices[0] + cached * prices[2] + completion * prices[1]) / 1e6 * scale
+    return {"items": len(texts), "failed": failed, "requests": len(reqs), "share": shared / max(prompt, 1),
+            "last_share": last_shared / max(prompt, 1),
+            "prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached, "reported": reported,
             "cost_plain": plain, "cost_cached": with_cache, "cost_batch": plain * (1 - discount)}
 
 
 def report(name: str, m: dict) -> None:
     print(f"== {name}: {m['items']} sentence(s), {m['requests']} requests, {m['failed']} failed")
-    print(f"shared-prefix share of prompt tokens: {m['share']:.2f} (goal >= 0.70)")
+    print(f"shared-prefix share of prompt tokens: {m['share']:.2f} (goal >= 0.70); with the previous request "
+          f"only (a one-slot cache, llama.cpp / Ollama): {m['last_share']:.2f}")
     print(f"prompt tokens {m['prompt_tokens']:,}, emulated cached tokens {m['cached_tokens']:,} "
-          f"({m['cached_tokens'] / max(m['prompt_tokens'], 1):.0%}), completion tokens {m['completion_tokens']:,}")
+          f"({m['cached_tokens'] / max(m['prompt_tokens'], 1):.0%}; the test server reported {m['reported']:,}), "
+          f"completion tokens {m['completion_tokens']:,}")
     print(f"cost per 1,000 sentences: ${m['cost_plain']:.3f} without caching, ${m['cost_cached']:.3f} with cached "
           f"prompt tokens, ${m['cost_batch']:.3f} with Batch API pricing")
 

@@ -40,10 +40,13 @@ def _msgs(name, **kw):
                             round=2, max_spans=5, spans="- x", **kw)
 
 
-def test_every_mabpd_request_starts_with_one_shared_system_message_and_ends_with_its_role():
+def test_every_mabpd_request_starts_with_one_shared_system_part_and_ends_with_its_role():
     names = ["bias", "evidence", "framing", "debate", "verifier"]
-    systems = {_msgs(n)[0]["content"] for n in names}
-    assert len(systems) == 1 and "K K K" in systems.pop()  # identical: the lexicon background included
+    shared = prompts.render("mabpd", "shared")
+    systems = {n: _msgs(n)[0]["content"] for n in names}
+    assert all(s.startswith(shared) for s in systems.values())  # every request starts the same
+    assert systems["bias"] == systems["evidence"] == systems["framing"]  # the reports: + the lexicon, shared too
+    assert "K K K" in systems["bias"] and systems["debate"] == systems["verifier"] == shared  # no lexicon: cheaper
     for n in names:
         user = _msgs(n)[1]["content"]
         assert user.startswith("<article>\nA text.\n</article>")  # the item right after the shared part
@@ -52,11 +55,12 @@ def test_every_mabpd_request_starts_with_one_shared_system_message_and_ends_with
 
 
 def test_includes_are_expanded_and_an_edited_shared_part_applies_everywhere(tmp_path):
-    (tmp_path / "shared.md").write_text("EDITED shared part, $knowledge")
-    for n in ("bias", "debate"):
+    (tmp_path / "shared.md").write_text("EDITED shared part")
+    for n, system in (("bias", "EDITED shared part\n\n" + prompts.render("mabpd", "knowledge", knowledge="K")),
+                      ("debate", "EDITED shared part")):
         msgs = prompts.messages("mabpd", n, prompts_dir=tmp_path, knowledge="K", article="a", transcript="t",
                                 role="r", round=1, max_spans=3)
-        assert msgs[0]["content"] == "EDITED shared part, K"
+        assert msgs[0]["content"] == system
     assert "knowledge" in prompts.slots("mabpd", "bias")
     (tmp_path / "loop.md").write_text("<!-- include loop -->")
     with pytest.raises(prompts.PromptError, match="nested"):

@@ -277,7 +277,7 @@ class Agent(ABC):
                           seed: int) -> Argument:
         transcript = self._transcript(own, others, seed=seed + round)
         res = await self.llm.astructured(
-            messages("debate", knowledge=self.knowledge, article=fence(cues.text), transcript=fence(transcript),
+            messages("debate", article=fence(cues.text), transcript=fence(transcript),
                      role=self.title, round=round, max_spans=self.config.sad.max_spans),
             ArgumentOutput, model=self.model, temperature=self.config.agents.temperature,
             max_tokens=self.config.agents.max_tokens, tag=f"mabpd.debate.{self.role}")

@@ -146,12 +146,6 @@ class VerifierAgent:
             return None
         return self.config.agents.models.get("verifier") or self.llm.model
 
-    def _knowledge(self) -> str:
-        """The lexicon background of the shared prompt part (the agents' own text, built once)."""
-        if getattr(self, "_knowledge_text", None) is None:
-            self._knowledge_text = self.lexicon.prompt_knowledge()
-        return self._knowledge_text
-
     async def verify(self, label: Verdict, spans: Sequence[Span], cues: Cues) -> VerifierReport:
         """Check a decision; a neutral label is returned unchanged. Rule-based it never waits
         (``runs.drive(verifier.verify(...))`` from synchronous code)."""
@@ -166,7 +160,7 @@ class VerifierAgent:
         cited = "\n".join(f'- "{s.text}" ({s.category}, cited by the {s.agent} agent'
                           + ("" if s.valid else ", NOT FOUND in the article") + ")" for s in spans) or "- none"
         res = await self.llm.astructured(
-            messages("verifier", knowledge=self._knowledge(), article=fence(cues.text), spans=fence(cited)),
+            messages("verifier", article=fence(cues.text), spans=fence(cited)),
             VerifierOutput, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens, tag="mabpd.verifier")
         out: VerifierOutput = res.value
