@@ -19,9 +19,10 @@ Tokens: words and punctuation marks (``mabpd_kit.testing.prefix.TOKEN``), a stan
 tokenizer. The share ignores the ``response_format`` schema (vLLM, SGLang and llama.cpp apply it
 outside the prompt); ``--schema-first`` counts it as OpenAI does, before the system message.
 
-Measured before issue 14 (role-specific system prompt first, the lexicon after it, debate and verifier
-without it): shared-prefix share 0.10 for one sentence (the three agents shared 44 characters), 0.97
-over 100 sentences (each role's long system prompt repeats across items), at 469 prompt words per call.
+Measured before issue 14 (each role's system prompt with the lexicon first, debate and verifier
+without it; run with this file on that commit): share 0.10 for one sentence, 0.97 over 100 sentences
+but 0.15 with the previous request only; $0.95 / $0.64 / $0.48 per 1,000 sentences. After: 0.62,
+0.84 and 0.79; $1.07 / $0.74 / $0.54 (docs/real-models.md discusses the trade).
 
 Usage: .venv/bin/python bench/bench_prompts.py [--items 100] [--model gpt-4o-mini]
        [--prices 0.15,0.60,0.075] [--batch-discount 0.5] [--schema-first]
