@@ -130,3 +130,54 @@ def test_context_manager_closes_the_port():
             assert json.load(resp)["choices"][0]["message"]["content"] == "ok"
     with pytest.raises(OSError):
         urllib.request.urlopen(url + "/models", timeout=2)
+
+
+# ---- issue 14: the Batch API, the prefix-cache emulation and the strict-schema check ---------------------
+
+
+def test_batch_api_files_and_batches_round_trip_with_the_openai_sdk(fake_server):
+    import asyncio
+    import json as _json
+
+    import openai
+
+    from mabpd_kit.testing import Reply
+
+    srv = fake_server(lambda r: Reply(status=500, error="boom") if "bad" in str(r["messages"]) else "fine",
+                      batch_polls=1)
+    lines = [{"custom_id": c, "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": "fake", "messages": [{"role": "user", "content": c}]}} for c in ("good", "bad")]
+
+    async def go():
+        client = openai.AsyncOpenAI(api_key="k", base_url=srv.base_url)
+        f = await client.files.create(file=("in.jsonl", "".join(_json.dumps(x) + "\n" for x in lines).encode()),
+                                      purpose="batch")
+        b = await client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h")
+        first = await client.batches.retrieve(b.id)
+        done = await client.batches.retrieve(b.id)
+        out = (await client.files.content(done.output_file_id)).text
+        err = (await client.files.content(done.error_file_id)).text
+        dup = await client.files.create(file=("d.jsonl", ((_json.dumps(lines[0]) + "\n") * 2).encode()), purpose="batch")
+        with pytest.raises(openai.BadRequestError):
+            await client.batches.create(input_file_id=dup.id, endpoint="/v1/chat/completions", completion_window="24h")
+        return first.status, done.status, out, err
+
+    first, status, out, err = asyncio.run(go())
+    assert (first, status) == ("in_progress", "completed")
+    assert _json.loads(out)["custom_id"] == "good" and "fine" in out
+    assert _json.loads(err)["response"]["status_code"] == 500 and "boom" in err
+    assert len(srv.batch_requests) == 2 and srv.calls == 0
+
+
+def test_prefix_cache_emulation_reports_cached_tokens_only_when_on(fake_server):
+    from mabpd_kit.llm import connect
+
+    long = "word " * 300
+    off = fake_server(lambda r: "ok")
+    llm = connect(base_url=off.base_url, model="fake", cache_mode="off", quiet=True)
+    assert llm.chat(long + "a").cached_tokens == 0 and llm.chat(long + "b").cached_tokens == 0
+    on = fake_server(lambda r: "ok", prefix_block=128, prefix_min_tokens=256)
+    llm = connect(base_url=on.base_url, model="fake", cache_mode="off", quiet=True)
+    assert llm.chat(long + "a").cached_tokens == 0
+    second = llm.chat(long + "b")
+    assert second.cached_tokens == 256 and second.prompt_tokens == 303  # "user", ":", 300 words, "b"
