@@ -10,12 +10,15 @@ offline one) to choose their rule-based implementation. One file per concern:
 :mod:`.connection` chooses the endpoint, :mod:`.client` makes the call, :mod:`.cache`
 records and replays, :mod:`.structured` validates structured output, :mod:`.probe` finds
 capabilities, :mod:`.registry` remembers limits and capabilities per endpoint, :mod:`.usage`
-keeps the run's call log (``llm.usage``; per-item usage is :class:`mabpd_kit.types.Usage`).
+keeps the run's call log (``llm.usage``; per-item usage is :class:`mabpd_kit.types.Usage`),
+:mod:`.batch` runs a method through the Batch API (:func:`run_batched`), :mod:`.pack` writes and
+replays course packs (``MABPD_PACK``).
 The ``openai`` SDK is imported only on the first real call, so importing this is cheap.
 """
 
 from __future__ import annotations
 
+from .batch import Deferred, run_batched
 from .cache import ResponseCache, cache_dir
 from .client import LLM, online
 from .connection import connect
@@ -28,6 +31,7 @@ from .usage import CallLog, collect
 __all__ = [
     "LLM",
     "CallLog",
+    "Deferred",
     "PRESETS",
     "Capabilities",
     "Completion",
@@ -47,5 +51,6 @@ __all__ = [
     "online",
     "gather_limited",
     "run_sync",
+    "run_batched",
     "collect",
 ]
