@@ -43,3 +43,40 @@ def test_demo_with_an_ablation_and_custom_samples(tmp_path, capsys):
     out = tmp_path / "d.html"
     assert main(["demo", "--samples", str(f), "--out", str(out), "--ablation", "no-debate"]) == 0
     assert "no_debate" in capsys.readouterr().out and out.read_text().count("<section>") == 4
+
+
+def test_samples_and_seeds_are_package_data_and_the_repo_paths_still_work():
+    from pathlib import Path
+
+    import mabpd_kit as mk
+
+    root = Path(mk.__file__).resolve().parent
+    assert samples_path() == root / "resources" / "samples" / "samples.jsonl"
+    assert mk.lexicon.seeds_dir() == root / "resources" / "lexicon"
+    repo = root.parent
+    if (repo / "data").is_dir():  # a checkout: data/samples and data/lexicon lead to the same files
+        assert (repo / "data" / "samples" / "samples.jsonl").read_bytes() == samples_path().read_bytes()
+        assert (repo / "data" / "lexicon" / "taxonomy.toml").is_file()
+
+
+def test_samples_frame_have_dev_sample_and_describe(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import mabpd_kit as mk
+
+    monkeypatch.delenv("MABPD_DATA_DIR", raising=False)
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path / "cache"))
+    df = mk.data.samples()
+    assert list(df.columns) == ["id", "text", "label", "taxonomy", "rationale"] and len(df) == 28
+    assert not mk.data.have("babe") and not mk.data.have("hyperpartisan") and not mk.data.have("no-such-thing")
+    dev = mk.data.dev_sample(10, quiet=True)
+    assert len(dev) == 28 and list(dev.columns) == ["id", "text", "label"] and "teaching sentences" in dev.attrs["source"]
+    assert "no benchmark copy" in mk.data.describe()
+    # a local copy: have() sees it without reading it, dev_sample() balances a seeded sample of it
+    babe = tmp_path / "data" / "BABE" / "derived"
+    babe.mkdir(parents=True)
+    pd.DataFrame({"text": [f"sentence {i}" for i in range(40)], "label_bias": ["Biased", "Non-biased"] * 20}).to_csv(
+        babe / "babe_hf_train3121_reconstructed.csv", index=False)
+    monkeypatch.setenv("MABPD_DATA_DIR", str(tmp_path / "data"))
+    assert mk.data.have("babe") and mk.data.have("BABE", "train") and not mk.data.have("babe", "test")
+    assert "benchmark copies found (MABPD_DATA_DIR): BABE" in mk.data.describe()
