@@ -283,7 +283,7 @@ def test_override_folder_wins_and_falls_back_to_the_package(tmp_path):
     msgs = prompts.messages("mabpd", "bias", prompts_dir=tmp_path, knowledge="k", article="a")
     assert msgs == [{"role": "system", "content": "SYSTEM k"}, {"role": "user", "content": "USER a"}]
     assert "BIAS ANALYST" in prompts.messages("mabpd", "bias", prompts_dir=tmp_path / "nothing", knowledge="k",
-                                              article="a")[0]["content"]
+                                              article="a")[-1]["content"]  # the role's task comes last
 
 
 def test_a_stray_dollar_is_a_prompt_error(tmp_path):

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments", "report", "run"]
 
 PACKAGES = ("mabpd-kit", "openai", "pydantic", "pandas", "numpy", "scipy", "altair", "platformdirs", "tqdm")
-ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "MABPD_CACHE_MODE", "MABPD_CACHE_DIR", "MABPD_DATA_DIR")
+ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "MABPD_CACHE_MODE", "MABPD_CACHE_DIR", "MABPD_DATA_DIR",
+            "MABPD_PACK")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
