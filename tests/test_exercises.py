@@ -298,6 +298,30 @@ def solution_leaks(solution_nb, exercise_nb) -> list[str]:
     return leaks
 
 
+def test_solution_leaks_finds_answers_and_given_away_values():
+    def nb(*cells):
+        out = nbformat.v4.new_notebook()
+        out.cells = list(cells)
+        return out
+
+    def code(src, text="", tags=(), error=None):
+        c = nbformat.v4.new_code_cell(src, metadata={"tags": list(tags)} if tags else {})
+        c.outputs = [nbformat.v4.new_output("stream", text=text)] if text else []
+        if error:
+            c.outputs.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=error, traceback=[]))
+        return c
+
+    setup = code("paper = f()", "paper weights: macro F1 0.7031")
+    solved = nb(setup, code(f"{mx.BEGIN}\nx = g()\n{mx.END}", "answer is 0.6512 for bias\nsetting: unchanged here"),
+                code("assert x", "Correct: 0.6512", tags=["check"]))
+    fine = nb(setup, code("x = None", "answer is None for bias\nsetting: unchanged here"),
+              code("assert x", tags=["check"], error="x is not the macro F1 of that agent alone; paper 0.7031"))
+    assert solution_leaks(solved, fine) == []
+    leaky = nb(setup, code("x = None", "answer is None for bias"),
+               code("assert x", tags=["check"], error="x should be 0.6512"))
+    assert solution_leaks(solved, leaky) == ["cell 3 (check) gives a value away: x should be 0.6512"]
+
+
 @pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
 def test_check_cells_pass_on_the_solution_and_fail_on_the_stub(solution: Path, monkeypatch):
