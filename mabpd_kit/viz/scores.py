@@ -95,9 +95,10 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
     boundaries = {d.scoring.boundary for d in ds}
     rules = pd.DataFrame([{"cut": f"boundary {b:.2f}", "at": b, "kind": "boundary"} for b in sorted(boundaries)]
                          + [{"cut": f"{k} {v:.2f}", "at": v, "kind": "router"} for k, v in (cutoffs or {}).items()])
+    kinds = [k for k in ("boundary", "router") if k in set(rules["kind"])]
     lines = alt.Chart(rules).mark_rule(color="#333333").encode(
-        x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["boundary", "router"],
-                                                                       range=[[1, 0], [4, 3]]), title=None),
+        x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(
+            domain=kinds, range=[{"boundary": [1, 0], "router": [4, 3]}[k] for k in kinds]), title=None),
         tooltip=["cut", "at"],
     )
     groups = [g for g in ("gold biased", "gold neutral", "no gold") if g in set(df["gold"])]
