@@ -144,7 +144,9 @@ def _register_theme() -> None:
                 "title": {"fontSize": 14, "anchor": "start"},
                 "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
                 "legend": {"labelFontSize": 11, "titleFontSize": 12},
-                "range": {"category": list(dict.fromkeys(CATEGORY_COLORS.values())) + list(EXTRA_COLORS)},
+                # charts without their own scale: the Okabe-Ito series order (blue, orange, green, ...), so the
+                # first two series are never vermillion against orange
+                "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
                 "background": "white",
             }
         }

@@ -43,7 +43,7 @@ def metrics_chart(
         x=x,
         xOffset=alt.XOffset("system:N", sort=systems),
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
-        color=alt.Color("system:N", sort=systems, title="system"),
+        color=alt.Color("system:N", sort=systems, title="system", scale=_system_scale(metrics)),
         tooltip=["system", "metric", alt.Tooltip("value:Q", format=".3f")],
     )
     layers: list[Any] = [bars]
@@ -82,6 +82,26 @@ def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
         placed.append((sx, sy - h / 2, sx + w, sy + h / 2) if align == "left" else (sx - w, sy - h / 2, sx, sy + h / 2))
         out.append((sx, sy, text, align))
     return out
+
+
+def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
+    """One colour per system: the evaluated configurations in distinct Okabe-Ito colours, the reference
+    LLMs (``kind`` starting with "reference") in greys, so a dozen anchors never borrow a system's colour."""
+    from mabpd_kit.viz.colors import SERIES_COLORS
+
+    alt = altair()
+    systems = metrics["system"].tolist()
+    kinds = metrics["kind"].astype(str).tolist() if "kind" in metrics.columns else [""] * len(systems)
+    greys = ("#bdbdbd", "#969696", "#d9d9d9", "#737373", "#a3a3a3", "#cccccc", "#8a8a8a", "#b0b0b0")
+    rng, own, ref = [], 0, 0
+    for kind in kinds:
+        if kind.startswith("reference"):
+            rng.append(greys[ref % len(greys)])
+            ref += 1
+        else:
+            rng.append(SERIES_COLORS[own % len(SERIES_COLORS)])
+            own += 1
+    return alt.Scale(domain=systems, range=rng)
 
 
 def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size: int = 360) -> alt.LayerChart:
