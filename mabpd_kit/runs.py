@@ -56,7 +56,8 @@ from mabpd_kit.types import Usage
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Item", "Results", "complete", "digest", "drive", "fingerprint", "gather", "read_checkpoint", "run"]
+__all__ = ["Item", "Results", "complete", "digest", "drive", "fingerprint", "gather", "progress_bar", "read_checkpoint",
+           "run"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
@@ -313,13 +314,8 @@ def run(
             todo.append(it)
     resumed = len(out)
     writer = _Writer(checkpoint, fingerprint)
-    # tqdm's plain-text bar, also in notebooks: it redraws in place there too and what a saved or
-    # exported notebook keeps is its last state (100%); the widget bar of tqdm.auto would be saved as
-    # its first state ("0%|") wherever widget state is not stored (nbconvert HTML, GitHub).
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(items), initial=resumed, disable=not progress or not todo, file=sys.stderr, unit="item",
-               desc=progress if isinstance(progress, str) else "items")
+    bar = progress_bar(len(items), initial=resumed, disable=not progress or not todo, unit="item",
+                       desc=progress if isinstance(progress, str) else "items")
 
     def finish(it: Item, rec: R) -> None:
         out[it.id] = rec
@@ -363,6 +359,64 @@ def run(
         res.stopped = f"{type(fatal[0]).__name__}: {fatal[0]}"
         print(f"mabpd-kit: batch stopped, every item not yet started failed with: {res.stopped}", file=sys.stderr)
     return res
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _KernelBar:
+    """A text bar in a notebook: one output, redrawn in place through a display handle (at most every
+    0.2 s), so the saved notebook and its HTML export keep the final state, never a frozen "0%|"."""
+
+    def __init__(self, total: int | None, initial: int, desc: str, unit: str) -> None:
+        from IPython.display import display
+        from tqdm import tqdm
+
+        self._format = tqdm.format_meter
+        self.n, self.total, self.desc, self.unit = initial, total, desc, unit
+        self.t0 = self._last = time.perf_counter()
+        self.handle = display({"text/plain": self._line()}, raw=True, display_id=True)
+
+    def _line(self) -> str:
+        return self._format(self.n, self.total, time.perf_counter() - self.t0, prefix=self.desc, unit=self.unit)
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.perf_counter()
+        if now - self._last >= 0.2:
+            self._last = now
+            self.handle.update({"text/plain": self._line()}, raw=True)
+
+    def close(self) -> None:
+        self.handle.update({"text/plain": self._line()}, raw=True)
+
+
+def _in_kernel() -> bool:
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+    except Exception:  # noqa: BLE001 - no shell, no kernel
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def progress_bar(total: int | None, *, initial: int = 0, desc: str = "items", unit: str = "item",
+                 disable: bool = False) -> Any:
+    """A progress bar with ``update(n)`` and ``close()``: in a Jupyter kernel one output line updated in
+    place (what a saved or exported notebook keeps is the final state); elsewhere tqdm's text bar on
+    stderr; nothing when ``disable``."""
+    if disable:
+        return _NoBar()
+    if _in_kernel():
+        return _KernelBar(total, initial, desc, unit)
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, file=sys.stderr, unit=unit, desc=desc)
 
 
 class _Deadline(Exception):

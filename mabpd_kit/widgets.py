@@ -18,7 +18,7 @@ The function returns a chart, or a ``(chart, caption)`` pair to also show one li
 just a caption string. Its default arguments are the panel's starting values, so the panel shows
 something before anyone touches it.
 
-**track** wraps a loop in a (plain-text) ``tqdm`` progress bar with an explicit ``disable=`` switch and
+**track** wraps a loop in a text progress bar (:func:`mabpd_kit.runs.progress_bar`) with an explicit ``disable=`` switch and
 prints one summary line at the end (the bar itself is not saved in notebook outputs, the line is).
 """
 
@@ -207,23 +207,24 @@ def track(
     disable: bool = False,
     unit: str = "item",
 ) -> Iterator[T]:
-    """Iterate with a plain-text ``tqdm`` bar (notebook or terminal) and print one summary line at the end.
+    """Iterate with a text progress bar (notebook or terminal) and print one summary line at the end.
 
     ``disable=True`` hides the bar (CI, nested loops) but keeps the summary line, which is what is
     left in a saved notebook: ``scoring: 40 of 40 items in 3.2 s (12.5 item/s)``. If the loop stops
     early (``break``, an exception) the line says how far it got.
     """
-    from tqdm import tqdm  # plain text, also in notebooks: an export keeps the final state, never a frozen "0%|"
+    from mabpd_kit.runs import progress_bar  # in a notebook: one line updated in place (exports keep the end)
 
     if total is None and isinstance(iterable, Sequence):
         total = len(iterable)
-    bar = tqdm(iterable, desc=desc, total=total, disable=disable, unit=unit)
+    bar = progress_bar(total, desc=desc, disable=disable, unit=unit)
     start = time.perf_counter()
     done = 0
     finished = False
     try:
-        for item in bar:
+        for item in iterable:
             done += 1
+            bar.update(1)
             yield item
         finished = True
     finally:
