@@ -207,3 +207,13 @@ def test_outcome_columns_use_the_course_verdict_colours():
     df = pd.DataFrame({"route": ["debate", "debate", "neutral_veto"], "items": [3, 2, 5], "outcome": ["biased", "neutral", "neutral"]})
     scale = viz.bar(df, "route", "items", color="outcome").to_dict()["encoding"]["color"]["scale"]
     assert dict(zip(scale["domain"], scale["range"])) == {"biased": "#d55e00", "neutral": "#0072b2"}
+
+
+def test_frozen_models_display_as_a_field_table():
+    import mabpd_kit as mk
+
+    cfg = mk.Config()
+    html = cfg.sad._repr_html_()
+    assert html.startswith("<table>") and "<code>neutral_floor</code>" in html and "<th>meaning</th>" in html
+    assert "f_a = max(q_a, neutral_floor)" in html  # the field's description
+    assert "RouterConfig(" in repr(cfg.router) and "<b>RouterConfig</b>" in cfg.router._repr_html_()
