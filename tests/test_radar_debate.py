@@ -185,7 +185,9 @@ def test_scripted_debate_stops_where_the_probabilities_say(fake_server):
     # evidence as numbered lines, never a Python list; each agent sees its own turns and the opponent's
     assert all("[E1] " in last_user(r) and "['" not in all_text(r) for r in debater)
     pol2 = debater[2]
-    assert "Politician (you): The record supports it [E1]." in last_user(pol2)
+    # one transcript for every role (a shared prefix); the role is told which turns are its own, at the end
+    assert "Politician: The record supports it [E1]." in last_user(pol2) and "(you)" not in last_user(pol2)
+    assert "the turns marked Politician in the debate above are yours" in last_user(pol2).split("</debate>")[-1]
     assert "Scientist: It omits the national trend" in last_user(pol2)
     assert "rebuttal round" in last_user(pol2)
     assert res.usage.calls == 8 and res.usage.prompt_tokens > 0  # 4 debater turns + 2 x (verdict + continue)

@@ -200,16 +200,21 @@ def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
     return {parts[i].strip().lower(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
 
 
-def _transcript(res: RadarResult, viewer: str | None) -> str:
-    """The turns so far as the agents read them (``viewer``'s own turns marked "(you)")."""
+_DEBATE_MARKER = re.compile(r"<\s*(/?)\s*(debate)\s*>", re.IGNORECASE)
+
+
+def _transcript(res: RadarResult) -> str:
+    """The turns so far, as every agent reads them: the same text for the Politician, the Scientist
+    and the Judge (a role finds its own turns by its name, told at the end of its prompt), so the
+    item stays one prefix an endpoint's cache reuses. Fenced as data: a turn cannot close a marker
+    (``<claim>``, ``<evidence>``, ``<debate>``)."""
     if not res.turns:
         return "(no turns yet)"
     lines = []
     for t in res.turns:
-        who = f"{t.agent.title()} (you)" if t.agent == viewer else t.agent.title()
         text = "(no answer)" if t.note == "empty" else t.text
-        lines.append(f"[Round {t.round} · {t.stage}] {who}: {text}")
-    return "\n\n".join(lines)
+        lines.append(f"[Round {t.round} · {t.stage}] {t.agent.title()}: {text}")
+    return _DEBATE_MARKER.sub(lambda m: f"[{m.group(1)}debate]", fence_safe("\n\n".join(lines)))
 
 
 class RadarDebate:
@@ -353,11 +358,11 @@ class RadarDebate:
             used = {n for t in res.turns for n in t.cited}
             t = self._rules.turn(role, res.claim, res.evidence, used, stage)
             return t.model_copy(update={"round": r})
-        user = prompts.render("radar", "turn", prompts_dir=self.prompts_dir, claim=fence_safe(res.claim), evidence=ev_text,
-                              transcript=_transcript(res, role), role=role.title(), stage=stage,
-                              stage_instruction=stages.get(stage, ""))
-        msgs = [{"role": "system", "content": prompts.render("radar", role, prompts_dir=self.prompts_dir)},
-                {"role": "user", "content": user}]
+        # shared part (system), then the item, then the role's paragraph and this round's task (turn.md)
+        msgs = prompts.messages("radar", "turn", prompts_dir=self.prompts_dir, claim=fence_safe(res.claim),
+                                evidence=ev_text, transcript=_transcript(res),
+                                role_instructions=prompts.render("radar", role, prompts_dir=self.prompts_dir),
+                                role=role.title(), stage=stage, stage_instruction=stages.get(stage, ""))
         rc = self.config.radar
         comp = await self.llm.achat(msgs, temperature=rc.temperature, max_tokens=rc.max_tokens, tag=f"radar-{role}")
         res.usage += Usage.of([comp])
@@ -375,7 +380,7 @@ class RadarDebate:
             probs, p_stop = self._rules.judge(res.claim, res.evidence, cited, r, new_omissions)
             return probs, None if last else p_stop, {"verdict": "rule"} if last else {"verdict": "rule", "continue": "rule"}
         next_stage = ROUND_NAMES[r] if r < len(ROUND_NAMES) else "next round"
-        fill = dict(claim=fence_safe(res.claim), evidence=ev_text, transcript=_transcript(res, None),
+        fill = dict(claim=fence_safe(res.claim), evidence=ev_text, transcript=_transcript(res),
                     next_stage=next_stage)
         return await judge.judge(res, fill, last, r)
 

@@ -248,8 +248,9 @@ class LLMJudge:
         return self.chain[0]
 
     def _messages(self, name: str, fill: Mapping[str, str]) -> list[dict[str, str]]:
-        return [{"role": "system", "content": prompts.render("radar", "judge", prompts_dir=self.prompts_dir)},
-                {"role": "user", "content": prompts.render("radar", name, prompts_dir=self.prompts_dir, **fill)}]
+        """The shared part (system), then the item, the Judge's paragraph and the question, last
+        (``judge_verdict.md``, ``judge_continue.md``, ``judge_probabilities.md``)."""
+        return prompts.messages("radar", name, prompts_dir=self.prompts_dir, **fill)
 
     async def judge(self, res: RadarResult, fill: Mapping[str, str], last: bool,
                     round: int) -> tuple[dict[str, float], float | None, dict[str, str]]:
