@@ -93,12 +93,21 @@ def test_radar_debate_key_refused(capsys, monkeypatch, fake_server):
 # -- input files --------------------------------------------------------------------------------
 
 
-def test_analyze_directory(tmp_path, capsys):
+def test_analyze_empty_directory(tmp_path, capsys):
     (tmp_path / "d").mkdir()
     code, _, err = run_cli(capsys, "analyze", "d")
     assert code == 2
     line = one_line(err, "analyze")
-    assert "directory" in line and "not supported yet" in line
+    assert "no .txt or .html files in d" in line
+
+
+def test_analyze_directory_of_texts_is_a_corpus(tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("The senator slammed the disastrous bill. The vote is on Friday.")
+    (tmp_path / "d" / "b.html").write_text("<p>The council met on Tuesday.</p>")
+    code, _, err = run_cli(capsys, "analyze", "d")
+    assert code == 0 and "2 articles analysed" in err
+    assert len((tmp_path / "d.mabpd.jsonl").read_text().splitlines()) == 2
 
 
 def test_whitespace_only_file_with_lines(tmp_path, capsys):
@@ -118,13 +127,23 @@ def test_binary_file_is_refused(tmp_path, capsys):
     assert "binary" in one_line(err, "analyze")
 
 
-@pytest.mark.parametrize("name", ["items.csv", "items.tsv", "items.jsonl", "items.parquet"])
-def test_tabular_file_is_refused(tmp_path, capsys, name):
-    (tmp_path / name).write_text("id,text\n1,The senator slammed the bill.\n")
+@pytest.mark.parametrize("name,body", [
+    ("items.csv", "id,text\n1,The senator slammed the bill.\n"),
+    ("items.tsv", "id\ttext\n1\tThe senator slammed the bill.\n"),
+    ("items.jsonl", '{"id": "1", "text": "The senator slammed the bill."}\n'),
+])
+def test_tabular_file_is_a_corpus(tmp_path, capsys, name, body):
+    (tmp_path / name).write_text(body)
     code, out, err = run_cli(capsys, "analyze", name)
+    assert code == 0 and out == "" and "1 articles analysed" in err  # not the header as a sentence
+    assert (tmp_path / f"{name}.mabpd.jsonl").exists()
+
+
+def test_a_file_that_is_not_parquet_is_one_line(tmp_path, capsys):
+    (tmp_path / "items.parquet").write_text("id,text\n1,The senator slammed the bill.\n")
+    code, out, err = run_cli(capsys, "analyze", "items.parquet")
     assert code == 2 and out == ""
-    line = one_line(err, "analyze")
-    assert "tabular input" in line and "--lines" in line
+    assert "parquet" in one_line(err, "analyze").lower()
 
 
 def test_cp1252_file_is_decoded_as_the_api_does(tmp_path, capsys):

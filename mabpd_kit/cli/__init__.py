@@ -22,7 +22,8 @@ __all__ = ["COMMANDS", "error_line", "main"]
 # name -> one-line help; the command lives in ``mabpd_kit.cli.<name>``
 COMMANDS: dict[str, str] = {
     "doctor": "environment, endpoint (key redacted), probe, cache",
-    "analyze": "analyse text (FILE or -) for media bias",
+    "analyze": "analyse text (FILE or -) or a corpus (table or folder) for media bias",
+    "report": "offline HTML report of a corpus analysis (RESULTS.jsonl)",
     "demo": "offline demo on data/samples -> reports/demo.html",
     "evaluate": "evaluate configurations on a benchmark",
     "lexicon": "build / check / match the bias lexicon",

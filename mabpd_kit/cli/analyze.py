@@ -1,7 +1,9 @@
 """``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text.
 
-Plain-text files only (UTF-8, or Latin-1/cp1252 decoded as the API does): a directory, a
-tabular file (.csv, .jsonl, .parquet ...), a binary or an empty file is refused with one line.
+A plain-text file (UTF-8, or Latin-1/cp1252 decoded as the API does) is one item, or one item per
+line with ``--lines``. A corpus (a .csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html
+files) goes to corpus analysis (:mod:`mabpd_kit.corpus.command`: article mode, a resumable results
+file, ``--export``, ``--report``). A binary, an empty or an unreadable file is refused with one line.
 
 Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
 makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
@@ -22,7 +24,8 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="text file (one item per line with --lines, else the whole file) or - for stdin")
+    parser.add_argument("file", help="text file (one item per line with --lines, else the whole file), - for stdin, "
+                                     "or a corpus: a .csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html files")
     parser.add_argument("--lines", action="store_true", help="treat every non-empty line as one item")
     parser.add_argument("--format", choices=("table", "json", "html"), default="table")
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
@@ -34,9 +37,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="STATE", default=None,
                         help="with --llm: send the calls through the Batch API (half price, within 24 h), one stage "
                              "per pass; STATE is a JSON file: run the same command again to resume after a crash")
+    corpus = parser.add_argument_group("corpus input (a table or a folder)")
+    corpus.add_argument("--text-col", help="the text column (default: the first of text, content, body, article, ...)")
+    corpus.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")
+    corpus.add_argument("--out", help="results file, JSONL, one line per article; a rerun resumes from it "
+                                      "(default: <corpus>.mabpd.jsonl next to the corpus)")
+    corpus.add_argument("--mode", choices=("article", "direct"), default="article",
+                        help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 words")
+    corpus.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
+    corpus.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
+    corpus.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
+    corpus.add_argument("--level", choices=("article", "sentence", "span"), default="article", help="rows of --export")
+    corpus.add_argument("--report", help="also write the offline HTML report here")
+    corpus.add_argument("--by", help="group column for the report (outlet, topic...)")
+    corpus.add_argument("--date", help="date column for the report's trend")
 
 
 def run(args: argparse.Namespace) -> int:
+    from mabpd_kit.corpus import command as corpus
+
+    if args.file != "-" and corpus.is_corpus(args.file):
+        if args.batch:
+            raise ValueError("--batch is for text files; a corpus runs with --llm through the cache and concurrency limit")
+        args.corpus = args.file
+        return corpus.run(args)
     from mabpd_kit.mabpd import Pipeline
 
     items = text_items(args.file, args.lines)

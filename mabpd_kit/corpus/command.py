@@ -89,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         print(f"mabpd analyze: {exc}", file=sys.stderr)
         return 2
+    done = counts["computed"] + counts["resumed"]
+    if not done:
+        what = "no .txt or .html files" if Path(args.corpus).is_dir() else "no rows"
+        print(f"mabpd analyze: error: {what} in {args.corpus}: nothing to analyse", file=sys.stderr)
+        return 2
     print(f"mabpd analyze: {counts['computed']} articles analysed ({counts['sentences']} sentences), "
           f"{counts['resumed']} from the results file, {counts['failed']} failed (reasons in the file) -> {out}",
           file=sys.stderr)
@@ -98,7 +103,6 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st)
         print(f"wrote {args.report}", file=sys.stderr)
-    done = counts["computed"] + counts["resumed"]
     return 1 if done and counts["failed"] == done else 0
 
 
