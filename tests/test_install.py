@@ -8,7 +8,8 @@
 3. ``mabpd demo`` and ``mabpd lexicon check`` run from the installed package.
 4. Copies of ``notebooks/`` and ``solutions/`` in a temporary folder run top to bottom (``FAST=1``,
    offline) on the installed kernel and are exported to HTML: every lesson without benchmark data
-   (the shipped samples) and with it (``MABPD_DATA_DIR``, when present), every solution without.
+   (the shipped samples) and with it (``MABPD_DATA_DIR``, when present), every solution without,
+   and two lessons in full mode (``FAST=0``), where progress bars are drawn.
    Each export must also give every chart alternative text (nbconvert's "Alternative text is
    missing") and contain no frozen progress bar.
 
@@ -38,6 +39,7 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 SHARED_DATA = os.environ.get("MABPD_DATA_DIR") or (str(ROOT.parent / "shared" / "data")
                                                    if (ROOT.parent / "shared" / "data").is_dir() else "")
 NB_TIMEOUT_S = 300
+FULL_MODE = ("00", "03")  # lessons also run with FAST=0 (samples, ~10 s each): their loops draw progress bars
 FROZEN_BAR = re.compile(r"(?<![\d.])0%\|")
 SECRET_ENV = ("MABPD_BASE_URL", "MABPD_API_KEY", "MABPD_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "PYTHONPATH",
               "VIRTUAL_ENV", "MABPD_DATA_DIR")
@@ -153,6 +155,8 @@ def _cases() -> list:
     cases += [pytest.param(p, "data", id=f"data-notebooks/{p.name}",
                            marks=pytest.mark.skipif(not SHARED_DATA, reason="no benchmark data (MABPD_DATA_DIR)"))
               for p in LESSONS]
+    # full mode (FAST=0) draws the progress bars: the export must keep their final state, not "0%|"
+    cases += [pytest.param(p, "full", id=f"full-notebooks/{p.name}") for p in LESSONS if p.name[:2] in FULL_MODE]
     return cases
 
 
@@ -163,6 +167,8 @@ def test_notebook_runs_from_the_install(installed, notebook: Path, mode: str, tm
     work.mkdir()
     shutil.copy(notebook, work / notebook.name)
     env = _clean_env(tmp_path, SHARED_DATA if mode == "data" else "")
+    if mode == "full":
+        env["FAST"] = "0"
     t0 = time.perf_counter()
     res = _run([str(installed["bin"] / "jupyter"), "nbconvert", "--to", "html", "--execute",
                 f"--ExecutePreprocessor.timeout={NB_TIMEOUT_S}", "--ExecutePreprocessor.kernel_name=python3",
