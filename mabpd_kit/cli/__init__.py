@@ -24,7 +24,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "environment, endpoint (key redacted), probe, cache",
     "analyze": "analyse text (FILE or -) or a corpus (table or folder) for media bias",
     "report": "offline HTML report of a corpus analysis (RESULTS.jsonl)",
-    "demo": "offline demo on data/samples -> reports/demo.html",
+    "demo": "offline demo on the shipped samples -> reports/demo.html",
     "evaluate": "evaluate configurations on a benchmark",
     "lexicon": "build / check / match the bias lexicon",
     "data": "download / locate benchmark data",

@@ -1,7 +1,7 @@
 """The bias lexicon: taxonomy, deterministic builder, fast matcher, independence check.
 
 The lexicon is the knowledge all three agents share (SPEC section 2). It is written by hand in
-human-readable seed files under ``data/lexicon/`` and compiled by :func:`build` into one JSON
+human-readable seed files shipped in the package (``mabpd_kit/resources/lexicon/``, linked from ``data/lexicon/``) and compiled by :func:`build` into one JSON
 resource (``mabpd_kit/resources/lexicon.json``) with a version and a sha256 checksum.
 
 One module per concern:
