@@ -17,7 +17,7 @@ TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
-	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, browser)"
+	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser)"
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
