@@ -37,20 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", metavar="STATE", default=None,
                         help="with --llm: send the calls through the Batch API (half price, within 24 h), one stage "
                              "per pass; STATE is a JSON file: run the same command again to resume after a crash")
-    corpus = parser.add_argument_group("corpus input (a table or a folder)")
-    corpus.add_argument("--text-col", help="the text column (default: the first of text, content, body, article, ...)")
-    corpus.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")
-    corpus.add_argument("--out", help="results file, JSONL, one line per article; a rerun resumes from it "
-                                      "(default: <corpus>.mabpd.jsonl next to the corpus)")
-    corpus.add_argument("--mode", choices=("article", "direct"), default="article",
-                        help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 words")
-    corpus.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
-    corpus.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
-    corpus.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
-    corpus.add_argument("--level", choices=("article", "sentence", "span"), default="article", help="rows of --export")
-    corpus.add_argument("--report", help="also write the offline HTML report here")
-    corpus.add_argument("--by", help="group column for the report (outlet, topic...)")
-    corpus.add_argument("--date", help="date column for the report's trend")
+    from mabpd_kit.corpus.command import add_corpus_options
+
+    add_corpus_options(parser.add_argument_group("corpus input (a table or a folder)"))
 
 
 def run(args: argparse.Namespace) -> int:

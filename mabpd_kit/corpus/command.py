@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["add_arguments", "add_report_arguments", "is_corpus", "run", "run_report"]
+__all__ = ["add_arguments", "add_corpus_options", "add_report_arguments", "is_corpus", "run", "run_report"]
 
 _TABLES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 
@@ -29,21 +29,26 @@ def is_corpus(path: str) -> bool:
     return p.is_dir() or name.endswith(_TABLES)
 
 
+def add_corpus_options(group: "argparse._ActionsContainer") -> None:
+    """The corpus options (``mabpd analyze`` adds them as a group beside its text options)."""
+    group.add_argument("--text-col", help="the text column (default: the first of text, content, body, article, ...)")
+    group.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")
+    group.add_argument("--out", help="results file, JSONL, one line per article; a rerun resumes from it "
+                                     "(default: <corpus>.mabpd.jsonl next to the corpus)")
+    group.add_argument("--mode", choices=("article", "direct"), default="article",
+                       help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 words")
+    group.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
+    group.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
+    group.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
+    group.add_argument("--level", choices=("article", "sentence", "span"), default="article", help="rows of --export")
+    group.add_argument("--report", help="also write the offline HTML report here")
+    group.add_argument("--by", help="group column for the report (outlet, topic...)")
+    group.add_argument("--date", help="date column for the report's trend")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("corpus", help="a .csv/.tsv/.jsonl/.json/.parquet file or a folder of .txt/.html files")
-    parser.add_argument("--text-col", help="the text column (default: the first of text, content, body, article, ...)")
-    parser.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")
-    parser.add_argument("--out", help="results file, JSONL, one line per article; a rerun resumes from it "
-                                      "(default: <corpus>.mabpd.jsonl next to the corpus)")
-    parser.add_argument("--mode", choices=("article", "direct"), default="article",
-                        help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 words")
-    parser.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
-    parser.add_argument("--threshold", type=float, help="article threshold (default: the shipped value)")
-    parser.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
-    parser.add_argument("--level", choices=("article", "sentence", "span"), default="article", help="rows of --export")
-    parser.add_argument("--report", help="also write the offline HTML report here")
-    parser.add_argument("--by", help="group column for the report (outlet, topic...)")
-    parser.add_argument("--date", help="date column for the report's trend")
+    add_corpus_options(parser)
     parser.add_argument("--config", help="a saved configuration (TOML or JSON)")
     parser.add_argument("--llm", action="store_true", help="use the configured endpoint instead of rule-based agents")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
