@@ -1,4 +1,4 @@
-"""Command-line entry points for corpus analysis, for the lead to wire into ``mabpd_kit.cli``.
+"""Command-line entry points for corpus analysis, used by ``mabpd analyze`` and ``mabpd report``.
 
 Same shape as a ``cli`` command module (``add_arguments(parser)``, ``run(args) -> int``), twice:
 
