@@ -240,6 +240,10 @@ class CorpusConfig(_Frozen):
     chunk_articles: int = Field(64, gt=0, description="articles per task sent to a worker process")
     report_articles: int = Field(500, gt=0, description="articles with a drill-down in the HTML report (the most biased first)")
     report_groups: int = Field(30, gt=0, description="groups drawn in the report's charts (the largest first)")
+    report_max_rows: int = Field(1_000, gt=0, description="rows of the report's article table (the most biased "
+                                 "first when the corpus has more; every row: export)")
+    report_max_bytes: int = Field(4_000_000, gt=0, description="size budget of the report's drill-downs (UTF-8 "
+                                  "bytes): the file stays a few MB whatever the corpus and its articles' length")
 
 
 class MetricsConfig(_Frozen):
