@@ -140,6 +140,9 @@ class AgentsConfig(_Frozen):
         description="rule-based framing/evidence cue -> score band (lexicon-style ordinal anchors, set by design, not fitted)",
     )
     attribution_window: int = Field(40, ge=0, description="rule-based: chars around a quotation searched for a speech verb")
+    injection_guard: bool = Field(
+        True, description="instruction-like text addressed to the model inside an item (mabpd_kit.injection) flags the "
+        "item, is withheld from the prompts and can ground no verdict (spans in it or named by it are invalid)")
 
 
 class LLMConfig(_Frozen):
