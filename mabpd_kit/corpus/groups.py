@@ -49,15 +49,50 @@ def group_seed(seed: int, group: Any) -> list[int]:
 def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float,
                    seed: int | Sequence[int]) -> tuple[float, float, float]:
     """``(mean, lo, hi)``: percentile bootstrap of the mean (``resamples`` resamples of the values with
-    replacement, drawn as one ``(resamples, n)`` matrix of indices from ``default_rng(seed)``)."""
+    replacement, drawn as one ``(resamples, n)`` matrix of indices from ``default_rng(seed)``; a large
+    group is resampled from its value counts in bounded memory, see :func:`_large_means`)."""
     x = np.asarray(values, dtype=float)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    n = len(x)
+    if n * resamples <= _CELLS:
+        means = x[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    else:
+        means = _large_means(x, resamples, rng)
     alpha = 1 - confidence
     lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     return float(x.mean()), float(lo), float(hi)
+
+
+#: a bootstrap drawn as one (resamples, n) matrix up to this many cells (32 MB); above it, from counts
+_CELLS = 4_000_000
+#: distinct values up to which a large group is resampled from its value counts
+_DISTINCT = 4_096
+
+
+def _large_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The means of ``resamples`` bootstrap resamples of a large ``x`` in bounded memory.
+
+    Drawing n values with replacement from x is a multinomial draw of counts over its distinct
+    values (a binomial for 0/1 decisions), so with few distinct values each resample is drawn from
+    the value counts: ``resamples x distinct`` numbers, not ``resamples x n``. With many distinct
+    values, the index matrix is drawn a block of resamples at a time (at most ``_CELLS`` cells)."""
+    n = len(x)
+    vals, counts = np.unique(x, return_counts=True)
+    out = np.empty(resamples)
+    if len(vals) <= _DISTINCT:
+        step = max(1, _CELLS // len(vals))
+        p = counts / n
+        for a in range(0, resamples, step):
+            b = min(resamples, a + step)
+            out[a:b] = rng.multinomial(n, p, size=b - a) @ vals / n
+        return out
+    step = max(1, _CELLS // n)
+    for a in range(0, resamples, step):
+        b = min(resamples, a + step)
+        out[a:b] = x[rng.integers(0, n, size=(b - a, n))].mean(axis=1)
+    return out
 
 
 def cohens_h(p1: float, p2: float) -> float:

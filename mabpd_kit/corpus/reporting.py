@@ -7,11 +7,18 @@ drill-down. The file makes no network request.
 - **Overview**: the share of biased articles per group with 95% intervals (small groups faded and
   warned), the category mix of the evidence per group, the trend per month (when a date column is
   given), and the rule and its threshold.
-- **Articles**: a table of every article (sortable by any column, filtered by text, group and
-  decision).
+- **Articles**: a table of the articles (sortable by any column, filtered by text, group and
+  decision): every article up to ``settings.report_max_rows``, else that many, the most biased
+  first, with how many more are not shown (every row: :func:`~mabpd_kit.corpus.export`).
 - **Drill-down**: click a row: the article with its evidence spans highlighted, and the decision
   trace of each flagged sentence (``settings.report_articles`` articles, the most biased first,
-  have one; the others show their row only).
+  have one, within ``settings.report_max_bytes``; the others show their row only).
+
+Built from aggregates: a results file is read in one streaming pass into one small row per article
+(:mod:`mabpd_kit.corpus.summary`); only the articles shown in full are read again. Memory and the
+file's size stay bounded whatever the corpus size (``bench/bench_report.py``). Every value that
+comes from the corpus or the caller (column names, ids, groups, dates, text, spans, traces, the
+title) is HTML-escaped (``tests/test_html_escape.py``).
 
 >>> report(results, "report.html", by="outlet", date="published_at")   # doctest: +SKIP
 """
@@ -91,101 +98,179 @@ def _figure(svg: str, reading: str) -> str:
     return f"<figure>{svg}<figcaption><b>Reading:</b> {html.escape(reading)}</figcaption></figure>"
 
 
+def _missing(v: Any) -> bool:
+    return v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and v != v)
+
+
 def _cell(value: Any, fmt: str = "{}") -> str:
-    if value is None or (isinstance(value, float) and value != value):
+    if _missing(value):
         return "<td data-v=''></td>"
     shown = fmt.format(value) if isinstance(value, (int, float)) else str(value)
     return f"<td data-v='{html.escape(str(value), quote=True)}'>{html.escape(shown)}</td>"
 
 
-def report_html(results: "CorpusResults", *, by: str | None = None, date: str | None = None,
-                title: str = "Corpus analysis", settings: CorpusConfig | None = None) -> str:
-    """The report as one HTML string (see the module docstring)."""
+def _source(results: Any) -> Any:
+    """A results file when there is one to stream (a path, or a :class:`CorpusResults` not yet read),
+    else the articles in memory."""
+    if isinstance(results, (str, Path)):
+        return Path(results)
+    if getattr(results, "lazy", False) and results.path:
+        return Path(results.path)
+    return results
+
+
+#: columns of the summary frame (a metadata column of the same name is not read)
+_FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sentences", "share_biased",
+                    "spans_per_100w", "n_spans", "top_category", "categories", "offset", "decision", "top_spans"})
+
+
+def report_html(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
+                title: str = "Corpus analysis", settings: CorpusConfig | None = None,
+                threshold: float | None = None) -> str:
+    """The report as one HTML string (see the module docstring). ``results``: a :class:`CorpusResults`
+    or a results file (read in one streaming pass; only the articles shown in full are read again)."""
     from mabpd_kit.corpus import groups
+    from mabpd_kit.corpus.summary import summarize
     from mabpd_kit.viz import corpus as vc
 
     st = resolve(settings)
-    df = results.to_frame()
-    ok = df[~df["failed"]] if len(df) else df
-    thr, stat = results.threshold, results.stat
+    e = html.escape
+    is_file = isinstance(results, (str, Path))
+    thr = threshold if threshold is not None else st.article_threshold if is_file else results.threshold
+    stat = st.article_stat if is_file else results.stat
+    cols = [c for c in dict.fromkeys((by, date)) if c and c not in _FIXED]
+    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat)
+    df = summary.frame
+    by = by if by in cols else None
+    date = date if date in cols else None
+    ok = df[~df["failed"]]
     n_bias = int(ok["pred"].sum()) if len(ok) else 0
-    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-           f"<style>{_CSS}</style></head><body data-drill='{st.report_articles}'><h1>{html.escape(title)}</h1>",
-           f"<p>{len(df)} articles, {len(df) - len(ok)} failed (reasons in the table), {n_bias} of {len(ok)} "
-           f"judged biased. <b>Rule:</b> an article is biased iff <code>{stat} &ge; {thr:g}</code> ({_origin(stat, thr)}; "
-           "the sentence decisions are zero-shot).</p>"]
+    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title>"
+           f"<style>{_CSS}</style></head><body data-drill='{st.report_articles}'><h1>{e(title)}</h1>",
+           f"<p>{len(df)} articles, {len(df) - len(ok)} failed{_reasons(df)}, {n_bias} of {len(ok)} "
+           f"judged biased. <b>Rule:</b> an article is biased iff <code>{e(stat)} &ge; {thr:g}</code> "
+           f"({e(_origin(stat, thr))}; the sentence decisions are zero-shot).</p>"]
     out.append("<h2>Overview</h2><div class='charts'>")
-    if by and by in ok and len(ok):
+    if by and len(ok) and ok[by].notna().any():
         agg = groups.aggregate(ok, by, settings=st)
         small = agg[agg["small"]]
         out.append(_figure(_svg(vc.group_chart(agg, by, top=st.report_groups)),
                            f"each bar is the share of a {by}'s articles judged biased, the black line its 95% "
                            "bootstrap interval over articles; faded bars are groups with fewer than "
                            f"{st.min_group} articles."))
-        mix = groups.category_mix(ok, by, results=results)
+        mix = groups.category_mix(ok, by)
         if len(mix):
             top = agg.sort_values("n", ascending=False)[by].head(st.report_groups).tolist()
             out.append(_figure(_svg(vc.category_mix_chart(mix, by, groups=top)),
                                f"which kinds of evidence the flagged sentences of each {by} carry ({len(top)} largest groups)."))
         if len(small):
-            out.append(f"<p class='warn'>{len(small)} {by} groups have fewer than {st.min_group} articles: "
+            out.append(f"<p class='warn'>{len(small)} {e(by)} groups have fewer than {st.min_group} articles: "
                        "their intervals are wide; compare them with care.</p>")
-    if date and date in ok and len(ok):
+    if date and len(ok):
         tr = groups.trend(ok, date, settings=st)
         if len(tr):
             out.append(_figure(_svg(vc.trend_chart(tr)), "the share of biased articles per month; the band is the "
                                "95% interval, hollow points are months with few articles."))
-    out.append(_figure(_svg(vc.threshold_chart(ok, stat, thr, gold=None)),
+    counts = ok.groupby("value").size().reset_index(name="articles").rename(columns={"value": stat})
+    out.append(_figure(_svg(vc.threshold_chart(counts, stat, thr, gold=None)),
                        f"how many articles have each value of {stat}; right of the dashed line they are judged biased."))
     out.append("</div>")
-    out += _table(df, by, date)
+    out += _table(summary, _shown(df, st.report_max_rows), by, date)
     out.append("<div id='detail' class='note'>Click an article to see its highlighted evidence and the trace of each "
                "flagged sentence.</div>")
-    drill = sorted((a for a in results if not a.failed), key=lambda a: -(getattr(a, stat) or 0))[:st.report_articles]
-    for a in drill:
-        out.append(f"<template id='art-{html.escape(a.id, quote=True)}'>"
-                   f"{vc.article_html(a, threshold=thr, stat=stat)}</template>")
+    out += _drill(summary, ok, st, thr, stat)
     out.append(f"<script>{_JS}</script></body></html>")
     return "".join(out)
 
 
-def _table(df: Any, by: str | None, date: str | None) -> list[str]:
+def _reasons(df: Any) -> str:
+    """The failure reasons with their counts (the table may not hold every failed article)."""
+    failed = df[df["failed"]]
+    if not len(failed):
+        return ""
+    top = failed["error"].fillna("no reason given").value_counts().head(5)
+    more = failed["error"].nunique() - len(top)
+    return (" (" + "; ".join(f"{html.escape(str(r))}: {n}" for r, n in top.items())
+            + (f"; {more} other reasons" if more > 0 else "") + ")")
+
+
+def _by_value(df: Any) -> Any:
+    """Articles by the rule's statistic, highest first (file order among equals)."""
+    return df.assign(_v=df["value"].astype(float).fillna(-1.0)).sort_values("_v", ascending=False, kind="stable")
+
+
+def _shown(df: Any, cap: int) -> Any:
+    """The rows of the table: every article when they fit, else the ``cap`` most biased."""
+    return df if len(df) <= cap else _by_value(df[~df["failed"]]).head(cap)
+
+
+def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str) -> list[str]:
+    """The drill-downs of the most biased articles, read again by offset, within the size budget."""
+    from mabpd_kit.viz import corpus as vc
+
+    top = _by_value(ok).head(st.report_articles)
+    out: list[str] = []
+    size = 0
+    for a in summary.articles(top["offset"].tolist()):
+        block = (f"<template id='art-{html.escape(a.id, quote=True)}'>"
+                 f"{vc.article_html(a, threshold=thr, stat=stat)}</template>")
+        size += len(block.encode("utf-8"))
+        if size > st.report_max_bytes and out:
+            break
+        out.append(block)
+    if len(out) < len(ok):
+        out.append(f"<p class='note' id='drill-note'>{len(out)} of {len(ok)} articles carry a drill-down (the most "
+                   f"biased first; at most {st.report_articles} and {st.report_max_bytes / 1e6:g} MB).</p>")
+    return out
+
+
+def _table(summary: Any, shown: Any, by: str | None, date: str | None) -> list[str]:
     cols = [("id", "{}"), *([(by, "{}")] if by else []), *([(date, "{}")] if date else []),
             ("decision", "{}"), ("n_biased", "{:d}"), ("n_sentences", "{:d}"), ("share_biased", "{:.2f}"),
             ("spans_per_100w", "{:.1f}"), ("top_category", "{}"), ("top_spans", "{}")]
-    groups_ = sorted({str(v) for v in df[by].dropna()}) if by and by in df else []
-    out = ["<h2>Articles</h2><div id='controls'>",
-           "<input id='q' type='search' placeholder='filter: id, text of the strongest spans...' size='40'>",
-           "<select id='group'><option value=''>every group</option>" +
-           "".join(f"<option>{html.escape(g)}</option>" for g in groups_) + "</select>",
-           "<select id='decision'><option value=''>every decision</option><option>biased</option>"
-           "<option>neutral</option><option>failed</option></select><span id='count' class='note'></span></div>",
-           "<table id='articles'><thead><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c, _ in cols) +
-           "</tr></thead><tbody>"]
-    for rec in df.to_dict("records"):
-        decision = "failed" if rec["failed"] else ("biased" if rec["pred"] == 1 else "neutral")
-        rec["decision"] = decision if decision != "failed" else f"failed: {rec.get('error') or ''}"
-        group = str(rec.get(by)) if by and rec.get(by) is not None else ""
+    e = html.escape
+    groups_ = sorted({str(v) for v in shown[by].dropna()}) if by else []
+    total = len(summary.frame)
+    out = ["<h2>Articles</h2>"]
+    if len(shown) < total:
+        out.append(f"<p class='note' id='rows-note'>The {len(shown)} most biased of {total} articles; "
+                   f"{total - len(shown)} more not shown (every row: <code>mabpd analyze ... --export rows.csv</code> "
+                   "or <code>mk.corpus.export(...)</code>).</p>")
+    out += ["<div id='controls'>",
+            "<input id='q' type='search' placeholder='filter: id, text of the strongest spans...' size='40'>",
+            "<select id='group'><option value=''>every group</option>" +
+            "".join(f"<option>{e(g)}</option>" for g in groups_) + "</select>",
+            "<select id='decision'><option value=''>every decision</option><option>biased</option>"
+            "<option>neutral</option><option>failed</option></select><span id='count' class='note'></span></div>",
+            "<table id='articles'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c, _ in cols) +
+            "</tr></thead><tbody>"]
+    spans = {a.id: "; ".join(s.text for s in a.top_spans) for a in summary.articles(shown["offset"].tolist())}
+    for rec in shown.to_dict("records"):
+        failed = bool(rec["failed"])
+        decision = "failed" if failed else ("biased" if not _missing(rec["pred"]) and rec["pred"] == 1 else "neutral")
+        rec["decision"] = decision if not failed else f"failed: {rec.get('error') or ''}"
+        rec["top_spans"] = spans.get(rec["id"], "")
+        group = "" if not by or _missing(rec.get(by)) else str(rec.get(by))
         search = " ".join(str(rec.get(c) or "") for c, _ in cols).lower()
         cells = []
         for c, fmt in cols:
             v = rec.get(c)
-            cells.append(f"<td class='biased'>{html.escape(str(v))}</td>" if c == "decision" and decision == "biased"
+            cells.append(f"<td class='biased'>{e(str(v))}</td>" if c == "decision" and decision == "biased"
                          else _cell(v, fmt))
-        out.append(f"<tr class='row' data-id='{html.escape(str(rec['id']), quote=True)}' "
-                   f"data-group='{html.escape(group, quote=True)}' data-decision='{decision}' "
-                   f"data-search='{html.escape(search, quote=True)}'>{''.join(cells)}</tr>")
+        out.append(f"<tr class='row' data-id='{e(str(rec['id']), quote=True)}' "
+                   f"data-group='{e(group, quote=True)}' data-decision='{decision}' "
+                   f"data-search='{e(search, quote=True)}'>{''.join(cells)}</tr>")
     out.append("</tbody></table>")
     return out
 
 
 def report(results: "CorpusResults | str | Path", path: str | Path, *, by: str | None = None,
-           date: str | None = None, title: str = "Corpus analysis", settings: CorpusConfig | None = None) -> Path:
-    """Write the report to ``path`` (``results``: a :class:`CorpusResults` or a results file); returns the path."""
-    from mabpd_kit.corpus.store import load
-
-    res = load(results, settings=settings) if isinstance(results, (str, Path)) else results
+           date: str | None = None, title: str = "Corpus analysis", settings: CorpusConfig | None = None,
+           threshold: float | None = None) -> Path:
+    """Write the report to ``path`` (``results``: a :class:`CorpusResults` or a results file, streamed);
+    returns the path. ``threshold``: the article rule's (default: the results' or the settings')."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(report_html(res, by=by, date=date, title=title, settings=settings), encoding="utf-8")
+    p.write_text(report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold),
+                 encoding="utf-8")
     return p

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mabpd_kit.corpus.articles import ArticleResult
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
@@ -123,14 +123,35 @@ class CorpusResults:
     ``to_frame("sentence")`` / ``to_frame("span")`` one row per sentence / evidence span.
     """
 
-    def __init__(self, articles: list[ArticleResult], *, threshold: float, stat: str = "n_biased",
+    def __init__(self, articles: list[ArticleResult] | None, *, threshold: float, stat: str = "n_biased",
                  path: str | None = None, resumed: int = 0, computed: int = 0, wall_s: float = 0.0) -> None:
-        self.articles = articles
+        self._articles = articles
+        self._len: int | None = None
         self.threshold, self.stat, self.path = threshold, stat, path
         self.resumed, self.computed, self.wall_s = resumed, computed, wall_s
 
+    @property
+    def lazy(self) -> bool:
+        """True while the records are still in the file (``load`` reads them on first use; the
+        report streams the file instead)."""
+        return self._articles is None
+
+    @property
+    def articles(self) -> list[ArticleResult]:
+        if self._articles is None:
+            self._articles = _last_records(self.path) if self.path else []
+        return self._articles
+
+    @articles.setter
+    def articles(self, value: list[ArticleResult]) -> None:
+        self._articles = value
+
     def __len__(self) -> int:
-        return len(self.articles)
+        if self._articles is None:
+            if self._len is None:
+                self._len = _count_ids(self.path) if self.path else 0
+            return self._len
+        return len(self._articles)
 
     def __iter__(self) -> Iterator[ArticleResult]:
         return iter(self.articles)
@@ -157,7 +178,7 @@ class CorpusResults:
 
     def with_threshold(self, threshold: float) -> "CorpusResults":
         """The same articles decided at another threshold (nothing is analysed again)."""
-        return CorpusResults(self.articles, threshold=threshold, stat=self.stat, path=self.path,
+        return CorpusResults(self._articles, threshold=threshold, stat=self.stat, path=self.path,
                              resumed=self.resumed, computed=self.computed, wall_s=self.wall_s)
 
     def to_frame(self, level: Level = "article") -> "pd.DataFrame":
@@ -182,14 +203,42 @@ class CorpusResults:
         return out
 
 
-def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:
-    """A results file as :class:`CorpusResults` (for corpora that fit in memory; :func:`export` streams)."""
-    st = resolve(settings)
+def _last_records(path: str | Path) -> list[ArticleResult]:
+    """The last record of each id, in file order of the last version."""
     last: dict[str, ArticleResult] = {}
     for a in iter_results(path):
         last.pop(a.id, None)  # keep file order of the last version
         last[a.id] = a
-    return CorpusResults(list(last.values()), threshold=st.article_threshold if threshold is None else threshold,
+    return list(last.values())
+
+
+class _Id(BaseModel):
+    id: str
+
+
+def _count_ids(path: str | Path) -> int:
+    """How many articles a results file holds (distinct ids of readable records), without building them."""
+    p = Path(path)
+    if not p.exists():
+        return 0
+    ids: set[str] = set()
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                if line.strip():
+                    ids.add(_Id.model_validate_json(line).id)
+            except (ValueError, ValidationError):
+                continue
+    return len(ids)
+
+
+def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:
+    """A results file as :class:`CorpusResults`. The records are read on first use (``len()`` only
+    counts ids), so a report of the loaded results streams the file in bounded memory
+    (:func:`~mabpd_kit.corpus.report`); :func:`export` streams too. ``res.articles``, iterating or
+    framing the results reads every record into memory."""
+    st = resolve(settings)
+    return CorpusResults(None, threshold=st.article_threshold if threshold is None else threshold,
                          stat=st.article_stat, path=str(path))
 
 

@@ -21,14 +21,23 @@ ANCHOR_KIND = "reference LLM (zero-shot labels)"
 FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
 
 
+def _md(value: Any) -> str:
+    """A value as markdown text: HTML-escaped (a renderer passes raw HTML through), pipes and
+    backticks escaped (a table cell, a code span), one line."""
+    import html
+
+    text = html.escape(str(value), quote=False).replace("|", "\\|").replace("`", "\\`")
+    return " ".join(text.split())
+
+
 def _md_table(df: pd.DataFrame, floats: str = "{:.3f}") -> str:
-    """A GitHub markdown table (no extra dependency)."""
+    """A GitHub markdown table (no extra dependency); every cell escaped (:func:`_md`)."""
     def fmt(v: Any) -> str:
         if isinstance(v, (float, np.floating)):
             return "" if np.isnan(v) else floats.format(v)
-        return str(v)
+        return _md(v)
 
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    head = "| " + " | ".join(map(_md, df.columns)) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
     body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, sep, *body])
@@ -106,9 +115,10 @@ class Evaluation:
         cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value", *FLIPS]]
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         parts = [
-            f"# Evaluation: {self.dataset} {self.split}",
+            f"# Evaluation: {_md(self.dataset)} {_md(self.split)}",
             "",
-            f"{self.n_items} items · {self.mode} · configurations {', '.join(self.configs)} · {self.wall_s:.1f} s · {when}",
+            f"{self.n_items} items · {_md(self.mode)} · configurations {', '.join(map(_md, self.configs))} · "
+            f"{self.wall_s:.1f} s · {when}",
             "",
             "## Metrics (positive class: biased; failed items count as neutral)",
             "",
@@ -116,7 +126,7 @@ class Evaluation:
             "",
             f"macro_f1_lo / _hi: {100 * 0.95:.0f}% bootstrap interval over items ({self.n_resamples} resamples, seed {self.seed}).",
             "",
-            f"## Paired bootstrap against `{self.baseline}`",
+            f"## Paired bootstrap against `{' '.join(self.baseline.replace('`', chr(39)).split())}`",  # a code span is literal
             "",
             ("diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\". "
             "fn_rescued / fp_added: items where only the baseline says biased (rightly / wrongly); "
@@ -137,7 +147,8 @@ class Evaluation:
         if self.split == "test":
             parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
                       "or prompt because of them turns the test split into a training split."), ""]
-        parts += ["## Closing note", "", "```", self.closing_note(), "```", ""]
+        note = self.closing_note().replace("`" * 3, "'" * 3)  # the fence holds, whatever the names
+        parts += ["## Closing note", "", "```", note, "```", ""]
         return "\n".join(parts)
 
     def write(self, out_dir: str | Path) -> dict[str, str]:

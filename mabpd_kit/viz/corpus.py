@@ -115,12 +115,16 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
                     title: str | None = None) -> alt.LayerChart:
-    """How the article statistic is spread (by gold label when there is one) and where the rule cuts."""
+    """How the article statistic is spread (by gold label when there is one) and where the rule cuts.
+    ``df``: one row per article, or value counts (a column ``articles`` holding how many articles
+    have each value: the chart's data then stays small whatever the corpus size)."""
     import pandas as pd
 
     alt = altair()
 
     data = df[~df["failed"].astype(bool)] if "failed" in df else df
+    weighted = "articles" in data
+    data = data if weighted else data.assign(articles=1)
     if gold and gold in data:
         data = data.assign(gold=data[gold].map({1: "biased", 0: "neutral"}))
         color = alt.Color("gold:N", scale=alt.Scale(domain=["biased", "neutral"],
@@ -129,15 +133,15 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
     else:
         data = data.assign(gold="all")
         color = alt.value(OUTCOME_COLORS["neutral"])
-    hist = alt.Chart(data[[stat, "gold"]]).mark_bar(opacity=0.6).encode(
+    hist = alt.Chart(data[[stat, "gold", "articles"]]).mark_bar(opacity=0.6).encode(
         x=alt.X(f"{stat}:Q", bin=alt.Bin(maxbins=40), title=stat.replace("_", " ")),
-        y=alt.Y("count():Q", stack=None, title="articles"), color=color)
+        y=alt.Y("sum(articles):Q", stack=None, title="articles"), color=color)
     rule = alt.Chart(pd.DataFrame({"t": [threshold]})).mark_rule(color="#1a1a1a", strokeDash=[4, 3], size=2).encode(
         x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")])
     chart = alt.layer(hist, rule).properties(width=420, height=200)
     chart = chart.properties(title=title or f"articles by {stat.replace('_', ' ')}; dashed: the rule's threshold {threshold:g}")
-    above = int((data[stat] >= threshold).sum())
-    return describe(chart, f"Histogram of {len(data)} articles by {stat.replace('_', ' ')}"
+    above = int(data.loc[data[stat] >= threshold, "articles"].sum())
+    return describe(chart, f"Histogram of {int(data['articles'].sum())} articles by {stat.replace('_', ' ')}"
                            f"{', coloured by gold label' if gold and gold in df else ''}; {above} are at or above the "
                            f"threshold {threshold:g} (dashed line) and so judged biased.")
 
@@ -168,7 +172,7 @@ def article_html(article: Any, *, threshold: float | None = None, stat: str = "n
     if flagged:
         parts.append(f"<h4>Flagged sentences ({len(flagged)}): how each decision was reached</h4>")
     for s in flagged:
-        parts.append(f"<details class='trace'><summary>sentence {s.k + 1} (score {s.score or 0:.2f}, {s.route}): "
+        parts.append(f"<details class='trace'><summary>sentence {s.k + 1} (score {s.score or 0:.2f}, {_html.escape(s.route)}): "
                      f"{_html.escape(a.text[s.start:s.end][:160])}</summary><pre>{_html.escape(s.trace)}</pre></details>")
     parts.append("</div>")
     return "".join(parts)

@@ -1,0 +1,135 @@
+"""What the corpus report needs from a run, read in one streaming pass: one small row per article
+and where its full record is, never every record at once.
+
+:func:`summarize` reads a results file line by line (or the articles of a :class:`CorpusResults`)
+into a :class:`Summary`: a compact article frame (id, the group and date columns, the decision,
+the article statistics, the category counts; the last record of an id wins, as in
+:func:`~mabpd_kit.corpus.store.load`) and, for each article, the byte offset of its line. Only the
+few articles the report shows in full (the table's rows, the drill-down) are read again, by
+offset (:meth:`Summary.articles`). Memory grows with the number of articles by a few hundred bytes
+each, not with their text, sentences or traces.
+
+>>> s = summarize("run.mabpd.jsonl", columns=["outlet"], threshold=10.5)   # doctest: +SKIP
+>>> s.frame.groupby("outlet")["pred"].mean()                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from mabpd_kit.corpus.articles import ArticleResult, decide
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mabpd_kit.corpus.store import CorpusResults
+
+__all__ = ["Summary", "summarize"]
+
+#: the article statistics kept per article (the rule's statistic is one of them)
+STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans")
+
+
+class _Head(BaseModel):
+    """The scalar part of an :class:`ArticleResult` (its sentences, text and traces are not built)."""
+
+    id: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+    n_sentences: int = 0
+    n_biased: int = 0
+    share_biased: float | None = None
+    n_spans: int = 0
+    spans_per_100w: float | None = None
+    categories: dict[str, int] = Field(default_factory=dict)
+    failed: bool = False
+    error: str | None = None
+
+
+class Summary:
+    """The compact article frame of a run and a way back to any article's full record."""
+
+    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any) -> None:
+        self.frame, self.threshold, self.stat, self._source = frame, threshold, stat, source
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def articles(self, offsets: Sequence[int]) -> Iterator[ArticleResult]:
+        """The full records at ``offsets`` (the frame's ``offset`` column), in the order given."""
+        if not isinstance(self._source, (str, Path)):
+            for o in offsets:
+                yield self._source[int(o)]
+            return
+        with Path(self._source).open("rb") as fh:
+            for o in offsets:
+                fh.seek(int(o))
+                yield ArticleResult.model_validate_json(fh.readline().decode("utf-8", errors="replace"))
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(offset, line)`` for every line of a file, read in binary so that offsets are bytes."""
+    with path.open("rb") as fh:
+        offset = 0
+        for raw in fh:
+            yield offset, raw.decode("utf-8", errors="replace")
+            offset += len(raw)
+
+
+def _heads(source: Any) -> Iterator[tuple[int, Any]]:
+    if isinstance(source, (str, Path)):
+        p = Path(source)
+        if not p.exists():
+            return
+        for offset, line in _lines(p):
+            if not line.strip():
+                continue
+            try:
+                yield offset, _Head.model_validate_json(line)
+            except (ValueError, ValidationError):
+                continue  # a torn or foreign line, skipped as the loader skips it
+    else:
+        yield from enumerate(source)
+
+
+def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = (), threshold: float,
+              stat: str = "n_biased") -> Summary:
+    """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
+    each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at
+    ``threshold``), ``value`` (the rule's statistic), the statistics of :data:`STATS`,
+    ``top_category``, ``categories`` (a dict) and ``offset`` (where the record is; an index for a
+    :class:`CorpusResults`). Rows are in file order of each id's last record."""
+    import pandas as pd
+
+    src = source if isinstance(source, (str, Path)) else list(source)
+    names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset"]
+    cols: dict[str, list[Any]] = {c: [] for c in names}
+    where: dict[str, int] = {}
+    order: list[int] = []
+    intern = sys.intern
+    for seq, (offset, a) in enumerate(_heads(src)):
+        value = getattr(a, stat, None)
+        cats = {intern(k): v for k, v in a.categories.items()}
+        row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
+               None if a.failed or value is None else int(decide(value, threshold)), value,
+               *(getattr(a, s) for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset]
+        i = where.get(a.id)
+        if i is None:
+            where[a.id] = len(order)
+            order.append(seq)
+            for c, v in zip(names, row):
+                cols[c].append(v)
+        else:  # a later record of the same id (a failed article retried on resume) wins
+            order[i] = seq
+            for c, v in zip(names, row):
+                cols[c][i] = v
+    frame = pd.DataFrame(cols, columns=names)
+    frame["order"] = order
+    frame = frame.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
+    frame["failed"] = frame["failed"].astype(bool)
+    frame["pred"] = frame["pred"].astype("Int64")
+    return Summary(frame, threshold=threshold, stat=stat, source=src)
