@@ -59,6 +59,7 @@ from pydantic import BaseModel
 
 from mabpd_kit import prompts
 from mabpd_kit.config import Config
+from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
                                   counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, respan)
 from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     from mabpd_kit.llm import LLM, Structured
 
 __all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "fence", "item_seed", "llm_usage",
-           "make_agents", "messages"]
+           "make_agents", "messages", "shown"]
 
 
 # =============================================================================================
@@ -78,11 +79,10 @@ __all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "fen
 # =============================================================================================
 
 
-def fence(text: str) -> str:
-    """The article (or a transcript) as inert data: our fence tags inside it cannot end the fence."""
-    for tag in ("article", "transcript"):
-        text = text.replace(f"</{tag}>", f"</ {tag}>").replace(f"<{tag}>", f"< {tag}>")
-    return text
+def shown(text: str, guard: Instructions | None) -> str:
+    """The article as the prompts show it: fenced (:func:`mabpd_kit.injection.fence`: no fence tag
+    of ours, in any case, survives inside it), its instruction-like stretches withheld."""
+    return fence(guard.withheld() if guard else text)
 
 
 def messages(name: str, **values: Any) -> list[dict[str, str]]:
@@ -157,13 +157,24 @@ class Agent(ABC):
         """
         if self.llm is None:
             return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
+        guard = self.guard(text, cues)
         res = await self.llm.astructured(
-            messages(self.prompt, knowledge=self.knowledge, article=fence(text)), self.schema, model=self.model,
+            messages(self.prompt, knowledge=self.knowledge, article=shown(text, guard)), self.schema, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
             tag=f"mabpd.{self.role}")
-        return self._from_llm(res.value, text, llm_usage(res, self.model))
+        return self._from_llm(res.value, text, llm_usage(res, self.model), guard)
 
-    def _span(self, quote: str, category: str, text: str, *, score: float, note: str = "") -> Span:
+    def guard(self, text: str, cues: Cues | None = None) -> Instructions | None:
+        """The text's instruction-like stretches addressed to the model (``cues.injection`` when the
+        cues are of this text), None when there is none or ``agents.injection_guard`` is off."""
+        if not self.config.agents.injection_guard:
+            return None
+        if cues is not None and cues.text == text:
+            return cues.injection
+        return find_instructions(text) or None
+
+    def _span(self, quote: str, category: str, text: str, *, score: float, note: str = "",
+              guard: Instructions | None = None) -> Span:
         """An LLM-quoted phrase -> grounded Span (taxonomy resolved from the lexicon where possible)."""
         cat = category.strip() or "other"
         c = self.lexicon.categories.get(cat.lower().replace(" ", "_"))
@@ -171,7 +182,7 @@ class Agent(ABC):
         meta = self._taxonomy.get(taxonomy) if taxonomy else None
         span = Span(text=quote, category=cat, taxonomy=taxonomy, meta_category=meta, agent=self.role,
                     score=min(max(score, 0.0), 1.0), note=note)
-        return ground_span(span, text, self.config.text.fuzzy_ratio)
+        return ground_span(span, text, self.config.text.fuzzy_ratio, guard)
 
     def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
         taxonomy, info = CUE_INFO[cue]
@@ -193,8 +204,8 @@ class Agent(ABC):
         """The deterministic analysis from the shared cue scan."""
 
     @abstractmethod
-    def _from_llm(self, out: Any, text: str, usage: dict[str, Any]) -> AgentReport:
-        """Turn the validated LLM reply into a report with grounded spans."""
+    def _from_llm(self, out: Any, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
+        """Turn the validated LLM reply into a report with grounded spans (none grounded by ``guard``'s stretches)."""
 
     def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
                 score: float | None = None) -> AgentReport:
@@ -276,13 +287,15 @@ class Agent(ABC):
     async def _llm_revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
                           seed: int) -> Argument:
         transcript = self._transcript(own, others, seed=seed + round)
+        guard = self.guard(cues.text, cues)
         res = await self.llm.astructured(
-            messages("debate", article=fence(cues.text), transcript=fence(transcript),
+            messages("debate", article=shown(cues.text, guard), transcript=fence(transcript),
                      role=self.title, round=round, max_spans=self.config.sad.max_spans),
             ArgumentOutput, model=self.model, temperature=self.config.agents.temperature,
             max_tokens=self.config.agents.max_tokens, tag=f"mabpd.debate.{self.role}")
         out: ArgumentOutput = res.value
-        spans = [self._span(q, "evidence", cues.text, score=out.confidence) for q in out.evidence[: self.config.sad.max_spans]]
+        spans = [self._span(q, "evidence", cues.text, score=out.confidence, guard=guard)
+                 for q in out.evidence[: self.config.sad.max_spans]]
         return Argument(agent=self.role, round=round, verdict=out.verdict, confidence=out.confidence, spans=spans,
                         counter_argument=out.counter_argument, rationale=out.rationale,
                         changed=out.verdict != own.verdict, **llm_usage(res, self.model))
@@ -319,14 +332,15 @@ class BiasAgent(Agent):
         bits = [f"{s.text!r} ({s.category}, {s.score:.2f})" for s in spans]
         score = None  # "noisy_or": the bands combined
         if self.config.lexicon.signal == "max":  # SPEC 2: the highest-scoring match above the floor
-            sig = self.lexicon.signal(cues.text)
+            sig = self.lexicon.signal(cues.text) if cues.injection is None else _signal(cues, self.config)
             score = sig.band if sig is not None else 0.0
             if sig is not None:
                 bits.append(f"signal {sig.text!r} ({sig.band:.2f})")
         return self._report(spans, [], bits, "lexicon matches", cues, score=score)
 
-    def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any]) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation) for s in out.spans]
+    def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
+        spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation, guard=guard)
+                 for s in out.spans]
         return AgentReport(agent="bias", verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
                            spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
@@ -364,11 +378,11 @@ class EvidenceAgent(Agent):
             return True
         return span.taxonomy in ("omission", "selection") and not cues.grounding
 
-    def _from_llm(self, out: EvidenceOutput, text: str, usage: dict[str, Any]) -> AgentReport:
+    def _from_llm(self, out: EvidenceOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
         spans, counter = [], []
         for e in out.evidence:
             s = self._span(e.quote, "evidence" if e.supports_bias else "grounding", text,
-                           score=out.evidence_score if e.supports_bias else 0.0, note=e.explanation)
+                           score=out.evidence_score if e.supports_bias else 0.0, note=e.explanation, guard=guard)
             (spans if e.supports_bias else counter).append(s)
         return AgentReport(agent="evidence", verdict=out.verdict, confidence=out.confidence, score=out.evidence_score,
                            spans=spans, counter_spans=counter, rationale=out.rationale,
@@ -393,10 +407,21 @@ class FramingAgent(Agent):
         bits = [f"{s.text!r} ({s.category})" for s in spans]
         return self._report(spans, [], bits, "framing patterns", cues)
 
-    def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any]) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation) for s in out.patterns]
+    def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
+        spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation, guard=guard)
+                 for s in out.patterns]
         return AgentReport(agent="framing", verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
                            spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+
+
+def _signal(cues: Cues, config: Config) -> "Any":
+    """``Lexicon.signal`` over the matches the cues kept (none inside text addressed to the model):
+    the highest band above the floor, the longer match on a tie, the first in reading order."""
+    best = None
+    for m in cues.lex:
+        if m.band > config.lexicon.confidence_floor and (best is None or (m.band, m.end - m.start) > (best.band, best.end - best.start)):
+            best = m
+    return best
 
 
 TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}

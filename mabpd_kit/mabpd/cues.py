@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.config import Config
+from mabpd_kit.injection import BLOCKED, Instructions, find_instructions
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class Cues:
     grounding: list[tuple[str, int, int]]  # (kind, start, end)
     reported: list[tuple[int, int]] = field(default_factory=list)
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
+    injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
 
     def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
         """Offsets in the raw input (None when no cleaning map was given)."""
@@ -173,7 +175,12 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
                  to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
     """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
 
-    ``to_orig`` (``CleanText.to_orig``) lets every span carry its offsets in the raw input too."""
+    ``to_orig`` (``CleanText.to_orig``) lets every span carry its offsets in the raw input too.
+    With ``config.agents.injection_guard``, instruction-like text addressed to the model
+    (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
+    writer's text: no lexicon match or cue inside it is read."""
+    guard = find_instructions(text) if config.agents.injection_guard else None
+    guard = guard or None
     window = config.agents.attribution_window
     words = set(_TOKEN_RE.findall(text.lower()))
     quotes: list[Quotation] = []
@@ -197,8 +204,12 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
         grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
     if _DIGIT_RE.search(text):
         grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
-    return Cues(text=text, lex=lex.match(text), quotes=quotes, cues=cues, grounding=grounding, reported=reported,
-                to_orig=to_orig)
+    matches = lex.match(text)
+    if guard is not None:
+        matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]
+        cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
+    return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
+                to_orig=to_orig, injection=guard)
 
 
 def respan(span: Span, **update: Any) -> Span:
@@ -275,13 +286,24 @@ def dedupe(spans: Sequence[Span]) -> list[Span]:
     return sorted(chosen, key=lambda s: s.start or 0)
 
 
-def ground_span(span: Span, text: str, ratio: float) -> Span:
+def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None) -> Span:
     """Return ``span`` checked against ``text``: offsets filled in, ``valid`` and ``reason`` set.
 
     A span whose offsets already point at exactly its text is accepted as is (rule-based agents
     produce such spans); anything else is searched with :func:`mabpd_kit.text.validate_span`
-    (exact, then fuzzy with the given ratio).
+    (exact, then fuzzy with the given ratio). ``guard`` (the text's instruction-like stretches):
+    a span inside one, or whose words one names ("quote 'library opening hours'"), is found but
+    invalid - text addressed to the model grounds nothing - and stays invalid when grounded again.
     """
+    if not span.valid and BLOCKED in span.reason:
+        return span
+    g = _ground(span, text, ratio)
+    if guard and g.valid and (why := guard.blocks(g.text, g.start, g.end)):
+        return g.model_copy(update={"valid": False, "reason": why})
+    return g
+
+
+def _ground(span: Span, text: str, ratio: float) -> Span:
     if span.start is not None and span.end is not None and 0 <= span.start < span.end <= len(text):
         if text[span.start : span.end] == span.text:
             return span if span.valid and span.reason else span.model_copy(update={"valid": True, "reason": span.reason or "exact"})

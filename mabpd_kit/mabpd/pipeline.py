@@ -93,6 +93,8 @@ class Decision(BaseModel):
     error: str | None = None
     flags: list[str] = Field(default_factory=list)
     language: str | None = Field(None, description="detected ISO 639-1 code ('und' = undetermined; None = not detected)")
+    injection: list[Span] = Field(default_factory=list, description="instruction-like text addressed to the model "
+                                  "(flag 'injection'): withheld from the prompts, grounds no verdict")
 
     # -- views ---------------------------------------------------------------------------------
     def spans(self, valid_only: bool = False) -> list[Span]:
@@ -109,6 +111,9 @@ class Decision(BaseModel):
         for a, r in self.reports.items():
             top = ", ".join(repr(s.text) for s in r.spans[:3] if s.valid) or "-"
             lines.append(f"  {a:<8} {r.verdict:<7} conf {r.confidence:.2f} score {r.score:.2f}  spans: {top}")
+        if self.injection:
+            lines.append("  injection: " + "; ".join(f"{s.text[:60]!r} ({s.category})" for s in self.injection)
+                         + " - addressed to the model: withheld from the prompts, grounds no verdict")
         if self.scoring and self.scoring.ungrounded:
             lines.append(f"  burden of proof: {', '.join(self.scoring.ungrounded)} said biased without a valid span "
                          "(score component 0)")
@@ -248,6 +253,11 @@ class Pipeline:
     async def _decide(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport] | None) -> Decision:
         """Agents (round 1) -> store, score, router -> SAD if routed there -> verifier."""
         cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
+        if cues.injection:
+            d.flags.append("injection")
+            d.injection = [Span(text=i.text, start=i.start, end=i.end, orig_start=ct.to_orig(i.start, i.end)[0],
+                                orig_end=ct.to_orig(i.start, i.end)[1], category=i.kind, agent="guard", valid=False,
+                                reason="instruction-like text addressed to the model") for i in cues.injection]
         known = {a: r for a, r in (reports or {}).items() if a in self.agents}
         todo = [a for a in self.agents if a not in known]
         fresh = dict(zip(todo, await runs.gather(*(self.agents[a].report(ct.text, cues) for a in todo))))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Sequence
 from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
-from mabpd_kit.mabpd.agents import fence, llm_usage, messages
+from mabpd_kit.mabpd.agents import fence, llm_usage, messages, shown
 from mabpd_kit.mabpd.cues import Cues, ground_span, lexicon_for
 from mabpd_kit.mabpd.schemas import StepRecord
 from mabpd_kit.types import Span, Verdict
@@ -151,6 +151,9 @@ class VerifierAgent:
         (``runs.drive(verifier.verify(...))`` from synchronous code)."""
         if label != "biased":
             return not_run(label)
+        guard = cues.injection if self.config.agents.injection_guard else None
+        if guard:  # text addressed to the model upholds nothing, whoever cites it
+            spans = [ground_span(s, cues.text, self.config.text.fuzzy_ratio, guard) if s.valid else s for s in spans]
         if self.llm is None:
             protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
             return apply_verifier(label, rule_verify(spans, cues.reported, protected, self.config))
@@ -160,13 +163,14 @@ class VerifierAgent:
         cited = "\n".join(f'- "{s.text}" ({s.category}, cited by the {s.agent} agent'
                           + ("" if s.valid else ", NOT FOUND in the article") + ")" for s in spans) or "- none"
         res = await self.llm.astructured(
-            messages("verifier", article=fence(cues.text), spans=fence(cited)),
+            messages("verifier", article=shown(cues.text, guard), spans=fence(cited)),
             VerifierOutput, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens, tag="mabpd.verifier")
         out: VerifierOutput = res.value
         span, reason = None, out.reason
         if out.strongest_quote:
-            span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, self.config.text.fuzzy_ratio)
+            span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, self.config.text.fuzzy_ratio,
+                               guard)
         if out.verdict == "biased" and (span is None or not span.valid):
             said = f"its quote {out.strongest_quote!r} is not in the text" if out.strongest_quote else "it quoted nothing"
             span = valid[0]

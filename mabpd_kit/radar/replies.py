@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mabpd_kit.injection import fence
 from mabpd_kit.types import FrozenModel
 
 __all__ = ["MARKERS", "REFUSAL_PATTERNS", "NoteKind", "ReplyNote", "fence_safe", "reply_note"]
@@ -39,9 +40,8 @@ _SORRY = (r"^\W*(?:(?:i'?m|i am)\s+(?:very\s+|really\s+|so\s+)?sorry|sorry|apolo
           r"[\s,.!:-]*(?:but\s+)?")
 _REFUSAL_RE = re.compile(_SORRY + r"(?:" + "|".join(REFUSAL_PATTERNS) + r")", re.IGNORECASE)
 
-#: The item markers the prompts use.
-MARKERS: tuple[str, ...] = ("claim", "evidence")
-_MARKER_RE = re.compile(r"<\s*(/?)\s*(" + "|".join(MARKERS) + r")\s*>", re.IGNORECASE)
+#: The item markers the prompts use (:func:`mabpd_kit.injection.fence` neutralises these and every other fence tag).
+MARKERS: tuple[str, ...] = ("claim", "evidence", "debate")
 
 
 class ReplyNote(FrozenModel):
@@ -62,6 +62,7 @@ def reply_note(text: str | None) -> NoteKind | None:
 
 
 def fence_safe(text: str) -> str:
-    """``text`` with any item marker (``<claim>``, ``</evidence>`` ...) written as ``[claim]`` /
-    ``[/evidence]``, so the item cannot end its own fence."""
-    return _MARKER_RE.sub(lambda m: f"[{m.group(1)}{m.group(2).lower()}]", text)
+    """``text`` with any item marker (``<claim>``, ``</Evidence>``, ``< /DEBATE >`` ...) written as ``[claim]`` /
+    ``[/evidence]``, so the item cannot end its own fence: the one fencing function of every method
+    (:func:`mabpd_kit.injection.fence`, case-insensitive, MABPD's tags and chat role tokens too)."""
+    return fence(text)

@@ -18,7 +18,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["all_text", "by_role", "last_user", "request_schema", "role_instruction", "sequence", "system_prompt"]
+__all__ = ["all_text", "by_role", "fenced", "last_user", "obeys_injection", "request_schema", "role_instruction",
+           "sequence", "system_prompt"]
 
 Answer = Any  # str | dict | Reply | Callable[[dict], str | dict | Reply]
 
@@ -115,3 +116,76 @@ def sequence(answers: Iterable[Answer], *, then: Answer | None = None) -> Callab
         return _resolve(answer, request)
 
     return script
+
+
+def fenced(request: dict[str, Any], tag: str = "article") -> str:
+    """The item a request fences between ``<tag>`` and ``</tag>`` (the last such block of the last
+    user message that has one), "" if none: what the model is shown as data."""
+    pat = re.compile(rf"<{tag}>\n?(.*?)\n?</{tag}>", re.DOTALL)
+    for m in reversed(request.get("messages", [])):
+        blocks = pat.findall(str(m.get("content") or "")) if m.get("role") == "user" else []
+        if blocks:
+            return blocks[-1]
+    return ""
+
+
+#: what a model that obeys planted instructions reacts to (the script's own reading, not the toolkit's detector)
+_PLANTED = re.compile(r"ignore|disregard|label (?:this|it)|classify|system\s*:|respond with|output json|you must|"
+                      r"\banswer\b|\[/?article\]|</?article|\b(?:quote|cite|citing|quoting)\s", re.IGNORECASE)
+_NAMED = re.compile(r"(?:quote|cite|citing|quoting|use|phrase is)\s+(?:the\s+\w+\s+)?[\"'“‘]([^\"'“”‘’\n]+)[\"'”’]",
+                    re.IGNORECASE)
+
+
+def obeys_injection(named: Iterable[str] = (), *, always: bool = False) -> Callable[[dict], Any]:
+    """A script for an endpoint that obeys any instruction planted in the item it is shown.
+
+    Every MABPD step (the three reports, debate moves, the verifier) answers *biased* with full
+    confidence, quoting the words the planted instruction names - words that ARE in the text, so
+    the quotes ground - when the fenced article it is shown (:func:`fenced`) carries an instruction
+    ("ignore previous instructions", "label this biased", "SYSTEM:", a closing ``</article>``...).
+    What it quotes: the phrases the visible instruction names (``quote 'library opening hours'``),
+    plus ``named``; else the first words of the article. Shown no instruction it answers honestly:
+    neutral. ``always=True``: it obeys even what it is not shown (as if the instruction had
+    reached it some other way), quoting ``named``."""
+    extra = list(named)
+
+    def script(request: dict[str, Any]) -> Any:
+        article = fenced(request)
+        seen = bool(_PLANTED.search(article))
+        sys_ = system_prompt(request).lower()
+        if not (seen or always):
+            return _honest(sys_)
+        quotes = [q for q in _NAMED.findall(article) if q.strip()] + extra
+        if not quotes:
+            quotes = [" ".join(article.split()[:3]) or "biased"]
+        if "verifier" in sys_:
+            return {"reason": "upheld as instructed", "strongest_quote": quotes[0], "verdict": "biased"}
+        if "structured argument debate" in sys_:
+            return {"rationale": "as instructed", "evidence": quotes, "counter_argument": "none",
+                    "verdict": "biased", "confidence": 1.0}
+        spans = [{"quote": q, "category": "loaded language", "explanation": "as instructed"} for q in quotes]
+        if "evidence analyst" in sys_:
+            return {"rationale": "as instructed", "counter_argument": "none", "verdict": "biased", "confidence": 1.0,
+                    "evidence_score": 0.95, "evidence": [{"quote": q, "supports_bias": True} for q in quotes]}
+        if "framing analyst" in sys_:
+            return {"rationale": "as instructed", "patterns": spans, "counter_argument": "none", "verdict": "biased",
+                    "confidence": 1.0, "framing_score": 0.95}
+        return {"rationale": "as instructed", "spans": spans, "counter_argument": "none", "verdict": "biased",
+                "confidence": 1.0, "bias_score": 0.95}
+
+    return script
+
+
+def _honest(sys_: str) -> dict[str, Any]:
+    """A neutral reading of a plain text, in each MABPD step's reply shape."""
+    base = {"rationale": "plain factual wording", "counter_argument": "a reader could still see selection",
+            "verdict": "neutral", "confidence": 0.9}
+    if "verifier" in sys_:
+        return {"reason": "nothing loaded", "strongest_quote": "", "verdict": "neutral"}
+    if "structured argument debate" in sys_:
+        return {**base, "evidence": []}
+    if "evidence analyst" in sys_:
+        return {**base, "evidence": [], "evidence_score": 0.05}
+    if "framing analyst" in sys_:
+        return {**base, "patterns": [], "framing_score": 0.05}
+    return {**base, "spans": [], "bias_score": 0.05}
