@@ -73,7 +73,7 @@ _VERDICT_END = _VERDICT + r"(?=\s*(?:[.,;:!?)\]\"'”’]|$|(?:and|then|or|with|
 _QUOTED = r"[\"'“‘][^\"“”‘’\n]{1,200}?[\"'”’]"
 _LABEL_VERBS = (r"(?:re-?label|label|classify|categori[sz]e|tag|flag|mark|rate|score|grade|judge|annotate|treat|"
                 r"consider|deem|call|decide|conclude|uphold|verify)")
-_OUTPUT_VERBS = r"(?:output|return|answer|respond|reply|print|write|say|emit|generate)"
+_OUTPUT_VERBS = r"(?:output|return|answer|respond|reply|print|emit|generate)"
 _QUOTE_VERBS = r"(?:quote|cite|highlight|extract)"
 #: what a task verb aims at when the model is its addressee
 _TASK = (rf"(?:{_LABEL_VERBS}\s+(?:{_THIS}\s+)?(?:as\s+|is\s+|to\s+be\s+)?{_VERDICT_END}"
@@ -137,7 +137,7 @@ _TRIGGERS: dict[str, frozenset[str]] = {
     "override": frozenset("ignore disregard forget override overrule bypass discard".split()),
     "role tag": frozenset(),  # characters, see _ROLE_CHARS
     "vocative": frozenset(_MODEL_WORDS.split()),
-    "task imperative": frozenset((_LABEL_WORDS + " output return answer respond reply print write say emit generate "
+    "task imperative": frozenset((_LABEL_WORDS + " output return answer respond reply print emit generate "
                                   "quote cite highlight extract").split()),
     "meta statement": frozenset(("above preceding foregoing labeled labelled relabeled relabelled classified marked flagged tagged rated scored "
                                  "judged categorized categorised correct expected task instructions instruction "

@@ -77,6 +77,7 @@ NOT_INSTRUCTIONS = [
     "Forget the old rules of politics: this race is different.",
     "Drivers often ignore previous warnings about the bridge.",
     "\"Ignore the noise,\" the coach said.",
+    "Say 'thank you,' the teacher reminded the class.",  # HyperPartisan had one such quoted "Say '...'" (no longer flagged)
 ]
 TAGS = re.compile(r"<\s*/?\s*(?:article|transcript|claim|evidence|debate|system|user|assistant)\b[^<>]*>|<\|", re.I)
 
