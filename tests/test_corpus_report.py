@@ -94,3 +94,51 @@ def _artifacts() -> Path:
     d = ROOT / "test-artifacts"
     d.mkdir(exist_ok=True)
     return d
+
+
+def test_a_large_run_is_reported_from_aggregates_with_a_bounded_table_and_drill_down(tmp_path, monkeypatch):
+    """Issue 17: the report streams the results file into aggregates; only the rows it shows in
+    full are read again (not every record), the table holds report_max_rows articles (the most
+    biased first, with how many more are not shown), report_articles drill-downs."""
+    from mabpd_kit.corpus.articles import ArticleResult
+    from mabpd_kit.corpus.store import Writer, load
+
+    path = tmp_path / "big.jsonl"
+    with Writer(path) as w:
+        for k in range(300):
+            w.write(ArticleResult(id=f"a{k}", text="Critics slammed it.", n_sentences=10, n_biased=k % 13,
+                                  share_biased=(k % 13) / 10, spans_per_100w=float(k % 7),
+                                  categories={"biased language": k % 13}, meta={"outlet": f"o{k % 4}"}))
+    full = []
+    orig = ArticleResult.model_validate_json
+    monkeypatch.setattr(ArticleResult, "model_validate_json",
+                        classmethod(lambda cls, data, **kw: (full.append(1), orig(data, **kw))[1]))
+    st = CorpusConfig(article_threshold=6, report_max_rows=40, report_articles=10, bootstrap_resamples=100)
+    res = load(path, settings=st)
+    assert len(res) == 300 and not full  # counting reads no full record
+    out = report(res, tmp_path / "r.html", by="outlet", settings=st)
+    assert len(full) <= 40 + 10, f"{len(full)} full records read for 40 rows and 10 drill-downs"
+    html = out.read_text(encoding="utf-8")
+    assert html.count("<tr class='row'") == 40 and html.count("<template id='art-") == 10
+    assert "The 40 most biased of 300 articles; 260 more not shown" in html
+    assert "300 articles, 0 failed" in html and html.count("data-decision='biased'") == 40  # n_biased 12..7 first
+
+
+def test_a_large_group_interval_is_drawn_in_bounded_memory():
+    """A group of 100,000 articles: the bootstrap is drawn from the value counts (the same
+    distribution as resampling articles) instead of a 1,000 x 100,000 matrix of indices (800 MB)."""
+    import tracemalloc
+
+    import numpy as np
+
+    from mabpd_kit.corpus.groups import bootstrap_mean
+
+    rng = np.random.default_rng(3)
+    for x in (rng.integers(0, 2, 100_000).astype(float), rng.integers(0, 20, 100_000) / 20):
+        tracemalloc.start()
+        mean, lo, hi = bootstrap_mean(x, resamples=1_000, confidence=0.95, seed=[0, 1])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 100e6, f"{peak / 1e6:.0f} MB for one interval"
+        half = 1.96 * x.std() / np.sqrt(len(x))  # the normal interval the bootstrap approaches
+        assert lo < mean < hi and abs((hi - lo) / 2 - half) < 0.15 * half, (lo, hi, half)

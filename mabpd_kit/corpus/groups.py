@@ -56,7 +56,7 @@ def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float
         return math.nan, math.nan, math.nan
     rng = np.random.default_rng(seed)
     n = len(x)
-    if n * resamples <= _CELLS:
+    if n * resamples <= _EXACT:
         means = x[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
     else:
         means = _large_means(x, resamples, rng)
@@ -65,7 +65,9 @@ def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float
     return float(x.mean()), float(lo), float(hi)
 
 
-#: a bootstrap drawn as one (resamples, n) matrix up to this many cells (32 MB); above it, from counts
+#: a bootstrap drawn as one (resamples, n) matrix of indices up to this many cells; above it, from the
+#: value counts (the same distribution, far fewer draws) or in blocks of at most _CELLS cells (32 MB)
+_EXACT = 250_000
 _CELLS = 4_000_000
 #: distinct values up to which a large group is resampled from its value counts
 _DISTINCT = 4_096
@@ -81,7 +83,7 @@ def _large_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.
     n = len(x)
     vals, counts = np.unique(x, return_counts=True)
     out = np.empty(resamples)
-    if len(vals) <= _DISTINCT:
+    if len(vals) <= _DISTINCT and 8 * len(vals) <= n:  # a multinomial draw costs ~8 index draws per value
         step = max(1, _CELLS // len(vals))
         p = counts / n
         for a in range(0, resamples, step):

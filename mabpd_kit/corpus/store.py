@@ -222,9 +222,16 @@ def _count_ids(path: str | Path) -> int:
     if not p.exists():
         return 0
     ids: set[str] = set()
+    head = '{"id":'
+    decode = json.JSONDecoder().raw_decode
     with p.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
+                if line.startswith(head) and line.rstrip().endswith("}"):  # the writer's layout: id first
+                    rid = decode(line, len(head))[0]
+                    if isinstance(rid, str):
+                        ids.add(rid)
+                        continue
                 if line.strip():
                     ids.add(_Id.model_validate_json(line).id)
             except (ValueError, ValidationError):
