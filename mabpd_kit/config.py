@@ -148,12 +148,14 @@ class AgentsConfig(_Frozen):
 class LLMConfig(_Frozen):
     """Client behaviour; endpoint and key come from the environment, never from here."""
 
-    concurrency: int = Field(8, ge=1, description="per-endpoint in-flight limit shared by all agents")
-    timeout_s: float = 60.0
+    concurrency: int | None = Field(None, ge=1, description="per-endpoint in-flight limit shared by all agents; None: the server's own (llama-server's total_slots, 1 for llama-cpp-python's server), else 8")
+    timeout_s: float = Field(60.0, gt=0, description="seconds one call may take (on a local server, plus timeout_per_1k_chars_s per 1,000 prompt characters)")
+    timeout_per_1k_chars_s: float = Field(10.0, ge=0, description="local servers compute the whole prompt first: seconds added to timeout_s per 1,000 prompt characters")
+    server: str = Field("auto", description="the server's profile (llm/profiles.py): auto (asked from the server), openai-compatible, openai, vllm, ollama, llama-server, llama-cpp-python")
     max_retries: int = 3
     cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
     repair_retries: int = 1
-    item_deadline_s: float | None = Field(300.0, gt=0, description="one item's wall-clock budget (all its calls); past it the item fails with that reason")
+    item_deadline_s: float | None = Field(None, gt=0, description="one item's wall-clock budget (all its calls); past it the item fails with that reason. None: 300 s on a remote server, none on a local one (its per-call time-outs bound each call)")
     probe_ttl_h: float = Field(24.0, gt=0, description="hours a stored capability probe result stays valid")
     prices_per_mtok: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
         default_factory=dict,

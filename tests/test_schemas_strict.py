@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from mabpd_kit import prompts
 from mabpd_kit.llm import connect, registry
 from mabpd_kit.llm.probe import _ProbeAnswer
-from mabpd_kit.llm.structured import response_format, strict_schema
+from mabpd_kit.llm.structured import response_format, required_schema, strict_schema
 from mabpd_kit.mabpd.schemas import ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput
 from mabpd_kit.mabpd.verifier import VerifierOutput
 from mabpd_kit.radar.judge import JudgeProbabilities
@@ -105,8 +105,10 @@ def test_strict_true_is_sent_once_the_probe_found_it_accepted(fake_server, tmp_p
     answer = {"rationale": "r", "evidence": ["x"], "counter_argument": "c", "verdict": "neutral", "confidence": 0.5}
     srv = fake_server(lambda r: '{"probe_token": 1}' if "probe_token" in json.dumps(r.get("response_format")) else answer)
     llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
-    llm.structured("q", ArgumentOutput)  # not probed yet: as before, strict false
-    assert request_schema(srv.requests[-1]) == ArgumentOutput.model_json_schema()
+    llm.structured("q", ArgumentOutput)  # not probed yet: strict false, but every field required
+    sent = request_schema(srv.requests[-1])
+    assert sent == required_schema(ArgumentOutput) and sent["required"] == list(ArgumentOutput.model_fields)
+    assert sent["properties"]["confidence"]["maximum"] == 1  # bounds kept when not strict
     assert srv.requests[-1]["response_format"]["json_schema"]["strict"] is False
     assert llm.capabilities().strict_json_schema
     llm.structured("q2", ArgumentOutput)

@@ -267,7 +267,7 @@ def run_debate(
 
     res = runs.run(items, step, record=DebateRecord, fail=fail, checkpoint=checkpoint,
                    fingerprint=runs.fingerprint(cfg.identity, live.model, templates),
-                   concurrency=concurrency or live.config.concurrency, deadline_s=cfg.llm.item_deadline_s,
+                   concurrency=concurrency or live.concurrency, deadline_s=live.item_deadline(cfg.llm.item_deadline_s),
                    progress="identity debate (questions)" if progress else False, results=DebateResults)
     if progress and len(res):
         m = res.metrics()

@@ -38,7 +38,9 @@ from pydantic import BaseModel
 from . import registry
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
-from .errors import EndpointError, OfflineError, ReplayMissError, StructuredOutputError, redact
+from .profiles import ServerProfile, detect, probe_server
+from .transport import send
+from .errors import EndpointError, OfflineError, ReplayMissError, Secret, StructuredOutputError, endpoint_error
 from .results import Capabilities, Completion, Structured, completion_from_json
 from .runtime import in_io_thread, submit
 from .usage import CallLog
@@ -46,26 +48,14 @@ from .usage import CallLog
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["LLM", "as_llm_config", "online"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_ITEM_DEADLINE_S", "LLM", "as_llm_config", "online"]
+
+#: requests in flight to a server that does not say how many it computes at once
+DEFAULT_CONCURRENCY = 8
+#: one item's wall-clock budget on a remote server when ``config.llm.item_deadline_s`` is None
+DEFAULT_ITEM_DEADLINE_S = 300.0
 
 S = TypeVar("S", bound=BaseModel)
-
-
-class _Secret:
-    """Holds the API key; prints as ``***`` so it never leaks through repr, vars() or logs."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "***"
-
-    __str__ = __repr__
 
 
 def as_llm_config(config: Config | LLMConfig | None) -> LLMConfig:
@@ -116,7 +106,7 @@ class LLM:
         self.key_env = key_env  # where the key came from (named in 401/403 messages), never the key
         self.cache_mode = resolve_mode(self.config.cache_mode, cache_mode)
         self.usage = CallLog(prices_per_mtok=dict(self.config.prices_per_mtok), batch_discount=self.config.batch_discount)
-        self._key = _Secret(api_key or "")
+        self._key = Secret(api_key or "")
         self._cache: ResponseCache | None = None
         if not offline and self.cache_mode != "off":
             from pathlib import Path
@@ -166,43 +156,61 @@ class LLM:
             )
         return self._client
 
+    # -- the server behind the endpoint (llm/profiles.py: every server quirk lives there) --------
+    async def _server(self) -> ServerProfile:
+        """This endpoint's server profile, asked from the server once per process (two tiny GETs)."""
+        prof = registry.profile(self.endpoint)
+        if prof is None:
+            replay = self.pack is not None or self.cache_mode == "replay"
+            info = {} if replay or self.config.server != "auto" else await asyncio.to_thread(probe_server, self.endpoint)
+            prof = detect(self.endpoint, info, self.config.server)
+            registry.remember_profile(self.endpoint, prof, prof.concurrency(info))
+        return prof
+
+    @property
+    def server(self) -> ServerProfile:
+        """The server's profile (asked once; blocking the first time)."""
+        return self._blocking(self._server()) if registry.profile(self.endpoint) is None else registry.profile(self.endpoint)
+
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight to this endpoint: ``config.llm.concurrency`` when set, else the number the
+        server computes at once (``llama-server``'s ``total_slots``, 1 for llama-cpp-python's server),
+        else :data:`DEFAULT_CONCURRENCY`. A batch keeps about this many items busy."""
+        if self.config.concurrency is not None:
+            return self.config.concurrency
+        if self.offline:
+            return 1
+        if registry.profile(self.endpoint) is None and not in_io_thread():
+            self._blocking(self._server())
+        return registry.server_limit(self.endpoint) or DEFAULT_CONCURRENCY
+
+    def item_deadline(self, configured: float | None) -> float | None:
+        """One item's wall-clock budget for a batch on this endpoint (``config.llm.item_deadline_s``;
+        None: :data:`DEFAULT_ITEM_DEADLINE_S` on a remote server, none on a local one)."""
+        if configured is not None or self.offline:
+            return configured
+        return self.server.item_deadline(configured, DEFAULT_ITEM_DEADLINE_S)
+
     def _semaphore(self) -> asyncio.Semaphore:
         """The in-flight limit for this endpoint, shared by every LLM object (every agent) that
-        uses the same endpoint and ``concurrency`` setting in this process."""
-        return registry.semaphore(self.endpoint, self.config.concurrency)
+        uses the same endpoint in this process (call after :meth:`_server`)."""
+        limit = self.config.concurrency or registry.server_limit(self.endpoint) or DEFAULT_CONCURRENCY
+        return registry.semaphore(self.endpoint, limit)
 
     def _describe(self, request: dict[str, Any]) -> str:
         last = str((request.get("messages") or [{}])[-1].get("content") or "")
         last = " ".join(last.split())
         return f"model {request.get('model')!r}, last message {last[:60]!r}{'...' if len(last) > 60 else ''}"
 
-    def _endpoint_error(self, exc: BaseException, request: dict[str, Any]) -> EndpointError:
+    def _endpoint_error(self, exc: BaseException, request: dict[str, Any], timeout_s: float | None = None,
+                        retries: int | None = None) -> EndpointError:
         """A key-free EndpointError for a final SDK failure."""
-        import openai
-
-        status = getattr(exc, "status_code", None)
-        where = f"{self.endpoint} ({self._describe(request)})"
-        if isinstance(exc, openai.APITimeoutError):
-            msg = f"no answer from {where} within {self.config.timeout_s:g} s after {self.config.max_retries} retries"
-        elif isinstance(exc, openai.APIConnectionError):
-            msg = f"cannot reach {where} after {self.config.max_retries} retries: is the server running?"
-        elif isinstance(exc, openai.RateLimitError):
-            msg = (
-                f"{where} is still rate-limiting (HTTP 429) after {self.config.max_retries} retries: lower "
-                f"config.llm.concurrency (now {self.config.concurrency}) or wait"
-            )
-        elif isinstance(exc, openai.AuthenticationError):
-            msg = f"{where} refused the API key (HTTP 401): set {self.key_env} to a valid key and connect() again"
-        elif isinstance(exc, openai.PermissionDeniedError):
-            msg = (f"{where} denied access (HTTP 403): check that the key in {self.key_env} may use model "
-                   f"{request.get('model')!r}, then connect() again")
-        elif isinstance(exc, openai.APIStatusError):
-            detail = getattr(exc, "message", "") or str(exc)
-            msg = f"{where} answered HTTP {status}: {detail[:300]}"
-        else:
-            msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
-        detail = redact(str(getattr(exc, "message", "") or ""), self._key.get())[:300]
-        return EndpointError(redact(msg, self._key.get()), status=status, detail=detail)
+        return endpoint_error(exc, where=f"{self.endpoint} ({self._describe(request)})", key=self._key.get(),
+                              key_env=self.key_env, model=str(request.get("model")),
+                              timeout_s=self.config.timeout_s if timeout_s is None else timeout_s,
+                              retries=self.config.max_retries if retries is None else retries,
+                              concurrency=self.config.concurrency)
 
     def _check_auth(self, request: dict[str, Any]) -> None:
         """Fail at once, without a call, once the endpoint refused the key (401) or this model (403)."""
@@ -247,6 +255,7 @@ class LLM:
                     )
         self._check_auth(request)
         client = self._get_client()
+        prof = await self._server()
         import openai  # already loaded by _get_client; needed for its exception classes
 
         async with self._semaphore():
@@ -255,7 +264,7 @@ class LLM:
             try:
                 # The SDK's generic POST: its retries, Retry-After and time-outs, without the
                 # per-call cost of typed request transforms and response models.
-                data = await client.post("/chat/completions", body=request, cast_to=object)
+                data = await send(client, request, prof, self.config, self._endpoint_error)
             except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
                 err = self._endpoint_error(exc, request)
                 if err.batch_fatal:
@@ -367,9 +376,10 @@ class LLM:
         ek = registry.endpoint_key(self.endpoint, model)
         caps = registry.capabilities(ek)
         refused = registry.refused_modes(ek)
+        unsure = registry.undecided(ek)  # not settled by the probe: tried, and the call decides
         modes = []
         for m in so.MODES:
-            if m in refused or (caps is not None and m != "text" and not getattr(caps, m)):
+            if m in refused or (caps is not None and m != "text" and not getattr(caps, m) and m not in unsure):
                 continue
             modes.append(m)
         return modes
@@ -394,9 +404,10 @@ class LLM:
         base = _as_messages(messages)
         calls: list[Completion] = []
         refused: list[str] = []  # modes refused with a 4xx during this call
+        prof = await self._server()
         for mode in self._modes(model):
             msgs = base if mode == "json_schema" else so.with_instruction(base, schema)
-            fmt = so.response_format(schema, mode, strict=mode == "json_schema" and self._strict(model))
+            fmt = so.response_format(schema, mode, strict=mode == "json_schema" and self._strict(model), profile=prof)
             repaired = False
             chain: list[tuple[dict[str, Any], Completion]] = []  # this mode's requests and answers
             try:
@@ -418,6 +429,8 @@ class LLM:
                         # The valid answer is what the *first* request leads to: a rerun replays it at
                         # once. A first try that failed validation is never stored.
                         self._store(chain[0][0], sample_index, comp)
+                        if mode != "text":  # the probe may have left it open: this answer settles it
+                            registry.settle(registry.endpoint_key(self.endpoint, model), mode, True)
                         return Structured[schema](  # type: ignore[valid-type]
                             value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
                         )
@@ -435,7 +448,7 @@ class LLM:
                     errors=error,
                 )
             except EndpointError as exc:
-                if fmt is not None and exc.status in registry.MODE_REFUSED:
+                if fmt is not None and prof.refuses_mode(exc.status, f"{exc.detail} {exc}"):
                     refused.append(mode)
                     continue  # the server refused this response_format: try the next mode
                 raise

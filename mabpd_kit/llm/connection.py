@@ -41,6 +41,7 @@ def connect(
     cache_mode: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     quiet: bool = False,
+    model_path: str | os.PathLike[str] | None = None,
 ) -> LLM:
     """An :class:`LLM` for a preset, a base URL, or the environment; offline when none is set.
 
@@ -53,10 +54,23 @@ def connect(
     tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
     The offline LLM prints one line saying so (``quiet=True`` silences it).
 
+    ``connect("local")`` needs no key and no network: it starts (or reuses) llama-cpp-python's server on
+    a free loopback port with the model the ``[local]`` extra ships, or ``model_path=`` (any GGUF file;
+    see :mod:`.local`).
+
     Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no
     model, no key for a remote URL, or a URL that is not ``http(s)://host[:port]/...``.
     """
     cfg = as_llm_config(config)
+    if model_path is not None and (preset or "").lower() != "local":
+        raise SetupError("model_path= is for connect('local') (a GGUF file served on this machine)")
+    if (preset or "").lower() == "local":
+        from .local import serve
+
+        srv = serve(model_path)
+        if not quiet:
+            print(f"mabpd-kit: local model {srv.describe()} (no key, no network)")
+        base_url, model, preset = srv.base_url, model or srv.alias, None
     pack = os.environ.get("MABPD_PACK", "").strip()
     if pack and preset is None and base_url is None:  # a course pack: replay only, no key, no network
         from .pack import pack_llm

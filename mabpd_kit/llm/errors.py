@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "SetupError", "StructuredOutputError", "redact"]
+__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "Secret", "SetupError", "StructuredOutputError",
+           "endpoint_error", "redact"]
 
 #: HTTP statuses after which no other call of the batch can succeed: the key (401) or the access (403) was refused.
 AUTH_REFUSED = (401, 403)
@@ -30,6 +31,7 @@ class EndpointError(LLMError):
         self.status = status
         self.detail = detail
         self.batch_fatal = status in AUTH_REFUSED
+        self.unreachable = False  # no connection, or no answer in time (set by endpoint_error)
 
 
 class SetupError(EndpointError):
@@ -63,3 +65,56 @@ def redact(text: str, *secrets: str | None) -> str:
             text = text.replace(s, "***")
     text = _BEARER.sub(r"\1***", text)
     return _KEYLIKE.sub("***", text)
+
+
+class Secret:
+    """Holds the API key; prints as ``***`` so it never leaks through repr, vars() or logs."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+
+def endpoint_error(exc: BaseException, *, where: str, key: str, key_env: str, model: str, timeout_s: float,
+                   retries: int, concurrency: int | None) -> EndpointError:
+    """A key-free :class:`EndpointError` for a final failure of the ``openai`` SDK (one line, naming what
+    to do). ``where``: the endpoint and the request, as the message should name them."""
+    import openai
+
+    status = getattr(exc, "status_code", None)
+    after = f" after {retries} retries" if retries else " (not sent again)"
+    if isinstance(exc, openai.APITimeoutError):
+        msg = f"no answer from {where} within {timeout_s:g} s{after}"
+    elif isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        text = f"{type(cause).__name__}: {cause}".lower() if cause is not None else ""
+        if any(w in text for w in ("reset", "remoteprotocol", "disconnected", "broken pipe", "incomplete")):
+            msg = f"the connection to {where} was dropped mid-answer{after}: the server closed or reset it"
+        else:
+            msg = f"cannot reach {where}{after}: is the server running?"
+    elif isinstance(exc, openai.RateLimitError):
+        msg = (f"{where} is still rate-limiting (HTTP 429){after}: lower config.llm.concurrency "
+               f"(now {concurrency if concurrency is not None else 'auto'}) or wait")
+    elif isinstance(exc, openai.AuthenticationError):
+        msg = f"{where} refused the API key (HTTP 401): set {key_env} to a valid key and connect() again"
+    elif isinstance(exc, openai.PermissionDeniedError):
+        msg = (f"{where} denied access (HTTP 403): check that the key in {key_env} may use model "
+               f"{model!r}, then connect() again")
+    elif isinstance(exc, openai.APIStatusError):
+        detail = getattr(exc, "message", "") or str(exc)
+        msg = f"{where} answered HTTP {status}: {detail[:300]}"
+    else:
+        msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
+    detail = redact(str(getattr(exc, "message", "") or ""), key)[:300]
+    err = EndpointError(redact(msg, key), status=status, detail=detail)
+    err.unreachable = isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError))
+    return err

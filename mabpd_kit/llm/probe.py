@@ -50,16 +50,26 @@ class _ProbeAnswer(BaseModel):
     probe_token: int
 
 
-async def _try(call: Awaitable[Completion], feature: str) -> tuple[Completion | None, bool]:
-    """``(completion, False)``, or ``(None, refused_clearly)`` when the server said no with a 4xx.
-    A dead or failing endpoint (time-out, 5xx, 401) is not an answer about features: it raises."""
+async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
+               failures: list[EndpointError]) -> tuple[Completion | None, bool]:
+    """``(completion, False)``, or ``(None, refused_clearly)`` when the server said no. A refusal is an
+    HTTP error whose status or message refuses the request field (the server's profile decides: some
+    servers refuse ``json_schema`` with a 500 naming it). Any other failure (time-out, 5xx, garbled body)
+    says nothing about the feature: it is noted in ``failures`` and the feature stays undecided;
+    a 401/403 raises at once."""
+    prof = await llm._server()
     try:
         return await call, False
     except EndpointError as exc:
-        if exc.status in registry.MODE_REFUSED:
-            said = f"{exc.detail} {exc}".lower()
-            return None, exc.status in (400, 415, 422, 501) and any(w in said for w in _NAMES[feature])
-        raise
+        if exc.batch_fatal:
+            raise
+        said = f"{exc.detail} {exc}".lower()
+        if exc.status is not None and prof.refuses_mode(exc.status, said) and any(w in said for w in _NAMES[feature]):
+            return None, True
+        if exc.unreachable:
+            raise  # no server, or no answer in time: the endpoint, not a feature
+        failures.append(exc)
+        return None, False
 
 
 def _is_object(text: str) -> bool:
@@ -72,8 +82,12 @@ def _is_object(text: str) -> bool:
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
     """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop.
 
-    Uses only the public :meth:`LLM.achat` (with a raw ``response_format`` where needed)."""
+    Uses only the public :meth:`LLM.achat` (with a raw ``response_format`` where needed). A feature the
+    probe could not settle (a garbled, empty or failed answer) is not taken as missing: the client tries
+    it, and the first real call that uses it settles it (:func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got an
+    answer at all (a dead endpoint)."""
     ek = registry.endpoint_key(llm.endpoint, model)
+    earlier: dict[str, bool] = {}
     if not refresh:
         known = registry.capabilities(ek)
         if known is not None:
@@ -85,38 +99,50 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
                 registry.remember_capabilities(ek, caps)
                 return caps
 
-    decided: dict[str, bool] = {}  # feature -> value, for the features the answers settle
-    msgs = [{"role": "user", "content": "Say hello in one word."}]
-    for strict in (True, False):
-        fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict)
-        comp, refused = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe",
-                                             cache=False), "json_schema")
-        if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
-            decided["json_schema"] = True
-            decided["strict_json_schema"] = strict
-            break
-        if not refused:  # an answer that says nothing: undecided, no second try
-            break
-        if not strict:
-            decided["json_schema"] = decided["strict_json_schema"] = False
+    prof = await llm._server()
+    decided: dict[str, bool] = dict(earlier)  # feature -> value, for the features the answers settle
+    failures: list[EndpointError] = []
+    sent = 0
+    if "json_schema" not in decided:
+        msgs = [{"role": "user", "content": "Say hello in one word."}]
+        for strict in (True, False):
+            fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
+            sent += 1
+            comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format=fmt,
+                                                      tag="probe", cache=False), "json_schema", failures)
+            if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
+                decided["json_schema"] = True
+                decided["strict_json_schema"] = strict
+                break
+            if not refused:  # an answer that says nothing: undecided, no second try
+                break
+            if not strict:
+                decided["json_schema"] = decided["strict_json_schema"] = False
 
-    msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
-    comp, refused = await _try(llm.achat(msgs, model=model, max_tokens=20, response_format={"type": "json_object"},
-                                         tag="probe", cache=False), "json_object")
-    if comp is not None and _is_object(comp.text):
-        decided["json_object"] = True
-    elif refused:
-        decided["json_object"] = False
+    if "json_object" not in decided:
+        msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
+        sent += 1
+        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format={"type": "json_object"},
+                                                  tag="probe", cache=False), "json_object", failures)
+        if comp is not None and _is_object(comp.text):
+            decided["json_object"] = True
+        elif refused:
+            decided["json_object"] = False
 
-    comp, refused = await _try(llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
-                                         logprobs=True, top_logprobs=2, tag="probe", cache=False), "logprobs")
-    lps = comp.logprobs if comp is not None and comp.logprobs else []
-    if lps:
-        decided["logprobs"] = True
-        decided["top_logprobs"] = any(t.top for t in lps)  # a well-formed answer with or without alternatives
-    elif refused:
-        decided["logprobs"] = decided["top_logprobs"] = False
+    if "logprobs" not in decided:
+        sent += 1
+        comp, refused = await _try(llm, llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
+                                                  logprobs=True, top_logprobs=2, tag="probe", cache=False),
+                                   "logprobs", failures)
+        lps = comp.logprobs if comp is not None and comp.logprobs else []
+        if lps:
+            decided["logprobs"] = True
+            decided["top_logprobs"] = any(t.top for t in lps)  # a well-formed answer with or without alternatives
+        elif refused or (comp is not None and comp.usable):
+            decided["logprobs"] = decided["top_logprobs"] = False  # a clear answer, without them
 
+    if sent and len(failures) == sent and not earlier and registry.capabilities(ek) is None:
+        raise failures[0]  # not one answer: the endpoint is down, not a feature missing
     caps = Capabilities(**{f: decided.get(f, False) for f in FEATURES})
     undecided = [f for f in FEATURES if f not in decided]
     registry.remember_capabilities(ek, caps, undecided=undecided)

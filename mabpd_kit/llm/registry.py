@@ -20,13 +20,22 @@ from __future__ import annotations
 
 import asyncio
 
+from typing import TYPE_CHECKING
+
 from .results import Capabilities
+
+if TYPE_CHECKING:
+    from .profiles import ServerProfile
 
 __all__ = [
     "MODE_REFUSED",
     "capabilities",
     "endpoint_key",
     "forget",
+    "profile",
+    "remember_profile",
+    "server_limit",
+    "settle",
     "refused_modes",
     "refuse_modes",
     "remember_capabilities",
@@ -41,6 +50,7 @@ _SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, end
 _REFUSED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
 _CAPABILITIES: dict[str, Capabilities] = {}  # "endpoint|model" -> what the probe found
 _UNDECIDED: dict[str, tuple[str, ...]] = {}  # "endpoint|model" -> features the probe's answers did not settle
+_PROFILES: dict[str, tuple["ServerProfile", int | None]] = {}  # endpoint -> (server profile, requests it computes at once)
 
 
 def endpoint_key(endpoint: str, model: str) -> str:
@@ -84,8 +94,35 @@ def refuse_modes(key: str, modes: list[str] | set[str]) -> None:
     _REFUSED.setdefault(key, set()).update(modes)
 
 
+def profile(endpoint: str) -> "ServerProfile | None":
+    """The server profile found for ``endpoint`` in this process (:mod:`.profiles`), or None."""
+    known = _PROFILES.get(endpoint)
+    return None if known is None else known[0]
+
+
+def server_limit(endpoint: str) -> int | None:
+    """How many requests the server behind ``endpoint`` computes at once, when it said (or its profile knows)."""
+    known = _PROFILES.get(endpoint)
+    return None if known is None else known[1]
+
+
+def remember_profile(endpoint: str, prof: "ServerProfile", limit: int | None) -> None:
+    """Keep the server's profile and its own concurrency limit for this process."""
+    _PROFILES[endpoint] = (prof, limit)
+
+
+def settle(key: str, feature: str, value: bool) -> None:
+    """A real call answered what the probe could not: ``feature`` is ``value`` from now on (this process)."""
+    left = _UNDECIDED.get(key, ())
+    if feature not in left or key not in _CAPABILITIES:
+        return
+    _CAPABILITIES[key] = _CAPABILITIES[key].model_copy(update={feature: value})
+    _UNDECIDED[key] = tuple(f for f in left if f != feature)
+
+
 def forget() -> None:
-    """Clear the capability and refused-mode memory (as in a fresh process); limits stay."""
+    """Clear the capability, refused-mode and server-profile memory (as in a fresh process); limits stay."""
     _CAPABILITIES.clear()
     _UNDECIDED.clear()
     _REFUSED.clear()
+    _PROFILES.clear()

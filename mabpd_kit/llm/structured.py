@@ -21,7 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["MODES", "UNSUPPORTED_STRICT", "close_truncated", "strict_schema", "with_instruction", "extract_json", "repair_message", "response_format", "schema_instruction", "validate"]
+from .profiles import Generic, ServerProfile
+
+__all__ = ["MODES", "UNSUPPORTED_STRICT", "close_truncated", "strict_schema", "with_instruction", "extract_json", "repair_message", "required_schema", "response_format", "schema_instruction", "validate"]
 
 MODES: tuple[str, ...] = ("json_schema", "json_object", "text")
 
@@ -29,7 +31,27 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)(?:```|$)", re.DOTALL)
 
 
 def _schema(schema: type[BaseModel]) -> dict[str, Any]:
-    return schema.model_json_schema()
+    return required_schema(schema)
+
+
+def required_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model with *every* property required, at every level, and its other
+    keywords (bounds, descriptions, defaults) kept: what the kit sends when not strict. A field with a
+    default (the reasoning, the spans, the counter-argument) is optional to pydantic, but a constrained
+    decoder may then skip it, and reasoning-first would hold only when the model chose it."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: ({name: walk(sub) for name, sub in v.items()} if k in ("properties", "$defs") else walk(v))
+               for k, v in node.items()}
+        if "properties" in out:
+            out["required"] = list(out["properties"])
+        return out
+
+    return walk(schema.model_json_schema())
 
 
 #: keywords OpenAI's strict mode rejects (and constrained decoders often ignore): dropped from strict schemas
@@ -67,16 +89,14 @@ def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return walk(schema.model_json_schema())
 
 
-def response_format(schema: type[BaseModel], mode: str, *, strict: bool = False) -> dict[str, Any] | None:
-    """The ``response_format`` request field for a mode (``None`` for ``text``); ``strict`` sends the
-    strict-compatible schema (:func:`strict_schema`) with ``"strict": true``."""
-    if mode == "json_schema":
-        name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
-        body = strict_schema(schema) if strict else _schema(schema)
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": body, "strict": strict}}
-    if mode == "json_object":
-        return {"type": "json_object"}
-    return None
+def response_format(schema: type[BaseModel], mode: str, *, strict: bool = False,
+                    profile: ServerProfile | None = None) -> dict[str, Any] | None:
+    """The ``response_format`` request field for a mode (``None`` for ``text``) in the form the server's
+    ``profile`` takes (:mod:`.profiles`; OpenAI's by default); ``strict`` sends the strict-compatible
+    schema (:func:`strict_schema`) with ``"strict": true``, else :func:`required_schema`."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
+    body = strict_schema(schema) if strict else _schema(schema)
+    return (profile or Generic()).response_format(body, mode, name=name, strict=strict)
 
 
 def schema_instruction(schema: type[BaseModel]) -> str:

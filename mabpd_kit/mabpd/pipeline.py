@@ -433,9 +433,9 @@ class Pipeline:
             return self._fail(Decision(id=item.id, text=_raw(text), gold=_gold(g), mode=self.mode), exc, None)
 
         res = runs.run(items, step, record=Decision, fail=fail, checkpoint=checkpoint, fingerprint=self.fingerprint(),
-                       concurrency=None if self.llm is None else 4 * self.llm.config.concurrency,
+                       concurrency=None if self.llm is None else 4 * self.llm.concurrency,
                        retry_failed=retry_failed, progress=f"MABPD ({self.mode})" if progress else False,
-                       results=BatchResult, deadline_s=None if self.llm is None else self.config.llm.item_deadline_s)
+                       results=BatchResult, deadline_s=None if self.llm is None else self.llm.item_deadline(self.config.llm.item_deadline_s))
         if progress:
             print(f"MABPD {self.mode}: {res.summary()}", file=sys.stderr)
         return res

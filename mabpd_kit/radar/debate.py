@@ -285,7 +285,12 @@ class RadarDebate:
                 if self.config.radar.prob_source == "auto":
                     from mabpd_kit.llm.probe import probe
 
+                    from mabpd_kit.llm import registry
+
                     caps = await probe(self.llm, self.llm.model)
+                    unsure = registry.undecided(registry.endpoint_key(self.llm.endpoint, self.llm.model))
+                    # a feature the probe could not settle is tried: the Judge's first call decides it
+                    caps = caps.model_copy(update={f: True for f in unsure if f in ("logprobs", "top_logprobs")})
                 self._llm_judge = LLMJudge(self.llm, source_chain(caps, self.config), self.config,
                                        prompts_dir=self.prompts_dir)
         return self._llm_judge
@@ -437,9 +442,9 @@ class RadarDebate:
 
         results = runs.run(
             items, step, record=RadarResult, fail=fail, checkpoint=checkpoint, fingerprint=fp,
-            concurrency=None if self.llm is None else (concurrency or self.config.llm.concurrency),
+            concurrency=None if self.llm is None else (concurrency or self.llm.concurrency),
             retry_failed=retry_failed, progress=f"RADAR {self.system}" if progress and len(items) > 3 else False,
-            deadline_s=None if self.llm is None else self.config.llm.item_deadline_s,
+            deadline_s=None if self.llm is None else self.llm.item_deadline(self.config.llm.item_deadline_s),
             results=partial(RadarResults, labels=self.labels),
         )
         if progress:

@@ -312,6 +312,12 @@ class LLMJudge:
         res.usage += Usage.of([comp])
         self._note(res, round, question, comp.text)
         greedy.append(comp.text)
+        if comp.usable:  # a clear answer settles what the capability probe may have left open
+            from mabpd_kit.llm import registry
+
+            ek = registry.endpoint_key(self.llm.endpoint, self.llm.model)
+            registry.settle(ek, "logprobs", bool(comp.logprobs))
+            registry.settle(ek, "top_logprobs", any(t.top for t in comp.logprobs or []))
         return option_probs_from_logprobs(comp.logprobs or [], options)
 
     async def _samples(self, res: RadarResult, msgs: list[dict[str, str]], options: Sequence[str], tag: str,

