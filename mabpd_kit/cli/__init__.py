@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "radar": "RADAR half-truth debate and threshold calibration",
     "identity": "identity-bias debate and simulator",
     "pack": "course packs: record LLM answers once, replay them offline",
+    "serve": "a real model on this machine (llama.cpp), no key, no network",
 }
 
 

@@ -28,7 +28,7 @@ ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", help="check a preset (openai, ollama, vllm, ...) instead of the environment")
+    parser.add_argument("--preset", help="check a preset (openai, ollama, vllm, ..., local: starts the local model) instead of the environment")
     parser.add_argument("--base-url", help="check this OpenAI-compatible base URL")
     parser.add_argument("--model", help="model name (default: MABPD_MODEL or the preset's)")
     parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
@@ -65,6 +65,20 @@ def _probe_line(llm: "LLM", *, refresh: bool) -> str:
     return line
 
 
+def _local_line() -> str:
+    """The local model: bindings installed, model file, server running (``mabpd serve``)."""
+    from mabpd_kit.llm import local
+
+    bindings = _version("llama-cpp-python")
+    model = local.default_model_path()
+    srv = local.running()
+    where = f"running: {srv.describe()}" if srv else "not running (start: mabpd serve, or mk.connect('local'))"
+    if bindings == "not installed":
+        return f"Local model llama-cpp-python not installed ({local.INSTALL_HINT})"
+    shipped = f"{model.name} ({model.stat().st_size / 1e6:.0f} MB)" if model else "no shipped model (pass model_path=)"
+    return f"Local model llama-cpp-python {bindings}, {shipped}; server {where}"
+
+
 def report(args: argparse.Namespace) -> tuple[list[str], int]:
     """The doctor's lines and exit code (separate from printing, so tests can check it)."""
     from mabpd_kit.llm import EndpointError, LLMError, connect
@@ -74,6 +88,7 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
     lines += [f"  {name:<13}{_version(name)}" for name in PACKAGES]
     lines.append("Environment")
     lines += [f"  {name:<17}{_env_line(name)}" for name in ENV_VARS]
+    lines.append(_local_line())
     code = 0
     from mabpd_kit.config import Config
 
@@ -88,7 +103,12 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
         lines.append(f"Endpoint    offline ({llm.offline_reason}): built-in rule-based agents")
         lines.append("Probe       skipped (offline)")
     else:
-        lines.append(f"Endpoint    {llm.endpoint}  model {llm.model}  preset {llm.preset or '-'}  key {'set' if llm.has_key else 'none'}")
+        lines.append(f"Endpoint    {llm.endpoint}  model {llm.model}  preset {llm.preset or '-'}  key {'set' if llm.has_key and not llm.key_free else 'none'}")
+        try:
+            lines.append(f"Server      {llm.server.name} (computes {llm.concurrency} request(s) at once"
+                         f"{'; on this machine' if llm.server.local_compute else ''})")
+        except LLMError as exc:
+            lines.append(f"Server      unknown: {exc}")
         if getattr(args, "no_probe", False):
             lines.append("Probe       skipped (--no-probe)")
         else:

@@ -38,8 +38,9 @@ from pydantic import BaseModel
 from . import registry
 from . import structured as so
 from .cache import ResponseCache, request_key, resolve_mode
+from .presets import NO_KEY
 from .profiles import ServerProfile, detect, probe_server
-from .transport import send
+from .transport import build_request, send
 from .errors import EndpointError, OfflineError, ReplayMissError, Secret, StructuredOutputError, endpoint_error
 from .results import Capabilities, Completion, Structured, completion_from_json
 from .runtime import in_io_thread, submit
@@ -127,6 +128,11 @@ class LLM:
     def has_key(self) -> bool:
         """Whether an API key is set (the key itself is never shown)."""
         return bool(self._key.get())
+
+    @property
+    def key_free(self) -> bool:
+        """A local server's placeholder key (no real key sent)."""
+        return self._key.get() == NO_KEY
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -286,35 +292,8 @@ class LLM:
                 f"({type(exc).__name__}: {str(exc)[:100]})"
             ) from None
 
-    def _request(
-        self,
-        messages: Any,
-        *,
-        model: str | None,
-        temperature: float,
-        max_tokens: int | None,
-        seed: int | None,
-        sample_index: int,
-        logprobs: bool,
-        top_logprobs: int | None,
-        response_format: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        req: dict[str, Any] = {
-            "model": model or self.model,
-            "messages": _as_messages(messages),
-            "temperature": temperature,
-        }
-        if max_tokens is not None:
-            req["max_tokens"] = max_tokens
-        if seed is not None:
-            req["seed"] = seed + sample_index  # a fixed seed must not make all samples identical
-        if logprobs:
-            req["logprobs"] = True
-            if top_logprobs:
-                req["top_logprobs"] = top_logprobs
-        if response_format is not None:
-            req["response_format"] = response_format
-        return req
+    def _request(self, messages: Any, *, model: str | None, **fields: Any) -> dict[str, Any]:
+        return build_request(_as_messages(messages), model=model or self.model, **fields)
 
     async def _on_io_loop(self, coro: Any) -> Any:
         """Await ``coro`` on the shared I/O loop from whatever loop we are on."""

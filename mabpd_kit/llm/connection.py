@@ -64,6 +64,8 @@ def connect(
     cfg = as_llm_config(config)
     if model_path is not None and (preset or "").lower() != "local":
         raise SetupError("model_path= is for connect('local') (a GGUF file served on this machine)")
+    if preset is None and base_url is None and os.environ.get("MABPD_BASE_URL", "").strip().lower() == "local":
+        preset = "local"  # MABPD_BASE_URL=local: the local server (mabpd serve)
     if (preset or "").lower() == "local":
         from .local import serve
 

