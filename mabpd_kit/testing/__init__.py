@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from .scripts import all_text, by_role, last_user, request_schema, role_instruction, sequence, system_prompt
 from .process import kill_9_when
+from .quirks import EMULATIONS, Quirks, schema_problems
 from .server import FakeLLMServer, Reply, Script, synth_logprobs
 
 __all__ = [
+    "EMULATIONS",
     "FakeLLMServer",
     "Reply",
+    "Quirks",
     "Script",
     "all_text",
     "by_role",
@@ -19,6 +22,7 @@ __all__ = [
     "kill_9_when",
     "request_schema",
     "role_instruction",
+    "schema_problems",
     "sequence",
     "synth_logprobs",
     "system_prompt",

@@ -19,6 +19,9 @@ Prefix cache: ``FakeLLMServer(prefix_block=128, prefix_min_tokens=1024)`` (or ``
 emulates a server's prompt cache (:mod:`mabpd_kit.testing.prefix`): the longest prefix a request
 shares with an earlier one, in blocks, is reported as ``usage.prompt_tokens_details.cached_tokens``,
 and prompt tokens are then counted as words and punctuation of the serialised prompt.
+Real servers' quirks: ``FakeLLMServer(emulate="llama-cpp-python")`` (or ``"llama-server"``, ``slots=N``;
+``"vllm"``, ``"ollama"``) answers ``/v1/models`` and ``/props``, refuses ``response_format`` and computes
+requests one slot at a time as that server does (:mod:`mabpd_kit.testing.quirks`).
 The server counts what it saw: ``srv.requests`` (bodies), ``srv.headers``, ``srv.calls`` and ``srv.max_in_flight``
 (the most requests it was answering at the same moment, which is how tests check a client's
 concurrency limit from the outside).
@@ -37,6 +40,7 @@ from typing import Any
 
 from . import batches
 from .prefix import PrefixCache
+from .quirks import Quirks
 from .strict import strict_problems
 from .prefix import prompt_tokens as prompt_tokens_of
 
@@ -140,7 +144,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if batches.get(self, self.server.owner):
             return
-        if self.path.rstrip("/").endswith("/models"):
+        if self.server.owner.quirks is not None:  # an emulated server's /v1/models and /props
+            status, body = self.server.owner.quirks.get(self.path, self.server.owner.models)
+            self._send(status, json.dumps(body).encode())
+        elif self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.server.owner.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
         else:
@@ -170,10 +177,24 @@ class _Handler(BaseHTTPRequestHandler):
             owner._leave()
 
     def _answer(self, owner: FakeLLMServer, request: dict[str, Any]) -> None:
+        if owner.quirks is not None:  # an emulated server refuses and computes as it does (quirks.py)
+            said = owner.quirks.refusal(request)
+            if said is not None:
+                self._send(said[0], json.dumps(said[1]).encode())
+                return
+            with owner.quirks.compute(owner._stop) as computing:
+                if computing:
+                    self._reply(owner, request)
+                else:
+                    self.close_connection = True
+            return
         refused = refusal_of(owner, request)
         if refused:
             self._error(400, refused)
             return
+        self._reply(owner, request)
+
+    def _reply(self, owner: FakeLLMServer, request: dict[str, Any]) -> None:
         reply = _as_reply(owner.script(request))
         wait = owner.latency + reply.delay
         if reply.hang:
@@ -275,6 +296,10 @@ class FakeLLMServer:
         hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
         batch_polls: looks at a batch that answer ``in_progress`` before it is ``completed``
             (the Batch API: ``/v1/files``, ``/v1/batches``, see :mod:`.batches`).
+        emulate / slots: behave as a real server does (:mod:`.quirks`: ``"llama-cpp-python"``,
+            ``"llama-server"``, ``"vllm"``, ``"ollama"``): its ``/v1/models`` and ``/props``, the
+            ``response_format`` it refuses (then the ``supports_*`` flags above do not apply) and
+            ``slots`` requests computed at once (the others queue); ``srv.quirks`` keeps the schemas sent.
         prefix_block / prefix_min_tokens / prefix_schema_first: emulate a prefix cache (0: off):
             cached tokens are the shared prefix rounded down to ``prefix_block`` tokens, 0 below
             ``prefix_min_tokens`` (OpenAI: 128 and 1,024; vLLM: 16 and 0); with
@@ -298,6 +323,8 @@ class FakeLLMServer:
     prefix_schema_first: bool = False
 
     batch_polls: int = 1
+    emulate: str | None = None
+    slots: int | None = None
 
     requests: list[dict[str, Any]] = field(default_factory=list, init=False)
     batch_requests: list[dict[str, Any]] = field(default_factory=list, init=False)
@@ -307,6 +334,7 @@ class FakeLLMServer:
     calls: int = field(default=0, init=False)
     in_flight: int = field(default=0, init=False)
     max_in_flight: int = field(default=0, init=False)
+    quirks: Quirks | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.script is None:
@@ -318,6 +346,8 @@ class FakeLLMServer:
         self._port: int | None = None
         self._token = f"fake-{uuid.uuid4().hex[:8]}"
         self._prefix_cache: PrefixCache | None = None
+        if self.emulate is not None:
+            self.quirks = Quirks(self.emulate, slots=self.slots)
 
     def prefix_cache(self, *, block: int = 128, min_tokens: int = 1024, schema_first: bool = False) -> FakeLLMServer:
         """Turn on (or reset) the prefix-cache emulation; returns the server."""
@@ -368,6 +398,8 @@ class FakeLLMServer:
             self.headers.clear()
             self.calls = 0
             self.max_in_flight = self.in_flight
+        if self.quirks is not None:
+            self.quirks.reset()
 
     # -- lifecycle ----------------------------------------------------------------
     @property
