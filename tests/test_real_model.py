@@ -19,15 +19,13 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
-import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from mabpd_kit.config import Config
 from mabpd_kit.llm import local
+from mabpd_kit.testing.proxy import CountingProxy
 
 pytestmark = pytest.mark.real_model
 
@@ -43,45 +41,6 @@ def _samples(n: int) -> list[dict]:
     biased = [r for r in rows if r["label"] == 1][: (n + 1) // 2]
     neutral = [r for r in rows if r["label"] == 0][: n // 2]
     return biased + neutral
-
-
-class _Proxy(ThreadingHTTPServer):
-    daemon_threads = True
-    target = ""
-    posted: list[dict]
-
-
-class _Forward(BaseHTTPRequestHandler):
-    server: _Proxy
-
-    def log_message(self, *args: object) -> None:
-        return
-
-    def _relay(self, body: bytes | None) -> None:
-        req = urllib.request.Request(self.server.target + self.path, data=body, method=self.command,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=900) as resp:  # noqa: S310 - loopback
-                status, data = resp.status, resp.read()
-        except urllib.error.HTTPError as exc:
-            status, data = exc.code, exc.read()
-        except OSError:
-            self.close_connection = True
-            return
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._relay(None)
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.endswith("/chat/completions"):
-            self.server.posted.append(json.loads(body))
-        self._relay(body)
 
 
 @pytest.fixture(scope="module")
@@ -102,16 +61,12 @@ def _installed() -> bool:
 
 @pytest.fixture()
 def proxy(server):
-    httpd = _Proxy(("127.0.0.1", 0), _Forward)
-    httpd.target, httpd.posted = f"http://127.0.0.1:{server.port}", []
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with CountingProxy(f"http://127.0.0.1:{server.port}") as p:
+        yield p
 
 
-def _url(proxy: _Proxy) -> str:
-    return f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+def _url(proxy: CountingProxy) -> str:
+    return proxy.base_url
 
 
 def _connect(url: str, alias: str, cfg: Config, cache_dir: Path):

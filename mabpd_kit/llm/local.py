@@ -86,9 +86,12 @@ def resolve_model_path(model_path: str | os.PathLike[str] | None = None) -> Path
 
 
 def _state_dir() -> Path:
-    from .cache import cache_dir
+    """Where the machine's one local server is recorded: ``MABPD_LOCAL_DIR``, else the user cache folder
+    (not ``MABPD_CACHE_DIR``: a private answer cache still shares the machine's server)."""
+    import platformdirs
 
-    d = Path(cache_dir())
+    env = os.environ.get("MABPD_LOCAL_DIR", "").strip()
+    d = Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False)) / "local"
     d.mkdir(parents=True, exist_ok=True)
     return d
 
