@@ -27,12 +27,12 @@ from mabpd_kit.config import Config
 from mabpd_kit.llm import local
 from mabpd_kit.testing.proxy import CountingProxy
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1200)]
 
 REQUIRED = os.environ.get("MABPD_REAL_MODEL", "").strip() not in ("", "0")
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "samples.jsonl"
 # a budget that keeps the tier near 10 minutes on 2 cores: short replies, a short RADAR, a small panel
-FAST = {"agents.max_tokens": 320, "radar.max_tokens": 160, "radar.max_rounds": 2, "radar.k_samples": 1,
+FAST = {"agents.max_tokens": 256, "radar.max_tokens": 160, "radar.max_rounds": 2, "radar.k_samples": 1,
         "identity.max_tokens": 160, "identity.n_agents": 3, "identity.rounds": 1}
 
 
@@ -49,8 +49,9 @@ def server():
         if REQUIRED:
             pytest.fail(f"MABPD_REAL_MODEL=1 but the local model is not installed: {local.INSTALL_HINT}")
         pytest.skip(f"the local model is not installed ({local.INSTALL_HINT})")
-    srv = local.serve()
+    srv = local.serve(reuse=False)  # the tier's own server: the pack test stops it at the end
     yield srv
+    local.stop(srv)
 
 
 def _installed() -> bool:
@@ -70,9 +71,10 @@ def _url(proxy: CountingProxy) -> str:
 
 
 def _connect(url: str, alias: str, cfg: Config, cache_dir: Path):
-    from mabpd_kit.llm import connect, registry
+    from mabpd_kit.llm import connect
 
-    registry.forget()  # as in a fresh process: the profile and capabilities are found again
+    # the capabilities stay known in this process (as in a notebook): no probe between two tests, which
+    # would also evict the shared prompt prefix from the server's one slot
     return connect(base_url=url, model=alias, config=cfg, cache_dir=cache_dir, quiet=True)
 
 
@@ -98,7 +100,7 @@ def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_pat
 
     cfg = Config().replace(**FAST)
     llm = _connect(_url(proxy), server.alias, cfg, tmp_path)
-    rows = _samples(4)
+    rows = _samples(3)
     res = Pipeline(cfg, llm).analyze_many([r["text"] for r in rows], progress=False)
     assert len(res) == len(rows)
     for d in res:
@@ -155,31 +157,6 @@ def test_identity_vanilla_and_anonymised(server, proxy, tmp_path):
     assert not res.failed, [f.error for f in res.failed]
 
 
-def test_pack_recorded_from_the_real_model_replays_offline(server, tmp_path, monkeypatch):
-    """Record through a second server of our own, stop it, replay the pack with nothing listening."""
-    from mabpd_kit.llm import connect, registry
-    from mabpd_kit.llm.pack import write_pack
-    from mabpd_kit.mabpd import Pipeline
-
-    own = local.serve(reuse=False, stop_at_exit=True)
-    cfg = Config().replace(**FAST)
-    texts = [r["text"] for r in _samples(2)]
-    rec_dir = tmp_path / "rec"
-    llm = _connect(own.base_url, own.alias, cfg, rec_dir)
-    recorded = Pipeline(cfg, llm).analyze_many(texts, progress=False)
-    pack = tmp_path / "course.pack.json"
-    write_pack(pack, cache_dir=rec_dir, endpoint=own.base_url, model=own.alias, config=cfg)
-    local.stop(own)
-    assert not local.alive(own)
-    registry.forget()
-    monkeypatch.setenv("MABPD_PACK", str(pack))
-    replay = connect(config=cfg, quiet=True)
-    again = Pipeline(cfg, replay).analyze_many(texts, progress=False)
-    cols = ["id", "label", "route", "score", "failed"]
-    assert recorded.to_frame()[cols].equals(again.to_frame()[cols])
-    assert [d.spans() for d in recorded] == [d.spans() for d in again]
-
-
 RUN = textwrap.dedent("""
     import json, sys
     from mabpd_kit.config import Config
@@ -197,7 +174,7 @@ RUN = textwrap.dedent("""
 def test_kill_9_mid_batch_and_resume_repeats_no_answered_call(server, proxy, tmp_path):
     from mabpd_kit.testing import kill_9_when
 
-    texts = [r["text"] for r in _samples(3)]
+    texts = [r["text"] for r in _samples(6)[3:5]]  # not the sentences the other tests ran
     ck = tmp_path / "run.jsonl"
     script = tmp_path / "run.py"
     script.write_text(RUN)
@@ -224,3 +201,29 @@ def test_kill_9_mid_batch_and_resume_repeats_no_answered_call(server, proxy, tmp
     assert not any(texts[0] in s for s in sent_again), "a finished item was recomputed"
     lines = [json.loads(x) for x in ck.read_text().splitlines()]
     assert sorted(x["id"] for x in lines) == sorted({x["id"] for x in lines}) and len({x["id"] for x in lines}) == len(texts)
+
+
+def test_pack_recorded_from_the_real_model_replays_offline(server, proxy, tmp_path, monkeypatch):
+    """Record a run, stop the server, replay the pack with nothing listening (the last test: it stops the server)."""
+    from mabpd_kit.llm import connect, registry
+    from mabpd_kit.llm.pack import write_pack
+    from mabpd_kit.mabpd import Pipeline
+
+    cfg = Config().replace(**FAST)
+    texts = [r["text"] for r in _samples(6)[-1:]]
+    rec_dir = tmp_path / "rec"
+    llm = _connect(_url(proxy), server.alias, cfg, rec_dir)
+    recorded = Pipeline(cfg, llm).analyze_many(texts, progress=False)
+    pack = tmp_path / "course.pack.json"
+    write_pack(pack, cache_dir=rec_dir, endpoint=_url(proxy), model=server.alias, config=cfg)
+    proxy.stop()
+    local.stop(server)
+    assert not local.alive(server)
+    registry.forget()
+    monkeypatch.setenv("MABPD_PACK", str(pack))
+    replay = connect(config=cfg, quiet=True)
+    again = Pipeline(cfg, replay).analyze_many(texts, progress=False)
+    cols = ["id", "label", "route", "score", "failed"]
+    assert recorded.to_frame()[cols].equals(again.to_frame()[cols])
+    assert [d.spans() for d in recorded] == [d.spans() for d in again]
+    assert not any(d.failed and "replay" in (d.error or "") for d in again)

@@ -1,7 +1,9 @@
 """Sending one chat-completions request, as the server's profile (:mod:`.profiles`) says.
 
-A remote server gets the ``openai`` SDK's own retries (429 with ``Retry-After``, 5xx, dropped
-connections, time-outs). A server that computes on this machine (``profile.local_compute``) gets no
+Every server gets up to ``config.llm.max_retries`` more tries after a 429 (honouring ``Retry-After``),
+a 5xx, a dropped connection or a time-out - except a 5xx whose message refuses the ``response_format``
+(some servers validate it only after accepting the request): that is an answer, and the client falls
+back to the next mode at once instead of sending the refused form again. A server that computes on this machine (``profile.local_compute``) gets no
 second copy of a timed-out request, because it is still computing the first one and a copy would
 queue behind it and time out in turn; its time-out grows with the prompt; dropped connections, 429
 and 5xx are still sent again (a 5xx that refuses the ``response_format`` is not: the client falls back).
@@ -32,20 +34,21 @@ async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: L
 
     body = {**request, **prof.extra_body()}
     timeout = prof.timeout(cfg.timeout_s, request, cfg.timeout_per_1k_chars_s)
-    if prof.retry_timeouts():
-        return await client.post("/chat/completions", body=body, cast_to=object,
-                                 options={"timeout": timeout, "max_retries": cfg.max_retries})
     for attempt in range(cfg.max_retries + 1):
         try:
             return await client.post("/chat/completions", body=body, cast_to=object,
                                      options={"timeout": timeout, "max_retries": 0})
         except openai.APITimeoutError as exc:
-            raise error(exc, request, timeout_s=timeout, retries=0) from None
+            if not prof.retry_timeouts():
+                raise error(exc, request, timeout_s=timeout, retries=0) from None
+            if attempt == cfg.max_retries:
+                raise
+            await asyncio.sleep(_backoff(attempt))
         except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
             status = getattr(exc, "status_code", None)
             if attempt == cfg.max_retries or prof.refuses_mode(status, str(getattr(exc, "message", "") or "")):
-                raise
-            await asyncio.sleep(min(8.0, 0.5 * 2 ** attempt))
+                raise  # a 5xx that refuses the response_format is an answer: the client falls back at once
+            await asyncio.sleep(_retry_after(exc) or _backoff(attempt))
     raise AssertionError("unreachable")
 
 
@@ -65,3 +68,17 @@ def build_request(messages: list[dict[str, Any]], *, model: str, temperature: fl
     if response_format is not None:
         req["response_format"] = response_format
     return req
+
+
+def _backoff(attempt: int) -> float:
+    return min(8.0, 0.5 * 2 ** attempt)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """The seconds a 429 or 503 asks to wait (``Retry-After``), at most 60."""
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(60.0, max(0.0, float(value))) if value is not None else None
+    except ValueError:
+        return None

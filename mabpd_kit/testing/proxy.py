@@ -90,7 +90,8 @@ class CountingProxy:
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        if self._thread.is_alive():
+            self._httpd.shutdown()
         self._httpd.server_close()
 
     def __enter__(self) -> CountingProxy:
