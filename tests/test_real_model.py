@@ -49,7 +49,7 @@ def server():
         if REQUIRED:
             pytest.fail(f"MABPD_REAL_MODEL=1 but the local model is not installed: {local.INSTALL_HINT}")
         pytest.skip(f"the local model is not installed ({local.INSTALL_HINT})")
-    srv = local.serve(reuse=False)  # the tier's own server: the pack test stops it at the end
+    srv = local.serve(private=True)  # the tier's own server (not shared): the pack test stops it at the end
     yield srv
     local.stop(srv)
 

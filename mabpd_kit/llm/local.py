@@ -173,15 +173,19 @@ def _stop_started() -> None:
 
 def serve(model_path: str | os.PathLike[str] | None = None, *, port: int | None = None, n_ctx: int = 8192,
           alias: str | None = None, start_timeout_s: float = 180.0, reuse: bool = True,
-          stop_at_exit: bool = True) -> LocalServer:
+          stop_at_exit: bool = True, private: bool = False) -> LocalServer:
     """The local server for ``model_path`` (default: the shipped model): the running one when it serves
     that model (``reuse``), else a new child process on ``port`` (default: a free loopback port).
 
     Waits until it answers, at most ``start_timeout_s`` (loading a model takes a few seconds; an 8B
     model on a laptop, up to a minute). Raises :class:`SetupError` in one line, naming the log file,
-    when the bindings are missing or the server exits or never answers."""
+    when the bindings are missing or the server exits or never answers. ``private``: a server of the
+    caller's own (tests, benchmarks), neither reused nor recorded for other processes to reuse."""
     path = resolve_model_path(model_path)
     _check_bindings()
+    if private:
+        return _start(path, port=port, n_ctx=n_ctx, alias=alias, start_timeout_s=start_timeout_s,
+                      stop_at_exit=stop_at_exit, record=False)
     with _machine_lock():  # two processes starting at once: the second reuses the first one's server
         if reuse:
             known = running(path)
@@ -204,7 +208,7 @@ def _machine_lock() -> Iterator[None]:
 
 
 def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start_timeout_s: float,
-           stop_at_exit: bool) -> LocalServer:
+           stop_at_exit: bool, record: bool = True) -> LocalServer:
     port = port or _free_port()
     name = alias or (DEFAULT_ALIAS if path == default_model_path() else path.stem.lower())
     log_path = _state_dir() / f"local-server-{port}.log"
@@ -225,9 +229,10 @@ def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start
             raise SetupError(f"the local server did not answer within {start_timeout_s:g} s (log: {log_path})")
         time.sleep(0.25)
     srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx)
-    tmp = _state_file().with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(srv)))
-    tmp.replace(_state_file())
+    if record:
+        tmp = _state_file().with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(srv)))
+        tmp.replace(_state_file())
     if stop_at_exit:
         if not _STARTED:
             atexit.register(_stop_started)
