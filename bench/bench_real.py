@@ -65,7 +65,7 @@ def log_reuse(log: Path, start: int) -> tuple[int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--items", type=int, default=6)
+    ap.add_argument("--items", type=int, default=4)
     ap.add_argument("--model-path")
     ap.add_argument("--also", type=int, default=0, help="one more run at this concurrency (0: none)")
     ap.add_argument("--max-tokens", type=int, default=320, help="agents.max_tokens (the real-model tier's budget)")
@@ -80,7 +80,12 @@ def main() -> None:
     srv = local.serve(args.model_path)
     texts = samples(args.items)
     print(f"server: llama-cpp-python, {srv.describe()}")
-    runs = [("server's own limit (1)", None), ("concurrency 1", 1)] + ([(f"concurrency {args.also}", args.also)] if args.also else [])
+    from mabpd_kit.llm import connect
+
+    own = connect(base_url=srv.base_url, model=srv.alias, cache_mode="off", quiet=True).concurrency
+    first = f"the server's own limit, {own}" + (" (= concurrency 1: this server computes one request at a time)" if own == 1 else "")
+    runs = [(first, None)] + ([] if own == 1 else [("concurrency 1", 1)])
+    runs += [(f"concurrency {args.also}", args.also)] if args.also else []
     p_in, p_out, p_cached = (float(x) for x in args.prices.split(","))
     for label, conc in runs:
         with CountingProxy(f"http://127.0.0.1:{srv.port}") as proxy:

@@ -171,17 +171,18 @@ def threads() -> int:
 
 
 def _die_with_parent() -> None:
-    """In the child, before exec (Linux): SIGTERM when the starting process dies, even by kill -9."""
+    """In the child, before exec (Linux): killed when the starting process dies, even by kill -9 (SIGKILL:
+    uvicorn answers SIGTERM by finishing the request it computes, which on a slow model can take minutes)."""
     import ctypes
 
     with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _stop_started() -> None:
-    for pid in _STARTED:
+    for pid in _STARTED:  # SIGKILL: a server has nothing to save, and SIGTERM waits for the request it computes
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGKILL)
     state = _state_file()
     with contextlib.suppress(OSError, ValueError):
         if json.loads(state.read_text()).get("pid") in _STARTED:
