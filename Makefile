@@ -50,7 +50,7 @@ test-unit: $(STAMP)
 
 test-real: $(LOCAL_STAMP)
 	@# a real model: llama-cpp-python's server with SmolLM2-135M-Instruct on 127.0.0.1 (tests/test_real_model.py)
-	@$(TEST_ENV) MABPD_REAL_MODEL=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
+	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_LOCAL_THREADS=$$(nproc) $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-sync: $(STAMP)
 	@$(BIN)/python tools/make_exercises.py --check
