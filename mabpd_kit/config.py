@@ -230,6 +230,15 @@ class CorpusConfig(_Frozen):
                     "length (HyperPartisan's biased articles are longer): adapt it on your own labelled sample. "
                     "Sentence-level defaults stay zero-shot")
     min_sentence_words: int = Field(3, ge=1, description="shorter 'sentences' (datelines, captions) are kept but not analysed")
+    min_analysed_share: float = Field(
+        0.5, ge=0, le=1,
+        description="an article fails when fewer than this share of its sentences long enough to analyse could be "
+                    "analysed (the others failed): its evidence is kept in the record, its decision is not made")
+    language_min_chars: int = Field(
+        100, ge=0,
+        description="the language is decided once per article (its sentences take it); an article with fewer "
+                    "characters than this (whitespace not counted) is too short to tell and is taken to be in "
+                    "text.languages[0]")
     top_spans: int = Field(5, ge=0, description="strongest spans kept per article")
     # -- threshold adaptation
     adapt_folds: int = Field(5, ge=2, description="k of the k-fold cross-validation that adapts the article threshold")

@@ -32,6 +32,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from mabpd_kit.config import Config, TextConfig
+from mabpd_kit.decoding import decode, decode_bytes, looks_binary
 from mabpd_kit.language import detect_language
 
 __all__ = [
@@ -115,45 +116,6 @@ def normalise_quotes(s: str) -> str:
     return s
 
 
-def _decode_bytes(raw: bytes) -> tuple[str, bool]:
-    """UTF-8 (BOM or not; UTF-16 with a BOM) if possible, else Windows-1252 (the usual culprit in
-    scraped news), else Latin-1; and whether the fallback was needed."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16", errors="replace"), False
-    try:
-        return raw.decode("utf-8-sig"), False
-    except UnicodeDecodeError:
-        pass
-    try:
-        return raw.decode("cp1252"), True
-    except UnicodeDecodeError:
-        return raw.decode("latin-1"), True
-
-
-def decode(raw: bytes) -> str:
-    """Bytes of a text file -> str, the same way everywhere (CLI and API): see :func:`_decode_bytes`."""
-    return _decode_bytes(bytes(raw))[0]
-
-
-#: Control bytes that never occur in text files (tab, newlines, form feed and escape do).
-_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b") + b"\x7f"
-
-
-def looks_binary(raw: bytes, sample: int = 8192) -> bool:
-    """True for bytes that are not text (an image, a PDF, a zip, an executable): a NUL or control
-    bytes in the first ``sample`` bytes (more than 1 in 100), or non-UTF-8 bytes more than half
-    above 0x7F. UTF-16 with a byte-order mark is text."""
-    head = bytes(raw[:sample])
-    if not head or head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return False
-    if b"\x00" in head or 100 * (len(head) - len(head.translate(None, _CONTROL))) > len(head):
-        return True
-    try:
-        return head.decode("utf-8") is None
-    except UnicodeDecodeError as exc:  # mostly high bytes, and not a character cut by the sample's end
-        return exc.start < len(head) - 3 and 2 * len(head.translate(None, bytes(range(128)))) > len(head)
-
-
 def _unescape_fully(entity: str) -> str:
     """Decode an entity, double-escaped ones too: ``&amp;amp;lt;`` -> ``&lt;`` -> ``<`` (at most 5 rounds)."""
     for _ in range(5):
@@ -223,8 +185,8 @@ def _coerce(raw: object) -> tuple[str, list[str]]:
     if isinstance(raw, float) and math.isnan(raw):
         return "", ["not_text"]
     if isinstance(raw, (bytes, bytearray, memoryview)):
-        text, bad = _decode_bytes(bytes(raw))
-        return text, (["encoding"] if bad else [])
+        d = decode_bytes(raw)  # the one decoder (mabpd_kit.decoding): the CLI and the corpus readers use it too
+        return d.text, (["encoding"] if d.fallback else [])
     if isinstance(raw, str):
         return raw, []
     return str(raw), ["not_text"]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from mabpd_kit.corpus import CorpusConfig, CorpusError, analyze, export, read
-from mabpd_kit.corpus import inputs
+from mabpd_kit.corpus import rows
 
 TEXTS = ["The council approved the budget on Monday.", "Critics slammed the disastrous so-called reform."]
 
@@ -44,7 +44,8 @@ def test_every_table_format_reads_text_ids_and_metadata(tmp_path, fmt):
     docs = _docs(src)
     assert [d.id for d in docs] == ["0", "1"]  # default id: the row number
     assert [d.text for d in docs] == TEXTS
-    assert docs[1].meta == {"outlet": "b.com", "year": 2018}  # every other column kept, as JSON types
+    # every other column kept: as written in a CSV/TSV (strings), as JSON types otherwise
+    assert docs[1].meta == {"outlet": "b.com", "year": "2018" if fmt in ("csv", "tsv") else 2018}
     assert all(d.ok for d in docs)
 
 
@@ -65,15 +66,16 @@ def test_folder_of_txt_and_html_files_cleans_html_later_and_flags_the_rest(tmp_p
     (tmp_path / "sub" / "b.html").write_text(f"<html><body><p>{TEXTS[1]}</p></body></html>", encoding="utf-8")
     (tmp_path / "c.txt").write_bytes(b"caf\xe9 au lait costs more")  # Windows-1252, decodable
     (tmp_path / "d.txt").write_bytes(b"\x00\x01\x02 binary")
-    (tmp_path / "e.txt").write_bytes(b"\x81\x8d\x8f\x90\x9d bad")  # neither UTF-8 nor Windows-1252
+    (tmp_path / "e.txt").write_bytes(b"\x81\x8d\x8f\x90\x9d bad")  # bytes Windows-1252 leaves undefined
     (tmp_path / "f.pdf").write_bytes(b"%PDF")
     (tmp_path / "g.txt").write_text("   \n ", encoding="utf-8")
     docs = {d.id: d for d in read(tmp_path)}
     assert docs["a.txt"].text == TEXTS[0] and docs["a.txt"].meta["format"] == "txt"
     assert docs["sub/b.html"].ok and "<p>" in docs["sub/b.html"].text  # raw kept: the text layer cleans it
-    assert docs["c.txt"].text == "café au lait costs more"
+    assert docs["c.txt"].text == "café au lait costs more" and docs["c.txt"].flags == ["encoding:cp1252"]
     assert docs["d.txt"].reason.startswith("binary content")
-    assert docs["e.txt"].reason.startswith("undecodable bytes")
+    # decoded as the text layer decodes it (Windows-1252, its undefined bytes as Latin-1), and flagged
+    assert docs["e.txt"].ok and docs["e.txt"].text == "\x81\x8d\x8f\x90\x9d bad" and docs["e.txt"].flags == ["encoding:cp1252"]
     assert "not a .txt/.html file" in docs["f.pdf"].reason
     assert docs["g.txt"].reason == "empty text"
     res = analyze(read(tmp_path), tmp_path / "out.jsonl", workers=1)
@@ -90,22 +92,24 @@ def test_bad_rows_are_flagged_with_a_reason_and_the_batch_goes_on(tmp_path):
              json.dumps({"text": None, "outlet": "c"}), json.dumps({"text": "a\x00b", "outlet": "d"}),
              json.dumps({"text": big, "outlet": "e"}), "{not json", json.dumps([1, 2]),
              json.dumps({"text": TEXTS[1], "outlet": "f"})]
-    raw = "\n".join(lines).encode("utf-8") + b"\n" + b'{"text": "caf\xff"}\n'
+    raw = "\n".join(lines).encode("utf-8") + b"\n" + b'{"text": "caf\xff au lait", "outlet": "g"}\n'
     p.write_bytes(raw)
     docs = _docs(p)
+    assert [d.id for d in docs] == [str(k) for k in range(9)]  # the row number, bad rows counted too
     reasons = {d.meta.get("outlet", d.id): d.reason for d in docs}
     assert reasons["a"] is None and reasons["f"] is None
     assert reasons["b"] == "empty text"
     assert reasons["c"].startswith("missing text")
     assert reasons["d"].startswith("binary content")
     assert reasons["e"].startswith("too large (1.1 MB > 1 MB")
-    assert reasons["line6"].startswith("malformed line 6 (not JSON")
-    assert reasons["line7"].startswith("malformed line 7 (a JSON list")
-    assert reasons["line9"].startswith("undecodable line 9")
+    assert reasons["5"].startswith("malformed line 6 (not JSON")
+    assert reasons["6"].startswith("malformed line 7 (a JSON list")
+    assert reasons["g"] is None and docs[8].text == "cafÿ au lait" and docs[8].flags == ["encoding:cp1252"]
     res = analyze(read(p), tmp_path / "out.jsonl", workers=1)  # the batch goes on
     df = res.to_frame()
-    assert df["failed"].sum() == 7 and (~df["failed"]).sum() == 2
-    assert df.loc[~df["failed"], "n_sentences"].tolist() == [1, 1]
+    assert df["failed"].sum() == 6 and (~df["failed"]).sum() == 3
+    assert df.loc[~df["failed"], "n_sentences"].tolist() == [1, 1, 1]
+    assert df.loc[8, "flags"] == "encoding:cp1252"
 
 
 def test_csv_bad_cells_and_malformed_lines(tmp_path):
@@ -115,30 +119,30 @@ def test_csv_bad_cells_and_malformed_lines(tmp_path):
     by = {d.id: d for d in docs}
     assert by["1"].ok and by["1"].text == "Fine text here."
     assert by["2"].reason.startswith("missing text")
-    assert by["4"].reason.startswith("undecodable bytes")
-    assert any(d.reason and d.reason.startswith("malformed line 4") for d in docs)
-    assert any(d.reason == "duplicate id '1' (ids must be unique)" for d in docs)
+    assert by["4"].ok and by["4"].text == "cafÿ bytes" and by["4"].flags == ["encoding:cp1252"]  # decoded, flagged
+    assert by["line4"].reason == "malformed line 4: 4 fields, the header has 3"
+    assert by["1#dup2"].reason == "duplicate id '1' (ids must be unique)"
+    assert [d.id for d in docs] == ["1", "2", "line4", "4", "1#dup2"]  # every row once, in order
 
 
-def test_reading_is_chunked_and_lazy(tmp_path):
+def test_reading_is_lazy_and_re_iterable(tmp_path, monkeypatch):
     p = tmp_path / "many.csv"
     pd.DataFrame({"text": [f"Sentence number {k} is here." for k in range(50)]}).to_csv(p, index=False)
     corpus = read(p, settings=CorpusConfig(chunk_rows=7))
-    seen = []
-    real = inputs._csv_chunks
+    pulled = []
+    real = rows.iter_lines
 
-    def spy(*a, **kw):
-        for chunk, bad in real(*a, **kw):
-            seen.append(len(chunk))
-            yield chunk, bad
+    def spy(fh):
+        for item in real(fh):
+            pulled.append(item)
+            yield item
 
-    inputs._csv_chunks = spy
-    try:
-        first = list(islice(iter(corpus), 3))
-        assert [d.id for d in first] == ["0", "1", "2"] and seen == [7]  # one chunk read, not the file
-        assert len(list(corpus)) == 50 and seen[1:] == [7] * 7 + [1]  # re-iterable, chunk by chunk
-    finally:
-        inputs._csv_chunks = real
+    monkeypatch.setattr(rows, "iter_lines", spy)
+    first = list(islice(iter(corpus), 3))
+    assert [d.id for d in first] == ["0", "1", "2"] and len(pulled) <= 5  # a few lines read, not the file
+    assert len(list(corpus)) == 50 and len(pulled) <= 5 + 51  # re-iterable, line by line
+    frame = pd.DataFrame({"text": [f"Row {k} of a frame." for k in range(20)]})
+    assert [d.id for d in read(frame, settings=CorpusConfig(chunk_rows=7))] == [str(k) for k in range(20)]
 
 
 def test_parquet_without_an_engine_says_what_to_install(tmp_path, monkeypatch):
@@ -174,11 +178,11 @@ def test_export_one_row_per_article_sentence_and_span(tmp_path, ext):
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
 def test_export_gives_one_type_per_column_across_chunks(tmp_path, ext):
-    rows = ([{"text": "Critics slammed the plan.", "year": 2017, "tag": "x"}] * 3
-            + [{"text": "The vote is next week.", "year": None, "tag": None}] * 3
-            + [{"text": "Rain today in the north.", "year": "unknown", "tag": 5, "extra": 1.5}])
+    records = ([{"text": "Critics slammed the plan.", "year": 2017, "tag": "x"}] * 3
+               + [{"text": "The vote is next week.", "year": None, "tag": None}] * 3
+               + [{"text": "Rain today in the north.", "year": "unknown", "tag": 5, "extra": 1.5}])
     out = tmp_path / "r.jsonl"
-    analyze(read(pd.DataFrame(rows)), out, workers=1)
+    analyze(read(pd.DataFrame(records)), out, workers=1)
     assert export(out, tmp_path / f"a.{ext}", chunk=2) == 7  # chunks of 2 rows: the types differ between them
     df = pd.read_csv(tmp_path / f"a.{ext}", dtype=str) if ext == "csv" else pd.read_parquet(tmp_path / f"a.{ext}")
     assert df["year"].tolist()[:3] == ["2017"] * 3 and df["year"].iloc[6] == "unknown"  # numbers and words: text

@@ -7,6 +7,10 @@ file, ``--export``, ``--report``). A binary, an empty or an unreadable file is r
 
 Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
 makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
+
+An option that the input cannot use is refused in one line, exit code 2, before anything runs: a
+corpus option (``--text-col``, ``--report``...) on plain text, a text option (``--format``,
+``-o``, ``--lines``, ``--checkpoint``, ``--batch``) on a corpus. ``--ablation`` works on both.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="text file (one item per line with --lines, else the whole file), - for stdin, "
                                      "or a corpus: a .csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html files")
     parser.add_argument("--lines", action="store_true", help="treat every non-empty line as one item")
-    parser.add_argument("--format", choices=("table", "json", "html"), default="table")
+    parser.add_argument("--format", choices=("table", "json", "html"), help="plain-text input: table (default), json or html")
     parser.add_argument("--output", "-o", help="write to this file instead of stdout")
     parser.add_argument("--ablation", default="full", help=f"one of {', '.join(Config.ABLATIONS)}")
     parser.add_argument("--config", help="a saved configuration (TOML or JSON)")
@@ -46,10 +50,15 @@ def run(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus import command as corpus
 
     if args.file != "-" and corpus.is_corpus(args.file):
-        if args.batch:
-            raise ValueError("--batch is for text files; a corpus runs with --llm through the cache and concurrency limit")
         args.corpus = args.file
         return corpus.run(args)
+    given = [flag for attr, flag in corpus.CORPUS_OPTIONS if getattr(args, attr, None) not in (None, False)]
+    if given:
+        where = "stdin" if args.file == "-" else args.file
+        print(f"mabpd analyze: error: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for a corpus (a "
+              f".csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html files); {where} is plain text",
+              file=sys.stderr)
+        return 2
     from mabpd_kit.mabpd import Pipeline
 
     items = text_items(args.file, args.lines)

@@ -3,7 +3,10 @@ and the article's evidence and decision are built from the sentence decisions.
 
 Article evidence (:class:`ArticleResult`):
 
-- ``share_biased``: biased sentences / analysed sentences;
+- ``share_biased``: biased sentences / analysed sentences (``n_sentences``), always beside
+  ``n_failed_sentences`` and ``share_analysed`` (analysed / analysed + failed; sentences too short
+  to analyse are neither). An article where fewer than ``settings.min_analysed_share`` of them could
+  be analysed **fails** (its evidence is kept, its decision is not made): 1 of 19 is not an article;
 - ``spans_per_100w``: valid evidence spans of the biased sentences (distinct offsets; the
   EvidenceAgent's counter-evidence, category ``grounding``, left out) per 100 words;
 - ``categories``: the mix of those spans' categories (SPEC 1.2 meta-categories);
@@ -22,7 +25,14 @@ Records store the evidence, not the decision, so a different threshold re-decide
 without analysing anything again (:func:`decide`).
 
 The paper's **direct mode** (the whole article through the pipeline, cut to
-``config.text.article_words`` words) stays available as ``mode="direct"`` for comparison.
+``config.text.article_words`` words) stays available as ``mode="direct"`` for comparison. There
+the article *is* the one decision: ``pred`` is its label, the threshold does not apply.
+
+**Language** is decided once per article (:func:`mabpd_kit.language.document_language`), never per
+sentence: a dateline or an embedded tweet alone looks like Nigerian Pidgin to py3langid. An article
+shorter than ``settings.language_min_chars`` is taken to be in ``config.text.languages[0]``. With the
+rule-based agents an article in another language fails with that one reason; with an LLM it is
+analysed and flagged ``unsupported_language``.
 
 >>> from mabpd_kit.mabpd import Pipeline
 >>> from mabpd_kit.corpus.inputs import Doc
@@ -33,7 +43,9 @@ The paper's **direct mode** (the whole article through the pipeline, cut to
 
 from __future__ import annotations
 
+import copy
 import re
+import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -44,7 +56,8 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, Pipeline
 
-__all__ = ["ArticleResult", "SentenceResult", "SpanResult", "analyze_doc", "decide", "sentences"]
+__all__ = ["ArticleResult", "SentenceResult", "SpanResult", "analyze_doc", "article_language", "article_pred", "decide",
+           "sentence_pipeline", "sentences"]
 
 _WORDS = re.compile(r"\S+")
 #: the EvidenceAgent's counter-evidence category (attribution, figures, named sources)
@@ -89,7 +102,9 @@ class ArticleResult(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     text: str = Field("", description="the cleaned article (what the offsets point into)")
     n_words: int = 0
-    n_sentences: int = 0
+    n_sentences: int = Field(0, description="sentences analysed (biased or neutral)")
+    n_failed_sentences: int = Field(0, description="sentences that could not be analysed (too short ones are not counted)")
+    share_analysed: float | None = Field(None, description="n_sentences / (n_sentences + n_failed_sentences)")
     n_biased: int = 0
     share_biased: float | None = None
     mean_score: float | None = None
@@ -100,28 +115,45 @@ class ArticleResult(BaseModel):
     top_spans: list[SpanResult] = Field(default_factory=list)
     sentences: list[SentenceResult] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
+    language: str | None = Field(None, description="the article's language (decided once per article)")
     failed: bool = False
     error: str | None = None
 
     def stat(self, name: str = "n_biased") -> float | None:
         return getattr(self, name)
 
+    def pred(self, threshold: float, stat: str = "n_biased") -> int | None:
+        """The article's decision (:func:`article_pred`): 1 biased, 0 neutral, None failed."""
+        return article_pred(self.stat(stat), threshold, mode=self.mode, failed=self.failed, n_biased=self.n_biased)
+
     def row(self, threshold: float, stat: str = "n_biased") -> dict[str, Any]:
         """The flat article row (metadata columns first)."""
-        value = self.stat(stat)
         return {"id": self.id, **self.meta, "mode": self.mode, "n_words": self.n_words,
-                "n_sentences": self.n_sentences, "n_biased": self.n_biased, "share_biased": self.share_biased,
+                "n_sentences": self.n_sentences, "n_failed_sentences": self.n_failed_sentences,
+                "share_analysed": self.share_analysed, "n_biased": self.n_biased, "share_biased": self.share_biased,
                 "mean_score": self.mean_score, "max_score": self.max_score, "n_spans": self.n_spans,
                 "spans_per_100w": self.spans_per_100w, "top_category": max(self.categories, key=self.categories.get)
                 if self.categories else None,
                 "top_spans": "; ".join(s.text for s in self.top_spans),
-                "pred": None if self.failed or value is None else int(decide(value, threshold)),
+                "pred": self.pred(threshold, stat), "language": self.language,
                 "failed": self.failed, "error": self.error, "flags": ",".join(self.flags)}
 
 
 def decide(value: float, threshold: float) -> bool:
     """The article decision rule: biased iff the article statistic is at or above the threshold."""
     return value >= threshold
+
+
+def article_pred(value: float | None, threshold: float, *, mode: str = "article", failed: bool = False,
+                 n_biased: int = 0) -> int | None:
+    """An article's decision from its record's fields: None when it failed; direct mode, the one
+    decision's label (``n_biased`` is 1 or 0: the threshold does not apply); article mode, the rule
+    (:func:`decide`) on the statistic's ``value``. Every place that decides an article calls this."""
+    if failed:
+        return None
+    if mode == "direct":
+        return int(n_biased > 0)
+    return None if value is None else int(decide(value, threshold))
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -140,8 +172,55 @@ def _category(span: Any) -> str:
     return span.meta_category or span.taxonomy or span.category or "other"
 
 
-def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str) -> ArticleResult:
-    return ArticleResult(id=doc.id, digest=digest, fingerprint=fp, mode=mode, meta=doc.meta, failed=True, error=reason)
+def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str, **kw: Any) -> ArticleResult:
+    flags = list(doc.flags) + [f for f in kw.pop("flags", []) if f not in doc.flags]
+    return ArticleResult(id=doc.id, digest=digest, fingerprint=fp, mode=mode, meta=doc.meta, failed=True, error=reason,
+                         flags=flags, **kw)
+
+
+#: pipeline -> (its config, the same pipeline without per-item language detection)
+_QUIET: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def sentence_pipeline(pipeline: "Pipeline") -> "Pipeline":
+    """``pipeline`` without its per-item language check (``config.text.detect_language``): the
+    article's language is decided once, by :func:`article_language`, and its sentences take it.
+    A shallow copy (agents, lexicon and LLM shared), made once per pipeline."""
+    text_cfg = getattr(pipeline.config, "text", None)
+    if not getattr(text_cfg, "detect_language", False):
+        return pipeline
+    hit = _QUIET.get(pipeline)
+    if hit is not None and hit[0] is pipeline.config:
+        return hit[1]
+    quiet = copy.copy(pipeline)
+    quiet.config = pipeline.config.replace(**{"text.detect_language": False})
+    _QUIET[pipeline] = (pipeline.config, quiet)
+    return quiet
+
+
+def article_language(pipeline: "Pipeline", text: str, settings: CorpusConfig | None = None) -> tuple[str | None, str | None]:
+    """``(language, why the article cannot be analysed)`` of an article's cleaned ``text``: decided
+    once for the whole article (:func:`mabpd_kit.language.document_language`; shorter than
+    ``settings.language_min_chars``: ``config.text.languages[0]``). ``(None, None)`` when the
+    pipeline does not detect languages. A language outside ``config.text.languages`` is a reason
+    only for the rule-based agents (an LLM analyses it; the article is flagged)."""
+    from mabpd_kit.language import document_language
+
+    st = resolve(settings, pipeline.config)
+    tc = pipeline.config.text
+    if not tc.detect_language:
+        return None, None
+    known = tuple(tc.languages)
+    lang = document_language(text, min_chars=st.language_min_chars, assume=known[0] if known else "en")
+    if lang == "und" or lang in known or getattr(pipeline, "llm", None) is not None:
+        return lang, None
+    return lang, (f"unsupported language {lang!r}: the rule-based agents know {', '.join(known)}; "
+                  f"use an LLM endpoint, or add {lang!r} to text.languages")
+
+
+def _language_flags(lang: str | None, pipeline: "Pipeline") -> list[str]:
+    known = pipeline.config.text.languages
+    return ["unsupported_language"] if lang not in (None, "und") and lang not in known else []
 
 
 def analyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = None, *, fingerprint: str = "",
@@ -177,6 +256,10 @@ def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: 
     ct, spans, todo = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
     if not spans:
         return _failed(doc, "empty text (nothing left after cleaning)", "article", fp, digest)
+    lang, why = article_language(pipeline, ct.text, st)
+    if why is not None:
+        return _failed(doc, why, "article", fp, digest, language=lang, text=ct.text, flags=["unsupported_language"])
+    quiet = sentence_pipeline(pipeline)
     sents: list[SentenceResult] = []
     evidence: dict[tuple[int, int], SpanResult] = {}
     for k, ((a, b), go) in enumerate(zip(spans, todo)):
@@ -185,9 +268,11 @@ def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: 
             sents.append(SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label="skipped"))
             continue
         d = decisions[k] if decisions is not None and k in decisions else \
-            pipeline.analyze(ct.text[a:b], id=f"{doc.id}#{k}")
+            quiet.analyze(ct.text[a:b], id=f"{doc.id}#{k}")
         sents.append(_sentence(k, a, b, ra, rb, d, evidence))
-    return _evidence(doc, ct.text, ct.flags, sents, evidence, st, fp, digest)
+    out = _evidence(doc, ct.text, ct.flags + _language_flags(lang, pipeline), sents, evidence, st, fp, digest)
+    out.language = lang
+    return out
 
 
 def _sentence(k: int, a: int, b: int, ra: int, rb: int, d: "Decision",
@@ -216,8 +301,12 @@ def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult]
     cats: dict[str, int] = {}
     for sp in evidence.values():
         cats[sp.category] = cats.get(sp.category, 0) + 1
+    n_failed = sum(s.label == "failed" for s in sents)
+    tried = len(done) + n_failed
     out = ArticleResult(id=doc.id, digest=digest, fingerprint=fp, mode="article", meta=doc.meta, text=text,
-                        n_words=n_words, n_sentences=len(done), flags=list(flags), sentences=sents,
+                        n_words=n_words, n_sentences=len(done), n_failed_sentences=n_failed,
+                        share_analysed=len(done) / tried if tried else None,
+                        flags=list(doc.flags) + [f for f in flags if f not in doc.flags], sentences=sents,
                         categories=dict(sorted(cats.items(), key=lambda kv: -kv[1])), n_spans=len(evidence),
                         top_spans=sorted(evidence.values(), key=lambda s: -s.score)[:st.top_spans])
     if not done:
@@ -230,22 +319,31 @@ def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult]
     out.mean_score = sum(scores) / len(scores) if scores else None
     out.max_score = max(scores) if scores else None
     out.spans_per_100w = 100.0 * len(evidence) / max(n_words, 1)
-    if len(done) < len(sents):
-        n_failed = sum(s.label == "failed" for s in sents)
-        if n_failed:
-            out.flags.append(f"{n_failed}_sentences_failed")
+    if n_failed:
+        out.flags.append(f"{n_failed}_sentences_failed")
+        share = out.share_analysed or 0.0
+        if share < st.min_analysed_share:
+            first = next((s.error for s in sents if s.error), None)
+            out.failed = True
+            out.error = (f"only {len(done)} of {tried} sentences could be analysed ({share:.0%} < min_analysed_share "
+                         f"{st.min_analysed_share:.0%}; first failure: {first})")
     return out
 
 
 def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str) -> ArticleResult:
     """The paper's direct mode: the article (cut to the pipeline's ``text.truncate_words``) as one item.
-    ``share_biased`` is then 1.0 or 0.0 (the whole article's label), so the same rule and report apply."""
-    d = pipeline.analyze(doc.text, id=doc.id)
+    ``share_biased`` is then 1.0 or 0.0 and ``pred`` is that label (:meth:`ArticleResult.pred`)."""
+    from mabpd_kit.text import clean
+
+    lang, why = article_language(pipeline, clean(doc.text, max_chars=pipeline.config.text.max_chars).text, st)
+    if why is not None:
+        return _failed(doc, why, "direct", fp, digest, language=lang, flags=["unsupported_language"])
+    d = sentence_pipeline(pipeline).analyze(doc.text, id=doc.id)
     if d.failed:
-        return _failed(doc, d.error or "failed", "direct", fp, digest)
+        return _failed(doc, d.error or "failed", "direct", fp, digest, language=lang)
     evidence: dict[tuple[int, int], SpanResult] = {}
     s = _sentence(0, 0, len(d.clean_text), None, None, d, evidence)  # type: ignore[arg-type]
     s.raw_start = s.raw_end = None
-    out = _evidence(doc, d.clean_text, d.flags, [s], evidence, st, fp, digest)
-    out.mode = "direct"
+    out = _evidence(doc, d.clean_text, d.flags + _language_flags(lang, pipeline), [s], evidence, st, fp, digest)
+    out.mode, out.language = "direct", lang
     return out

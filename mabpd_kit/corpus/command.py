@@ -9,15 +9,39 @@ Same shape as a ``cli`` command module (``add_arguments(parser)``, ``run(args) -
 
 A corpus that cannot be read at all is one line on stderr and exit code 2 (no traceback); bad rows
 are flagged in the results and the run goes on. :func:`is_corpus` tells ``analyze`` which path to take.
+
+No option is accepted only to be ignored: one that this run cannot honour (``--by`` without
+``--report``, ``--level`` without ``--export``, a text-input option such as ``--format`` on a
+corpus...) is refused before anything runs, in one line naming it and why, exit code 2
+(:func:`refusal`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["add_arguments", "add_corpus_options", "add_report_arguments", "is_corpus", "run", "run_report"]
+__all__ = ["CORPUS_OPTIONS", "add_arguments", "add_corpus_options", "add_report_arguments", "is_corpus", "refusal",
+           "run", "run_report"]
+
+#: ``(attribute, flag)`` of every corpus option: given on plain-text input, each is refused.
+CORPUS_OPTIONS = (("text_col", "--text-col"), ("id_col", "--id-col"), ("out", "--out"), ("mode", "--mode"),
+                  ("workers", "--workers"), ("threshold", "--threshold"), ("export", "--export"),
+                  ("level", "--level"), ("report", "--report"), ("by", "--by"), ("date", "--date"),
+                  ("follow_symlinks", "--follow-symlinks"))
+#: ``(attribute, flag, why)`` of the text-input options of ``mabpd analyze``: refused on a corpus.
+_TEXT_OPTIONS = (
+    ("lines", "--lines", "a corpus has one article per row (or per file) already"),
+    ("format", "--format", "a corpus writes a JSONL results file (--out); rows as CSV, JSONL or Parquet with --export FILE"),
+    ("output", "-o/--output", "a corpus writes its results to --out (rows to --export, the HTML report to --report)"),
+    ("checkpoint", "--checkpoint", "a corpus resumes from its results file (--out)"),
+    ("batch", "--batch", "a corpus runs with --llm through the cache and the endpoint's concurrency limit"),
+)
 
 _TABLES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 
@@ -35,15 +59,19 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
     group.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")
     group.add_argument("--out", help="results file, JSONL, one line per article; a rerun resumes from it "
                                      "(default: <corpus>.mabpd.jsonl next to the corpus)")
-    group.add_argument("--mode", choices=("article", "direct"), default="article",
-                       help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 words")
+    group.add_argument("--mode", choices=("article", "direct"),
+                       help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 "
+                            "words, decided by that one decision's label (no threshold)")
     group.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
     group.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
     group.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
-    group.add_argument("--level", choices=("article", "sentence", "span"), default="article", help="rows of --export")
+    group.add_argument("--level", choices=("article", "sentence", "span"), help="rows of --export (default: article)")
     group.add_argument("--report", help="also write the offline HTML report here")
-    group.add_argument("--by", help="group column for the report (outlet, topic...)")
-    group.add_argument("--date", help="date column for the report's trend")
+    group.add_argument("--by", help="group column for the report (outlet, topic...); needs --report")
+    group.add_argument("--date", help="date column for the report's trend; needs --report")
+    group.add_argument("--follow-symlinks", action="store_true",
+                       help="a folder: read what its symbolic links point to, even outside the folder "
+                            "(default: such a link is flagged, not read)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,14 +100,63 @@ def _settings(args: argparse.Namespace, cfg: object) -> object:
     return st.model_copy(update=changes) if changes else st
 
 
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why this corpus run cannot honour an option it was given (one line naming it), or None."""
+    given = [(flag, why) for attr, flag, why in _TEXT_OPTIONS if getattr(args, attr, None) not in (None, False)]
+    if given:
+        flags = ", ".join(f for f, _ in given)
+        return f"{flags} {'is' if len(given) == 1 else 'are'} for plain-text input, not a corpus: {given[0][1]}"
+    for attr, flag, needs, why in (("by", "--by", "report", "it groups the report"),
+                                   ("date", "--date", "report", "it is the report's trend"),
+                                   ("level", "--level", "export", "it says which rows --export writes")):
+        if getattr(args, attr, None) is not None and not getattr(args, needs, None):
+            return f"{flag} needs --{needs} ({why})"
+    if getattr(args, "mode", None) == "direct" and getattr(args, "threshold", None) is not None:
+        return "--threshold is the article rule's: --mode direct decides each article by its one decision's label"
+    if getattr(args, "workers", None) is not None and getattr(args, "llm", False):
+        return ("--workers is for the rule-based path: with --llm the endpoint's concurrency "
+                "(config llm.concurrency) sets how many calls run at once")
+    if getattr(args, "follow_symlinks", False) and not Path(args.corpus).is_dir():
+        return f"--follow-symlinks is for a folder; {args.corpus} is a table"
+    return None
+
+
+@contextlib.contextmanager
+def _quiet_dates() -> Iterator[None]:
+    """pandas warns when it guesses a date format value by value (free-text dates): the report says
+    how many values are not dates instead (:func:`_date_note`)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Cc]ould not infer format.*")
+        yield
+
+
+def _date_note(results: Any, date: str) -> str | None:
+    """'N of M values of DATE are not dates (left out of the trend)', or None when every value is one."""
+    from mabpd_kit.corpus.groups import month
+
+    values = [a.meta.get(date) for a in results]
+    given = [v for v in values if v is not None and str(v).strip()]
+    if not given:
+        return f"no article has a value in --date column {date!r}: the report has no trend" if values else None
+    with _quiet_dates():
+        bad = int(month(given).isna().sum())
+    return f"{bad} of {len(given)} values of {date!r} are not dates (left out of the trend)" if bad else None
+
+
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.inputs import CorpusError, read
     from mabpd_kit.corpus.parallel import analyze
     from mabpd_kit.corpus.reporting import report
-    from mabpd_kit.corpus.store import export, load
+    from mabpd_kit.corpus.store import export, iter_results, load
 
+    why = refusal(args)
+    if why is not None:
+        print(f"mabpd analyze: error: {why}", file=sys.stderr)
+        return 2
     cfg = Config.load(args.config) if args.config else Config()
+    if getattr(args, "ablation", None) is not None:
+        cfg = cfg.ablation(args.ablation)  # part of the fingerprint: another ablation is analysed anew
     st = _settings(args, cfg)
     out = Path(args.out or f"{str(args.corpus).rstrip('/')}.mabpd.jsonl")
     llm = None
@@ -88,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
 
         llm = connect(config=cfg)
     try:
-        corpus = read(args.corpus, text_col=args.text_col, id_col=args.id_col, settings=st)
+        corpus = read(args.corpus, text_col=args.text_col, id_col=args.id_col, settings=st,
+                      follow_symlinks=bool(getattr(args, "follow_symlinks", False)))
         counts = analyze(corpus, out, config=cfg, llm=llm, settings=st, progress=not args.quiet and sys.stderr.isatty(),
                          load_results=False)
     except CorpusError as exc:
@@ -103,17 +181,22 @@ def run(args: argparse.Namespace) -> int:
           f"{counts['resumed']} from the results file, {counts['failed']} failed (reasons in the file) -> {out}",
           file=sys.stderr)
     if args.export:
-        n = export(out, args.export, level=args.level, settings=st)
-        print(f"wrote {n} {args.level} rows to {args.export}", file=sys.stderr)
+        level = args.level or "article"
+        n = export(out, args.export, level=level, settings=st)
+        print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
-        report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st)
+        with _quiet_dates():
+            report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st)
+        note = _date_note(iter_results(out), args.date) if args.date else None
+        if note:
+            print(f"mabpd analyze: {note}", file=sys.stderr)
         print(f"wrote {args.report}", file=sys.stderr)
     return 1 if done and counts["failed"] == done else 0
 
 
 def run_report(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus.reporting import report
-    from mabpd_kit.corpus.store import load
+    from mabpd_kit.corpus.store import iter_results, load
 
     if not Path(args.results).is_file():
         print(f"mabpd report: no results file {args.results}", file=sys.stderr)
@@ -122,6 +205,10 @@ def run_report(args: argparse.Namespace) -> int:
     if not len(res):
         print(f"mabpd report: {args.results} holds no article results", file=sys.stderr)
         return 2
-    report(res, args.output, by=args.by, date=args.date, title=args.title)
+    with _quiet_dates():
+        report(res, args.output, by=args.by, date=args.date, title=args.title)
+    note = _date_note(iter_results(args.results), args.date) if args.date else None
+    if note:
+        print(f"mabpd report: {note}", file=sys.stderr)
     print(f"wrote {args.output} ({len(res)} articles)", file=sys.stderr)
     return 0

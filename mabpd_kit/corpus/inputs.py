@@ -1,10 +1,27 @@
 """Reading a researcher's corpus: CSV, TSV, JSONL, Parquet, a folder of .txt/.html files, or a DataFrame.
 
 :func:`read` returns a :class:`Corpus`: a lazy, re-iterable stream of :class:`Doc` records (the
-file is read in chunks of ``settings.chunk_rows`` rows each time it is iterated, so memory does
-not grow with the corpus). Every doc has an ``id`` (``id_col``, else the row number, or the file
-name in a folder), its ``text`` and every other column as ``meta``. A bad row (empty, missing,
-binary, undecodable, over ``settings.max_bytes``, a duplicate id, a malformed CSV/JSON line) comes
+file is read as it is iterated, so memory does not grow with the corpus). Every doc has an ``id``,
+its ``text`` and every other column as ``meta``. Rows come in **as written**, and **every row once**:
+
+- **ids and metadata as written**: a CSV/TSV cell is the string in the file (``0000645`` stays
+  ``0000645``, ``NA`` stays ``NA``; an empty cell is ``None``, a CSV cannot tell it from a missing
+  value); JSON values keep their JSON type (an id is their text: ``645``, ``"0000645"``);
+- **ids**: ``id_col``, else the row number (0, 1, ... counting every row, bad ones too), or the
+  file's path in a folder. A row without an id, a second row with the same id and a row whose id
+  cannot be read get a made-up id (``line12``, ``row3``, ``d1#dup2``) that is **never** one of the
+  file's real ids (they are all looked at first, when the first made-up id is needed);
+- **every physical row once**: a CSV/TSV row with more fields than the header (unless the extra
+  ones are empty), a quote opened and never closed, a quote closed in the middle of a field, a line
+  that is not a JSON object is a bad row *with its line number*, and the rows after it are read as
+  they are: nothing shifts, nothing is swallowed. A quoted field may span lines (one row);
+- **one decoder** with the text layer (:func:`mabpd_kit.decoding.decode_bytes`): a byte-order mark
+  (UTF-8, UTF-16, UTF-32), else UTF-8, else Windows-1252, decoded and flagged ``encoding:cp1252``;
+- **a folder**: every entry gets a record, read or flagged with its reason (not a .txt/.html file,
+  hidden, a FIFO or a device, never opened, a broken link, a link out of the folder). Nothing
+  outside the folder is read unless ``follow_symlinks=True`` (``--follow-symlinks``).
+
+A bad row (empty, missing, binary, over ``settings.max_bytes``, a duplicate id, malformed) comes
 through as a doc with ``reason`` set: the batch goes on and the reason ends up in the output.
 
 >>> import pandas as pd
@@ -20,37 +37,39 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mabpd_kit.corpus.rows import (ENCODING_FLAG, CorpusError, csv_rows, frame_rows, json_array_rows, jsonl_rows,
+                                   parquet_engine, parquet_rows, starts_with, with_columns)
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
+from mabpd_kit.decoding import bom, decode_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Corpus", "CorpusError", "Doc", "read"]
 
+_parquet_engine = parquet_engine  # store.py's export checks for an engine through this name
+
 _TEXT_FILES = (".txt", ".html", ".htm")
-_PARQUET_HINT = "reading Parquet needs pyarrow or fastparquet: pip install pyarrow"
-
-
-class CorpusError(ValueError):
-    """The corpus as a whole cannot be read (missing file, unknown format, no text column...).
-
-    Bad *rows* never raise: they come through as docs with a ``reason``."""
+_FOLLOW_HINT = "--follow-symlinks, or read(..., follow_symlinks=True), reads it"
 
 
 @dataclass
 class Doc:
-    """One article (or sentence) of the corpus. ``reason`` is set when the row is bad."""
+    """One article (or sentence) of the corpus. ``reason`` is set when the row is bad; ``flags`` say
+    what was done to read it (``encoding:cp1252``: not UTF-8, decoded as Windows-1252; ``no_id``)."""
 
     id: str
     text: str
     meta: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    flags: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -78,99 +97,151 @@ def _jsonable(v: Any) -> Any:
         return str(v)
 
 
-def check_text(raw: Any, max_bytes: int) -> tuple[str, str | None]:
-    """``(text, reason)``: the text of one row, or why it is a bad row."""
+def _id_text(v: Any) -> str | None:
+    """An id cell as text, as written (``None`` for a missing one: empty, NaN, null)."""
+    v = _jsonable(v)
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, int, float)):
+        return json.dumps(v)  # 645, 6.5, true
+    return json.dumps(v, ensure_ascii=False, sort_keys=True)
+
+
+def _check(raw: Any, max_bytes: int) -> tuple[str, str | None, list[str]]:
+    """``(text, reason, flags)`` of one row's text cell (or one file's bytes)."""
+    flags: list[str] = []
     if raw is None or (isinstance(raw, float) and math.isnan(raw)):
-        return "", "missing text (empty cell, NaN or null)"
+        return "", "missing text (empty cell, NaN or null)", flags
     if isinstance(raw, (bytes, bytearray, memoryview)):
         data = bytes(raw)
-        if b"\x00" in data:
-            return "", "binary content (NUL bytes)"
+        if b"\x00" in data and bom(data)[0] in (None, "utf-8"):
+            return "", "binary content (NUL bytes)", flags
         if len(data) > max_bytes:
-            return "", f"too large ({len(data) / 1e6:.1f} MB > {max_bytes / 1e6:g} MB limit)"
-        try:
-            raw = data.decode("utf-8")
-        except UnicodeDecodeError:
-            try:
-                raw = data.decode("cp1252")
-            except UnicodeDecodeError as exc:
-                return "", f"undecodable bytes (neither UTF-8 nor Windows-1252: {exc.reason} at byte {exc.start})"
+            return "", f"too large ({len(data) / 1e6:.1f} MB > {max_bytes / 1e6:g} MB limit)", flags
+        d = decode_bytes(data)  # the one decoder: BOM, else UTF-8, else Windows-1252 (flagged)
+        raw = d.text
+        if d.fallback:
+            flags.append(ENCODING_FLAG)
     if not isinstance(raw, str):
         if isinstance(raw, (int, float)):
-            return str(raw), "not text (a number)"
-        return "", f"not text ({type(raw).__name__})"
+            return str(raw), "not text (a number)", flags
+        return "", f"not text ({type(raw).__name__})", flags
     if "\x00" in raw:
-        return "", "binary content (NUL characters)"
+        return "", "binary content (NUL characters)", flags
     try:
         size = len(raw.encode("utf-8"))
     except UnicodeEncodeError:  # lone surrogates: bytes that were not UTF-8 (surrogateescape)
-        return "", "undecodable bytes (not valid UTF-8)"
+        return "", "undecodable bytes (not valid UTF-8)", flags
     if size > max_bytes:
-        return "", f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:g} MB limit)"
+        return "", f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:g} MB limit)", flags
     if not raw.strip():
-        return raw, "empty text"
-    return raw, None
+        return raw, "empty text", flags
+    return raw, None, flags
+
+
+def check_text(raw: Any, max_bytes: int) -> tuple[str, str | None]:
+    """``(text, reason)``: the text of one row, or why it is a bad row."""
+    text, reason, _ = _check(raw, max_bytes)
+    return text, reason
+
+
+class _Ids:
+    """The ids handed out so far, and made-up ids that are none of the source's real ids."""
+
+    def __init__(self, real: Any) -> None:
+        self.seen: set[str] = set()
+        self.count: dict[str, int] = {}
+        self._real_of = real
+        self._real: set[str] | None = None
+
+    def made_up(self, base: str) -> str:
+        if self._real is None:
+            self._real = self._real_of()  # every real id of the source: read once, when first needed
+        cand, n = base, 1
+        while cand in self._real or cand in self.seen:
+            n += 1
+            cand = f"{base}~{n}"
+        return cand
 
 
 class Corpus:
-    """A lazy, re-iterable corpus. ``iter(corpus)`` yields :class:`Doc` s in order, reading in chunks."""
+    """A lazy, re-iterable corpus. ``iter(corpus)`` yields :class:`Doc` s in order, reading as it goes."""
 
     def __init__(self, source: Any, text_col: str | None = None, id_col: str | None = None,
-                 settings: CorpusConfig | None = None, format: str | None = None) -> None:
+                 settings: CorpusConfig | None = None, format: str | None = None,
+                 follow_symlinks: bool = False) -> None:
         self.settings = resolve(settings)
         self.source = source
         self.text_col, self.id_col = text_col, id_col
+        self.follow_symlinks = bool(follow_symlinks)
         self.format = format or _format_of(source)
         if self.format != "frame" and not Path(source).exists():
             raise CorpusError(f"no such file or folder: {source}")
         if self.format == "parquet":
-            _parquet_engine()  # fail early, with the one-line install hint
+            parquet_engine()  # fail early, with the one-line install hint
 
     def __repr__(self) -> str:
         where = "a DataFrame" if self.format == "frame" else str(self.source)
         return f"Corpus({self.format}: {where}, text_col={self.text_col!r}, id_col={self.id_col!r})"
 
     def __iter__(self) -> Iterator[Doc]:
-        seen: set[str] = set()
-        rows = self._folder() if self.format == "folder" else self._rows()
-        for doc in rows:
-            if doc.id in seen:
-                doc = Doc(id=f"{doc.id}#dup{len(seen)}", text="", meta=doc.meta,
-                          reason=f"duplicate id {doc.id!r} (ids must be unique)")
-            seen.add(doc.id)
-            yield doc
+        if self.format == "folder":
+            return self._folder()
+        return self._table()
 
     def to_frame(self) -> "pd.DataFrame":
-        """The whole corpus as one frame: id, text, reason, then the metadata columns (small corpora)."""
+        """The whole corpus as one frame: id, text, reason, flags, then the metadata columns (small corpora)."""
         import pandas as pd
 
-        return pd.DataFrame([{"id": d.id, "text": d.text, "reason": d.reason, **d.meta} for d in self])
+        return pd.DataFrame([{"id": d.id, "text": d.text, "reason": d.reason, "flags": ",".join(d.flags), **d.meta}
+                             for d in self])
 
     # -- tables ----------------------------------------------------------------------------------
-    def _rows(self) -> Iterator[Doc]:
-        row = 0
-        text_col = None
-        for chunk, bad in self._chunks():
-            for line, why in bad:
-                yield Doc(id=f"line{line}", text="", reason=why)
-            if chunk is None or not len(chunk):
+    def _table(self) -> Iterator[Doc]:
+        rows = self._reader()
+        cols = next(rows, None)
+        if cols is None:
+            return
+        text_col = self._text_column(cols)
+        if self.id_col is not None and self.id_col not in cols:
+            raise CorpusError(f"no id column {self.id_col!r}; columns are {cols}")
+        ids = _Ids(self._real_ids)
+        for k, row in enumerate(rows):
+            flags = list(row.flags)
+            if row.values is None:  # malformed: no cell can be trusted, its id neither
+                rid = str(k) if self.id_col is None else ids.made_up(row.tag)
+                ids.seen.add(rid)
+                yield Doc(id=rid, text="", reason=row.reason, flags=flags)
                 continue
-            if text_col is None:  # the first chunk decides; later rows without these keys get the defaults
-                text_col = self._text_column(list(chunk.columns))
-                if self.id_col is not None and self.id_col not in chunk.columns:
-                    raise CorpusError(f"no id column {self.id_col!r}; columns are {list(chunk.columns)}")
-            cols = list(chunk.columns)
-            meta_cols = [c for c in cols if c not in (text_col, self.id_col)]
-            for rec in chunk.itertuples(index=False, name=None):
-                values = dict(zip(cols, rec))
-                rid = values.get(self.id_col) if self.id_col is not None else None
-                rid = str(row) if rid is None or (isinstance(rid, float) and math.isnan(rid)) else str(_jsonable(rid))
-                text, reason = check_text(values.get(text_col), self.settings.max_bytes)
-                if reason is None and self.format in ("csv", "tsv") and "\ufffd" in text:
-                    reason = "undecodable bytes (not valid UTF-8; shown as U+FFFD)"
-                yield Doc(id=rid, text=text if reason is None else text[:0],
-                          meta={str(c): _jsonable(values[c]) for c in meta_cols}, reason=reason)
-                row += 1
+            values = row.values
+            text, reason, more = _check(values.get(text_col), self.settings.max_bytes)
+            flags += [f for f in more if f not in flags]
+            meta = {str(c): _jsonable(v) for c, v in values.items() if c not in (text_col, self.id_col)}
+            if self.id_col is None:
+                rid = str(k)
+            else:
+                rid = _id_text(values.get(self.id_col))
+                if rid is None:
+                    rid = ids.made_up(row.tag)
+                    flags.append("no_id")
+                elif rid in ids.seen:
+                    n = ids.count[rid] = ids.count.get(rid, 1) + 1
+                    reason = f"duplicate id {rid!r} (ids must be unique)"
+                    rid = ids.made_up(f"{rid}#dup{n}")
+            ids.seen.add(rid)
+            yield Doc(id=rid, text=text if reason is None else "", meta=meta, reason=reason, flags=flags)
+
+    def _real_ids(self) -> set[str]:
+        """Every id written in the id column (made-up ids must be none of them)."""
+        rows = self._reader()
+        next(rows, None)
+        out = set()
+        for r in rows:
+            if r.values is not None and (rid := _id_text(r.values.get(self.id_col))) is not None:
+                out.add(rid)
+        return out
 
     def _text_column(self, cols: list[str]) -> str:
         if self.text_col is not None:
@@ -184,45 +255,109 @@ class Corpus:
         raise CorpusError(f"which column holds the text? none of {list(self.settings.text_columns)} is present; "
                           f"pass text_col= (columns: {cols})")
 
-    def _chunks(self) -> Iterator[tuple["pd.DataFrame | None", list[tuple[int, str]]]]:
+    def _reader(self) -> Iterator[Any]:
+        """The column names first, then one :class:`Row` per row of the source."""
         n = self.settings.chunk_rows
         if self.format == "frame":
-            df = self.source
-            for i in range(0, len(df), n):
-                yield df.iloc[i:i + n], []
-        elif self.format in ("csv", "tsv"):
-            yield from _csv_chunks(self.source, "\t" if self.format == "tsv" else ",", n)
-        elif self.format == "jsonl":
-            yield from _jsonl_chunks(self.source, n)
-        elif self.format == "json":  # a JSON array of objects (read whole), else JSON Lines
-            yield from (_json_array_chunks(self.source, n) if _starts_with(self.source, b"[")
-                        else _jsonl_chunks(self.source, n))
-        elif self.format == "parquet":
-            yield from _parquet_chunks(self.source, n)
-        else:
-            raise CorpusError(f"unknown format {self.format!r}")
+            return frame_rows(self.source, n)
+        if self.format in ("csv", "tsv"):
+            return csv_rows(self.source, "\t" if self.format == "tsv" else ",")
+        if self.format == "jsonl":
+            return with_columns(jsonl_rows(self.source), n)
+        if self.format == "json":  # a JSON array of objects (read whole), else JSON Lines
+            return with_columns(json_array_rows(self.source) if starts_with(self.source, "[")
+                                 else jsonl_rows(self.source), n)
+        if self.format == "parquet":
+            return parquet_rows(self.source, n)
+        raise CorpusError(f"unknown format {self.format!r}")
 
     # -- a folder of files -------------------------------------------------------------------------
     def _folder(self) -> Iterator[Doc]:
         root = Path(self.source)
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            rel = path.relative_to(root).as_posix()
-            meta = {"file": rel, "format": path.suffix.lower().lstrip(".")}
-            if path.suffix.lower() not in _TEXT_FILES or path.name.startswith("."):
-                yield Doc(id=rel, text="", meta=meta, reason=f"not a .txt/.html file ({path.suffix or 'no extension'}): skipped")
-                continue
+        real_root = root.resolve()
+        yield from self._walk(root, "", real_root, frozenset({real_root}))
+
+    def _walk(self, here: Path, prefix: str, real_root: Path, ancestors: frozenset[Path]) -> Iterator[Doc]:
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Doc(id=prefix.rstrip("/") or ".", text="", meta={"file": prefix, "format": ""},
+                      reason=f"unreadable folder ({exc.strerror or exc})")
+            return
+        for e in entries:
+            rel = prefix + e.name
+            meta = {"file": rel, "format": Path(e.name).suffix.lower().lstrip(".")}
+            path = Path(e.path)
+
+            def bad(reason: str) -> Doc:
+                return Doc(id=rel, text="", meta=meta, reason=reason)
+
+            real: Path | None = None
             try:
-                size = path.stat().st_size
-                if size > self.settings.max_bytes:
-                    yield Doc(id=rel, text="", meta=meta,
-                              reason=f"too large ({size / 1e6:.1f} MB > {self.settings.max_bytes / 1e6:g} MB limit)")
-                    continue
-                data = path.read_bytes()
+                if e.is_symlink():
+                    target = os.readlink(path)
+                    try:
+                        real = path.resolve(strict=True)
+                    except (OSError, RuntimeError):
+                        yield bad(f"broken symbolic link (to {target}): skipped")
+                        continue
+                    if not self.follow_symlinks and real != real_root and real_root not in real.parents:
+                        yield bad(f"symbolic link to {target}, outside the folder: not read ({_FOLLOW_HINT})")
+                        continue
+                    st = os.stat(real)
+                else:
+                    st = e.stat(follow_symlinks=False)
             except OSError as exc:
-                yield Doc(id=rel, text="", meta=meta, reason=f"unreadable file ({exc.strerror or exc})")
+                yield bad(f"unreadable entry ({exc.strerror or exc})")
                 continue
-            text, reason = check_text(data, self.settings.max_bytes)
-            yield Doc(id=rel, text=text if reason is None else "", meta=meta, reason=reason)
+            if stat.S_ISDIR(st.st_mode):
+                key = real or path.resolve()
+                if e.name.startswith("."):
+                    yield bad("hidden folder (its name starts with '.'): skipped")
+                elif real is not None and not self.follow_symlinks:
+                    yield bad(f"symbolic link to a folder: not followed ({_FOLLOW_HINT})")
+                elif key in ancestors:
+                    yield bad("symbolic link back into a folder being read (a loop): skipped")
+                else:
+                    yield from self._walk(path, rel + "/", real_root, ancestors | {key})
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                yield bad(f"not a regular file ({_kind(st.st_mode)}): skipped, never opened")
+            elif e.name.startswith("."):
+                yield bad("hidden file (its name starts with '.'): skipped")
+            elif path.suffix.lower() not in _TEXT_FILES:
+                yield bad(f"not a .txt/.html file ({path.suffix or 'no extension'}): skipped")
+            else:
+                yield self._file(real or path, rel, meta)
+
+    def _file(self, path: Path, rel: str, meta: dict[str, Any]) -> Doc:
+        """One regular file, opened without following a link (it may have been swapped for one) and
+        without blocking (nor for a FIFO swapped in since the folder was listed)."""
+        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        limit = self.settings.max_bytes
+        try:
+            fd = os.open(path, flags)
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    return Doc(id=rel, text="", meta=meta, reason=f"not a regular file ({_kind(st.st_mode)}): skipped")
+                if st.st_size > limit:
+                    return Doc(id=rel, text="", meta=meta,
+                               reason=f"too large ({st.st_size / 1e6:.1f} MB > {limit / 1e6:g} MB limit)")
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            return Doc(id=rel, text="", meta=meta, reason=f"unreadable file ({exc.strerror or exc})")
+        text, reason, more = _check(data, limit)
+        return Doc(id=rel, text=text if reason is None else "", meta=meta, reason=reason, flags=more)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def _format_of(source: Any) -> str:
@@ -240,131 +375,16 @@ def _format_of(source: Any) -> str:
                       "files (or pass format=)")
 
 
-def _csv_chunks(path: Any, sep: str, n: int) -> Iterator[tuple["pd.DataFrame", list[tuple[int, str]]]]:
-    """CSV/TSV in chunks; a malformed line (wrong number of fields) becomes a bad row, bytes that are
-    not UTF-8 come through as U+FFFD (a text holding one is flagged 'undecodable')."""
-    import pandas as pd
-
-    reader = pd.read_csv(path, sep=sep, chunksize=n, on_bad_lines="warn", encoding="utf-8",
-                         encoding_errors="replace", low_memory=False)
-    with reader:
-        while True:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    chunk = next(reader)
-                except StopIteration:
-                    chunk = None
-            bad = [(int(line), f"malformed line {line}: {msg}") for w in caught
-                   for line, msg in _bad_lines(str(w.message))]
-            if chunk is None:
-                if bad:
-                    yield None, bad  # type: ignore[misc]
-                return
-            yield chunk, bad
-
-
-def _bad_lines(message: str) -> list[tuple[int, str]]:
-    import re
-
-    return [(int(m.group(1)), m.group(2).strip()) for m in re.finditer(r"Skipping line (\d+): ([^\n]*)", message)]
-
-
-def _jsonl_chunks(path: Any, n: int) -> Iterator[tuple["pd.DataFrame", list[tuple[int, str]]]]:
-    """JSON Lines, decoded line by line: a line that is not UTF-8 or not a JSON object is a bad row."""
-    import pandas as pd
-
-    rows: list[dict[str, Any]] = []
-    bad: list[tuple[int, str]] = []
-    opener = _open_binary(path)
-    with opener as fh:
-        for k, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad.append((k, f"undecodable line {k} (not UTF-8: {exc.reason} at byte {exc.start})"))
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                bad.append((k, f"malformed line {k} (not JSON: {exc})"))
-                continue
-            if not isinstance(obj, dict):
-                bad.append((k, f"malformed line {k} (a JSON {type(obj).__name__}, not an object)"))
-                continue
-            rows.append(obj)
-            if len(rows) >= n:
-                yield pd.DataFrame(rows), bad
-                rows, bad = [], []
-    if rows or bad:
-        yield (pd.DataFrame(rows) if rows else None), bad  # type: ignore[misc]
-
-
-def _starts_with(path: Any, prefix: bytes) -> bool:
-    with _open_binary(path) as fh:
-        return fh.read(4096).lstrip().startswith(prefix)
-
-
-def _json_array_chunks(path: Any, n: int) -> Iterator[tuple["pd.DataFrame | None", list[tuple[int, str]]]]:
-    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it)."""
-    import pandas as pd
-
-    try:
-        with _open_binary(path) as fh:
-            data = json.loads(fh.read().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"{path}: not a JSON array of objects ({exc})") from exc
-    bad = [(k + 1, f"malformed item {k + 1} (a JSON {type(o).__name__}, not an object)")
-           for k, o in enumerate(data) if not isinstance(o, dict)]
-    objs = [o for o in data if isinstance(o, dict)]
-    if bad:
-        yield None, bad
-    for i in range(0, len(objs), n):
-        yield pd.DataFrame(objs[i:i + n]), []
-
-
-def _open_binary(path: Any) -> Any:
-    if str(path).endswith(".gz"):
-        import gzip
-
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
-def _parquet_engine() -> str:
-    import importlib.util
-
-    for engine in ("pyarrow", "fastparquet"):
-        if importlib.util.find_spec(engine) is not None:
-            return engine
-    raise CorpusError(_PARQUET_HINT)
-
-
-def _parquet_chunks(path: Any, n: int) -> Iterator[tuple["pd.DataFrame", list[tuple[int, str]]]]:
-    engine = _parquet_engine()
-    if engine == "pyarrow":
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=n):
-            yield batch.to_pandas(), []
-    else:  # pragma: no cover - fastparquet is not installed in the course venv
-        import fastparquet
-
-        for df in fastparquet.ParquetFile(str(path)).iter_row_groups():
-            for i in range(0, len(df), n):
-                yield df.iloc[i:i + n], []
-
-
 def read(source: Any, text_col: str | None = None, id_col: str | None = None, *,
-         settings: CorpusConfig | None = None, format: str | None = None) -> Corpus:
+         settings: CorpusConfig | None = None, format: str | None = None, follow_symlinks: bool = False) -> Corpus:
     """A corpus from a CSV/TSV/JSONL/Parquet file, a folder of .txt/.html files, or a DataFrame.
 
     ``text_col``: the text column (default: the first of ``settings.text_columns`` present);
     ``id_col``: the id column (default: the row number; a folder uses the file's relative path).
-    Every other column is kept as metadata. Raises :class:`CorpusError` only when the source as a
-    whole cannot be read; bad rows come through with a ``reason``.
+    Every other column is kept as metadata, as written. ``follow_symlinks``: a folder's symbolic
+    links may lead out of it (default: such a link is flagged, not read). Raises
+    :class:`CorpusError` only when the source as a whole cannot be read; bad rows come through with
+    a ``reason``.
     """
-    return Corpus(source, text_col=text_col, id_col=id_col, settings=settings, format=format)
+    return Corpus(source, text_col=text_col, id_col=id_col, settings=settings, format=format,
+                  follow_symlinks=follow_symlinks)

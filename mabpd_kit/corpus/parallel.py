@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import runs
-from mabpd_kit.corpus.articles import ArticleResult, analyze_doc, plan
+from mabpd_kit.corpus.articles import ArticleResult, analyze_doc, plan, sentence_pipeline
 from mabpd_kit.corpus.inputs import Doc, read
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.corpus.store import CorpusResults, Writer, done_keys, load
@@ -98,8 +98,10 @@ def _work(chunk: list[tuple[Doc, str, str]]) -> list[tuple[str, bool, int]]:
 
 
 def _fingerprint(models: str, st: CorpusConfig) -> str:
-    """What a results line is valid for: the pipeline (configuration and models) and the sentence settings."""
-    return runs.fingerprint(models, st.mode, st.min_sentence_words, st.top_spans, st.max_bytes)
+    """What a results line is valid for: the pipeline (configuration and models), the sentence settings and
+    the article's failure and language rules ("article-language": decided per article, not per sentence)."""
+    return runs.fingerprint(models, st.mode, st.min_sentence_words, st.top_spans, st.max_bytes,
+                            "article-language", st.min_analysed_share, st.language_min_chars)
 
 
 def _digest(doc: Doc) -> str:
@@ -241,10 +243,11 @@ def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: Co
     checkpoint), then one article record each. The sentence checkpoint only ever holds the chunk in
     progress (it is removed once the chunk's articles are written), so reading it stays cheap."""
     ck = out.with_name(out.name + ".sentences.jsonl")
+    quiet = sentence_pipeline(pipeline)  # the language is decided per article (articles.article_language)
     for chunk in _chunks(todo, st.chunk_articles):
         if st.mode == "direct":
             texts = [(doc.id, doc.text) for doc, _, _ in chunk if doc.ok]
-            res = pipeline.analyze_many([t for _, t in texts], ids=[i for i, _ in texts], checkpoint=ck, progress=False)
+            res = quiet.analyze_many([t for _, t in texts], ids=[i for i, _ in texts], checkpoint=ck, progress=False)
             by_id = {d.id: d for d in res}
             for doc, dg, f in chunk:
                 finish(_direct_from(pipeline, doc, st, f, dg, by_id.get(doc.id)))
@@ -260,7 +263,7 @@ def _llm_path(pipeline: "Pipeline", todo: Iterator[tuple[Doc, str, str]], st: Co
                     ids.append(f"{doc.id}#{k}")
                     texts.append(ct.text[a:b])
                     where.append((j, k))
-        res = pipeline.analyze_many(texts, ids=ids, checkpoint=ck, progress=False) if texts else []
+        res = quiet.analyze_many(texts, ids=ids, checkpoint=ck, progress=False) if texts else []
         per: dict[int, dict[int, Any]] = {}
         for (j, k), d in zip(where, res):
             per.setdefault(j, {})[k] = d
@@ -275,9 +278,10 @@ def _direct_from(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, dg: 
 
     class _Done:  # analyze_doc's direct mode calls pipeline.analyze: hand it the batch's decision
         config = pipeline.config
+        llm = pipeline.llm
 
         @staticmethod
         def analyze(text: Any, id: str | None = None) -> Any:
-            return d if d is not None else pipeline.analyze(text, id=id)
+            return d if d is not None else sentence_pipeline(pipeline).analyze(text, id=id)
 
     return articles.analyze_doc(_Done(), doc, st, fingerprint=fp, digest=dg)  # type: ignore[arg-type]

@@ -1,0 +1,272 @@
+"""The row readers behind :mod:`mabpd_kit.corpus.inputs`: each yields the column names, then one
+:class:`Row` per row of its source (CSV/TSV, JSON Lines, a JSON array, a DataFrame, Parquet).
+
+A CSV/TSV file is read with the ``csv`` module, one physical line at a time through the one decoder
+(:func:`mabpd_kit.decoding.iter_lines`), with strict quoting: a row whose quoting or field count is
+broken is a bad row with its line number, and the lines after its first are read again as rows of
+their own, so no row is lost (an unterminated quote does not swallow the rest of the file) and none
+shifts another (an extra field never turns the first column into an index). Cells are the strings
+as written; an empty cell is ``None``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from mabpd_kit.decoding import FALLBACK, decode_bytes, iter_lines
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CorpusError", "ENCODING_FLAG", "Row", "csv_rows", "frame_rows", "json_array_rows", "jsonl_rows",
+           "open_binary", "parquet_engine", "parquet_rows", "starts_with", "with_columns"]
+
+_PARQUET_HINT = "reading Parquet needs pyarrow or fastparquet: pip install pyarrow"
+#: The flag of a row that was not UTF-8 (decoded as Windows-1252).
+ENCODING_FLAG = f"encoding:{FALLBACK}"
+
+
+class CorpusError(ValueError):
+    """The corpus as a whole cannot be read (missing file, unknown format, no text column...).
+
+    Bad *rows* never raise: they come through as docs with a ``reason``."""
+
+
+
+class Row(NamedTuple):
+    """One row from a reader: ``values`` by column, or ``None`` and the ``reason`` it is malformed.
+    ``tag`` names where it is (``line12``, ``row3``): the made-up id if it needs one."""
+
+    tag: str
+    values: dict[str, Any] | None
+    reason: str | None = None
+    flags: tuple[str, ...] = ()
+
+
+
+# -- CSV / TSV ----------------------------------------------------------------------------------------
+
+
+class _Feed:
+    """Physical lines for ``csv.reader``, remembering those of the row being parsed (``buf``) so a
+    broken row can be given back: its first line is flagged, the others are read again (``pending``)."""
+
+    def __init__(self, lines: Iterable[tuple[int, tuple[str, bool]]]) -> None:
+        self._src = iter(lines)
+        self.pending: deque[tuple[int, tuple[str, bool]]] = deque()
+        self.buf: list[tuple[int, tuple[str, bool]]] = []
+
+    def __iter__(self) -> "_Feed":
+        return self
+
+    def __next__(self) -> str:
+        item = self.pending.popleft() if self.pending else next(self._src)
+        self.buf.append(item)
+        return item[1][0]
+
+
+def _header(fields: list[str]) -> list[str]:
+    """Column names: an empty one is ``Unnamed: i``, a repeated one ``name.1`` (as pandas names them)."""
+    out: list[str] = []
+    for i, name in enumerate(fields):
+        name = name or f"Unnamed: {i}"
+        base, k = name, 0
+        while name in out:
+            k += 1
+            name = f"{base}.{k}"
+        out.append(name)
+    return out
+
+
+def csv_rows(path: Any, sep: str) -> Iterator[Any]:
+    """The header, then every row of a CSV/TSV file, read with the ``csv`` module line by line (strict
+    quoting): a row whose quoting or field count is broken is flagged with its line number and the lines
+    after its first are read again as rows of their own, so no row is lost and none shifts another.
+    Cells are strings as written (an empty cell is ``None``)."""
+    csv.field_size_limit(max(csv.field_size_limit(), min(sys.maxsize, 2**31 - 1)))  # max_bytes decides, not csv
+    with open_binary(path) as fh:
+        feed = _Feed(enumerate(iter_lines(fh), start=1))
+        reader = csv.reader(feed, delimiter=sep, strict=True)
+        header: list[str] | None = None
+        while True:
+            feed.buf = []
+            try:
+                fields = next(reader)
+                error = None
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                fields, error = None, str(exc)
+            lines = feed.buf
+            if not lines:
+                return
+            no = lines[0][0]
+            flags = (ENCODING_FLAG,) if any(fb for _, (_, fb) in lines) else ()
+            if fields is not None and (not fields or (len(fields) == 1 and not fields[0].strip())):
+                continue  # a blank line is no row
+            if error is not None:
+                reader = csv.reader(feed, delimiter=sep, strict=True)  # a fresh parser after an error
+            if error is not None and len(lines) == 1 and "end of data" not in error:
+                fields = _lenient(lines[0][1][0], sep)  # '"a"b' on one line: read as pandas does, and say so
+                if fields is not None:
+                    flags += ("csv_quoting",)
+            if header is None:
+                if fields is None:
+                    raise CorpusError(f"{path}: the header (line {no}) cannot be read: {error}")
+                header = _header(fields)
+                yield header
+                continue
+            why = _misfit(fields, len(header), len(lines), error)
+            if why is not None:
+                yield Row(f"line{no}", None, f"malformed line {no}: {why}", flags)
+                if len(lines) > 1:
+                    feed.pending.extendleft(reversed(lines[1:]))
+                    reader = csv.reader(feed, delimiter=sep, strict=True)
+                continue
+            assert fields is not None
+            if len(fields) > len(header):
+                fields = fields[:len(header)]  # only empty fields past the header's (a trailing comma)
+            values = {c: (v if v != "" else None) for c, v in zip(header, fields)}
+            for c in header[len(fields):]:
+                values[c] = None
+            yield Row(f"line{no}", values, None, flags)
+
+
+def _misfit(fields: list[str] | None, n_header: int, n_lines: int, error: str | None) -> str | None:
+    """Why a parsed row is malformed, or None."""
+    if fields is None:
+        if error and "end of data" in error:
+            return "a quote opened here is never closed (unterminated quote)"
+        return f"broken quoting ({error})"
+    n = len(fields)
+    if n > n_header and any(f != "" for f in fields[n_header:]):
+        where = f" (the row runs over {n_lines} lines: a stray quote?)" if n_lines > 1 else ""
+        return f"{n} fields, the header has {n_header}{where}"
+    if n < n_header and n_lines > 1:
+        return f"{n} fields over {n_lines} lines, the header has {n_header} (a stray quote?)"
+    return None
+
+
+def _lenient(line: str, sep: str) -> list[str] | None:
+    """One line parsed as pandas would (a quote closed mid-field is kept going), or None."""
+    try:
+        got = list(csv.reader([line], delimiter=sep, strict=False))
+    except csv.Error:
+        return None
+    return got[0] if len(got) == 1 else None
+
+
+# -- JSON Lines, JSON, frames, Parquet -------------------------------------------------------------
+
+
+def with_columns(rows: Iterator[Row], n: int) -> Iterator[Any]:
+    """The columns (keys of the first ``n`` rows, in order of appearance), then the rows."""
+    head: list[Row] = []
+    cols: dict[str, None] = {}
+    for r in rows:
+        head.append(r)
+        if r.values is not None:
+            cols.update(dict.fromkeys(r.values))
+        if len(head) >= n:
+            break
+    if not head:
+        return
+    yield list(cols)
+    yield from head
+    yield from rows
+
+
+def jsonl_rows(path: Any) -> Iterator[Row]:
+    """JSON Lines, decoded line by line by the one decoder: a line that is not a JSON object is a bad row."""
+    with open_binary(path) as fh:
+        for k, (line, fallback) in enumerate(iter_lines(fh), start=1):
+            if not line.strip():
+                continue
+            flags = (ENCODING_FLAG,) if fallback else ()
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                yield Row(f"line{k}", None, f"malformed line {k} (not JSON: {exc})", flags)
+                continue
+            if not isinstance(obj, dict):
+                yield Row(f"line{k}", None, f"malformed line {k} (a JSON {type(obj).__name__}, not an object)", flags)
+                continue
+            yield Row(f"line{k}", {str(key): v for key, v in obj.items()}, None, flags)
+
+
+def starts_with(path: Any, prefix: str) -> bool:
+    with open_binary(path) as fh:
+        return decode_bytes(fh.read(4096)).text.lstrip().startswith(prefix)
+
+
+def json_array_rows(path: Any) -> Iterator[Row]:
+    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it)."""
+    with open_binary(path) as fh:
+        d = decode_bytes(fh.read())
+    try:
+        data = json.loads(d.text)
+    except ValueError as exc:
+        raise CorpusError(f"{path}: not a JSON array of objects ({exc})") from exc
+    if not isinstance(data, list):
+        raise CorpusError(f"{path}: not a JSON array of objects (a JSON {type(data).__name__})")
+    flags = (ENCODING_FLAG,) if d.fallback else ()
+    for k, o in enumerate(data, start=1):
+        if isinstance(o, dict):
+            yield Row(f"item{k}", {str(key): v for key, v in o.items()}, None, flags)
+        else:
+            yield Row(f"item{k}", None, f"malformed item {k} (a JSON {type(o).__name__}, not an object)", flags)
+
+
+def frame_rows(df: "pd.DataFrame", n: int) -> Iterator[Any]:
+    cols = [str(c) for c in df.columns]
+    yield cols
+    for i in range(0, len(df), n):
+        for k, rec in enumerate(df.iloc[i:i + n].itertuples(index=False, name=None), start=i):
+            yield Row(f"row{k}", dict(zip(cols, rec)))
+
+
+def open_binary(path: Any) -> Any:
+    if str(path).endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def parquet_engine() -> str:
+    import importlib.util
+
+    for engine in ("pyarrow", "fastparquet"):
+        if importlib.util.find_spec(engine) is not None:
+            return engine
+    raise CorpusError(_PARQUET_HINT)
+
+
+def parquet_rows(path: Any, n: int) -> Iterator[Any]:
+    engine = parquet_engine()
+    k = 0
+    if engine == "pyarrow":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+        cols = [str(c) for c in pf.schema_arrow.names]
+        yield cols
+        for batch in pf.iter_batches(batch_size=n):
+            for rec in batch.to_pandas().itertuples(index=False, name=None):
+                yield Row(f"row{k}", dict(zip(cols, rec)))
+                k += 1
+    else:  # pragma: no cover - fastparquet is not installed in the course venv
+        import fastparquet
+
+        pf = fastparquet.ParquetFile(str(path))
+        cols = [str(c) for c in pf.columns]
+        yield cols
+        for df in pf.iter_row_groups():
+            for rec in df[cols].itertuples(index=False, name=None):
+                yield Row(f"row{k}", dict(zip(cols, rec)))
+                k += 1

@@ -1,0 +1,154 @@
+"""Bytes -> text, one way everywhere: the CLI's text files, the API (:func:`mabpd_kit.text.clean` of
+bytes) and every corpus reader (a CSV/TSV/JSONL row, a file of a folder) use :func:`decode_bytes`.
+
+- a byte-order mark decides first: UTF-8 (dropped), UTF-16 or UTF-32 (little or big endian);
+- else UTF-8;
+- else Windows-1252, the usual culprit in scraped news (Latin-1 text is Windows-1252 too, but for
+  the C1 controls), the five bytes it leaves undefined read as Latin-1 (as browsers do), so every
+  byte string decodes; the result says ``"cp1252"`` so the caller can flag it.
+
+>>> decode_bytes(b"caf\\xe9 \\x93open\\x94")
+Decoded(text='café “open”', encoding='cp1252')
+>>> decode_bytes("café".encode("utf-16")).text
+'café'
+
+:func:`iter_lines` applies the same rule to a file one physical line at a time (a file with a
+UTF-16 BOM is UTF-16 throughout; otherwise each line is UTF-8, else Windows-1252 on its own).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+from collections.abc import Iterator
+from typing import IO, NamedTuple
+
+__all__ = ["Decoded", "FALLBACK", "decode", "decode_bytes", "iter_lines", "looks_binary"]
+
+#: The encoding tried when the bytes are not UTF-8 (and name of it in :attr:`Decoded.encoding`).
+FALLBACK = "cp1252"
+
+_BOMS = (  # longest first: a UTF-32 LE BOM starts with the UTF-16 LE one
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# Windows-1252 for the bytes 0x80-0x9F that it defines (read as Latin-1 first, then mapped); the
+# other five (0x81, 0x8D, 0x8F, 0x90, 0x9D) stay the Latin-1 code points, as in browsers.
+_CP1252_C1 = {}
+for _b in range(0x80, 0xA0):
+    try:
+        _CP1252_C1[_b] = bytes([_b]).decode("cp1252")
+    except UnicodeDecodeError:
+        pass
+del _b
+
+
+class Decoded(NamedTuple):
+    """Decoded text and the encoding it was read in (``"cp1252"``: the UTF-8 fallback)."""
+
+    text: str
+    encoding: str
+
+    @property
+    def fallback(self) -> bool:
+        """True when the bytes were not UTF-8 (nor marked by a BOM): worth a flag."""
+        return self.encoding == FALLBACK
+
+
+def bom(raw: bytes) -> tuple[str | None, int]:
+    """``(encoding, length of the mark)`` of a byte-order mark at the start of ``raw``, else ``(None, 0)``."""
+    for mark, enc in _BOMS:
+        if raw.startswith(mark):
+            if enc == "utf-32-le" and len(raw) % 4:  # FF FE 00 00 ...: UTF-16 LE text starting with a NUL
+                continue
+            return enc, len(mark)
+    return None, 0
+
+
+def _cp1252(raw: bytes) -> str:
+    return raw.decode("latin-1").translate(_CP1252_C1)
+
+
+def decode_bytes(raw: bytes | bytearray | memoryview) -> Decoded:
+    """Bytes -> :class:`Decoded` (never raises): BOM, else UTF-8, else Windows-1252 (see the module)."""
+    data = bytes(raw)
+    enc, skip = bom(data)
+    if enc is not None and enc != "utf-8":
+        return Decoded(data[skip:].decode(enc, errors="replace"), enc[:6])  # "utf-16" / "utf-32"
+    body = data[skip:]
+    try:
+        return Decoded(body.decode("utf-8"), "utf-8")
+    except UnicodeDecodeError:
+        return Decoded(_cp1252(body), FALLBACK)
+
+
+def decode(raw: bytes) -> str:
+    """Bytes of a text file -> str, the same way everywhere (CLI and API): see :func:`decode_bytes`."""
+    return decode_bytes(raw).text
+
+
+def iter_lines(fh: IO[bytes]) -> Iterator[tuple[str, bool]]:
+    """``(line, fallback)`` for every physical line of a binary file, line ending kept.
+
+    A UTF-16/UTF-32 BOM makes the whole file that encoding; otherwise each line is decoded by
+    :func:`decode_bytes` on its own (``fallback``: it was not UTF-8), so one Windows-1252 row does not
+    turn the rest of a UTF-8 file into mojibake. Lines end at ``\\n``; a file that uses ``\\r`` alone
+    (old Mac) is split at ``\\r``."""
+    head = fh.read(65536)
+    enc, skip = bom(head)
+    if enc is not None and enc != "utf-8":
+        text = io.TextIOWrapper(_Prefixed(head[skip:], fh), encoding=enc, errors="replace", newline="")
+        for line in text:
+            yield line, False
+        return
+    sep = b"\r" if b"\r" in head and b"\n" not in head else b"\n"
+    rest = b""
+    chunk = head[skip:]
+    while chunk:
+        lines = (rest + chunk).split(sep)
+        rest = lines.pop()
+        for line in lines:
+            d = decode_bytes(line + sep)
+            yield d.text, d.fallback
+        chunk = fh.read(1 << 20)
+    if rest:
+        d = decode_bytes(rest)
+        yield d.text, d.fallback
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream: ``head`` (already read), then the rest of ``fh``."""
+
+    def __init__(self, head: bytes, fh: IO[bytes]) -> None:
+        self._head, self._fh = head, fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._fh.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+#: Control bytes that never occur in text files (tab, newlines, form feed and escape do).
+_CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b") + b"\x7f"
+
+
+def looks_binary(raw: bytes, sample: int = 8192) -> bool:
+    """True for bytes that are not text (an image, a PDF, a zip, an executable): a NUL or control
+    bytes in the first ``sample`` bytes (more than 1 in 100), or non-UTF-8 bytes more than half
+    above 0x7F. Text with a byte-order mark (UTF-8, UTF-16, UTF-32) is text."""
+    head = bytes(raw[:sample])
+    if not head or bom(head)[0] is not None:
+        return False
+    if b"\x00" in head or 100 * (len(head) - len(head.translate(None, _CONTROL))) > len(head):
+        return True
+    try:
+        return head.decode("utf-8") is None
+    except UnicodeDecodeError as exc:  # mostly high bytes, and not a character cut by the sample's end
+        return exc.start < len(head) - 3 and 2 * len(head.translate(None, bytes(range(128)))) > len(head)
