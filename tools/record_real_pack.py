@@ -33,8 +33,14 @@ NEUTRAL = ("n01", "n02", "n06", "n09")  # plain report, quoted "power grab", a s
 IDS = BIASED + NEUTRAL
 #: the lesson's budget: replies of at most 256 tokens (the real-model tier's), and a generous per-call time-out:
 #: on a loaded 2-core machine the first long prompt alone can take minutes, and a local call that times out is
-#: not resent (the server is still computing it), so the default 60 s + 10 s per 1,000 characters failed every item
-OVERRIDES = {"agents.max_tokens": 256, "llm.timeout_s": 900.0}
+#: not resent (the server is still computing it), so the default 60 s + 10 s per 1,000 characters failed every item;
+#: and the server profile named, not detected: detected, the first call sent a json_schema response_format, the
+#: server answered HTTP 500, the kit fell back to plain json_object (no schema, so no grammar) and the model copied
+#: the schema back ("verdict: Field required; confidence: Field required; ...") on every agent call.
+#: Named, the grammar holds, but it cannot bound numbers and SmolLM2-135M writes confidences above 1: seen on
+#: 2026-12-01, every agent call failed validation twice ("confidence: Input should be less than or equal to 1;
+#: bias_score: ..."), so no answer was stored and no pack written (see the script's exit status)
+OVERRIDES = {"agents.max_tokens": 256, "llm.timeout_s": 900.0, "llm.server": "llama-cpp-python"}
 
 
 def main() -> int:
