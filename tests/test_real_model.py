@@ -15,6 +15,7 @@ replays offline identically, a resume that sends no answered call again - never 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -114,8 +115,8 @@ def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_pat
                 assert span.start is not None and d.clean_text[span.start:span.end] == span.text
         if d.label == "biased":  # the burden of proof: a biased decision stands on a span in the text
             assert any(s.valid for s in d.spans()), d.explanation()
-        if d.verifier is not None and d.label == "biased":
-            assert d.verifier.verdict == "biased"
+        if d.verifier is not None and d.label == "biased":  # the verifier upheld it on a quote in the text
+            assert d.verifier.span is None or d.verifier.span.valid, d.verifier
     with_schema = [r for r in proxy.posted if (r.get("response_format") or {}).get("schema")]
     assert with_schema and all(set(r["response_format"]["schema"]["required"]) == set(r["response_format"]["schema"]["properties"])
                                for r in with_schema), "every field, reasoning first, is required"
@@ -137,7 +138,7 @@ def test_radar_judge_reads_the_real_logprobs(server, proxy, tmp_path):
     assert any(r.get("logprobs") and r.get("top_logprobs") for r in proxy.posted)
     for dec in res.decisions:  # the dual-threshold rule applied to the real probabilities
         assert dec.tau_s == cfg.radar.tau_s and dec.tau_v == cfg.radar.tau_v
-        assert -1.0 <= dec.s <= 1.0 and 0.0 <= dec.c <= 1.0
+        assert 0.0 <= dec.c <= 1.0 and (math.isnan(dec.s) or -1.0 <= dec.s <= 1.0)  # no s after the last round
     assert res.stop is not None and res.label == res.stop.label
 
 

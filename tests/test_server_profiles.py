@@ -144,7 +144,10 @@ def test_every_schema_sent_requires_every_field_and_bounds_are_kept(fake_server)
     assert local.quirks.schemas and all(schema_problems(s) == [] for s in local.quirks.schemas), \
         [schema_problems(s) for s in local.quirks.schemas]
     bias = next(s for s in local.quirks.schemas if "bias_score" in s["properties"])
-    assert bias["properties"]["bias_score"].get("maximum") == 1
+    # its grammar ignores minimum/maximum (a real reply said "confidence": 5): the kit offers 0, 0.05, ..., 1
+    assert bias["properties"]["bias_score"]["enum"] == [i / 20 for i in range(21)]
+    assert bias["properties"]["confidence"]["enum"][-1] == 1.0
+    assert generic and all(s["properties"]["bias_score"].get("maximum") == 1 for s in sent if "bias_score" in s["properties"])
     assert {"rationale", "spans", "counter_argument"} <= set(bias["required"])
 
 

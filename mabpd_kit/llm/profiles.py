@@ -31,11 +31,12 @@ True
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["PROFILES", "Generic", "ServerProfile", "detect", "inline_refs", "probe_server"]
+__all__ = ["PROFILES", "UNIT_STEPS", "Generic", "ServerProfile", "detect", "enumerate_unit_numbers", "inline_refs", "probe_server"]
 
 _MODE_WORDS = ("response_format", "json_schema", "json_object", "'text'", "schema", "grammar", "structured output")
 _MODE_STATUSES = (400, 404, 415, 422, 501)
@@ -101,6 +102,13 @@ class ServerProfile:
         """Request fields only this server reads (none by default)."""
         return {}
 
+    def choice_format(self, options: list[str]) -> dict[str, Any] | None:
+        """A ``response_format`` that makes the reply one of ``options`` (a JSON string), for a question read
+        through its logprobs; None where the server has no grammar for it (the prompt asks for the word).
+        A grammar-constrained reply starts with an option token, and the server's logprobs at that
+        position are the model's own distribution, so even a small model that would chatter gives one."""
+        return None
+
 
 class Generic(ServerProfile):
     """Any server that says nothing about itself (and the scripted test server)."""
@@ -130,12 +138,18 @@ class LlamaServer(ServerProfile):
     local_compute = True
     grammar_bounds_numbers = False
 
+    def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return enumerate_unit_numbers(schema)
+
     def concurrency(self, info: dict[str, Any]) -> int | None:
         slots = (info.get("props") or {}).get("total_slots")
         return int(slots) if isinstance(slots, int) and slots > 0 else None
 
     def extra_body(self) -> dict[str, Any]:
         return {"cache_prompt": True}
+
+    def choice_format(self, options: list[str]) -> dict[str, Any] | None:
+        return {"type": "json_schema", "json_schema": {"name": "choice", "schema": {"type": "string", "enum": list(options)}}}
 
 
 class LlamaCppPython(ServerProfile):
@@ -153,10 +167,13 @@ class LlamaCppPython(ServerProfile):
         return super().response_format(schema, mode, name=name, strict=strict)
 
     def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
-        return inline_refs(schema)
+        return enumerate_unit_numbers(inline_refs(schema))
 
     def concurrency(self, info: dict[str, Any]) -> int | None:
         return 1
+
+    def choice_format(self, options: list[str]) -> dict[str, Any] | None:
+        return {"type": "json_object", "schema": {"type": "string", "enum": list(options)}}
 
 
 PROFILES: dict[str, ServerProfile] = {p.name: p for p in (Generic(), OpenAI(), VLLM(), Ollama(), LlamaServer(), LlamaCppPython())}
@@ -185,13 +202,36 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema, ())
 
 
+#: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum): 0, 0.05, ..., 1
+UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
+
+
+def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every number bounded to [0, 1] offered as the values of :data:`UNIT_STEPS`. A grammar
+    that ignores ``minimum``/``maximum`` let a small model write ``"confidence": 5``; an ``enum`` of literals
+    it compiles (and cheaply, unlike ``maxLength``). The reply still validates against the real model."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
+            out = {k: v for k, v in out.items() if k not in ("minimum", "maximum", "type")}
+            out["enum"] = list(UNIT_STEPS)
+        return out
+
+    return walk(schema)
+
+
 def _get_json(url: str, timeout_s: float) -> Any:
     req = urllib.request.Request(url, headers={"Accept": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the user's own endpoint
         return json.loads(resp.read(1_000_000))
 
 
-def probe_server(endpoint: str, timeout_s: float = 3.0) -> dict[str, Any]:
+def probe_server(endpoint: str, timeout_s: float = 10.0) -> dict[str, Any]:
     """What the server says about itself: ``{"models": ..., "props": ...}`` (each absent when the
     server does not answer it). Blocking; two tiny GETs, no key sent. Never raises."""
     info: dict[str, Any] = {}
@@ -200,10 +240,14 @@ def probe_server(endpoint: str, timeout_s: float = 3.0) -> dict[str, Any]:
         return info
     for key, url in (("models", endpoint.rstrip("/") + "/models"),
                      ("props", f"{parsed.scheme}://{parsed.netloc}/props")):
-        try:
-            info[key] = _get_json(url, timeout_s)
-        except Exception:  # noqa: BLE001 - a server that does not answer says nothing about itself
-            continue
+        for _ in range(2):
+            try:
+                info[key] = _get_json(url, timeout_s)
+                break
+            except urllib.error.HTTPError:
+                break  # it answered: no such route
+            except Exception:  # noqa: BLE001 - a server that does not answer says nothing about itself
+                continue
     return info
 
 

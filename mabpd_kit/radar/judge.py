@@ -307,8 +307,9 @@ class LLMJudge:
 
     async def _logprobs(self, res: RadarResult, msgs: list[dict[str, str]], options: Sequence[str], tag: str,
                         round: int, question: str, greedy: list[str]) -> dict[str, float] | None:
+        fmt = self.llm.server.choice_format(list(options))  # a grammar, where the server has one: the reply is an option
         comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, logprobs=True,
-                                    top_logprobs=self.config.radar.top_logprobs, tag=tag)
+                                    top_logprobs=self.config.radar.top_logprobs, tag=tag, response_format=fmt)
         res.usage += Usage.of([comp])
         self._note(res, round, question, comp.text)
         greedy.append(comp.text)
