@@ -202,6 +202,9 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema, ())
 
 
+#: items a grammar server may write in one list (spans, evidence, patterns): SmolLM2 went on listing until
+#: max_tokens cut the reply before its verdict (seen on the Evidence agent)
+GRAMMAR_MAX_ITEMS = 3
 #: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum): 0, 0.05, ..., 1
 UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
 
@@ -220,6 +223,8 @@ def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
         if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
             out = {k: v for k, v in out.items() if k not in ("minimum", "maximum", "type")}
             out["enum"] = list(UNIT_STEPS)
+        if out.get("type") == "array" and "maxItems" not in out:
+            out["maxItems"] = GRAMMAR_MAX_ITEMS  # a small model lists quotes until max_tokens cuts the verdict off
         return out
 
     return walk(schema)
