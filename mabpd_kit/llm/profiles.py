@@ -48,8 +48,6 @@ class ServerProfile:
     name = "openai-compatible"
     #: the model computes on this machine (one request at a time or a few): see :meth:`timeout`
     local_compute = False
-    #: ``json_schema`` structured output goes through this server's grammar (it cannot bound numbers)
-    grammar_bounds_numbers = True
 
     def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
         """The ``response_format`` field for ``mode`` (``None`` for plain text)."""
@@ -136,7 +134,6 @@ class LlamaServer(ServerProfile):
 
     name = "llama-server"
     local_compute = True
-    grammar_bounds_numbers = False
 
     def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return enumerate_unit_numbers(schema)
@@ -159,7 +156,6 @@ class LlamaCppPython(ServerProfile):
 
     name = "llama-cpp-python"
     local_compute = True
-    grammar_bounds_numbers = False
 
     def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
         if mode == "json_schema":
