@@ -21,6 +21,8 @@ import threading
 from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any, TypeVar
 
+from mabpd_kit.runs.steps import run_sync  # the one sync bridge lives in the runner, below this layer
+
 __all__ = ["gather_limited", "in_io_thread", "io_loop", "run_sync", "submit"]
 
 T = TypeVar("T")
@@ -57,25 +59,6 @@ def in_io_thread() -> bool:
 def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     """Schedule ``coro`` on the shared loop from any thread."""
     return asyncio.run_coroutine_threadsafe(coro, io_loop())
-
-
-def run_sync(coro: Awaitable[T]) -> T:
-    """Run a coroutine to completion from synchronous code and return its result.
-
-    Without a running loop in this thread it is ``asyncio.run``. Inside a running loop
-    (Jupyter), ``asyncio.run`` is forbidden, so the coroutine runs in a worker thread with a
-    fresh loop of its own; LLM calls inside it still share the global limit.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_as_coroutine(coro))
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mabpd-run-sync") as pool:
-        return pool.submit(asyncio.run, _as_coroutine(coro)).result()
-
-
-async def _as_coroutine(aw: Awaitable[T]) -> T:
-    return await aw
 
 
 async def gather_limited(

@@ -1,0 +1,319 @@
+"""The one checkpoint contract: a JSONL file, one line per finished item, and what is read from it.
+
+Every executor writes the same lines (the parent process appends them, flushed at once; Dask
+workers write a partition's lines to their own part file, committed by an atomic rename, and the
+parent folds each part into the file)::
+
+    {"id": ..., "digest": ..., "fingerprint": ..., "failed": false, "record": {...}}
+
+- a record is reused only while its id, input digest and configuration fingerprint match; the last
+  line of an id wins; a torn or unreadable line (a run killed mid-write) is skipped and ended;
+- :meth:`Checkpoint.index` reads the keys without building a record (numpy arrays: memory stays
+  flat, a few bytes per line);
+- :meth:`Checkpoint.reconcile` leaves the file holding exactly the run's items, once each, in input
+  order; lines of ids the run did not have go to ``FILE.stale.jsonl`` (nothing is deleted);
+- :meth:`Checkpoint.lock` keeps a second process from writing the same file: it gets one line
+  naming the process that holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from array import array
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["Busy", "Checkpoint", "Index", "digest", "fingerprint", "line", "read_checkpoint"]
+
+R = TypeVar("R", bound=BaseModel)
+
+#: the writer's own layout: the keys first, so the index reads them without parsing the record
+_HEAD = re.compile(rb'\{"id": ("(?:[^"\\]|\\.)*"), "digest": "([^"\\]*)", "fingerprint": "([^"\\]*)", '
+                   rb'"failed": (true|false), "size": ([0-9]+), "record": ')
+
+
+def digest(value: Any) -> str:
+    """A stable hash of any JSON-able input (text as UTF-8; other values as sorted JSON)."""
+    raw = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha1(raw.encode("utf-8", "replace")).hexdigest()
+
+
+def fingerprint(*parts: Any) -> str:
+    """What a checkpoint is valid for: a configuration (pydantic models are dumped), a model name, a
+    method... Records made under another fingerprint are not reused."""
+    norm = [p.model_dump(mode="json") if isinstance(p, BaseModel) else p for p in parts]
+    return digest(norm)[:16]
+
+
+def line(id: str, dg: str, fp: str, rec: BaseModel) -> str:
+    """One checkpoint line (with its newline)."""
+    body = rec.model_dump_json()
+    head = json.dumps({"id": id, "digest": dg, "fingerprint": fp, "failed": bool(getattr(rec, "failed", False)),
+                       "size": len(body.encode("utf-8"))}, ensure_ascii=False)
+    return f'{head[:-1]}, "record": {body}}}\n'
+
+
+def _whole(raw: bytes, m: "re.Match[bytes]") -> bool:
+    """The line holds its record whole (a run killed mid-write leaves a shorter one, even once ended)."""
+    return len(raw) - m.end() - 2 == int(m.group(5)) and raw.endswith(b"}\n")
+
+
+def _key(id: str, dg: str, fp: str) -> int:
+    return hash((id, dg, fp))
+
+
+class Busy(RuntimeError):
+    """Another process holds the checkpoint."""
+
+
+class Index:
+    """The keys of a checkpoint's lines (last line of an id wins): ``reusable(id, digest, fp, retry)``."""
+
+    def __init__(self, ids: "Any", keys: "Any", failed: "Any", offsets: "Any") -> None:
+        import numpy as np
+
+        order = np.lexsort((offsets, ids))          # by id, then file position
+        ids, keys, failed, offsets = ids[order], keys[order], failed[order], offsets[order]
+        last = np.ones(len(ids), dtype=bool)
+        if len(ids):
+            last[:-1] = ids[1:] != ids[:-1]          # the last line of each id
+        self.ids, self.keys, self.failed, self.offsets = ids[last], keys[last], failed[last], offsets[last]
+        self.lines = len(order)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def find(self, id: str) -> int:
+        import numpy as np
+
+        h = hash(id)
+        i = int(np.searchsorted(self.ids, h))
+        return i if i < len(self.ids) and self.ids[i] == h else -1
+
+    def reusable(self, id: str, dg: str, fp: str, retry_failed: bool = True) -> bool:
+        i = self.find(id)
+        if i < 0 or self.keys[i] != _key(id, dg, fp):
+            return False
+        return not (self.failed[i] and retry_failed)
+
+
+class Checkpoint:
+    """A checkpoint file: its index, its writer and lock, its parts and its reconciliation."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fh: Any = None
+        self._lock: Any = None
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _scan(self) -> Iterator[tuple[int, str, str, str, bool]]:
+        """``(offset, id, digest, fingerprint, failed)`` of every readable line."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as fh:
+            pos = 0
+            for raw in fh:
+                start, pos = pos, pos + len(raw)
+                if not raw.endswith(b"\n"):
+                    continue  # torn last line
+                m = _HEAD.match(raw)
+                if m is not None:
+                    if _whole(raw, m):
+                        try:
+                            yield (start, json.loads(m.group(1)), m.group(2).decode(), m.group(3).decode(),
+                                   m.group(4) == b"true")
+                        except ValueError:
+                            pass
+                    continue
+                try:  # another writer's layout: parse it whole
+                    rec = json.loads(raw)
+                    if isinstance(rec, dict) and "record" in rec:
+                        yield (start, str(rec["id"]), str(rec.get("digest", "")), str(rec.get("fingerprint", "")),
+                               bool(rec.get("failed", (rec.get("record") or {}).get("failed", False))))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+
+    def index(self) -> Index:
+        import numpy as np
+
+        ids, keys, failed, offsets = array("q"), array("q"), array("b"), array("q")
+        for off, id, dg, fp, bad in self._scan():
+            ids.append(hash(id))
+            keys.append(_key(id, dg, fp))
+            failed.append(bad)
+            offsets.append(off)
+        return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64),
+                     np.frombuffer(failed, dtype=np.int8).astype(bool), np.frombuffer(offsets, dtype=np.int64))
+
+    def records(self, record: type[R]) -> Iterator[R]:
+        """Every readable record, in file order (after :meth:`reconcile`: the run's input order)."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as fh:
+            for raw in fh:
+                rec = _parse(raw, record)
+                if rec is not None:
+                    yield rec
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def lock(self) -> None:
+        """Hold ``FILE.lock`` for this process (released by :meth:`close` or by the process's end)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; one process per file is then up to the user
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            who = fh.read().strip() or "another process"
+            fh.close()
+            raise Busy(f"{self.path} is being written by {who}; wait for that run to end, or use another "
+                       f"results file") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"process {os.getpid()} ({' '.join(sys.argv[:1])[-60:]})")
+        fh.flush()
+        self._lock = fh
+
+    def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        torn = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+        if torn:  # a killed run left half a line: end it so the next record starts on its own line
+            self._fh.write("\n")
+            self._fh.flush()
+
+    def write(self, text: str) -> None:
+        self._fh.write(text)
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    # -- parts (workers' files) ------------------------------------------------------------------
+
+    @property
+    def parts_dir(self) -> Path:
+        return self.path.with_name(self.path.name + ".parts")
+
+    def fold(self, part: Path) -> int:
+        """Append a committed part file to the checkpoint and remove it; returns its lines."""
+        n = 0
+        with part.open(encoding="utf-8") as fh:
+            for text in fh:
+                if text.endswith("\n"):
+                    self.write(text)
+                    n += 1
+        os.fsync(self._fh.fileno())
+        part.unlink()
+        return n
+
+    def fold_all(self) -> int:
+        """Fold every committed part a killed run left behind; drop uncommitted temporary files."""
+        d = self.parts_dir
+        if not d.is_dir():
+            return 0
+        n = 0
+        for p in sorted(d.iterdir()):
+            if p.suffix == ".jsonl":
+                n += self.fold(p)
+            else:
+                p.unlink(missing_ok=True)
+        return n
+
+    # -- reconciliation --------------------------------------------------------------------------
+
+    def reconcile(self, order: Iterable[int]) -> tuple[int, int]:
+        """Rewrite the file (atomically) to hold exactly the run's items (``order``: ``hash(id)`` of
+        each, in input order), once each, in that order; returns ``(stale, superseded)`` lines moved
+        out. Nothing is rewritten when the file already is that. Stale lines (ids not in the run)
+        go to ``FILE.stale.jsonl``; superseded ones (an earlier record of the same id) are dropped."""
+        import numpy as np
+
+        want = np.asarray(order if isinstance(order, array) else array("q", order), dtype=np.int64)
+        idx = self.index()
+        pos = np.searchsorted(idx.ids, want) if len(idx) else np.zeros(len(want), dtype=np.int64)
+        pos = np.minimum(pos, max(len(idx) - 1, 0))
+        have = (idx.ids[pos] == want) if len(idx) else np.zeros(len(want), dtype=bool)
+        offsets = idx.offsets[pos][have]
+        in_run = np.zeros(len(idx), dtype=bool)
+        in_run[pos[have]] = True
+        stale = int((~in_run).sum())
+        superseded = idx.lines - len(idx)
+        if not stale and not superseded and bool(np.all(np.diff(offsets) > 0)):
+            return 0, 0
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with self.path.open("rb") as src, tmp.open("wb") as dst:
+            for off in offsets.tolist():
+                src.seek(off)
+                dst.write(src.readline())
+            if stale:
+                with self.path.with_name(self.path.stem + ".stale.jsonl").open("ab") as old:
+                    for off in idx.offsets[~in_run].tolist():
+                        src.seek(off)
+                        old.write(src.readline())
+            dst.flush()
+            os.fsync(dst.fileno())
+        reopen = self._fh is not None
+        if reopen:
+            self._fh.close()
+        os.replace(tmp, self.path)
+        if reopen:
+            self._fh = self.path.open("a", encoding="utf-8")
+        return stale, superseded
+
+
+def _ends_with_newline(p: Path) -> bool:
+    with p.open("rb") as fh:
+        fh.seek(-1, 2)
+        return fh.read(1) == b"\n"
+
+
+def _parse(raw: bytes, record: type[R]) -> R | None:
+    if not raw.endswith(b"\n") or not raw.strip():
+        return None
+    m = _HEAD.match(raw)
+    try:
+        if m is not None:
+            return record.model_validate_json(raw[m.end():-2]) if _whole(raw, m) else None
+        rec = json.loads(raw)
+        return record.model_validate(rec["record"])
+    except (ValueError, KeyError, TypeError, ValidationError):
+        return None
+
+
+def read_checkpoint(path: str | Path, record: type[R]) -> dict[str, tuple[str, str, R]]:
+    """``id -> (digest, fingerprint, record)`` of a (small) checkpoint, the last line of an id winning;
+    a torn or unreadable line is skipped. Large runs read :meth:`Checkpoint.index` instead."""
+    found: dict[str, tuple[str, str, R]] = {}
+    p = Path(path)
+    if not p.exists():
+        return found
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for text in fh:
+            if not text.strip():
+                continue
+            try:
+                rec = json.loads(text)
+                found[str(rec["id"])] = (rec.get("digest", ""), rec.get("fingerprint", ""),
+                                         record.model_validate(rec["record"]))
+            except (ValueError, KeyError, TypeError, ValidationError):
+                continue
+    return found
