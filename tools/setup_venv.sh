@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with its test and browser extras.
+# Create .venv and install the project with its test, browser and scale extras (scale: Dask, so the
+# Dask executor's LocalCluster tests run in make test and CI instead of being skipped).
 # Uses uv when it is on PATH or can be installed into the venv (~10 s), else pip (~40 s).
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-EXTRAS=${EXTRAS:-dev,browser}
+EXTRAS=${EXTRAS:-dev,browser,scale}
 quiet() { grep -vE 'Location .* is ignored|^\s*$' || true; }
 if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: creating $VENV with $($PYTHON --version 2>&1)"
