@@ -1,7 +1,9 @@
 """One typed, frozen configuration object holding every threshold and weight.
 
-Every number in ``../shared/SPEC.md`` is a default here and nowhere else. Code reads
-``config.scoring.w_bias`` and so on; it never writes a literal.
+Every number in ``../shared/SPEC.md`` is a default here and nowhere else, but for the agents' role
+weights, which are their lines of the agent roster (:mod:`mabpd_kit.roster`: 0.50 / 0.25 / 0.25) and
+the defaults of ``scoring.w_bias`` and so on. Code reads ``config.scoring.weights`` and so on; it
+never writes a literal.
 
 >>> from mabpd_kit.config import Config
 >>> cfg = Config()
@@ -21,8 +23,9 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer, model_validator
 
+from mabpd_kit import roster
 from mabpd_kit.types import FrozenModel as _Frozen
 
 __all__ = [
@@ -64,20 +67,46 @@ class LexiconConfig(_Frozen):
     max_gap_words: int = Field(4, ge=1, le=10, description="words a '...' in a lexicon phrase may stand for (ram ... through)")
 
 
+def _roster_weight(name: str) -> float:
+    return roster.get(name).weight
+
+
+def _added_weights() -> dict[str, float]:
+    """The roster's weights of agents without a ``w_<name>`` field (agents added to the roster)."""
+    return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
+
+
 class ScoringConfig(_Frozen):
     """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary.
 
-    The role weights live here only: the score and SAD's vote both read :attr:`weights`."""
+    The role weights live here only: the score and SAD's vote both read :attr:`weights`. The SPEC's
+    three agents have a field each (defaults: their roster lines); an agent added to the roster
+    (:mod:`mabpd_kit.roster`) has its weight in ``w_added`` (default: its roster line's)."""
 
-    w_bias: float = 0.50
-    w_evidence: float = 0.25
-    w_framing: float = 0.25
+    w_bias: float = _roster_weight("bias")
+    w_evidence: float = _roster_weight("evidence")
+    w_framing: float = _roster_weight("framing")
+    w_added: dict[str, float] = Field(
+        default_factory=_added_weights,
+        description="agent -> weight for agents added to the roster beyond the SPEC's three (default: the roster line's weight)")
     boundary: float = 0.50
 
     @property
     def weights(self) -> dict[str, float]:
-        """Role -> weight, as used by the score and by SAD's weighted vote."""
-        return {"bias": self.w_bias, "evidence": self.w_evidence, "framing": self.w_framing}
+        """Role -> weight for every agent on the roster, in roster order, as used by the score and by
+        SAD's weighted vote: ``w_<name>`` if the agent has a field, else ``w_added``, else its roster line."""
+        fields, added = type(self).model_fields, self.w_added
+        return {s.name: getattr(self, f"w_{s.name}") if f"w_{s.name}" in fields else added.get(s.name, s.weight)
+                for s in roster.specs()}
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """An empty ``w_added`` (the SPEC's three agents) is left out: dumps, saved files and checkpoint
+        fingerprints stay as they were before agents could be added (``replace`` asks for every field)."""
+        data = handler(self)
+        if not self.w_added and not (info.context or {}).get("all_fields"):
+            data.pop("w_added", None)
+        return data
 
 
 class RouterConfig(_Frozen):
@@ -128,7 +157,7 @@ class VerifierConfig(_Frozen):
 class AgentsConfig(_Frozen):
     """Which agents take part (ablations) and per-agent model choice (heterogeneous LLMs)."""
 
-    enabled: tuple[str, ...] = ("bias", "evidence", "framing")
+    enabled: tuple[str, ...] = Field(default_factory=roster.names, description="the agents that take part (default: the roster, mabpd_kit.roster)")
     models: dict[str, str] = Field(default_factory=dict, description="agent -> model name; missing = endpoint default")
     temperature: float = 0.0
     max_tokens: int = 800
@@ -272,11 +301,11 @@ class Config(_Frozen):
 
     text: TextConfig = TextConfig()
     lexicon: LexiconConfig = LexiconConfig()
-    scoring: ScoringConfig = ScoringConfig()
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)  # made when a Config is: the roster of the day
     router: RouterConfig = RouterConfig()
     sad: SADConfig = SADConfig()
     verifier: VerifierConfig = VerifierConfig()
-    agents: AgentsConfig = AgentsConfig()
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
     llm: LLMConfig = LLMConfig()
     radar: RadarConfig = RadarConfig()
     identity: IdentityConfig = IdentityConfig()
@@ -285,9 +314,9 @@ class Config(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> "Config":
-        unknown = set(self.agents.enabled) - {"bias", "evidence", "framing"}
+        unknown = (set(self.agents.enabled) | set(self.scoring.w_added)) - set(roster.names())
         if unknown:
-            raise ValueError(f"unknown agents {sorted(unknown)}; choose from bias, evidence, framing")
+            raise ValueError(f"unknown agents {sorted(unknown)}; choose from {', '.join(roster.names())}")
         if self.router.mode == "verdict" and len(self.agents.enabled) != 1:
             raise ValueError("router.mode 'verdict' decides by one agent's verdict: enable exactly one agent")
         return self
@@ -299,7 +328,7 @@ class Config(_Frozen):
         ``cfg.replace(**{"scoring.w_bias": 0.6})`` or ``cfg.replace(scoring={"w_bias": 0.6})``.
         Values are validated exactly as on construction.
         """
-        data = self.model_dump()
+        data = self.model_dump(context={"all_fields": True})
         for key, value in changes.items():
             parts = key.replace("__", ".").split(".")
             node = data
@@ -326,18 +355,19 @@ class Config(_Frozen):
         if name == "full" and not plus_verifier:
             return self
         if name == "single-agent":
-            cfg = self.replace(**{"agents.enabled": ("bias",), "router.mode": "verdict", "verifier.enabled": False})
+            cfg = self.replace(**{"agents.enabled": ("bias",),  # SPEC 1.9: the BiasAgent alone
+                                  "router.mode": "verdict", "verifier.enabled": False})
         elif name == "no-debate":
             cfg = self.replace(**{"router.mode": "boundary", "verifier.enabled": False})
         elif name == "no-verifier" and not plus_verifier:
             return self.replace(**{"verifier.enabled": False})
         elif name == "no-evidence-weighting" and not plus_verifier:
             return self.replace(**{"sad.evidence_weighting": False})
-        elif name.startswith("no-") and name[3:] in ("bias", "evidence", "framing") and not plus_verifier:
+        elif name.startswith("no-") and name[3:] in roster.names() and not plus_verifier:
             return self.replace(**{"agents.enabled": tuple(a for a in self.agents.enabled if a != name[3:])})
         else:
             raise KeyError(f"unknown ablation {name + ('+verifier' if plus_verifier else '')!r}; "
-                           f"choose from {', '.join(Config.ABLATIONS)}")
+                           f"choose from {', '.join(_ablations())}")
         return cfg.replace(**{"verifier.enabled": True}) if plus_verifier else cfg
 
     ABLATIONS: ClassVar[tuple[str, ...]] = ()  # filled below
@@ -377,15 +407,10 @@ def _toml_safe(obj: Any) -> Any:
     return obj
 
 
-Config.ABLATIONS = (
-    "full",
-    "single-agent",
-    "no-debate",
-    "single-agent+verifier",
-    "no-debate+verifier",
-    "no-verifier",
-    "no-evidence-weighting",
-    "no-bias",
-    "no-evidence",
-    "no-framing",
-)
+def _ablations() -> tuple[str, ...]:
+    """The named ablations: SPEC 1.9's, then one ``no-<agent>`` per agent on the roster."""
+    return ("full", "single-agent", "no-debate", "single-agent+verifier", "no-debate+verifier", "no-verifier",
+            "no-evidence-weighting", *(f"no-{a}" for a in roster.names()))
+
+
+Config.ABLATIONS = _ablations()  # the built-in roster's; Config.ablation() accepts no-<agent> of any agent on it

@@ -5,6 +5,9 @@
 (Structured Argument Debate) -> ``verifier`` (biased may become neutral) -> ``pipeline``
 (:class:`Decision` with the full trace; :class:`BatchResult` via the one batch runner).
 
+Which agents take part is the agent roster, ``mk.mabpd.roster`` (:mod:`mabpd_kit.roster`): one line
+per agent (name, class, prompt, weight, title, colour); a fourth agent is a class, a prompt and a line.
+
 >>> import mabpd_kit as mk
 >>> d = mk.mabpd.Pipeline().analyze("Democrats rammed through a so-called reform.")
 >>> d.label, d.route
@@ -13,7 +16,8 @@
 
 from __future__ import annotations
 
-from mabpd_kit.mabpd.agents import Agent, BiasAgent, EvidenceAgent, FramingAgent, make_agents
+from mabpd_kit import roster
+from mabpd_kit.mabpd.agents import Agent, BiasAgent, EvidenceAgent, FramingAgent, agent_class, make_agents
 from mabpd_kit.mabpd.cues import CUE_INFO, Cues, Quotation, analyse_cues, ground_span
 from mabpd_kit.mabpd.pipeline import BatchResult, Decision, Pipeline
 from mabpd_kit.mabpd.router import Route, Routing, route
@@ -27,6 +31,6 @@ __all__ = [
     "CUE_INFO", "Agent", "AgentReport", "Argument", "BatchResult", "BiasAgent", "Cues", "Decision", "EvidenceAgent",
     "EvidenceStore", "FramingAgent", "Pipeline", "Quotation", "Round", "Route", "Routing", "SADResult",
     "ScoreBreakdown", "SimSpec", "Simulation", "StopReason", "VerifierAgent", "VerifierReport", "Vote", "WeighedArgument", "analyse_cues",
-    "apply_verifier", "debate", "ground_span", "grounded_score", "make_agents", "route", "rule_verify", "score",
-    "score_reports", "simulate", "stop_stats", "vote", "weigh",
+    "agent_class", "apply_verifier", "debate", "ground_span", "grounded_score", "make_agents", "roster", "route",
+    "rule_verify", "score", "score_reports", "simulate", "stop_stats", "vote", "weigh",
 ]

@@ -1,5 +1,10 @@
 """The MABPD agents (SPEC 1.2, 1.6): BiasAgent, EvidenceAgent, FramingAgent.
 
+Which agents there are, in which order, with which prompt, weight and title, is the agent roster
+(:mod:`mabpd_kit.roster`): :func:`make_agents` makes the enabled agents of the roster, and an agent
+class names its roster line by its ``role``. A fourth agent is a subclass of :class:`Agent`, a prompt
+and one roster line (the roster module says how).
+
 Every agent has **one interface and two implementations**, chosen by the ``llm`` you pass:
 
 * ``llm=None`` or an offline LLM -> **rule-based** (deterministic, instant, the offline default);
@@ -51,13 +56,14 @@ write their own (the prompts ask for it, before the verdict).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import random
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from pydantic import BaseModel
 
-from mabpd_kit import prompts
+from mabpd_kit import prompts, roster
 from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
@@ -70,8 +76,8 @@ if TYPE_CHECKING:
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM, Structured
 
-__all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "fence", "item_seed", "llm_usage",
-           "make_agents", "messages", "shown"]
+__all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "agent_class", "fence", "item_seed",
+           "llm_usage", "make_agents", "messages", "shown"]
 
 
 # =============================================================================================
@@ -85,9 +91,9 @@ def shown(text: str, guard: Instructions | None) -> str:
     return fence(guard.withheld() if guard else text)
 
 
-def messages(name: str, **values: Any) -> list[dict[str, str]]:
-    """Chat messages of ``prompts/mabpd/<name>.md`` (every ``$slot`` must be given)."""
-    return prompts.messages("mabpd", name, **values)
+def messages(name: str, *, prompts_dir: str | None = None, **values: Any) -> list[dict[str, str]]:
+    """Chat messages of ``prompts/mabpd/<name>.md`` or ``<prompts_dir>/<name>.md`` (every ``$slot`` must be given)."""
+    return prompts.messages("mabpd", name, prompts_dir=prompts_dir, **values)
 
 
 def llm_usage(res: "Structured", model: str | None) -> dict[str, Any]:
@@ -107,15 +113,29 @@ def item_seed(text: str) -> int:
 class Agent(ABC):
     """Common machinery: mode choice, model choice, span grounding, first argument, revision.
 
-    Subclasses set ``role``, ``lens`` (taxonomy types whose spans the agent accepts as convincing
-    in a debate), implement ``_rule_report`` and the LLM schema conversion ``_from_llm``.
+    Subclasses set ``role`` (the name of their roster line: its prompt, title and weight are read
+    there), ``schema`` (the LLM reply model), ``lens`` (taxonomy types whose spans the agent accepts
+    as convincing in a debate), implement ``_rule_report`` and the LLM schema conversion ``_from_llm``.
     """
 
     role: ClassVar[Role]
-    prompt: ClassVar[str]
     schema: ClassVar[type[BaseModel]]
     lens: ClassVar[frozenset[str]]
-    title: ClassVar[str]
+
+    @property
+    def spec(self) -> roster.AgentSpec:
+        """This agent's roster line."""
+        return roster.get(self.role)
+
+    @property
+    def prompt(self) -> str:
+        """The report template's name (``prompts/mabpd/<prompt>.md``, or in the line's ``prompts_dir``)."""
+        return self.spec.prompt
+
+    @property
+    def title(self) -> str:
+        """How the debate prompts name this agent ("bias analyst")."""
+        return self.spec.title
 
     def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
         self.config = config or Config()
@@ -158,8 +178,10 @@ class Agent(ABC):
         if self.llm is None:
             return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
         guard = self.guard(text, cues)
+        spec = self.spec
         res = await self.llm.astructured(
-            messages(self.prompt, knowledge=self.knowledge, article=shown(text, guard)), self.schema, model=self.model,
+            messages(spec.prompt, prompts_dir=spec.prompts_dir, knowledge=self.knowledge, article=shown(text, guard)),
+            self.schema, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
             tag=f"mabpd.{self.role}")
         return self._from_llm(res.value, text, llm_usage(res, self.model), guard)
@@ -314,7 +336,7 @@ class Agent(ABC):
             random.Random(seed).shuffle(items)
             return "\n".join(f"- An analyst argued: {fmt(a)}" for a in items)
         lines = [f"- You (the {self.title}) argued: {fmt(own)}"]
-        lines += [f"- The {TITLES[a.agent]} argued: {fmt(a)}" for a in others]
+        lines += [f"- The {roster.get(a.agent).title} argued: {fmt(a)}" for a in others]
         return "\n".join(lines)
 
 
@@ -322,13 +344,11 @@ class BiasAgent(Agent):
     """Detects biased word choice; rule-based from the lexicon. Report score = bias score."""
 
     role = "bias"
-    prompt = "bias"
     schema = BiasOutput
-    title = "bias analyst"
     lens = frozenset({"loaded language", "emotional language", "political labeling", "exaggeration", "framing"})
 
     def _rule_report(self, cues: Cues) -> AgentReport:
-        spans = [lex_span(m, "bias", cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
+        spans = [lex_span(m, self.role, cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
         bits = [f"{s.text!r} ({s.category}, {s.score:.2f})" for s in spans]
         score = None  # "noisy_or": the bands combined
         if self.config.lexicon.signal == "max":  # SPEC 2: the highest-scoring match above the floor
@@ -341,7 +361,7 @@ class BiasAgent(Agent):
     def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
         spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation, guard=guard)
                  for s in out.spans]
-        return AgentReport(agent="bias", verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
+        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
                            spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
@@ -349,15 +369,13 @@ class EvidenceAgent(Agent):
     """Checks grounding: is the loaded content the author's own claim, or a source's words?"""
 
     role = "evidence"
-    prompt = "evidence"
     schema = EvidenceOutput
-    title = "evidence analyst"
     lens = frozenset({"loaded language", "emotional language", "political labeling", "exaggeration", "framing"})
 
     def _rule_report(self, cues: Cues) -> AgentReport:
         floor = self.config.lexicon.confidence_floor
         voice = " (in the author's own voice)"
-        spans = [lex_span(m, "evidence", cues, note=voice) for m in cues.lex
+        spans = [lex_span(m, self.role, cues, note=voice) for m in cues.lex
                  if m.band > floor and not cues.in_reported(m.start, m.end)]
         spans += [self._cue_span(cues, c, a, b, note=voice) for c, a, b in cues.cues
                   if c in EVIDENCE_CUES and not cues.in_reported(a, b)]
@@ -384,7 +402,7 @@ class EvidenceAgent(Agent):
             s = self._span(e.quote, "evidence" if e.supports_bias else "grounding", text,
                            score=out.evidence_score if e.supports_bias else 0.0, note=e.explanation, guard=guard)
             (spans if e.supports_bias else counter).append(s)
-        return AgentReport(agent="evidence", verdict=out.verdict, confidence=out.confidence, score=out.evidence_score,
+        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.evidence_score,
                            spans=spans, counter_spans=counter, rationale=out.rationale,
                            counter_argument=out.counter_argument, **usage)
 
@@ -393,15 +411,13 @@ class FramingAgent(Agent):
     """Finds framing devices: scare quotes, so-called, loaded attribution, labels, passives, sourcing."""
 
     role = "framing"
-    prompt = "framing"
     schema = FramingOutput
-    title = "framing analyst"
     lens = frozenset({"framing", "political labeling", "loaded language", "selection", "omission"})
 
     def _rule_report(self, cues: Cues) -> AgentReport:
         floor = self.config.lexicon.confidence_floor
         spans = [self._cue_span(cues, c, a, b) for c, a, b in cues.cues if c in FRAMING_CUES]
-        spans += [lex_span(m, "framing", cues) for m in cues.lex
+        spans += [lex_span(m, self.role, cues) for m in cues.lex
                   if m.band > floor and m.taxonomy in ("framing", "political labeling")]
         spans = dedupe(spans)
         bits = [f"{s.text!r} ({s.category})" for s in spans]
@@ -410,7 +426,7 @@ class FramingAgent(Agent):
     def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
         spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation, guard=guard)
                  for s in out.patterns]
-        return AgentReport(agent="framing", verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
+        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
                            spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
@@ -424,10 +440,23 @@ def _signal(cues: Cues, config: Config) -> "Any":
     return best
 
 
-TITLES = {"bias": BiasAgent.title, "evidence": EvidenceAgent.title, "framing": FramingAgent.title}
+def __getattr__(name: str) -> Any:
+    if name == "TITLES":  # agent -> title in the debate transcripts, read from the roster when asked
+        return {s.name: s.title for s in roster.specs()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def agent_class(spec: roster.AgentSpec) -> type[Agent]:
+    """The class of a roster line (``"module:Class"`` imported here, above the roster)."""
+    cls = spec.cls
+    if isinstance(cls, str):
+        module, _, attr = cls.partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+    if not (isinstance(cls, type) and issubclass(cls, Agent)) or cls.role != spec.name:
+        raise TypeError(f"roster line {spec.name!r}: {cls!r} is not an Agent class with role {spec.name!r}")
+    return cls
 
 
 def make_agents(config: Config, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> dict[str, Agent]:
-    """The enabled agents (``config.agents.enabled``), in role order."""
-    classes = {"bias": BiasAgent, "evidence": EvidenceAgent, "framing": FramingAgent}
-    return {r: classes[r](config, llm, lexicon) for r in ("bias", "evidence", "framing") if r in config.agents.enabled}
+    """The enabled agents (``config.agents.enabled``), in roster order."""
+    return {s.name: agent_class(s)(config, llm, lexicon) for s in roster.specs() if s.name in config.agents.enabled}

@@ -13,16 +13,18 @@ reply without it still validates, with ``""``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
+from mabpd_kit import roster
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
 __all__ = ["AgentReport", "Argument", "ArgumentOutput", "BiasOutput", "EvidenceItem", "EvidenceOutput",
            "FramingOutput", "QuotedSpan", "Role", "StepRecord"]
 
-Role = Literal["bias", "evidence", "framing"]
+Role = Annotated[str, AfterValidator(roster.check)]
+"""An agent's name: one on the roster (:mod:`mabpd_kit.roster`; bias, evidence, framing by default)."""
 
 
 class StepRecord(BaseModel):
@@ -38,7 +40,7 @@ class AgentReport(StepRecord):
 
     ``spans`` support a biased reading (bias spans, supporting evidence phrases, framing spans);
     ``counter_spans`` are phrases that fail to support it (grounding: attributed quotations,
-    sources, figures). ``score`` is the agent's bias / evidence / framing score in [0, 1].
+    sources, figures). ``score`` is the agent's own score in [0, 1] (bias, evidence, framing score...).
     """
 
     agent: Role

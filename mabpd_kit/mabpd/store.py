@@ -7,7 +7,7 @@ normalisation, else fuzzy ratio >= ``config.text.fuzzy_ratio``; :func:`~.cues.gr
 is not in the article, the typical LLM hallucination - is *kept* (so you can see it, struck
 through) but never counts as evidence.
 
-The score is a plain weighted sum of the three agents' scores::
+The score is a plain weighted sum of the agents' scores (the roster's agents, :mod:`mabpd_kit.roster`)::
 
     score = 0.50 * bias + 0.25 * evidence + 0.25 * framing          (paper weights, config.scoring.weights)
 
@@ -31,11 +31,12 @@ breakdown keeps both, so a notebook can show what the burden of proof removed::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from pydantic import BaseModel, Field
 
-from mabpd_kit.config import Config
+from mabpd_kit import roster
+from mabpd_kit.config import Config, ScoringConfig
 from mabpd_kit.mabpd.cues import ground_span
 from mabpd_kit.mabpd.schemas import AgentReport
 from mabpd_kit.types import Span
@@ -44,10 +45,21 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "grounded_score", "score", "score_reports",
-           "AGENT_WEIGHT_FIELDS"]
+           "AGENT_WEIGHT_FIELDS", "weight_fields"]
 
-AGENT_WEIGHT_FIELDS = {"bias": "w_bias", "evidence": "w_evidence", "framing": "w_framing"}
-"""Which ``config.scoring`` field weighs which agent's score (to set one: ``config.replace(**{"scoring.w_bias": 0.6})``)."""
+
+def __getattr__(name: str) -> Any:
+    if name == "AGENT_WEIGHT_FIELDS":
+        return weight_fields()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def weight_fields() -> dict[str, str]:
+    """Which ``config.scoring`` field weighs which agent's score, for every agent on the roster: ``w_<name>``
+    for the SPEC's three (``config.replace(**{"scoring.w_bias": 0.6})``), ``w_added`` for an agent added to
+    the roster (``config.replace(**{"scoring.w_added": {"tone": 0.4}})``). Also ``AGENT_WEIGHT_FIELDS``."""
+    fields = ScoringConfig.model_fields
+    return {s.name: f"w_{s.name}" if f"w_{s.name}" in fields else "w_added" for s in roster.specs()}
 
 
 class EvidenceStore(BaseModel):
@@ -129,7 +141,7 @@ def grounded_score(report: AgentReport) -> float:
 def score(components: Mapping[str, float], config: Config, stated: Mapping[str, float] | None = None) -> ScoreBreakdown:
     """Weighted sum of the agents' scores (SPEC 1.4), weights renormalised over present agents.
 
-    ``components`` maps agent name ("bias", "evidence", "framing") to its score in [0, 1];
+    ``components`` maps agent name (on the roster: "bias", "evidence", "framing", ...) to its score in [0, 1];
     ``stated`` (optional, for the trace) the scores the agents reported before grounding.
     """
     role_weights = config.scoring.weights  # the one mapping (SAD's vote reads it too)

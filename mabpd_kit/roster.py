@@ -1,0 +1,141 @@
+"""The MABPD agent roster: the one ordered list of agents every agent list of the kit reads.
+
+One line per agent (:class:`AgentSpec`): its name (the role: the key of ``Decision.reports``, of
+``config.scoring.weights`` and of every trace and frame), its class, its prompt template, its
+default weight in the score and SAD's vote, its title in the debate transcripts and its chart
+colour. ``config.agents.enabled`` defaults to the roster; the score, SAD's vote, the reports'
+schemas, ``make_agents``, the simulator, the frames and the charts all read it, in roster order.
+
+>>> from mabpd_kit import roster
+>>> roster.names()
+('bias', 'evidence', 'framing')
+>>> roster.get("evidence").weight
+0.25
+
+**A fourth agent** is a class (a subclass of :class:`mabpd_kit.mabpd.agents.Agent` with
+``role = "tone"``), a prompt (``prompts/mabpd/tone.md``, or a file in ``prompts_dir``) and one
+roster line. Kept for good, the line goes into :data:`BUILTIN`; for one notebook or test,
+:func:`extended` adds it and puts the roster back afterwards::
+
+    spec = roster.AgentSpec("tone", ToneAgent, prompt="tone", weight=0.25, title="tone analyst")
+    with roster.extended(spec):
+        d = mk.Pipeline().analyze(text)          # four reports; Config() enables the four
+        d.scoring.weights["tone"]                # 0.25 / 1.25, renormalised over the four
+
+A :class:`~mabpd_kit.config.Config` made inside enables the agent and records its weight
+(``scoring.w_added``; set it with ``cfg.replace(**{"scoring.w_added": {"tone": 0.4}})``); one made
+before keeps the agents it had. The roster is per process: worker processes started with *spawn*
+import the built-in roster only.
+
+This module sits at the bottom of the flow, with :mod:`mabpd_kit.types`: it imports nothing of the
+kit, so ``config`` (which reads the names and weights) and everything above can read it. A class is
+named as ``"module:Class"`` and imported only by :func:`mabpd_kit.mabpd.agents.make_agents`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "register", "specs", "unregister"]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One roster line.
+
+    ``cls``: the agent class, or where it lives as ``"module:Class"`` (imported when agents are made);
+    ``prompt``: its report template, ``prompts/mabpd/<prompt>.md`` or ``<prompts_dir>/<prompt>.md``;
+    ``weight``: its default weight in the score (renormalised over the agents present) and SAD's vote;
+    ``title``: how the debate prompts name it ("the bias analyst argued ...");
+    ``color``: its chart colour (``#rrggbb``; None: a stable spare colour of the course palette).
+    """
+
+    name: str
+    cls: Any
+    prompt: str
+    weight: float
+    title: str
+    color: str | None = None
+    prompts_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier() or self.name != self.name.lower():
+            raise ValueError(f"agent name {self.name!r}: lower case letters, digits and '_' (it names "
+                             "frame columns, config keys and prompt files)")
+        if not 0 <= self.weight <= 1:
+            raise ValueError(f"agent {self.name!r}: weight {self.weight} is not in [0, 1]")
+        role = getattr(self.cls, "role", self.name) if isinstance(self.cls, type) else self.name
+        if role != self.name:
+            raise ValueError(f"agent {self.name!r}: its class {self.cls.__name__} has role {role!r}")
+
+
+#: The SPEC's three agents (SPEC 1.2, 1.4): the paper's weights 0.50 / 0.25 / 0.25.
+BUILTIN: tuple[AgentSpec, ...] = (
+    AgentSpec("bias", "mabpd_kit.mabpd.agents:BiasAgent", prompt="bias", weight=0.50, title="bias analyst",
+              color="#d55e00"),        # Okabe-Ito vermillion
+    AgentSpec("evidence", "mabpd_kit.mabpd.agents:EvidenceAgent", prompt="evidence", weight=0.25,
+              title="evidence analyst", color="#009e73"),   # bluish green
+    AgentSpec("framing", "mabpd_kit.mabpd.agents:FramingAgent", prompt="framing", weight=0.25,
+              title="framing analyst", color="#0072b2"),    # blue
+)
+
+_roster: list[AgentSpec] = list(BUILTIN)
+
+
+def specs() -> tuple[AgentSpec, ...]:
+    """The roster, in order (the order of the reports, frames and chart axes)."""
+    return tuple(_roster)
+
+
+def names() -> tuple[str, ...]:
+    """The agents' names, in roster order."""
+    return tuple(s.name for s in _roster)
+
+
+def get(name: str) -> AgentSpec:
+    """The roster line of ``name`` (a KeyError names the roster)."""
+    for s in _roster:
+        if s.name == name:
+            return s
+    raise KeyError(f"no agent {name!r} on the roster; it has {', '.join(names())}")
+
+
+def check(name: str) -> str:
+    """``name`` if it is on the roster, else a ValueError (the schemas' agent field uses it)."""
+    if not any(s.name == name for s in _roster):
+        raise ValueError(f"unknown agent {name!r}; the roster has {', '.join(names())}")
+    return name
+
+
+def register(spec: AgentSpec, *, replace: bool = False) -> AgentSpec:
+    """Add ``spec`` at the end of the roster (``replace=True``: swap the line of that name in place)."""
+    at = next((i for i, s in enumerate(_roster) if s.name == spec.name), None)
+    if at is not None and not replace:
+        raise ValueError(f"agent {spec.name!r} is on the roster already (replace=True swaps its line)")
+    if at is None:
+        _roster.append(spec)
+    else:
+        _roster[at] = spec
+    return spec
+
+
+def unregister(name: str) -> AgentSpec:
+    """Take ``name`` off the roster; returns its line."""
+    spec = get(name)
+    _roster.remove(spec)
+    return spec
+
+
+@contextmanager
+def extended(*added: AgentSpec) -> Iterator[tuple[AgentSpec, ...]]:
+    """The roster with ``added`` appended, for the ``with`` block; afterwards exactly as before."""
+    before = list(_roster)
+    try:
+        for spec in added:
+            register(spec)
+        yield specs()
+    finally:
+        _roster[:] = before
