@@ -16,7 +16,7 @@ are right with probability ``competence``, sure of themselves in proportion to b
 The generative model, per item (gold biased with probability ``prevalence``) and agent:
 
 * **reading**: right with probability ``competence`` (one value or one per agent). With probability
-  ``correlation`` the three agents draw their reading from one shared uniform (so they err
+  ``correlation`` the agents (the roster's) draw their reading from one shared uniform (so they err
   together), else each from its own; the error indicators of two agents of equal competence then
   correlate with phi = ``correlation``.
 * **hallucination**: with probability ``hallucination`` the agent ignores its reading, says biased
@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import Field
 
-from mabpd_kit import runs
+from mabpd_kit import roster, runs
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.pipeline import BatchResult, Decision
@@ -63,7 +63,14 @@ if TYPE_CHECKING:
 
 __all__ = ["AGENTS", "CONFIGS", "SIM_MODEL", "SimSpec", "Simulation", "simulate", "sweep"]
 
-AGENTS = ("bias", "evidence", "framing")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AGENTS":  # the simulated agents: the roster's, in order (read when asked)
+        return roster.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 CONFIGS = ("full", "no-debate", "single-agent", "no-evidence-weighting")
 """The configurations :func:`simulate` decides by default (names of :meth:`Config.ablation`)."""
 SIM_MODEL = "mabpd-simulator"
@@ -71,14 +78,14 @@ _QUOTE = (0, 40)        # the attributed quotation's place in a simulated text (
 _OWN = 60               # author's-voice spans start here
 _MAX_ROUNDS = 8
 
-FloatOrPerAgent = float | tuple[float, float, float]
+FloatOrPerAgent = float | tuple[float, ...]
 
 
 class SimSpec(FrozenModel):
     """The planted settings of a simulated population (see the module doc for what each does)."""
 
     prevalence: float = Field(0.5, ge=0, le=1, description="share of gold-biased items")
-    competence: FloatOrPerAgent = Field(0.75, description="P(reading right), one value or (bias, evidence, framing)")
+    competence: FloatOrPerAgent = Field(0.75, description="P(reading right), one value or one per agent on the roster (bias, evidence, framing)")
     calibration: float = Field(0.6, ge=0, le=1, description="0: confidence says nothing about being right; 1: it says most")
     correlation: float = Field(0.0, ge=0, le=1, description="share of items on which the agents share one draw")
     hallucination: float = Field(0.0, ge=0, le=1, description="P(a report is biased with invented quotes only)")
@@ -87,27 +94,30 @@ class SimSpec(FrozenModel):
     persuasion: float = Field(0.6, ge=0, le=1, description="how readily an agent switches to an opposing argument")
     gullibility: float = Field(0.5, ge=0, le=1, description="how much an invented quote persuades, relative to a real one")
 
-    def per_agent(self) -> np.ndarray:
-        """``competence`` as one value per agent (bias, evidence, framing)."""
+    def per_agent(self, agents: Sequence[str] | None = None) -> np.ndarray:
+        """``competence`` as one value per agent (``agents``: the roster's, bias, evidence, framing)."""
+        k = len(agents if agents is not None else roster.names())
         v = np.asarray(self.competence, dtype=float).reshape(-1)
         if v.size == 1:
-            v = np.repeat(v, len(AGENTS))
-        if v.size != len(AGENTS) or ((v < 0) | (v > 1)).any():
-            raise ValueError(f"competence: one value or three in [0, 1], got {self.competence!r}")
+            v = np.repeat(v, k)
+        if v.size != k or ((v < 0) | (v > 1)).any():
+            raise ValueError(f"competence: one value or {k} (one per agent) in [0, 1], got {self.competence!r}")
         return v
 
 
 class Simulation:
     """What :func:`simulate` returns: one :class:`BatchResult` per configuration, and the planted truth."""
 
-    def __init__(self, spec: SimSpec, results: dict[str, BatchResult], truth: "pd.DataFrame", wall_s: float) -> None:
+    def __init__(self, spec: SimSpec, results: dict[str, BatchResult], truth: "pd.DataFrame", wall_s: float,
+                 agents: Sequence[str] | None = None) -> None:
         self.spec, self.results, self.truth, self.wall_s = spec, results, truth, wall_s
+        self.agents: tuple[str, ...] = tuple(agents) if agents is not None else roster.names()
 
     def __getitem__(self, name: str) -> BatchResult:
         return self.results[name]
 
     def __repr__(self) -> str:
-        return (f"Simulation({len(self.truth) // len(AGENTS)} items, configs {list(self.results)}, "
+        return (f"Simulation({len(self.truth) // len(self.agents)} items, configs {list(self.results)}, "
                 f"{self.wall_s:.2f} s)")
 
     def metrics(self) -> "pd.DataFrame":
@@ -125,12 +135,12 @@ class Simulation:
 
     def reports_frame(self) -> "pd.DataFrame":
         """One row per (item, agent) round-1 report, read from the traces of the first configuration
-        that ran all three agents: verdict, confidence, cited and valid quotes, gold."""
+        that ran all the agents: verdict, confidence, cited and valid quotes, gold."""
         import pandas as pd
 
-        res = next((r for r in self.results.values() if all(len(d.reports) == len(AGENTS) for d in r)), None)
+        res = next((r for r in self.results.values() if all(len(d.reports) == len(self.agents) for d in r)), None)
         if res is None:
-            raise ValueError("no configuration ran all three agents")
+            raise ValueError(f"no configuration ran all {len(self.agents)} agents")
         rows = [{"id": d.id, "gold": d.gold, "agent": a, "verdict": r.verdict, "confidence": r.confidence,
                  "n_cited": len(r.spans), "n_valid": sum(s.valid for s in r.spans)}
                 for d in res for a, r in d.reports.items()]
@@ -154,12 +164,12 @@ class Simulation:
         halluc = (f.n_cited > 0) & (f.n_valid == 0)
         f = f.assign(hallucinated=halluc, right=(f.verdict == "biased").astype(int) == f.gold)
         honest = f[~f.hallucinated]
-        competence = honest.groupby("agent")["right"].mean().reindex(list(AGENTS)).to_dict()
+        competence = honest.groupby("agent")["right"].mean().reindex(list(self.agents)).to_dict()
         clean_ids = f.groupby("id")["hallucinated"].transform("any")
         wide = f[~clean_ids].pivot(index="id", columns="agent", values="right").dropna()
         rhos = []
-        for i, a in enumerate(AGENTS):
-            for b in AGENTS[i + 1:]:
+        for i, a in enumerate(self.agents):
+            for b in self.agents[i + 1:]:
                 x, y = 1 - wide[a].to_numpy(float), 1 - wide[b].to_numpy(float)
                 ea, eb = x.mean(), y.mean()
                 if min(ea, eb) - ea * eb > 0:
@@ -180,12 +190,13 @@ def _span(i: int, agent: str, start: int, valid: bool, score: float) -> Span:
                 reason="simulated: not found in the text (hallucinated)")
 
 
-def _reports(spec: SimSpec, gold: int, quoted: bool, draws: Mapping[str, np.ndarray]) -> dict[str, AgentReport]:
-    """The three agents' round-1 reports for one item (``draws``: this item's uniforms and normals)."""
-    comp = spec.per_agent()
+def _reports(spec: SimSpec, gold: int, quoted: bool, draws: Mapping[str, np.ndarray],
+             agents: Sequence[str]) -> dict[str, AgentReport]:
+    """The agents' round-1 reports for one item (``draws``: this item's uniforms and normals)."""
+    comp = spec.per_agent(agents)
     shared = draws["shared"] < spec.correlation
     out = {}
-    for j, agent in enumerate(AGENTS):
+    for j, agent in enumerate(agents):
         u = draws["common"] if shared else draws["own"][j]
         right = bool(u < comp[j])
         hallucinates = bool(draws["halluc"][j] < spec.hallucination)
@@ -225,7 +236,7 @@ def _strength(a: Argument, gullibility: float) -> float:
     return a.confidence * (v + gullibility * (1 - v))
 
 
-def _reviser(spec: SimSpec, u: np.ndarray):
+def _reviser(spec: SimSpec, u: np.ndarray, agents: Sequence[str]):
     """The simulated debate move: ``u[round, agent]`` are this item's persuasion draws."""
 
     async def revise(agent: str, rnd: int, own: Argument, others: list[Argument]) -> Argument:
@@ -235,7 +246,7 @@ def _reviser(spec: SimSpec, u: np.ndarray):
             return keep
         best = max(opposing, key=lambda o: _strength(o, spec.gullibility))
         p = spec.persuasion * float(np.clip(_strength(best, spec.gullibility) - own.confidence + 0.5, 0, 1))
-        if u[min(rnd, _MAX_ROUNDS - 1), AGENTS.index(agent)] >= p:
+        if u[min(rnd, _MAX_ROUNDS - 1), agents.index(agent)] >= p:
             return keep
         spans = [s.model_copy(update={"agent": agent}) for s in best.spans] if best.verdict == "biased" else []
         return Argument(agent=agent, round=rnd, verdict=best.verdict, confidence=best.confidence, spans=spans,
@@ -245,7 +256,7 @@ def _reviser(spec: SimSpec, u: np.ndarray):
 
 
 def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold: int, quoted: bool,
-           spec: SimSpec, u: np.ndarray) -> Decision:
+           spec: SimSpec, u: np.ndarray, agents: Sequence[str] | None = None) -> Decision:
     """One simulated item through the real steps: score_reports -> route -> (sad.debate) -> rule_verify."""
     reports = {a: reports[a] for a in config.agents.enabled if a in reports}
     d = Decision(id=id, text=f"simulated item {id}", clean_text=f"simulated item {id}", gold=gold,
@@ -257,7 +268,8 @@ def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold:
     d.routing = route(reports, d.score, config)
     d.route, d.label = d.routing.route, d.routing.label
     if d.route == "debate":
-        d.debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u), config))
+        who = tuple(agents) if agents is not None else roster.names()
+        d.debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u, who), config))
         d.label = d.debate.label
     d.pre_verifier_label = d.label
     if config.verifier.enabled and d.label == "biased":
@@ -287,7 +299,8 @@ def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0,
     base = config or Config()
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    n, k = n_items, len(AGENTS)
+    agents = roster.names()
+    n, k = n_items, len(agents)
     gold = (rng.random(n) < spec.prevalence).astype(int)
     quoted = rng.random(n) < spec.quotation_share
     draws = {"shared": rng.random(n), "common": rng.random(n), "own": rng.random((n, k)),
@@ -296,8 +309,8 @@ def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0,
     reports, truth = [], []
     for i in range(n):
         item = {name: arr[i] for name, arr in draws.items()}
-        reports.append(_reports(spec, int(gold[i]), bool(quoted[i]), item))
-        for j, a in enumerate(AGENTS):
+        reports.append(_reports(spec, int(gold[i]), bool(quoted[i]), item, agents))
+        for j, a in enumerate(agents):
             truth.append({"id": f"sim-{i}", "agent": a, "gold": int(gold[i]), "quoted": bool(quoted[i]),
                           "hallucinated": bool(item["halluc"][j] < spec.hallucination)})
     results = {}
@@ -305,9 +318,9 @@ def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0,
     for name, cfg in named.items():
         t1 = time.perf_counter()
         out = [decide(reports[i], cfg, id=f"sim-{i}", gold=int(gold[i]), quoted=bool(quoted[i]), spec=spec,
-                      u=persuade[i]) for i in range(n)]
+                      u=persuade[i], agents=agents) for i in range(n)]
         results[name] = BatchResult(out, wall_s=time.perf_counter() - t1)
-    return Simulation(spec, results, pd.DataFrame(truth), time.perf_counter() - t0)
+    return Simulation(spec, results, pd.DataFrame(truth), time.perf_counter() - t0, agents)
 
 
 def sweep(name: str, values: Sequence[float], spec: SimSpec | None = None, *, n_items: int = 500, seed: int = 0,
