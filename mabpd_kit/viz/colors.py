@@ -13,7 +13,10 @@ True
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator, Mapping
 from typing import Literal
+
+from mabpd_kit import roster
 
 __all__ = [
     "AGENT_COLORS",
@@ -62,18 +65,41 @@ CATEGORY_COLORS: dict[str, str] = {
     "unsupported claims": _O["yellow"],
     "selective presentation": _O["bluish green"],
 }
-#: Source agents (charts that compare agents, and ``span_html(color_by="agent")``). The three MABPD
-#: agents and the three RADAR roles are each three clearly different Okabe-Ito colours.
-AGENT_COLORS: dict[str, str] = {
-    "bias": _O["vermillion"],
-    "evidence": _O["bluish green"],
-    "framing": _O["blue"],
+_OTHER_AGENTS: dict[str, str] = {
     "verifier": "#555555",
     "lexicon": _O["reddish purple"],
     "judge": _O["blue"],
     "politician": _O["orange"],
     "scientist": _O["sky blue"],
 }
+
+
+class _AgentColors(Mapping[str, str]):
+    """The MABPD agents' colours, read from the roster (:mod:`mabpd_kit.roster`) when asked, then the
+    verifier's, the lexicon's and the RADAR roles'. An agent whose roster line has no colour gets a
+    stable spare one (:data:`EXTRA_COLORS`, by a hash of its name)."""
+
+    def _mabpd(self) -> dict[str, str]:
+        return {norm_name(s.name): s.color or _spare(norm_name(s.name)) for s in roster.specs()}
+
+    def __getitem__(self, name: str) -> str:
+        got = self._mabpd().get(name)
+        return got if got is not None else _OTHER_AGENTS[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._mabpd(), **_OTHER_AGENTS})
+
+    def __len__(self) -> int:
+        return len({**self._mabpd(), **_OTHER_AGENTS})
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: Source agents (charts that compare agents, and ``span_html(color_by="agent")``). The three MABPD
+#: agents (their roster lines' colours) and the three RADAR roles are each three clearly different
+#: Okabe-Ito colours.
+AGENT_COLORS: Mapping[str, str] = _AgentColors()
 #: Decisions, gold labels and outcomes, the same in every chart: MABPD verdicts, RADAR's three labels,
 #: right/wrong. "Good/true" is blue, "bad/false/wrong" vermillion, never green against red.
 OUTCOME_COLORS: dict[str, str] = {
@@ -97,6 +123,10 @@ EXTRA_COLORS = (_O["sky blue"], _O["reddish purple"], _O["orange"], _O["bluish g
                 _O["blue"], _O["vermillion"], "#555555")
 
 
+def _spare(key: str) -> str:
+    return EXTRA_COLORS[zlib.crc32(key.encode()) % len(EXTRA_COLORS)]
+
+
 def norm_name(name: str | None) -> str:
     """A category or agent name as the tables spell it: lower case, "_" and "-" read as spaces."""
     return " ".join((name or "").replace("_", " ").replace("-", " ").lower().split())
@@ -114,7 +144,7 @@ def color_for(name: str | None, kind: Literal["category", "agent"] = "category")
     table = AGENT_COLORS if kind == "agent" else CATEGORY_COLORS
     if key in table:
         return table[key]
-    return EXTRA_COLORS[zlib.crc32(key.encode()) % len(EXTRA_COLORS)]
+    return _spare(key)
 
 
 def tint(hex_colour: str, strength: float = 0.35) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import html as _html
 from typing import TYPE_CHECKING, Any
 
+from mabpd_kit import roster
 from mabpd_kit.viz import altair, category_color, span_html
 from mabpd_kit.viz.colors import OUTCOME_COLORS
 from mabpd_kit.viz.scores import _VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_frame, score_chart
@@ -59,7 +60,12 @@ FACTORS: dict[str, str] = {
     "g": "agreement factor g",
     "k": "adjusted confidence k = clip(conf·f·g)",
 }
-_AGENTS = ("bias", "evidence", "framing")
+
+
+def _agent_order(present: Any) -> list[str]:
+    """The agents in ``present``, in roster order (:mod:`mabpd_kit.roster`); any not on it after them."""
+    present = list(dict.fromkeys(present))
+    return [a for a in roster.names() if a in present] + [a for a in present if a not in roster.names()]
 
 
 def _debate(x: Any) -> SADResult:
@@ -237,7 +243,7 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     df = pd.DataFrame(rows).groupby(["agent", "gold"], as_index=False).agg(
         share=("biased", "mean"), items=("biased", "size"))
     split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds) / len(ds)
-    order = [a for a in _AGENTS if a in set(df["agent"])]
+    order = _agent_order(df["agent"])
     chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y("agent:N", sort=order, title=None),
         yOffset=alt.YOffset("gold:N", sort=["gold biased", "gold neutral"]),
@@ -315,7 +321,8 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
                    var_name="factor", value_name="value")
     long["meaning"] = long["factor"].map(FACTORS)
     chart = alt.Chart(long).mark_bar().encode(
-        x=alt.X("agent:N", sort=list(_AGENTS), title=None),
+        x=alt.X("agent:N", sort=[*roster.names(), *(a for a in dict.fromkeys(df["agent"]) if a not in roster.names())],
+                title=None),
         y=alt.Y("value:Q", title=None),
         color=_verdict_color(),
         tooltip=["round", "agent", "verdict", "meaning", alt.Tooltip("value:Q", format=".3f"), "n_cited", "n_valid"],
