@@ -50,6 +50,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mabpd_kit import roster
+
 __all__ = ["BLOCKED", "FENCE_TAGS", "WITHHELD", "Instruction", "Instructions", "fence", "find_instructions"]
 
 #: Every fence marker our prompts use (MABPD, RADAR), plus the chat-role names a model reads as turns.
@@ -87,9 +89,11 @@ _LEAD = (r"(?:(?:and|then|now|so|also|instead|first|finally|next|just|simply|ple
          r"note|remember|attention)[\s,:!]+)*"
          r"(?:(?:you|u)\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|are\s+(?:required|instructed|"
          r"asked|supposed|expected)\s+to|may\s+only|can\s+only|now)\s+(?:now\s+|only\s+|always\s+)?)?")
+#: the MABPD agents' titles as the debate prompts give them ("bias analyst"), from the roster at import
+_TITLES = "|".join(r"\s+".join(map(re.escape, s.title.split())) for s in roster.specs())
 _MODEL = (r"(?:(?:the|an?|dear|hey|hi|any|all)\s+)?(?:ai|a\.i\.|ai\s+assistant|assistant|chatbot|bot|"
           r"(?:large\s+)?language\s+models?|llms?|model|gpt(?:-?\d\w*)?|chatgpt|claude|gemini|llama|classifier|"
-          r"annotators?|label(?:l)?ers?|grader|(?:bias|evidence|framing)\s+analysts?|verifier)")
+          rf"annotators?|label(?:l)?ers?|grader|(?:{_TITLES})s?|verifier)")
 _PRIOR = r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system)"
 _RULES = r"(?:instructions?|prompts?|system\s+prompt|directives?|guidelines?|rules?|commands?|directions|context|text|programming)"
 #: a verb after "to" or after a subject of its own is reported or described, not addressed to the model
@@ -131,7 +135,8 @@ _LABEL_WORDS = ("relabel re-label label classify categorize categorise tag flag 
                 "treat consider deem call decide conclude uphold verify")
 _VERDICT_WORDS = "biased unbiased neutral partisan balanced one-sided true false half-true misleading propaganda json"
 _MODEL_WORDS = ("ai assistant chatbot bot language llm llms model models gpt chatgpt claude gemini llama classifier "
-                "annotator annotators labeler labelers labeller labellers grader analyst analysts verifier detector")
+                "annotator annotators labeler labelers labeller labellers grader analyst analysts verifier detector "
+                + " ".join(f"{w} {w}s" for w in sorted({s.title.split()[-1].lower() for s in roster.specs()})))
 #: a pattern runs only when the text has one of its trigger words (speed: most news sentences skip them all)
 _TRIGGERS: dict[str, frozenset[str]] = {
     "override": frozenset("ignore disregard forget override overrule bypass discard".split()),
