@@ -7,7 +7,9 @@ import argparse
 
 import pandas as pd
 
-from mabpd_kit.corpus.command import add_arguments, add_report_arguments, is_corpus, run, run_report
+from mabpd_kit.cli.analyze import add_arguments
+from mabpd_kit.cli.analyze import run as run
+from mabpd_kit.corpus.command import add_report_arguments, is_corpus, run_report
 
 
 def _parse(adder, argv):
@@ -26,13 +28,13 @@ def test_analyze_a_csv_then_resume_export_and_report(tmp_path, capsys):
             "--by", "outlet", "--quiet"]
     assert run(_parse(add_arguments, argv)) == 0
     err = capsys.readouterr().err
-    assert "3 articles analysed (2 sentences), 0 from the results file, 1 failed" in err
+    assert "3 articles analysed now, 0 from the results file: 3 articles (2 sentences analysed), 1 failed" in err
     assert (tmp_path / "news.csv.mabpd.jsonl").exists()  # the default results file, next to the corpus
     sent = pd.read_csv(tmp_path / "sent.csv")
     assert sent["label"].tolist() == ["biased", "neutral"] and set(sent["outlet"]) == {"a", "b"}
     assert "n_biased &ge; 1</code>" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert run(_parse(add_arguments, argv)) == 0
-    assert "0 articles analysed (0 sentences), 3 from the results file" in capsys.readouterr().err  # resumed
+    assert "0 articles analysed now, 3 from the results file" in capsys.readouterr().err  # resumed
 
     args = _parse(add_report_arguments, [str(tmp_path / "news.csv.mabpd.jsonl"), "-o", str(tmp_path / "r2.html"),
                                          "--by", "outlet"])

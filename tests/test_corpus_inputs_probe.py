@@ -307,8 +307,8 @@ def test_options_a_corpus_cannot_honour_are_refused_in_one_line(csv_corpus, caps
 def test_ablation_is_honoured_on_a_corpus(csv_corpus, capsys):
     assert _cli(capsys, "analyze", csv_corpus, "--quiet", "--out", "full.jsonl")[0] == 0
     assert _cli(capsys, "analyze", csv_corpus, "--quiet", "--out", "one.jsonl", "--ablation", "single-agent")[0] == 0
-    full = [json.loads(ln) for ln in open("full.jsonl")]
-    one = [json.loads(ln) for ln in open("one.jsonl")]
+    full = [json.loads(ln)["record"] for ln in open("full.jsonl")]
+    one = [json.loads(ln)["record"] for ln in open("one.jsonl")]
     assert full[0]["fingerprint"] != one[0]["fingerprint"]
     assert {s["route"] for a in one for s in a["sentences"]} != {s["route"] for a in full for s in a["sentences"]}
 

@@ -56,7 +56,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, Pipeline
 
-__all__ = ["ArticleResult", "SentenceResult", "SpanResult", "analyze_doc", "article_language", "article_pred", "decide",
+__all__ = ["ArticleResult", "SentenceResult", "SpanResult", "aanalyze_doc", "analyze_doc", "article_language", "article_pred", "decide",
            "sentence_pipeline", "sentences"]
 
 _WORDS = re.compile(r"\S+")
@@ -241,6 +241,36 @@ def analyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = 
         return _failed(doc, f"{type(exc).__name__}: {exc}", st.mode, fingerprint, digest)
 
 
+async def aanalyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = None, *,
+                       fingerprint: str = "", digest: str = "") -> ArticleResult:
+    """:func:`analyze_doc` on the event loop: the article's sentences go to the LLM together (each call
+    still waits for the endpoint's limit). A sentence whose call was deferred to a Batch API pass
+    fails the article (``deferred``), so the next pass decides it whole."""
+    from mabpd_kit import runs
+
+    st = resolve(settings, pipeline.config)
+    if not doc.ok:
+        return _failed(doc, doc.reason or "bad row", st.mode, fingerprint, digest)
+    quiet = sentence_pipeline(pipeline)
+    try:
+        if st.mode == "direct":
+            d = await quiet.aanalyze(doc.text, id=doc.id)
+            return _deferred(doc, [d], st, fingerprint, digest) or \
+                _direct(pipeline, doc, st, fingerprint, digest, decision=d)
+        ct, spans, todo = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+        ks = [k for k, go in enumerate(todo) if go]
+        ds = await runs.gather(*(quiet.aanalyze(ct.text[spans[k][0]:spans[k][1]], id=f"{doc.id}#{k}") for k in ks))
+        return _deferred(doc, ds, st, fingerprint, digest) or \
+            analyze_doc(pipeline, doc, st, fingerprint=fingerprint, digest=digest, decisions=dict(zip(ks, ds)))
+    except Exception as exc:  # one article never stops a batch; the reason is kept
+        return _failed(doc, f"{type(exc).__name__}: {exc}", st.mode, fingerprint, digest)
+
+
+def _deferred(doc: Doc, ds: list[Any], st: CorpusConfig, fp: str, digest: str) -> ArticleResult | None:
+    late = next((d.error for d in ds if d.failed and "deferred to the next batch" in (d.error or "")), None)
+    return _failed(doc, late, st.mode, fp, digest) if late else None
+
+
 def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tuple[int, int]], list[bool]]:
     """``(clean text, sentence offsets, analyse?)`` of an article (shared by the rule and LLM paths)."""
     from mabpd_kit.text import clean
@@ -330,7 +360,8 @@ def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult]
     return out
 
 
-def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str) -> ArticleResult:
+def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str,
+            decision: "Decision | None" = None) -> ArticleResult:
     """The paper's direct mode: the article (cut to the pipeline's ``text.truncate_words``) as one item.
     ``share_biased`` is then 1.0 or 0.0 and ``pred`` is that label (:meth:`ArticleResult.pred`)."""
     from mabpd_kit.text import clean
@@ -338,7 +369,7 @@ def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: s
     lang, why = article_language(pipeline, clean(doc.text, max_chars=pipeline.config.text.max_chars).text, st)
     if why is not None:
         return _failed(doc, why, "direct", fp, digest, language=lang, flags=["unsupported_language"])
-    d = sentence_pipeline(pipeline).analyze(doc.text, id=doc.id)
+    d = decision if decision is not None else sentence_pipeline(pipeline).analyze(doc.text, id=doc.id)
     if d.failed:
         return _failed(doc, d.error or "failed", "direct", fp, digest, language=lang)
     evidence: dict[tuple[int, int], SpanResult] = {}

@@ -26,21 +26,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CORPUS_OPTIONS", "add_arguments", "add_corpus_options", "add_report_arguments", "is_corpus", "refusal",
+__all__ = ["CORPUS_OPTIONS", "add_corpus_options", "add_report_arguments", "is_corpus", "refusal",
            "run", "run_report"]
 
 #: ``(attribute, flag)`` of every corpus option: given on plain-text input, each is refused.
 CORPUS_OPTIONS = (("text_col", "--text-col"), ("id_col", "--id-col"), ("out", "--out"), ("mode", "--mode"),
                   ("workers", "--workers"), ("threshold", "--threshold"), ("export", "--export"),
                   ("level", "--level"), ("report", "--report"), ("by", "--by"), ("date", "--date"),
-                  ("follow_symlinks", "--follow-symlinks"))
+                  ("follow_symlinks", "--follow-symlinks"), ("engine", "--engine"), ("scheduler", "--scheduler"))
 #: ``(attribute, flag, why)`` of the text-input options of ``mabpd analyze``: refused on a corpus.
 _TEXT_OPTIONS = (
     ("lines", "--lines", "a corpus has one article per row (or per file) already"),
     ("format", "--format", "a corpus writes a JSONL results file (--out); rows as CSV, JSONL or Parquet with --export FILE"),
     ("output", "-o/--output", "a corpus writes its results to --out (rows to --export, the HTML report to --report)"),
     ("checkpoint", "--checkpoint", "a corpus resumes from its results file (--out)"),
-    ("batch", "--batch", "a corpus runs with --llm through the cache and the endpoint's concurrency limit"),
 )
 
 _TABLES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
@@ -62,7 +61,13 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
     group.add_argument("--mode", choices=("article", "direct"),
                        help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 "
                             "words, decided by that one decision's label (no threshold)")
-    group.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core)")
+    group.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core), or "
+                                                   "the workers of a local Dask cluster (--engine dask)")
+    group.add_argument("--engine", choices=("local", "dask"),
+                       help="local: this machine's processes (default); dask: a Dask cluster (pip install "
+                            "'mabpd-kit[scale]'; a LocalCluster of --workers, or --scheduler ADDRESS)")
+    group.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                                                              "(needs --engine dask)")
     group.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
     group.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
     group.add_argument("--level", choices=("article", "sentence", "span"), help="rows of --export (default: article)")
@@ -72,14 +77,6 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
     group.add_argument("--follow-symlinks", action="store_true",
                        help="a folder: read what its symbolic links point to, even outside the folder "
                             "(default: such a link is flagged, not read)")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("corpus", help="a .csv/.tsv/.jsonl/.json/.parquet file or a folder of .txt/.html files")
-    add_corpus_options(parser)
-    parser.add_argument("--config", help="a saved configuration (TOML or JSON)")
-    parser.add_argument("--llm", action="store_true", help="use the configured endpoint instead of rule-based agents")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,6 +113,13 @@ def refusal(args: argparse.Namespace) -> str | None:
     if getattr(args, "workers", None) is not None and getattr(args, "llm", False):
         return ("--workers is for the rule-based path: with --llm the endpoint's concurrency "
                 "(config llm.concurrency) sets how many calls run at once")
+    if getattr(args, "scheduler", None) and getattr(args, "engine", None) != "dask":
+        return "--scheduler is a Dask scheduler's address: it needs --engine dask"
+    if getattr(args, "engine", None) == "dask" and getattr(args, "llm", False):
+        return ("--engine dask runs the rule-based path; with --llm the run stays on this machine, where the "
+                "endpoint's limit and the answer cache are shared")
+    if getattr(args, "batch", None) and not getattr(args, "llm", False):
+        return "--batch needs --llm (the Batch API of the configured endpoint)"
     if getattr(args, "follow_symlinks", False) and not Path(args.corpus).is_dir():
         return f"--follow-symlinks is for a folder; {args.corpus} is a table"
     return None
@@ -164,22 +168,33 @@ def run(args: argparse.Namespace) -> int:
         from mabpd_kit.llm import connect
 
         llm = connect(config=cfg)
-    try:
+    from mabpd_kit.runs import Busy
+
+    def one_pass() -> dict[str, Any]:
         corpus = read(args.corpus, text_col=args.text_col, id_col=args.id_col, settings=st,
                       follow_symlinks=bool(getattr(args, "follow_symlinks", False)))
-        counts = analyze(corpus, out, config=cfg, llm=llm, settings=st, progress=not args.quiet and sys.stderr.isatty(),
-                         load_results=False)
-    except CorpusError as exc:
+        return analyze(corpus, out, config=cfg, llm=llm, settings=st, progress=not args.quiet and sys.stderr.isatty(),
+                       load_results=False, engine=getattr(args, "engine", None),
+                       scheduler=getattr(args, "scheduler", None))  # type: ignore[return-value]
+
+    try:
+        if getattr(args, "batch", None):
+            from mabpd_kit.llm.batch import run_batched
+
+            counts = run_batched(one_pass, llm, state=args.batch, quiet=args.quiet)  # type: ignore[arg-type]
+        else:
+            counts = one_pass()
+    except (CorpusError, Busy) as exc:
         print(f"mabpd analyze: {exc}", file=sys.stderr)
         return 2
-    done = counts["computed"] + counts["resumed"]
+    done = counts["articles"]
     if not done:
         what = "no .txt or .html files" if Path(args.corpus).is_dir() else "no rows"
         print(f"mabpd analyze: error: {what} in {args.corpus}: nothing to analyse", file=sys.stderr)
         return 2
-    print(f"mabpd analyze: {counts['computed']} articles analysed ({counts['sentences']} sentences), "
-          f"{counts['resumed']} from the results file, {counts['failed']} failed (reasons in the file) -> {out}",
-          file=sys.stderr)
+    print(f"mabpd analyze: {counts['computed']} articles analysed now, {counts['resumed']} from the results file: "
+          f"{done} articles ({counts['sentences']} sentences analysed), {counts['failed']} failed (reasons in the "
+          f"file) -> {out}", file=sys.stderr)
     if args.export:
         level = args.level or "article"
         n = export(out, args.export, level=level, settings=st)

@@ -12,11 +12,13 @@ with the same key, even after ``kill -9`` (a torn last line is skipped and ended
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from mabpd_kit.runs import Results
+from mabpd_kit.runs.checkpoint import Checkpoint, line
 
 from mabpd_kit.corpus.articles import ArticleResult
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
@@ -24,67 +26,29 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusResults", "Writer", "done_keys", "export", "iter_results", "load"]
+__all__ = ["CorpusResults", "Writer", "export", "iter_results", "load"]
 
 Level = Literal["article", "sentence", "span"]
 
 
 def iter_results(path: str | Path) -> Iterator[ArticleResult]:
     """Every readable record of a results file, in file order (torn or foreign lines skipped)."""
-    p = Path(path)
-    if not p.exists():
-        return
-    with p.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                yield ArticleResult.model_validate_json(line)
-            except (ValueError, ValidationError):
-                continue
-
-
-def done_keys(path: str | Path) -> dict[str, tuple[str, str, bool]]:
-    """``id -> (digest, fingerprint, failed)`` of a results file, read without building the records."""
-    found: dict[str, tuple[str, str, bool]] = {}
-    p = Path(path)
-    if not p.exists():
-        return found
-    with p.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-                found[str(rec["id"])] = (rec.get("digest", ""), rec.get("fingerprint", ""), bool(rec.get("failed")))
-            except (ValueError, KeyError, TypeError):
-                continue
-    return found
+    return Checkpoint(path).records(ArticleResult)
 
 
 class Writer:
-    """Appends one JSON line per finished article, flushed at once (ends a torn last line first)."""
+    """Writes article records in the runner's checkpoint layout (:func:`mabpd_kit.runs.checkpoint.line`),
+    flushed at once; for tools and tests that build a results file without a run."""
 
     def __init__(self, path: str | Path) -> None:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        torn = False
-        if p.exists() and p.stat().st_size > 0:
-            with p.open("rb") as fh:
-                fh.seek(-1, 2)
-                torn = fh.read(1) != b"\n"
-        self._fh = p.open("a", encoding="utf-8")
-        if torn:
-            self._fh.write("\n")
+        self._ck = Checkpoint(path)
+        self._ck.open()
 
     def write(self, rec: ArticleResult) -> None:
-        self.write_line(rec.model_dump_json())
-
-    def write_line(self, line: str) -> None:
-        """One record already serialised (a worker's JSON line), flushed at once."""
-        self._fh.write(line + "\n")
-        self._fh.flush()
+        self._ck.write(line(rec.id, rec.digest, rec.fingerprint, rec))
 
     def close(self) -> None:
-        self._fh.close()
+        self._ck.close()
 
     def __enter__(self) -> "Writer":
         return self
@@ -116,91 +80,102 @@ def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased
     raise ValueError(f"level must be 'article', 'sentence' or 'span', not {level!r}")
 
 
-class CorpusResults:
-    """The articles of a run (last record of an id wins), with the article rule's threshold.
+class CorpusResults(Results[ArticleResult]):
+    """The articles of a run (read lazily from the results file; the last record of an id wins), with the
+    article rule's threshold.
 
     ``to_frame()`` is one row per article (``pred`` = the rule at ``threshold``);
     ``to_frame("sentence")`` / ``to_frame("span")`` one row per sentence / evidence span.
     """
 
+    record_type = ArticleResult
+
     def __init__(self, articles: list[ArticleResult] | None, *, threshold: float, stat: str = "n_biased",
                  path: str | None = None, resumed: int = 0, computed: int = 0, wall_s: float = 0.0) -> None:
-        self._articles = articles
-        self._len: int | None = None
+        super().__init__(articles, checkpoint=path, resumed=resumed, wall_s=wall_s, computed=computed)
         self.threshold, self.stat, self.path = threshold, stat, path
-        self.resumed, self.computed, self.wall_s = resumed, computed, wall_s
-
-    @property
-    def lazy(self) -> bool:
-        """True while the records are still in the file (``load`` reads them on first use; the
-        report streams the file instead)."""
-        return self._articles is None
 
     @property
     def articles(self) -> list[ArticleResult]:
-        if self._articles is None:
-            self._articles = _last_records(self.path) if self.path else []
-        return self._articles
+        if self._records is None:
+            self._records = _last_records(self.path) if self.path else []
+        return self._records
 
     @articles.setter
     def articles(self, value: list[ArticleResult]) -> None:
-        self._articles = value
+        self._records = list(value)
 
-    def __len__(self) -> int:
-        if self._articles is None:
-            if self._len is None:
-                self._len = _count_ids(self.path) if self.path else 0
-            return self._len
-        return len(self._articles)
+    records = articles  # type: ignore[assignment]
 
     def __iter__(self) -> Iterator[ArticleResult]:
-        return iter(self.articles)
+        return iter(self.articles) if self._records is not None else _unique(iter_results(self.path or ""))
 
-    def __getitem__(self, key: int | str) -> ArticleResult:
+    def __getitem__(self, key: int | str) -> ArticleResult:  # type: ignore[override]
         if isinstance(key, str):
-            for a in self.articles:
+            for a in self:
                 if a.id == key:
                     return a
             raise KeyError(key)
         return self.articles[key]
 
-    def __repr__(self) -> str:
-        return f"CorpusResults({self.summary()})"
-
-    @property
-    def failed(self) -> list[ArticleResult]:
-        return [a for a in self.articles if a.failed]
+    def counts(self) -> dict[str, Any]:
+        """Articles, failed articles and analysed sentences in the results file (read without building the
+        records), with this run's ``resumed`` and ``computed``: what the CLI prints is what the file holds."""
+        n_sent = 0
+        if self._records is not None:
+            n_sent = sum(a.n_sentences for a in self._records)
+        elif self.path and Path(self.path).exists():
+            with Path(self.path).open("rb") as fh:
+                for raw in fh:
+                    m = _N_SENT.search(raw)
+                    n_sent += int(m.group(1)) if m else 0
+        return {"articles": len(self), "failed": self.n_failed, "sentences": n_sent, "resumed": self.resumed,
+                "computed": self.computed or 0, "wall_s": self.wall_s, "stopped": self.stopped}
 
     def summary(self) -> str:
-        n_sent = sum(a.n_sentences for a in self.articles)
-        return (f"{len(self)} articles ({self.resumed} from checkpoint, {self.computed} computed), "
-                f"{len(self.failed)} failed, {n_sent} sentences analysed, {self.wall_s:.1f} s")
+        c = self.counts()
+        return (f"{c['articles']} articles ({self.resumed} from checkpoint, {c['computed']} computed), "
+                f"{c['failed']} failed, {c['sentences']} sentences analysed, {self.wall_s:.1f} s")
 
     def with_threshold(self, threshold: float) -> "CorpusResults":
         """The same articles decided at another threshold (nothing is analysed again)."""
-        return CorpusResults(self._articles, threshold=threshold, stat=self.stat, path=self.path,
-                             resumed=self.resumed, computed=self.computed, wall_s=self.wall_s)
+        return CorpusResults(self._records, threshold=threshold, stat=self.stat, path=self.path,
+                             resumed=self.resumed, computed=self.computed or 0, wall_s=self.wall_s)
 
-    def to_frame(self, level: Level = "article") -> "pd.DataFrame":
+    def to_frame(self, level: Level = "article") -> "pd.DataFrame":  # type: ignore[override]
         import pandas as pd
 
-        df = pd.DataFrame([r for a in self.articles for r in rows(a, level, self.threshold, self.stat)])
+        df = pd.DataFrame([r for a in self for r in rows(a, level, self.threshold, self.stat)])
         if level == "article" and "pred" in df:
             df["pred"] = df["pred"].astype("Int64")  # 0/1, <NA> for a failed article
         return df
 
-    def metrics(self, gold: str = "label") -> dict[str, float]:
+    def metrics(self, gold: str = "label") -> dict[str, float]:  # type: ignore[override]
         """Accuracy, precision, recall and macro F1 of the article rule against a 0/1 metadata column."""
         from mabpd_kit import metrics as m
 
         df = self.to_frame()
         df = df[(~df["failed"]) & df[gold].notna()] if gold in df else df.iloc[0:0]
-        out: dict[str, float] = {"n": len(df), "failed": len(self.failed), "threshold": self.threshold}
+        out: dict[str, float] = {"n": len(df), "failed": self.n_failed, "threshold": self.threshold}
         if len(df):
-            y, p = df[gold].astype(int).tolist(), df["pred"].astype(int).tolist()
+            y = [int(float(v)) for v in df[gold].tolist()]  # "1", 1, 1.0 and "1.0" are all a label of 1
+            p = df["pred"].astype(int).tolist()
             out.update(accuracy=m.accuracy(y, p), precision=m.precision(y, p), recall=m.recall(y, p),
                        macro_f1=m.macro_f1(y, p))
         return out
+
+
+#: an article record's own sentence count (the first ``n_sentences`` of its line: sentences have none)
+_N_SENT = re.compile(rb'"n_sentences":([0-9]+)')
+
+
+def _unique(records: Iterator[ArticleResult]) -> Iterator[ArticleResult]:
+    """Records as read, an id seen again skipped (a reconciled file has none; a killed run's may)."""
+    seen: set[str] = set()
+    for a in records:
+        if a.id not in seen:
+            seen.add(a.id)
+            yield a
 
 
 def _last_records(path: str | Path) -> list[ArticleResult]:
@@ -210,33 +185,6 @@ def _last_records(path: str | Path) -> list[ArticleResult]:
         last.pop(a.id, None)  # keep file order of the last version
         last[a.id] = a
     return list(last.values())
-
-
-class _Id(BaseModel):
-    id: str
-
-
-def _count_ids(path: str | Path) -> int:
-    """How many articles a results file holds (distinct ids of readable records), without building them."""
-    p = Path(path)
-    if not p.exists():
-        return 0
-    ids: set[str] = set()
-    head = '{"id":'
-    decode = json.JSONDecoder().raw_decode
-    with p.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                if line.startswith(head) and line.rstrip().endswith("}"):  # the writer's layout: id first
-                    rid = decode(line, len(head))[0]
-                    if isinstance(rid, str):
-                        ids.add(rid)
-                        continue
-                if line.strip():
-                    ids.add(_Id.model_validate_json(line).id)
-            except (ValueError, ValidationError):
-                continue
-    return len(ids)
 
 
 def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:

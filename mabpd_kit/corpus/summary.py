@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mabpd_kit.corpus.articles import ArticleResult, decide
+from mabpd_kit.runs.checkpoint import body
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,15 +69,19 @@ class Summary:
         with Path(self._source).open("rb") as fh:
             for o in offsets:
                 fh.seek(int(o))
-                yield ArticleResult.model_validate_json(fh.readline().decode("utf-8", errors="replace"))
+                raw = body(fh.readline())
+                if raw is not None:
+                    yield ArticleResult.model_validate_json(raw)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(offset, line)`` for every line of a file, read in binary so that offsets are bytes."""
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(offset, record JSON)`` for every readable line of a results file (offsets in bytes)."""
     with path.open("rb") as fh:
         offset = 0
         for raw in fh:
-            yield offset, raw.decode("utf-8", errors="replace")
+            rec = body(raw)
+            if rec is not None:
+                yield offset, rec
             offset += len(raw)
 
 
@@ -86,8 +91,6 @@ def _heads(source: Any) -> Iterator[tuple[int, Any]]:
         if not p.exists():
             return
         for offset, line in _lines(p):
-            if not line.strip():
-                continue
             try:
                 yield offset, _Head.model_validate_json(line)
             except (ValueError, ValidationError):

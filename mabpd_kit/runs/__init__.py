@@ -98,6 +98,7 @@ def run(
     workers: int | None = None,
     chunk: int = 64,
     total: int | None = None,
+    scheduler: str | None = None,
 ) -> Results[R]:
     """Run ``step`` on every item; see the module docstring.
 
@@ -118,6 +119,7 @@ def run(
         workers: local processes (rule-based), or Dask workers of a ``LocalCluster``.
         chunk: items per task (local processes) or per partition (Dask).
         total: the number of items, for the progress bar, when ``items`` has no ``len()``.
+        scheduler: a Dask scheduler's address (``engine="dask"``; else a ``LocalCluster``).
     """
     if isinstance(items, Sequence):
         ids = [it.id for it in items]
@@ -125,7 +127,7 @@ def run(
             dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
             raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {dup}")
         total = len(items)
-    ex = executor(engine, concurrency=concurrency, workers=workers, chunk=chunk)
+    ex = executor(engine, concurrency=concurrency, workers=workers, chunk=chunk, scheduler=scheduler)
     t0 = time.perf_counter()
     tmp = None
     if checkpoint is None and getattr(ex, "needs_checkpoint", False):  # Dask's workers write part files

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["Busy", "Checkpoint", "Index", "digest", "fingerprint", "line", "read_checkpoint"]
+__all__ = ["Busy", "Checkpoint", "Index", "body", "digest", "fingerprint", "line", "read_checkpoint"]
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -67,6 +67,21 @@ def _whole(raw: bytes, m: "re.Match[bytes]") -> bool:
 
 def _key(id: str, dg: str, fp: str) -> int:
     return hash((id, dg, fp))
+
+
+#: lock files this process holds; a forked child (a worker process) closes its copies at once, so a
+#: worker outliving a killed run never keeps its checkpoint locked
+_HELD: list[Any] = []
+_AT_FORK: list[bool] = []
+
+
+def _close_in_child() -> None:
+    for fh in _HELD:
+        try:
+            fh.close()
+        except OSError:
+            pass
+    _HELD.clear()
 
 
 class Busy(RuntimeError):
@@ -186,6 +201,10 @@ class Checkpoint:
         fh.write(f"process {os.getpid()} ({' '.join(sys.argv[:1])[-60:]})")
         fh.flush()
         self._lock = fh
+        if not _AT_FORK and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_close_in_child)
+            _AT_FORK.append(True)
+        _HELD.append(fh)
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -204,6 +223,8 @@ class Checkpoint:
             self._fh.close()
             self._fh = None
         if self._lock is not None:
+            if self._lock in _HELD:
+                _HELD.remove(self._lock)
             self._lock.close()
             self._lock = None
 
@@ -284,6 +305,19 @@ def _ends_with_newline(p: Path) -> bool:
     with p.open("rb") as fh:
         fh.seek(-1, 2)
         return fh.read(1) == b"\n"
+
+
+def body(raw: bytes) -> bytes | None:
+    """The record's JSON in a checkpoint line (None for a torn or foreign line): for readers that parse
+    only part of a record (a report's summary columns)."""
+    m = _HEAD.match(raw)
+    if m is not None:
+        return raw[m.end():-2] if raw.endswith(b"\n") and _whole(raw, m) else None
+    try:
+        rec = json.loads(raw)
+        return json.dumps(rec["record"]).encode("utf-8") if isinstance(rec, dict) and "record" in rec else None
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _parse(raw: bytes, record: type[R]) -> R | None:
