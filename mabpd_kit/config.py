@@ -71,6 +71,18 @@ def _roster_weight(name: str) -> float:
     return roster.get(name).weight
 
 
+_PLAN: list[Any] = [-1, ()]  # roster version, ((name, field or "", roster weight), ...)
+
+
+def _weight_plan() -> tuple[tuple[str, str, float], ...]:
+    """Per roster agent: its name, its ``w_<name>`` field ("" if it has none) and its roster weight."""
+    if _PLAN[0] != roster.version():
+        fields = ScoringConfig.model_fields
+        _PLAN[:] = [roster.version(), tuple((s.name, f"w_{s.name}" if f"w_{s.name}" in fields else "", s.weight)
+                                            for s in roster.specs())]
+    return _PLAN[1]
+
+
 def _added_weights() -> dict[str, float]:
     """The roster's weights of agents without a ``w_<name>`` field (agents added to the roster)."""
     return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
@@ -95,9 +107,8 @@ class ScoringConfig(_Frozen):
     def weights(self) -> dict[str, float]:
         """Role -> weight for every agent on the roster, in roster order, as used by the score and by
         SAD's weighted vote: ``w_<name>`` if the agent has a field, else ``w_added``, else its roster line."""
-        fields, added = type(self).model_fields, self.w_added
-        return {s.name: getattr(self, f"w_{s.name}") if f"w_{s.name}" in fields else added.get(s.name, s.weight)
-                for s in roster.specs()}
+        added = self.w_added
+        return {name: getattr(self, field) if field else added.get(name, w) for name, field, w in _weight_plan()}
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "register", "specs", "unregister"]
+__all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "register", "specs", "unregister", "version"]
 
 
 @dataclass(frozen=True)
@@ -83,21 +83,35 @@ BUILTIN: tuple[AgentSpec, ...] = (
 )
 
 _roster: list[AgentSpec] = list(BUILTIN)
+#: what readers use, rebuilt on every change: (version, specs, names, set of names)
+_now: tuple[int, tuple[AgentSpec, ...], tuple[str, ...], frozenset[str]] = (
+    0, BUILTIN, tuple(s.name for s in BUILTIN), frozenset(s.name for s in BUILTIN))
+
+
+def _changed() -> None:
+    global _now
+    got = tuple(_roster)
+    _now = (_now[0] + 1, got, tuple(s.name for s in got), frozenset(s.name for s in got))
+
+
+def version() -> int:
+    """A number that changes whenever the roster does (for readers that keep something built from it)."""
+    return _now[0]
 
 
 def specs() -> tuple[AgentSpec, ...]:
     """The roster, in order (the order of the reports, frames and chart axes)."""
-    return tuple(_roster)
+    return _now[1]
 
 
 def names() -> tuple[str, ...]:
     """The agents' names, in roster order."""
-    return tuple(s.name for s in _roster)
+    return _now[2]
 
 
 def get(name: str) -> AgentSpec:
     """The roster line of ``name`` (a KeyError names the roster)."""
-    for s in _roster:
+    for s in _now[1]:
         if s.name == name:
             return s
     raise KeyError(f"no agent {name!r} on the roster; it has {', '.join(names())}")
@@ -105,7 +119,7 @@ def get(name: str) -> AgentSpec:
 
 def check(name: str) -> str:
     """``name`` if it is on the roster, else a ValueError (the schemas' agent field uses it)."""
-    if not any(s.name == name for s in _roster):
+    if name not in _now[3]:
         raise ValueError(f"unknown agent {name!r}; the roster has {', '.join(names())}")
     return name
 
@@ -119,6 +133,7 @@ def register(spec: AgentSpec, *, replace: bool = False) -> AgentSpec:
         _roster.append(spec)
     else:
         _roster[at] = spec
+    _changed()
     return spec
 
 
@@ -126,6 +141,7 @@ def unregister(name: str) -> AgentSpec:
     """Take ``name`` off the roster; returns its line."""
     spec = get(name)
     _roster.remove(spec)
+    _changed()
     return spec
 
 
@@ -139,3 +155,4 @@ def extended(*added: AgentSpec) -> Iterator[tuple[AgentSpec, ...]]:
         yield specs()
     finally:
         _roster[:] = before
+        _changed()
