@@ -31,7 +31,8 @@ OUT = ROOT / "mabpd_kit" / "resources" / "packs" / "smollm2-135m-samples.pack.js
 BIASED = ("s01", "s03", "s09", "s11")   # loaded language, framing, political labeling, exaggeration
 NEUTRAL = ("n01", "n02", "n06", "n09")  # plain report, quoted "power grab", a statistic, quoted "betrayal"
 IDS = BIASED + NEUTRAL
-#: the lesson's budget: replies of at most 256 tokens (the real-model tier's), and a generous per-call time-out:
+#: the lesson's budget: replies of at most 512 tokens (at 256, SmolLM2's Evidence reply was cut before its verdict
+#: on most items), and a generous per-call time-out:
 #: on a loaded 2-core machine the first long prompt alone can take minutes, and a local call that times out is
 #: not resent (the server is still computing it), so the default 60 s + 10 s per 1,000 characters failed every item;
 #: and the server profile named, not detected: detected, the first call sent a json_schema response_format, the
@@ -40,7 +41,10 @@ IDS = BIASED + NEUTRAL
 #: Named, the grammar holds, but it cannot bound numbers and SmolLM2-135M writes confidences above 1: seen on
 #: 2026-12-01, every agent call failed validation twice ("confidence: Input should be less than or equal to 1;
 #: bias_score: ..."), so no answer was stored and no pack written (see the script's exit status)
-OVERRIDES = {"agents.max_tokens": 256, "llm.timeout_s": 900.0, "llm.server": "llama-cpp-python"}
+#: Recorded on 2026-12-01 with 512 tokens: 921 s in all, 4 of 8 sentences decided (s01, s03, n01, n02), 4 failed with
+#: "no JSON object found in the reply" after the repair retry (s09, s11, n06, n09); 22 usable answers in a 35 KiB pack.
+#: A failed item's unusable replies are never recorded, so it fails again on replay (with a replay miss).
+OVERRIDES = {"agents.max_tokens": 512, "llm.timeout_s": 900.0, "llm.server": "llama-cpp-python"}
 
 
 def main() -> int:
