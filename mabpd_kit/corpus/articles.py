@@ -119,6 +119,12 @@ class ArticleResult(BaseModel):
     failed: bool = False
     error: str | None = None
 
+    @property
+    def incomplete(self) -> bool:
+        """Decided, but some of its sentences failed (an endpoint fault): analysed again on resume, where the
+        answer cache makes the sentences already decided free."""
+        return not self.failed and self.n_failed_sentences > 0
+
     def stat(self, name: str = "n_biased") -> float | None:
         return getattr(self, name)
 

@@ -36,7 +36,7 @@ R = TypeVar("R", bound=BaseModel)
 
 #: the writer's own layout: the keys first, so the index reads them without parsing the record
 _HEAD = re.compile(rb'\{"id": ("(?:[^"\\]|\\.)*"), "digest": "([^"\\]*)", "fingerprint": "([^"\\]*)", '
-                   rb'"failed": (true|false), "size": ([0-9]+), "record": ')
+                   rb'"failed": (true|false), "retry": (true|false), "size": ([0-9]+), "record": ')
 
 
 def digest(value: Any) -> str:
@@ -55,14 +55,16 @@ def fingerprint(*parts: Any) -> str:
 def line(id: str, dg: str, fp: str, rec: BaseModel) -> str:
     """One checkpoint line (with its newline)."""
     body = rec.model_dump_json()
-    head = json.dumps({"id": id, "digest": dg, "fingerprint": fp, "failed": bool(getattr(rec, "failed", False)),
-                       "size": len(body.encode("utf-8"))}, ensure_ascii=False)
+    failed = bool(getattr(rec, "failed", False))
+    head = json.dumps({"id": id, "digest": dg, "fingerprint": fp, "failed": failed,
+                       "retry": failed or bool(getattr(rec, "incomplete", False)), "size": len(body.encode("utf-8"))},
+                      ensure_ascii=False)
     return f'{head[:-1]}, "record": {body}}}\n'
 
 
 def _whole(raw: bytes, m: "re.Match[bytes]") -> bool:
     """The line holds its record whole (a run killed mid-write leaves a shorter one, even once ended)."""
-    return len(raw) - m.end() - 2 == int(m.group(5)) and raw.endswith(b"}\n")
+    return len(raw) - m.end() - 2 == int(m.group(6)) and raw.endswith(b"}\n")
 
 
 def _key(id: str, dg: str, fp: str) -> int:
@@ -91,15 +93,17 @@ class Busy(RuntimeError):
 class Index:
     """The keys of a checkpoint's lines (last line of an id wins): ``reusable(id, digest, fp, retry)``."""
 
-    def __init__(self, ids: "Any", keys: "Any", failed: "Any", offsets: "Any") -> None:
+    def __init__(self, ids: "Any", keys: "Any", failed: "Any", offsets: "Any", retry: "Any" = None) -> None:
         import numpy as np
 
+        retry = failed if retry is None else retry
         order = np.lexsort((offsets, ids))          # by id, then file position
-        ids, keys, failed, offsets = ids[order], keys[order], failed[order], offsets[order]
+        ids, keys, failed, offsets, retry = ids[order], keys[order], failed[order], offsets[order], retry[order]
         last = np.ones(len(ids), dtype=bool)
         if len(ids):
             last[:-1] = ids[1:] != ids[:-1]          # the last line of each id
         self.ids, self.keys, self.failed, self.offsets = ids[last], keys[last], failed[last], offsets[last]
+        self.retry = retry[last]
         self.lines = len(order)
 
     def __len__(self) -> int:
@@ -116,7 +120,7 @@ class Index:
         i = self.find(id)
         if i < 0 or self.keys[i] != _key(id, dg, fp):
             return False
-        return not (self.failed[i] and retry_failed)
+        return not (self.retry[i] and retry_failed)
 
 
 class Checkpoint:
@@ -129,8 +133,9 @@ class Checkpoint:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _scan(self) -> Iterator[tuple[int, str, str, str, bool]]:
-        """``(offset, id, digest, fingerprint, failed)`` of every readable line."""
+    def _scan(self) -> Iterator[tuple[int, str, str, str, bool, bool]]:
+        """``(offset, id, digest, fingerprint, failed, retry)`` of every readable line (``retry``: failed, or
+        decided with parts that failed, such as an article with failed sentences: computed again on resume)."""
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
@@ -144,29 +149,31 @@ class Checkpoint:
                     if _whole(raw, m):
                         try:
                             yield (start, json.loads(m.group(1)), m.group(2).decode(), m.group(3).decode(),
-                                   m.group(4) == b"true")
+                                   m.group(4) == b"true", m.group(5) == b"true")
                         except ValueError:
                             pass
                     continue
                 try:  # another writer's layout: parse it whole
                     rec = json.loads(raw)
                     if isinstance(rec, dict) and "record" in rec:
+                        bad = bool(rec.get("failed", (rec.get("record") or {}).get("failed", False)))
                         yield (start, str(rec["id"]), str(rec.get("digest", "")), str(rec.get("fingerprint", "")),
-                               bool(rec.get("failed", (rec.get("record") or {}).get("failed", False))))
+                               bad, bool(rec.get("retry", bad)))
                 except (ValueError, KeyError, TypeError, AttributeError):
                     continue
 
     def index(self) -> Index:
         import numpy as np
 
-        ids, keys, failed, offsets = array("q"), array("q"), array("b"), array("q")
-        for off, id, dg, fp, bad in self._scan():
+        ids, keys, flags, offsets = array("q"), array("q"), array("b"), array("q")
+        for off, id, dg, fp, bad, retry in self._scan():
             ids.append(hash(id))
             keys.append(_key(id, dg, fp))
-            failed.append(bad)
+            flags.append(bad | (retry << 1))
             offsets.append(off)
-        return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64),
-                     np.frombuffer(failed, dtype=np.int8).astype(bool), np.frombuffer(offsets, dtype=np.int64))
+        f = np.frombuffer(flags, dtype=np.int8)
+        return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64), (f & 1).astype(bool),
+                     np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
 
     def records(self, record: type[R]) -> Iterator[R]:
         """Every readable record, in file order (after :meth:`reconcile`: the run's input order)."""
