@@ -267,3 +267,14 @@ def test_dir_of_the_package_lists_public_names_only():
     assert not private, f"dir(mabpd_kit) shows private names: {private}"
     assert not {"Any", "importlib", "annotations"} & set(names)
     assert {"Config", "connect", "Pipeline", "Decision", "Lexicon", "Span", "viz", "lexicon"} <= set(names)
+
+
+def test_the_runner_sits_below_the_llm_layer():
+    """``runs`` (the one batch runner) imports nothing of ``llm``: the LLM layer and the methods use the
+    runner, never the other way round (issue 22.4)."""
+    for name, path in MODULES.items():
+        if name == "mabpd_kit.runs" or name.startswith("mabpd_kit.runs."):
+            got = _imports(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py")
+            up = sorted(m for m in got if m == "mabpd_kit.llm" or m.startswith("mabpd_kit.llm.")
+                        or m.split(".")[1] in ("mabpd", "radar", "identity", "corpus", "cli", "viz"))
+            assert not up, f"{name} imports {up}: the runner must not reach up the flow"
