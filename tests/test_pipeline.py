@@ -221,19 +221,25 @@ def test_redecide_reuses_reports_under_a_new_configuration(pipe, lex, monkeypatc
 
 
 def test_an_unsupported_language_is_not_decided_by_the_rule_based_agents(lex, monkeypatch):
+    LONG = "Radical leftists slammed it. " * 5  # long enough to tell its language (config.corpus.language_min_chars)
     seen = []
-    monkeypatch.setattr("mabpd_kit.text.detect_language", lambda t: seen.append(t) or "zh")
-    d = Pipeline(CFG, None, lex).analyze("Radical leftists slammed it.")
+    monkeypatch.setattr("mabpd_kit.language.detect_language", lambda t: seen.append(t) or "zh")
+    d = Pipeline(CFG, None, lex).analyze(LONG)
     assert d.failed and d.label is None and d.language == "zh" and "unsupported_language" in d.flags
     assert "'zh'" in d.error and "LLM endpoint" in d.error and "text.languages" in d.error
-    ok = Pipeline(CFG.replace(**{"text.languages": ("en", "zh")}), None, lex).analyze("Radical leftists slammed it.")
+    ok = Pipeline(CFG.replace(**{"text.languages": ("en", "zh")}), None, lex).analyze(LONG)
     assert not ok.failed and ok.label == "biased" and "unsupported_language" not in ok.flags
     seen.clear()
-    off = Pipeline(CFG.replace(**{"text.detect_language": False}), None, lex).analyze("Radical leftists slammed it.")
+    off = Pipeline(CFG.replace(**{"text.detect_language": False}), None, lex).analyze(LONG)
     assert not off.failed and off.language is None and seen == []
-    monkeypatch.setattr("mabpd_kit.text.detect_language", lambda t: "und")
-    und = Pipeline(CFG, None, lex).analyze("Radical leftists slammed it.")
+    monkeypatch.setattr("mabpd_kit.language.detect_language", lambda t: "und")
+    und = Pipeline(CFG, None, lex).analyze(LONG)
     assert not und.failed and und.language == "und" and "unsupported_language" not in und.flags
+
+
+def test_a_short_latin_text_is_taken_to_be_in_the_first_language(pipe):
+    d = pipe.analyze("shot worst say senator.")  # py3langid alone says Nigerian Pidgin
+    assert not d.failed and d.language == "en"
 
 
 def test_real_chinese_and_arabic_fail_with_the_reason_in_rule_mode(pipe):

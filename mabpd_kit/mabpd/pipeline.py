@@ -36,6 +36,7 @@ many items run at once and every call waits for a slot of the endpoint's limit
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -334,12 +335,17 @@ class Pipeline:
     def _language(self, d: Decision) -> str | None:
         """Detect the item's language (``config.text.detect_language``). A known language outside
         ``config.text.languages`` is flagged ``unsupported_language``; the LLM agents still decide
-        it, the rule-based ones cannot (their cues are English): returns the failure reason then."""
-        from mabpd_kit import text
+        it, the rule-based ones cannot (their cues are English): returns the failure reason then.
+        A text in Latin script shorter than ``config.corpus.language_min_chars`` is too short to tell
+        ("shot worst say senator." looks like Nigerian Pidgin to py3langid): it is taken to be in
+        ``config.text.languages[0]``, as an article is (:func:`mabpd_kit.language.document_language`)."""
+        from mabpd_kit.language import document_language
 
         if not self.config.text.detect_language:
             return None
-        d.language = lang = text.detect_language(d.clean_text)
+        known = tuple(self.config.text.languages)
+        d.language = lang = document_language(d.clean_text, min_chars=self.config.corpus.language_min_chars,
+                                              assume=known[0] if known else "en")
         if lang == "und" or lang in self.config.text.languages:
             return None
         d.flags.append("unsupported_language")
@@ -417,12 +423,15 @@ class Pipeline:
         ``config.llm.item_deadline_s`` seconds (all its calls): past it the item fails with a
         ``deadline`` reason and the batch goes on.
         """
-        texts = list(texts)
-        ids = [str(i) for i in (ids if ids is not None else range(len(texts)))]
-        if len(ids) != len(texts) or (gold is not None and len(gold) != len(texts)):
+        sized = all(x is None or isinstance(x, Sequence) for x in (texts, ids, gold)) and isinstance(texts, Sequence)
+        if sized and ((ids is not None and len(ids) != len(texts)) or (gold is not None and len(gold) != len(texts))):
             raise ValueError("texts, ids and gold must have the same length")
-        golds = list(gold) if gold is not None else [None] * len(texts)
-        items = [runs.Item(i, (t, g), runs.digest(_raw(t))) for i, t, g in zip(ids, texts, golds)]
+        id_iter = (str(i) for i in ids) if ids is not None else (str(k) for k in itertools.count())
+        gold_iter = iter(gold) if gold is not None else itertools.repeat(None)
+        # a stream: the items are made as the runner reads them (texts may be a generator over a large file)
+        items = (runs.Item(i, (t, g), runs.digest(_raw(t))) for t, i, g in zip(texts, id_iter, gold_iter))
+        if sized:
+            items = list(items)  # type: ignore[assignment]
 
         async def step(item: runs.Item) -> Decision:
             text, g = item.data
