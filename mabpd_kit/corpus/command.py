@@ -110,14 +110,11 @@ def refusal(args: argparse.Namespace) -> str | None:
             return f"{flag} needs --{needs} ({why})"
     if getattr(args, "mode", None) == "direct" and getattr(args, "threshold", None) is not None:
         return "--threshold is the article rule's: --mode direct decides each article by its one decision's label"
-    if getattr(args, "workers", None) is not None and getattr(args, "llm", False):
+    if getattr(args, "workers", None) is not None and getattr(args, "llm", False) and getattr(args, "engine", None) != "dask":
         return ("--workers is for the rule-based path: with --llm the endpoint's concurrency "
                 "(config llm.concurrency) sets how many calls run at once")
     if getattr(args, "scheduler", None) and getattr(args, "engine", None) != "dask":
         return "--scheduler is a Dask scheduler's address: it needs --engine dask"
-    if getattr(args, "engine", None) == "dask" and getattr(args, "llm", False):
-        return ("--engine dask runs the rule-based path; with --llm the run stays on this machine, where the "
-                "endpoint's limit and the answer cache are shared")
     if getattr(args, "batch", None) and not getattr(args, "llm", False):
         return "--batch needs --llm (the Batch API of the configured endpoint)"
     if getattr(args, "follow_symlinks", False) and not Path(args.corpus).is_dir():

@@ -72,6 +72,9 @@ class ArticleStep:
     config: "Config"
     fingerprint: str
     llm: Any = field(default=None, repr=False)
+    #: how a worker process connects to the same endpoint (base URL, model, cache folder; never a key: a
+    #: Dask worker reads its own from its environment); set when the step is pickled with an LLM
+    llm_spec: dict[str, Any] | None = None
 
     @property
     def settings(self) -> CorpusConfig:
@@ -86,8 +89,19 @@ class ArticleStep:
             return p
         if self.fingerprint not in _BUILT:
             _BUILT.clear()  # one configuration per process at a time
-            _BUILT[self.fingerprint] = make_pipeline(self.config)
+            llm = None
+            if self.llm_spec is not None:  # a worker: its own connection, cache handle and rate limit
+                from mabpd_kit.llm import connect
+
+                spec = dict(self.llm_spec)
+                share = self.config.replace(**{"llm.concurrency": spec.pop("concurrency")})
+                llm = connect(config=share, quiet=True, **spec)
+            _BUILT[self.fingerprint] = make_pipeline(self.config, llm)
         return _BUILT[self.fingerprint]
+
+    @property
+    def online(self) -> bool:
+        return self.llm is not None or self.llm_spec is not None
 
     def prepare(self) -> None:
         """Build the pipeline here (forked workers then share it)."""
@@ -95,7 +109,7 @@ class ArticleStep:
 
     async def __call__(self, item: runs.Item) -> ArticleResult:
         doc: Doc = item.data
-        if self.llm is None:
+        if not self.online:
             return analyze_doc(self.pipeline, doc, self.settings, fingerprint=self.fingerprint, digest=item.digest)
         return await aanalyze_doc(self.pipeline, doc, self.settings, fingerprint=self.fingerprint,
                                   digest=item.digest)
@@ -105,8 +119,16 @@ class ArticleStep:
 
     def __getstate__(self) -> dict[str, Any]:
         if self.llm is not None:
-            raise TypeError("the LLM path runs in this process (engine='local'); a Dask worker builds no LLM")
+            raise TypeError("an LLM connection stays in its process: a step for workers carries llm_spec instead")
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def _spec(llm: "LLM", concurrency: int) -> dict[str, Any]:
+    """How a worker connects to ``llm``'s endpoint: URL, model, cache folder and mode, its share of the limit;
+    never the key (a worker reads its own from its environment)."""
+    cache = getattr(llm, "_cache", None)
+    return {"base_url": llm.endpoint, "model": llm.model, "cache_mode": llm.cache_mode,
+            "cache_dir": str(cache.directory) if cache is not None else None, "concurrency": concurrency}
 
 
 def _fingerprint(models: str, st: CorpusConfig) -> str:
@@ -141,7 +163,10 @@ def analyze(
 
     ``engine``: "local" (default: ``workers`` processes on the rule-based path, default
     ``settings.workers``, else every core; the LLM path in this process) or "dask" (``scheduler``:
-    a cluster's address, else a ``LocalCluster`` of ``workers``; rule-based).
+    a cluster's address, else a ``LocalCluster`` of ``workers``). With an LLM on Dask each worker
+    connects to the same endpoint itself (its key from its own environment), with the endpoint's
+    concurrency divided among the workers; the answer cache is shared when its folder is on a
+    filesystem every worker sees (docs/scale.md).
     """
     from mabpd_kit.llm import online
 
@@ -151,20 +176,20 @@ def analyze(
     docs = corpus if hasattr(corpus, "__iter__") and not isinstance(corpus, (str, Path)) and \
         not hasattr(corpus, "columns") else read(corpus, text_col=text_col, id_col=id_col, settings=st)
     llm = online(llm)
-    if llm is not None and engine == "dask":
-        raise ValueError("the Dask engine runs the rule-based path; with an LLM the run stays in this process "
-                         "(engine='local'), where the endpoint's limit and the answer cache are shared")
     bare = cfg.model_copy(update={"corpus": CorpusConfig()})  # the corpus settings that matter are in _fingerprint
     models = make_pipeline(bare, llm).fingerprint() if llm is not None else runs.fingerprint(bare, "rule")
     fp = _fingerprint(models, st)
     step = ArticleStep(cfg, fp, llm)
+    dask = engine == "dask"
+    n_workers = workers or st.workers or (None if dask else os.cpu_count() or 1)
+    if dask and llm is not None:  # each worker connects itself, with its share of the endpoint's limit
+        step = ArticleStep(cfg, fp, None, llm_spec=_spec(llm, max(1, llm.concurrency // (n_workers or 2))))
     items = (runs.Item(doc.id, doc, _digest(doc), retry=doc.ok) for doc in docs)
-    n_workers = workers or st.workers or (None if engine == "dask" else os.cpu_count() or 1)
-    concurrency = None if llm is None else 2 * llm.concurrency
+    concurrency = None if llm is None else 2 * (step.llm_spec["concurrency"] if step.llm_spec else llm.concurrency)
     deadline = None if llm is None else llm.item_deadline(cfg.llm.item_deadline_s)
     res = runs.run(items, step, record=ArticleResult, fail=step.fail, checkpoint=out, fingerprint=fp,
                    concurrency=concurrency, deadline_s=deadline, progress="corpus" if progress else False,
-                   engine=engine if engine is not None else "local", workers=n_workers if llm is None else None,
+                   engine=engine if engine is not None else "local", workers=n_workers if llm is None or dask else None,
                    chunk=st.chunk_articles, scheduler=scheduler)
     wall = time.perf_counter() - t0
     loaded = load(out, settings=st)
