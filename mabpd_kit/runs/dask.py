@@ -1,0 +1,280 @@
+"""The Dask executor: a batch's steps on a Dask cluster (``mabpd-kit[scale]``), one checkpoint contract.
+
+``runs.run(..., engine="dask", workers=N)`` starts a ``LocalCluster`` of ``N`` single-threaded worker
+processes on this machine; ``scheduler="tcp://HOST:8786"`` uses a running cluster instead (``dask
+scheduler`` and ``dask worker`` on other machines, or a SLURM cluster through dask-jobqueue), and
+``Dask(client=...)`` a ``distributed.Client`` you hold. Built from Dask's own pieces: the parent
+submits partitions with ``client.submit`` and takes them back with ``distributed.as_completed``.
+
+- **Partitions.** The parent reads the item stream (already filtered of finished items by
+  :func:`~mabpd_kit.runs.run`) in partitions of ``partition`` items, and keeps about two
+  partitions per worker thread in flight: memory stays flat whatever the corpus size.
+- **Parts.** A worker runs each item of its partition (``job.driven(item)`` on the rule-based path;
+  with ``concurrency``, ``concurrency`` items at once on its own event loop, the LLM path) and
+  writes the partition's checkpoint lines to a temporary file in ``checkpoint.parts_dir``, fsyncs
+  it and renames it to ``part-<run token>-<index>.jsonl``: a part is committed whole or not at all.
+- **Folding.** As each partition completes, the parent appends its part to the results file and
+  removes it (:meth:`~mabpd_kit.runs.checkpoint.Checkpoint.fold`), then counts its items.
+- **Loss and resume.** A worker lost mid-partition (killed, out of memory, its machine gone) is
+  recomputed by Dask on another worker; its uncommitted temporary file is dropped by ``fold_all``.
+  A run killed itself leaves committed parts behind: the next run folds them first and skips
+  their items. A part committed twice (a worker that was thought lost but finished) only
+  duplicates identical lines, and the reconciliation at the end keeps one per id.
+- **Stops.** A client or cluster this executor started is closed at the end, also on Ctrl-C or an
+  error (its unfinished partitions are cancelled); a client you gave is left running. A
+  ``batch_fatal`` error (a refused key) seen by a worker stops the run: no further partition is
+  sent, and the items not started fail with that reason.
+
+What a step for Dask must be:
+
+- **picklable** (cloudpickle, as Dask ships it): a small object, not a closure over a pipeline.
+  A step defined in a notebook or ``__main__`` is shipped by value; one defined in a module is
+  shipped by reference, so that module (and mabpd-kit) must be installed on every worker;
+- **cheap to ship, heavy once per worker process**: build the pipeline, lexicon or LLM connection
+  lazily, on first use, in a module-level cache keyed by the step's fingerprint (as
+  :class:`~mabpd_kit.corpus.parallel.ArticleStep` does). Within one run a worker keeps the first
+  copy of the job it receives, so a cache on the step itself lasts the run too;
+- **thread-safe, or run on single-threaded workers**: a worker with several threads runs several
+  partitions at once (``dask worker ADDRESS --nthreads 1 --nworkers N`` for rule-based steps: the
+  GIL gains nothing from threads anyway);
+- on the LLM path each worker has its own LLM connection, answer cache and rate limit (the step
+  builds them from the worker's environment; no key travels in a task).
+
+On a real cluster the results file's folder must be on a filesystem every worker shares, mounted
+at the same path (the workers write the part files there). From a script, start a run that makes
+its own ``LocalCluster`` under ``if __name__ == "__main__":`` (the workers are spawned processes).
+Nothing here imports Dask until a run uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mabpd_kit.runs.executors import Emit, Item, Job, _pool, chunks
+from mabpd_kit.runs.steps import run_sync
+
+__all__ = ["Dask", "DaskMissing", "run_partition"]
+
+INSTALL_HINT = 'the Dask engine needs the scale extra: pip install "mabpd-kit[scale]"'
+
+
+class DaskMissing(ImportError, ValueError):
+    """Dask is not installed. Also a ``ValueError``, so the command line prints it as one user-error line."""
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise DaskMissing(INSTALL_HINT) from exc
+    return distributed
+
+
+class Dask:
+    """Partitions of ``partition`` items on a Dask cluster; see the module docstring.
+
+    ``workers``: worker processes of the ``LocalCluster`` started when neither ``scheduler`` (a
+    cluster's address) nor ``client`` (a ``distributed.Client``, left running) is given; every
+    core by default. ``concurrency``: items at once on each worker's event loop (the LLM path);
+    ``None`` drives them in turn (rule-based). ``cluster``: more ``LocalCluster`` keywords
+    (``dashboard_address=":8787"`` for Dask's dashboard, which needs bokeh).
+    """
+
+    name = "dask"
+    needs_checkpoint = True  # the workers write part files beside the run's checkpoint
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, partition: int = 64,
+                 concurrency: int | None = None, *, client: Any = None, **cluster: Any) -> None:
+        _distributed()  # fail here, before the run opens its checkpoint
+        if scheduler is not None and not isinstance(scheduler, str):
+            client, scheduler = scheduler, None  # a Client given where an address was expected
+        self.workers = workers
+        self.scheduler = scheduler
+        self.partition = max(1, int(partition))
+        self.concurrency = concurrency
+        self.client = client
+        self.cluster = cluster
+
+    def __repr__(self) -> str:
+        where = self.scheduler or ("a given client" if self.client is not None else
+                                   f"LocalCluster({self.workers or os.cpu_count()} workers)")
+        return f"Dask({where}, partition={self.partition}, concurrency={self.concurrency})"
+
+    # -- the cluster -----------------------------------------------------------------------------
+
+    def _connect(self) -> tuple[Any, list[Any]]:
+        """The client to use, and what this executor started (closed at the end, last first)."""
+        distributed = _distributed()
+        if self.client is not None:
+            return self.client, []
+        if self.scheduler is not None:
+            client = distributed.Client(self.scheduler)
+            return client, [client]
+        opts = {"n_workers": self.workers or os.cpu_count() or 1, "threads_per_worker": 1, "processes": True,
+                "dashboard_address": None, **self.cluster}  # no dashboard unless asked (its port clashes)
+        cluster = distributed.LocalCluster(**opts)
+        try:
+            client = distributed.Client(cluster)
+        except BaseException:
+            cluster.close()
+            raise
+        return client, [cluster, client]
+
+    def _threads(self, client: Any) -> int:
+        try:
+            n = sum(client.nthreads().values())
+        except Exception:  # noqa: BLE001 - a scheduler that cannot say: assume what was asked for
+            n = 0
+        return max(1, n or self.workers or 1)
+
+    # -- the run ---------------------------------------------------------------------------------
+
+    def execute(self, todo: Iterator[Item], job: Job, emit: Emit, *, checkpoint: Any) -> None:
+        distributed = _distributed()
+        parts = Path(checkpoint.parts_dir)
+        parts.mkdir(parents=True, exist_ok=True)
+        token = uuid.uuid4().hex[:12]
+        client, started = self._connect()
+        ac = distributed.as_completed()
+        inflight: dict[str, Any] = {}
+        stream = enumerate(chunks(todo, self.partition))
+        try:
+            limit, checked = 2 * self._threads(client), time.monotonic()
+
+            def top_up() -> None:
+                while not job.fatal and ac.count() < limit:
+                    nxt = next(stream, None)
+                    if nxt is None:
+                        return
+                    index, items = nxt
+                    fut = client.submit(run_partition, job, items, str(parts), token, index, self.concurrency,
+                                        key=f"mabpd-partition-{token}-{index}", pure=False)
+                    inflight[fut.key] = fut
+                    ac.add(fut)
+
+            top_up()
+            for fut in ac:
+                inflight.pop(fut.key, None)
+                name, rows, fatal = _result(fut, distributed)
+                fut.release()
+                part = parts / name
+                if not part.exists():
+                    raise RuntimeError(f"the part file {part} a worker committed is not here: on a cluster the "
+                                       "results file's folder must be on a filesystem every worker shares, "
+                                       "mounted at the same path")
+                checkpoint.fold(part)
+                for id, failed in rows:
+                    emit(id, None, failed, None)
+                if fatal is not None and not job.fatal:
+                    job.fatal.append(fatal)  # no further partition is sent; run() says it once
+                if time.monotonic() - checked > 2.0:  # workers may join or leave a real cluster
+                    limit, checked = 2 * self._threads(client), time.monotonic()
+                top_up()
+            if job.fatal:  # the items not sent: failed with the batch's reason, without running
+                for it in todo:
+                    rec = job.fail(it, job.fatal[0])
+                    emit(it.id, job.line(it, rec), True, rec)
+        finally:
+            if inflight:  # Ctrl-C or an error: drop what is queued (a running partition may still commit)
+                try:
+                    client.cancel(list(inflight.values()))
+                except Exception:  # noqa: BLE001 - the client may be gone already
+                    pass
+            for thing in reversed(started):
+                try:
+                    thing.close()
+                except Exception:  # noqa: BLE001 - closing must not hide the run's own error
+                    pass
+            try:
+                parts.rmdir()  # only when empty: what a killed or lost worker left is fold_all's
+            except OSError:
+                pass
+
+
+def _result(fut: Any, distributed: Any) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
+    try:
+        return fut.result()
+    except distributed.KilledWorker as exc:
+        raise RuntimeError(f"a partition killed every worker it was given ({exc}): an item that crashes its "
+                           "process or exhausts its memory; every finished item is in the results file, "
+                           "run the same call again to resume") from None
+
+
+# -- on the worker ---------------------------------------------------------------------------------
+
+#: the first copy of each run's job this worker process received (its step's own caches last the run)
+_JOBS: OrderedDict[str, Job] = OrderedDict()
+
+
+def _job(token: str, job: Job) -> Job:
+    kept = _JOBS.setdefault(token, job)
+    _JOBS.move_to_end(token)
+    while len(_JOBS) > 4:
+        _JOBS.popitem(last=False)
+    return kept
+
+
+def run_partition(job: Job, items: list[Item], parts_dir: str, token: str, index: int,
+                  concurrency: int | None = None) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
+    """A worker's task: run the partition's items, commit their lines as one part file; returns the
+    part's name, ``[(id, failed)]`` and the batch-fatal error seen, if any."""
+    job = _job(token, job)
+    d = Path(parts_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    name = f"part-{token}-{index:07d}.jsonl"
+    tmp = d / f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # not .jsonl: fold_all drops it
+    rows: list[tuple[str, bool]] = []
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            def done(it: Item, rec: BaseModel) -> None:
+                fh.write(job.line(it, rec))
+                rows.append((it.id, bool(getattr(rec, "failed", False))))
+
+            if concurrency is None:
+                for it in items:
+                    done(it, job.driven(it))
+            else:
+                run_sync(_pool(iter(items), job, done, concurrency))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, d / name)  # committed: whole or not at all
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _sync_dir(d)
+    return name, rows, _shippable(job.fatal[0]) if job.fatal else None
+
+
+def _sync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:  # Windows: directories cannot be opened
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _shippable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling back to the parent, else a RuntimeError with its type and message."""
+    try:
+        back = pickle.loads(pickle.dumps(exc))
+        if isinstance(back, BaseException):
+            return back
+    except Exception:  # noqa: BLE001 - many exception classes cannot be rebuilt from their args
+        pass
+    err = RuntimeError(f"{type(exc).__name__}: {exc}")
+    err.batch_fatal = True  # type: ignore[attr-defined]
+    return err
