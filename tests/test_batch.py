@@ -157,3 +157,28 @@ def test_cli_analyze_batch_and_evaluate_batch(fake_server, tmp_path, monkeypatch
                   batch=tmp_path / "e.json", anchors=False, n_resamples=50)
     assert srv.calls == 0 and len(srv.batches) > 3
     assert set(ev.metrics["system"]) >= {"full", "no-debate"}
+
+
+def test_cli_analyze_batch_on_a_corpus(fake_server, tmp_path, monkeypatch, capsys):
+    """``--batch`` works on a corpus: one article per row, every call by the Batch API (none through
+    /chat/completions), an article with a deferred sentence decided only once its pass is in."""
+    import pandas as pd
+
+    from mabpd_kit.cli import main
+
+    srv = fake_server(_script, batch_polls=0)
+    monkeypatch.setenv("MABPD_BASE_URL", srv.base_url)
+    monkeypatch.setenv("MABPD_MODEL", "fake")
+    monkeypatch.setenv("MABPD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MABPD_OFFLINE", raising=False)
+    pd.DataFrame({"id": ["a", "b"], "text": [" ".join(TEXTS), TEXTS[1] + " " + TEXTS[1]]}).to_csv(tmp_path / "c.csv",
+                                                                                                     index=False)
+    out = tmp_path / "c.jsonl"
+    code = main(["analyze", str(tmp_path / "c.csv"), "--llm", "--batch", str(tmp_path / "b.json"), "--out", str(out),
+                 "--id-col", "id", "--quiet"])
+    err = capsys.readouterr().err
+    recs = [json.loads(ln)["record"] for ln in out.read_text().splitlines()]
+    assert code == 0 and "0 failed" in err, err
+    assert srv.calls == 0 and len(srv.batches) >= 3  # the stages went by batch
+    assert [r["id"] for r in recs] == ["a", "b"] and not any(r["failed"] or r["n_failed_sentences"] for r in recs)
+    assert recs[0]["n_biased"] >= 1 and recs[1]["n_biased"] == 0
