@@ -21,18 +21,35 @@ endpoint again on resume instead of replaying its failure.
 Location: ``MABPD_CACHE_DIR`` or the platform user cache dir (``platformdirs``), file
 ``llm-cache.sqlite3``. WAL journaling plus a busy time-out make several processes (e.g. two
 notebooks) writing at once safe; every write is one atomic statement.
+
+Sharing one cache without paying twice (issue 21.4): before an uncached call is sent (``auto`` mode)
+the client claims its key with :meth:`ResponseCache.claim`, an ``flock``'d lock file
+``locks/<key>.lock`` in the cache folder, held while the call is sent and its answer stored. A second
+process (or a second coroutine of the same one) asking the same request meanwhile waits for the claim
+without blocking its event loop (``LOCK_NB`` tries with ``asyncio.sleep`` between them), then finds the
+answer in the cache and sends nothing. A claim not granted within the call's time-out is given up and
+the request sent anyway (a stuck holder never stops a run); a fault is not stored, so after it the next
+claimant sends the request itself. On a system without ``fcntl`` (Windows) claims are always granted at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, claims are granted at once
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["MODES", "CacheMode", "ResponseCache", "cache_dir", "request_key", "resolve_mode"]
 
@@ -130,6 +147,35 @@ class ResponseCache:
             (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()),
         )
 
+    # -- claims: one sender per uncached request, across processes ---------------------
+    @contextlib.asynccontextmanager
+    async def claim(self, key: str, timeout_s: float) -> AsyncIterator[bool]:
+        """Hold ``locks/<key>.lock`` while the caller sends the request of ``key`` and stores its answer;
+        yields True once held, False when not granted within ``timeout_s`` (the caller sends anyway).
+
+        Waiting never blocks the event loop: a non-blocking ``flock`` try, then ``asyncio.sleep``
+        (5 ms, doubling up to 100 ms). On release the file is removed before it is unlocked, and a
+        claimant that locked a file since removed tries again, so two holders never overlap."""
+        if fcntl is None:
+            yield False
+            return
+        path = self.directory / "locks" / f"{key}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        deadline, pause = time.monotonic() + timeout_s, 0.005
+        fd = _try_lock(path)
+        while fd is None and time.monotonic() < deadline:
+            await asyncio.sleep(pause)
+            pause = min(0.1, pause * 2)
+            fd = _try_lock(path)
+        try:
+            yield fd is not None
+        finally:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                _HELD.discard(fd)
+                os.close(fd)
+
     # -- capability probes ------------------------------------------------------
     def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
         """The stored probe result, or None (none stored, or older than ``max_age_s``)."""
@@ -161,3 +207,33 @@ class ResponseCache:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+_HELD: set[int] = set()  # the claims' descriptors this process holds
+_AT_FORK: list[bool] = []  # the fork hook is registered once, on the first claim (nothing on import)
+
+
+def _close_held_in_child() -> None:
+    """A forked child closes its copies of the parent's claims (else it would hold them as long as it lives)."""
+    for fd in list(_HELD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+def _try_lock(path: Path) -> int | None:
+    """An open descriptor holding the exclusive ``flock`` of ``path``, or None (held by someone else,
+    or the file was removed by its last holder after we opened it: try again)."""
+    if not _AT_FORK and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_close_held_in_child)
+        _AT_FORK.append(True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            _HELD.add(fd)
+            return fd
+    except OSError:  # held elsewhere (EWOULDBLOCK), or removed since it was opened (FileNotFoundError)
+        pass
+    os.close(fd)
+    return None

@@ -16,8 +16,9 @@ What happens on a call (``llm.chat`` / ``await llm.achat``):
    429 (honouring ``Retry-After``), 5xx, dropped connections and time-outs.
 4. A final failure becomes :class:`EndpointError` with a clear message and no key.
 5. The answer is stored (``auto``/``record``) when it is usable (see :meth:`LLM.achat`'s
-   ``accept``; structured answers only once they validate), added to ``llm.usage``, returned
-   as a :class:`Completion`.
+   ``accept``; structured answers only once they validate), added to ``llm.usage``, returned as a
+   :class:`Completion`. In ``auto`` mode an uncached call first claims its key
+   (:meth:`~mabpd_kit.llm.cache.ResponseCache.claim`): two processes sharing a cache send it once.
 6. After a 401 or 403 this LLM object sends no further call (the key or the access was
    refused: each later call fails at once with the same reason; ``connect()`` again after fixing it).
 
@@ -28,6 +29,7 @@ calls are safe from any thread and async calls work inside Jupyter.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -239,17 +241,26 @@ class LLM:
         if self._cache is not None and self.cache_mode in ("auto", "record"):
             self._cache.delete(request_key(self.endpoint, request, sample_index))
 
+    def _hit(self, key: str, tag: str, accept: Callable[[Completion], bool] | None) -> Completion | None:
+        """The recorded answer of ``key``; one ``accept`` rejects (recorded by an older version) is removed."""
+        hit = self._cache.get(key) if self._cache is not None else None
+        comp = None if hit is None else Completion.model_validate({**hit, "cached": True, "tag": tag})
+        if comp is not None and accept is not None and self.cache_mode != "replay" and not accept(comp):
+            self._cache.delete(key)  # type: ignore[union-attr]
+            return None
+        if comp is not None:
+            self.usage.add(comp)
+        return comp
+
     async def _call(self, request: dict[str, Any], sample_index: int, tag: str, *, cache: bool = True,
                     store: bool = True, accept: Callable[[Completion], bool] | None = None) -> Completion:
         key = None
         if self._cache is not None and (cache or self.cache_mode == "replay"):
             key = request_key(self.endpoint, request, sample_index)
             if self.cache_mode in ("auto", "replay"):
-                hit = self._cache.get(key)
+                hit = self._hit(key, tag, accept)
                 if hit is not None:
-                    comp = Completion.model_validate({**hit, "cached": True, "tag": tag})
-                    self.usage.add(comp)
-                    return comp
+                    return hit
                 if self.collector is not None and self.cache_mode == "auto":
                     self.collector.defer(key, request, tag)  # batch mode: record it, stop this item
                 if self.cache_mode == "replay":
@@ -264,22 +275,29 @@ class LLM:
         prof = await self._server()
         import openai  # already loaded by _get_client; needed for its exception classes
 
-        async with self._semaphore():
-            self._check_auth(request)  # refused while this call waited for its slot
-            t0 = time.perf_counter()
-            try:
-                # The SDK's generic POST: its retries, Retry-After and time-outs, without the
-                # per-call cost of typed request transforms and response models.
-                data = await send(client, request, prof, self.config, self._endpoint_error)
-            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-                err = self._endpoint_error(exc, request)
-                if err.batch_fatal:
-                    self._auth_refused["" if err.status == 401 else str(request.get("model"))] = err
-                raise err from None
-            latency = time.perf_counter() - t0
-        comp = self._completion(data, request, latency, tag)
-        if key is not None and store and (accept is None or accept(comp)):
-            self._store(request, sample_index, comp)
+        # auto mode: claim the key (another process, or coroutine, may be sending the same request), then look again
+        claimed = key is not None and self.cache_mode == "auto" and self._cache is not None
+        wait_s = prof.timeout(self.config.timeout_s, request, self.config.timeout_per_1k_chars_s)
+        async with self._cache.claim(key, wait_s) if claimed else contextlib.nullcontext():  # type: ignore[union-attr, arg-type]
+            if claimed and (hit := self._hit(key, tag, accept)) is not None:  # type: ignore[arg-type]
+                return hit  # answered by the claim's holder while this call waited
+            async with self._semaphore():
+                self._check_auth(request)  # refused while this call waited for its slot
+                t0 = time.perf_counter()
+                try:
+                    # The SDK's generic POST: its retries, Retry-After and time-outs, without the
+                    # per-call cost of typed request transforms and response models.
+                    data = await send(client, request, prof, self.config, self._endpoint_error)
+                except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+                    err = self._endpoint_error(exc, request)
+                    err.garbled = isinstance(exc, ValueError)  # type: ignore[attr-defined]
+                    if err.batch_fatal:
+                        self._auth_refused["" if err.status == 401 else str(request.get("model"))] = err
+                    raise err from None
+                latency = time.perf_counter() - t0
+            comp = self._completion(data, request, latency, tag)
+            if key is not None and store and (accept is None or accept(comp)):
+                self._store(request, sample_index, comp)
         self.usage.add(comp)
         return comp
 
@@ -287,10 +305,10 @@ class LLM:
         try:
             return completion_from_json(data, request["model"], latency, tag)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-            raise EndpointError(
-                f"unreadable answer from {self.endpoint} ({self._describe(request)}): not a chat completion "
-                f"({type(exc).__name__}: {str(exc)[:100]})"
-            ) from None
+            err = EndpointError(f"unreadable answer from {self.endpoint} ({self._describe(request)}): not a chat "
+                                f"completion ({type(exc).__name__}: {str(exc)[:100]})")
+            err.garbled = True  # type: ignore[attr-defined]
+            raise err from None
 
     def _request(self, messages: Any, *, model: str | None, **fields: Any) -> dict[str, Any]:
         return build_request(_as_messages(messages), model=model or self.model, **fields)
@@ -338,7 +356,9 @@ class LLM:
         The answer is recorded only when usable (text, no refusal) and, given ``accept``, only when
         ``accept(completion)`` is True: pass your parser's check (``lambda c: parse(c.text) is not
         None``) so an unusable reply is asked again on resume instead of replayed. ``cache=False``
-        neither reads nor writes the cache (except in replay mode, which never calls)."""
+        neither reads nor writes the cache (except in replay mode, which never calls). A recorded answer
+        ``accept`` rejects (stored by an older version) is removed and asked again, never replayed. An
+        unreadable body raises :class:`EndpointError` with ``garbled = True`` (a caller may send it again)."""
         self._ensure_online()
         req = self._request(
             messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
