@@ -10,6 +10,17 @@ The pieces, in the order a lab uses them (one module each):
 1. :mod:`~mabpd_kit.identity.questions` -- :func:`load_questions` (MMLU professional medicine
    letters, GSM8K numbers) and :func:`parse_answer`, which reads ``(B)``, ``Answer: b``, ``**C**``,
    ``the answer is 42``, ``$1,234.50``, ``#### 18``; a reply it cannot read is kept as *unparsed*.
+
+   **Fault or answer** (:func:`~mabpd_kit.identity.questions.reply_fault`, issue 21.3). A reply that
+   names an option (or, for GSM8K, a number) is an answer, however it is worded: prose, bold, a
+   stray undecodable byte, even cut at ``max_tokens`` once the option is out. A reply that names
+   none is an *endpoint fault* when it is empty, refused (``message.refusal`` or a content filter),
+   cut at ``max_tokens`` (``finish_reason == "length"``) or garbled (undecodable bytes, control
+   characters, not one letter or digit), and so is an unreadable body; only a complete, readable
+   reply that names no option is the model's own *unparsed* answer (an abstention), kept as data and
+   cached. A fault is a failed call, never an answer: it is never cached, it is sent again within
+   ``config.llm.max_retries``, and if it persists the call fails with the fault as its reason, the
+   question fails with it, and a rerun debates the question again (a healthy server recomputes it).
 2. :mod:`~mabpd_kit.identity.debate` -- :func:`build_messages`: the *vanilla* prompt labels the
    agent's own answer and its peers'; the *anonymised* prompt lists every answer, its own
    included, with no label, in a seeded random order. :func:`run_debate` debates every

@@ -14,14 +14,15 @@ reads its own previous answer and its peers' and answers again.
   (:func:`mabpd_kit.runs.run`): a JSONL checkpoint, so a killed run resumes without repeating a
   finished question (and, with the LLM cache on, without paying again for a call answered
   before it was killed); a question whose call failed is kept with the error and debated again
-  on resume. Offline the belief simulator plays the agents, and every row says so
+  on resume. An endpoint fault (an empty, refused, truncated or garbled reply) is a failed call,
+  retried and never cached, not an unparsed answer (see :mod:`mabpd_kit.identity`). Offline the belief simulator plays the agents, and every row says so
   (``source == "simulator"``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
-
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
 from mabpd_kit.identity.logs import CONDITIONS, Condition, DebateRecord, LogRow, log_frame
 from mabpd_kit.identity.measures import ibc
-from mabpd_kit.identity.questions import Question, is_correct, parse_answer
+from mabpd_kit.identity.questions import Question, is_correct, parse_answer, reply_fault
 from mabpd_kit.identity.simulator import SIMULATOR_MODEL, BeliefSpec, simulate_questions
 from mabpd_kit.types import Usage
 
@@ -130,25 +131,51 @@ async def _answer(
     llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
     previous: list[str | None] | None, cfg: Config, prompts_dir: str | Path | None,
 ) -> tuple[LogRow, Completion | None]:
-    """One agent's answer in one round (one LLM call). A failed call becomes a row with its error."""
+    """One agent's answer in one round (one LLM call). A failed call becomes a row with its error.
+
+    A reply that is an endpoint fault (:func:`~mabpd_kit.identity.questions.reply_fault`: empty,
+    refused, cut at max_tokens, garbled, an unreadable body) is a failed call: it is not cached
+    (``accept``), it is sent again up to ``config.llm.max_retries`` times, and if it persists the row
+    carries the fault as its error (so the question fails and is debated again on resume)."""
     from mabpd_kit.llm import LLMError
 
     base: dict[str, Any] = {
         "condition": condition, "question": q.id, "agent": agent, "round": rnd, "gold": q.answer, "model": llm.model,
     }
-    try:
-        comp = await llm.achat(
-            build_messages(q, agent, rnd, condition, previous, cfg, prompts_dir=prompts_dir),
-            temperature=cfg.identity.temperature,
-            max_tokens=cfg.identity.max_tokens,
-            seed=call_seed(cfg.identity.seed, 0, rnd),  # the LLM layer adds sample_index: call_seed(seed, agent, rnd)
-            sample_index=agent,
-            tag=f"identity/{condition}/r{rnd}/a{agent}",
-        )
-    except LLMError as exc:  # logged with its error; the question is failed and debated again on resume
-        if getattr(exc, "batch_fatal", False):  # a refused key (401/403): the runner stops the batch and says so once
-            raise
-        return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed", error=str(exc)), None
+    messages = build_messages(q, agent, rnd, condition, previous, cfg, prompts_dir=prompts_dir)
+
+    def fault(c: Completion) -> str | None:
+        return reply_fault(c, q, max_tokens=cfg.identity.max_tokens)
+
+    tries = llm.config.max_retries + 1
+    for attempt in range(tries):
+        try:
+            comp = await llm.achat(
+                messages,
+                temperature=cfg.identity.temperature,
+                max_tokens=cfg.identity.max_tokens,
+                seed=call_seed(cfg.identity.seed, 0, rnd),  # the LLM layer adds sample_index: call_seed(seed, agent, rnd)
+                sample_index=agent,
+                tag=f"identity/{condition}/r{rnd}/a{agent}",
+                accept=lambda c: fault(c) is None,  # a fault is never cached (nor replayed)
+            )
+            reason = fault(comp)
+        except LLMError as exc:  # logged with its error; the question is failed and debated again on resume
+            if getattr(exc, "batch_fatal", False):  # a refused key (401/403): the runner stops the batch and says so once
+                raise
+            if not getattr(exc, "garbled", False):  # the SDK already retried what it could (429, 5xx, time-outs)
+                return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed",
+                              error=str(exc)), None
+            comp, reason = None, str(exc)  # an unreadable body: a fault like the others
+        if reason is None:
+            break
+        if (comp is not None and comp.cached) or attempt + 1 == tries:  # replay mode: the recorded reply is the fault
+            note = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}, config.llm.max_retries={tries - 1}"
+            error = (f"{reason} ({note})" if comp is None  # an unreadable body: its message names the endpoint
+                     else f"{reason} from {llm.endpoint} ({'the recorded reply' if comp.cached else note})")
+            return LogRow(**base, answer=None, correct=False, parsed=False, parse_method="call-failed",
+                          raw=comp.text if comp is not None else "", error=error), None
+        await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
     p = parse_answer(comp.text, q)
     row = LogRow(
         **base, answer=p.answer, correct=is_correct(p.answer, q), parsed=p.ok, parse_method=p.method,
@@ -203,12 +230,14 @@ class DebateResults(runs.Results[DebateRecord]):
         return pd.DataFrame([r.row() for r in self.records])
 
     def metrics(self) -> dict[str, float]:
-        """Counts and usage, answers, unparsed answers and failed calls, and (with both
-        conditions) Delta per condition and the IBC without a CI."""
+        """Counts and usage, answers (rows), unparsed answers (replies that named no option; a failed
+        call is not one) and failed calls, and (with both conditions) Delta per condition and the IBC
+        without a CI."""
         out: dict[str, float] = dict(super().metrics())
         logs = self.to_frame()
-        out |= {"answers": len(logs), "unparsed": int((~logs["parsed"].astype(bool)).sum()),
-                "failed_calls": int(logs["error"].notna().sum())}
+        failed = logs["error"].notna()  # a failed call is not an answer, parsed or unparsed
+        out |= {"answers": len(logs), "unparsed": int((~logs["parsed"].astype(bool) & ~failed).sum()),
+                "failed_calls": int(failed.sum())}
         if len(logs) and set(CONDITIONS) <= set(logs["condition"]):
             res = ibc(logs, ci=False)
             out |= {"delta_vanilla": res.delta_vanilla, "delta_anonymised": res.delta_anonymised, "ibc": res.estimate}

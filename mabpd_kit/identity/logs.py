@@ -92,7 +92,7 @@ class DebateRecord(BaseModel):
         final = [r.correct for r in self.rows if r.round == last]
         return {
             "id": self.id, "condition": self.condition, "question": self.question, "failed": self.failed,
-            "error": self.error, "n_answers": len(self.rows), "n_unparsed": sum(not r.parsed for r in self.rows),
+            "error": self.error, "n_answers": len(self.rows), "n_unparsed": sum(not r.parsed and r.error is None for r in self.rows),
             "n_failed_calls": sum(r.error is not None for r in self.rows),
             "final_accuracy": sum(final) / len(final) if final else float("nan"),
         } | self.usage.row()

@@ -6,16 +6,19 @@
 - Parsing: :func:`parse_answer` reads ``(B)``, ``Answer: b``, ``**C**``, ``the answer is 42``,
   ``$1,234.50``, ``#### 18``. A reply it cannot read is kept as *unparsed* with its raw text
   (``Parsed.answer is None``); :func:`is_correct` compares with the gold answer (numbers by value).
+- Faults: :func:`reply_fault` says when a reply is the endpoint failing, not the model answering
+  (the line is drawn in :mod:`mabpd_kit.identity`); a fault is a failed call, never an unparsed answer.
 """
 
 from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import Field, field_validator
@@ -33,6 +36,7 @@ __all__ = [
     "parse_choice",
     "parse_number",
     "questions_from_frame",
+    "reply_fault",
 ]
 
 LETTERS = string.ascii_uppercase
@@ -226,6 +230,47 @@ def parse_answer(text: str | None, question: Question) -> Parsed:
     if question.kind == "numeric":
         return parse_number(text)
     return parse_choice(text, question.letters or "ABCD")
+
+
+def _garbled(text: str) -> bool:
+    """Not readable text: undecodable bytes (U+FFFD) or control characters, or not one letter or digit."""
+    if "\ufffd" in text or any(unicodedata.category(ch) == "Cc" and ch not in "\t\n\r" for ch in text):
+        return True
+    return not any(ch.isalnum() for ch in text)
+
+
+def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None) -> str | None:
+    """Why ``reply`` (a :class:`~mabpd_kit.llm.Completion`: ``text``, ``finish_reason``, ``refusal``) is
+    an endpoint fault and not an answer, or None when it is an answer (parsed or not).
+
+    In this order: a refusal or a content filter's cut is a fault; so is an empty reply. A reply that
+    names an option (or a number) is an answer, however it is worded and even if cut at max_tokens.
+    A reply that names none is a fault when it was cut at ``max_tokens`` or is garbled (undecodable
+    bytes, control characters, no letter or digit); otherwise it is the model's own unparsed answer
+    (an abstention in full sentences), kept as data.
+
+    >>> from mabpd_kit.llm import Completion
+    >>> q = Question(id="q", question="?", answer="A", options={"A": "a", "B": "b"})
+    >>> [reply_fault(Completion(text=t, model="m", finish_reason=f), q) for t, f in
+    ...  [("Answer: B", "length"), ("I lean to", "length"), ("", "stop"), ("I cannot tell.", "stop")]]
+    [None, 'cut at max_tokens before naming an answer', 'empty reply', None]
+    """
+    text = str(getattr(reply, "text", "") or "")
+    finish = getattr(reply, "finish_reason", None)
+    if getattr(reply, "refusal", None):
+        return f"refused: {str(reply.refusal)[:80]!r}"
+    if finish == "content_filter":
+        return "refused: cut by the server's content filter"
+    if not text.strip():
+        return "empty reply"
+    if parse_answer(text, question).ok:
+        return None
+    if finish == "length":
+        budget = f" ({max_tokens}; raise identity.max_tokens if the model needs more)" if max_tokens else ""
+        return f"cut at max_tokens{budget} before naming an answer"
+    if _garbled(text):
+        return f"garbled reply {text[:40]!r}"
+    return None
 
 
 def is_correct(answer: str | None, question: Question) -> bool:
