@@ -86,7 +86,8 @@ class Dask:
     cluster's address) nor ``client`` (a ``distributed.Client``, left running) is given; every
     core by default. ``concurrency``: items at once on each worker's event loop (the LLM path);
     ``None`` drives them in turn (rule-based). ``cluster``: more ``LocalCluster`` keywords
-    (``dashboard_address=":8787"`` for Dask's dashboard, which needs bokeh).
+    (the scheduler's web server, with Dask's dashboard when bokeh is installed, is on a free port:
+    ``dashboard_address=":8787"`` for the usual one).
     """
 
     name = "dask"
@@ -120,7 +121,7 @@ class Dask:
             client = distributed.Client(self.scheduler)
             return client, [client]
         opts = {"n_workers": self.workers or os.cpu_count() or 1, "threads_per_worker": 1, "processes": True,
-                "dashboard_address": None, **self.cluster}  # no dashboard unless asked (its port clashes)
+                "dashboard_address": ":0", **self.cluster}  # a free port: 8787 may be another cluster's
         cluster = distributed.LocalCluster(**opts)
         try:
             client = distributed.Client(cluster)
