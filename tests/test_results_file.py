@@ -65,7 +65,7 @@ def test_a_faulty_llm_corpus_run_is_completed_by_a_healthy_rerun_without_paying_
     assert hurt, "at 50% faults some articles must have failed sentences"
 
     faulty.enabled = False
-    n_before = len(srv.requests)
+    n_before, answered_before = len(srv.requests), set(answered)
     again = analyze(read(df), out, config=cfg, llm=llm, settings=st, load_results=False)
     recs = _records(out)
     assert len(recs) == len(df) and again["failed"] == 0 and again["resumed"] == len(df) - len(hurt)
@@ -73,7 +73,7 @@ def test_a_faulty_llm_corpus_run_is_completed_by_a_healthy_rerun_without_paying_
     new = srv.requests[n_before:]
     assert new, "the healthy rerun must ask again what had failed"
     # the rerun asks only what a fault had left unanswered: no call that had a healthy answer is sent again
-    assert not [r for r in new if json.dumps([r.get("messages"), r.get("response_format")], sort_keys=True) in answered]
+    assert not [r for r in new if json.dumps([r.get("messages"), r.get("response_format")], sort_keys=True) in answered_before]
     assert {_sentence_of(r) for r in new} <= {_sentence_of(r) for r in srv.requests[:n_before]}
 
 
