@@ -201,3 +201,22 @@ def test_where_the_line_between_fault_and_answer_is(text, finish, refusal, fault
     comp = Completion(text=text, model="m", finish_reason=finish, refusal=refusal)
     got = reply_fault(comp, QS[0], max_tokens=1024)
     assert (got is None) if fault is None else (got is not None and fault in got), got
+
+
+def test_identity_run_on_a_refused_key_says_so_in_one_line(fake_server, data_dir, tmp_path, capsys, monkeypatch):
+    # Issue 21, smaller: a 401 printed the runner's line, then "the log has no rows to measure".
+    from mabpd_kit import cli
+
+    srv = fake_server(lambda request: Reply(status=401, error="invalid api key"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MABPD_OFFLINE", raising=False)
+    monkeypatch.delenv("MABPD_DEBUG", raising=False)
+    monkeypatch.setenv("MABPD_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("MABPD_BASE_URL", srv.base_url)
+    monkeypatch.setenv("MABPD_MODEL", "m")
+    code = cli.main(["identity", "run", "--n", "3", "--quiet"])
+    out, err = capsys.readouterr()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and not out.strip()
+    assert len(lines) == 1, lines
+    assert "401" in lines[0] and "MABPD_API_KEY" in lines[0] and "Traceback" not in err

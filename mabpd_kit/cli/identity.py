@@ -73,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
         qs = load_questions(args.dataset, args.n, seed=cfg.identity.seed)
         res = run_debate(qs, llm, conditions=args.conditions, config=cfg, checkpoint=args.checkpoint,
                          progress=not args.quiet and sys.stderr.isatty())
+        if res.stopped and len(res.failed) == len(res):
+            return 2  # a refused key (401/403): the runner said so in one line; there is nothing to measure
         print(identity_report(res, config=cfg))
         print(f"log: {args.checkpoint} ({res.summary()})")
-        return 0
+        return 2 if res.stopped else 0
     if action == "measure":
         logs = read_logs(args.log)
         cfg = Config.load(args.config) if args.config else Config()
