@@ -125,10 +125,14 @@ def _ok(df: "pd.DataFrame") -> "pd.DataFrame":
 
 
 def month(values: Any) -> Any:
-    """Dates (strings or timestamps) as ``YYYY-MM`` strings (unparseable -> None): ``df["month"] = month(df.published_at)``."""
+    """Dates (strings or timestamps) as ``YYYY-MM`` strings (unparseable -> None): ``df["month"] = month(df.published_at)``.
+
+    Each value is read on its own (``format="mixed"``): free text among the dates prints no pandas
+    warning and stays a non-date, and a second date format is read too (with one format inferred
+    from the first value, every value written another way was a non-date)."""
     import pandas as pd
 
-    d = pd.to_datetime(pd.Series(values), errors="coerce", utc=True)
+    d = pd.to_datetime(pd.Series(values), errors="coerce", utc=True, format="mixed")
     return d.dt.strftime("%Y-%m").where(d.notna(), None)
 
 

@@ -34,7 +34,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Adaptation", "adapt", "best_threshold", "compare_rules"]
+__all__ = ["Adaptation", "adapt", "best_threshold", "compare_rules", "gold_labels"]
 
 
 class Adaptation(BaseModel):
@@ -106,6 +106,50 @@ def _folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
     return fold
 
 
+_ONE, _ZERO = ("1", "true"), ("0", "false")
+
+
+def _label(value: Any, column: str) -> int | None:
+    """0 or 1 for a gold label written as 1, 1.0, "1", "1.0", True (or "true"), the same for 0;
+    None for a missing one (NaN, None, an empty string); anything else is refused in one line."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        if value != value:  # NaN
+            return None
+        if value in (0, 1):
+            return int(value)
+    elif isinstance(value, str):
+        t = value.strip().lower()
+        if not t:
+            return None
+        if t in _ONE or t in _ZERO:
+            return int(t in _ONE)
+        try:
+            v = float(t)
+        except ValueError:
+            v = -1.0
+        if v in (0.0, 1.0):  # "1.0", "0.00"
+            return int(v)
+    elif value is None:
+        return None
+    raise ValueError(f"gold column {column!r} holds {value!r}, not a 0/1 label (1 = biased: 1, 1.0, '1', '1.0' or "
+                     f"True; 0 likewise)")
+
+
+def gold_labels(values: "pd.Series", column: str = "label") -> "pd.Series":
+    """``values`` as 0/1 labels (nullable ``Int64``; missing stays missing); a value that is not a
+    0/1 label raises :class:`ValueError` naming it and the column.
+
+    >>> import pandas as pd
+    >>> gold_labels(pd.Series(["1", 1, 1.0, "1.0", True, "0", None])).tolist()
+    [1, 1, 1, 1, 1, 0, <NA>]
+    """
+    import pandas as pd
+
+    return pd.Series([_label(v, column) for v in values], index=values.index, dtype="Int64")
+
+
 def adapt(
     data: Any,
     *,
@@ -128,11 +172,12 @@ def adapt(
     for col in (gold, stat):
         if col not in df:
             raise ValueError(f"no column {col!r} to adapt on (columns: {list(df.columns)})")
-    keep = df[stat].notna() & df[gold].notna()
+    labels = gold_labels(df[gold], gold)
+    keep = df[stat].notna() & labels.notna()
     if "failed" in df:
         keep &= ~df["failed"].astype(bool)
     x = df.loc[keep, stat].to_numpy(dtype=float)
-    y = df.loc[keep, gold].to_numpy(dtype=int)
+    y = labels[keep].to_numpy(dtype=int)
     if len(np.unique(y)) < 2 or len(y) < 2 * st.adapt_folds:
         raise ValueError(f"adapting needs both labels and at least {2 * st.adapt_folds} labelled articles; got "
                          f"{len(y)} with labels {sorted(set(y.tolist()))}")
@@ -186,10 +231,11 @@ def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "s
 
     st = resolve(settings)
     df = data.to_frame() if hasattr(data, "to_frame") and not hasattr(data, "columns") else data
-    keep = df[gold].notna() & df[list(stats)].notna().all(axis=1)
+    labels = gold_labels(df[gold], gold)
+    keep = labels.notna() & df[list(stats)].notna().all(axis=1)
     if "failed" in df:
         keep &= ~df["failed"].astype(bool)
-    df = df[keep]
+    df = df[keep].assign(**{gold: labels[keep].astype(int)})
     rows = [{"rule": s, **{k: v for k, v in adapt(df, gold=gold, stat=s, settings=st).model_dump().items()
                            if k in ("threshold", "cv_accuracy", "cv_macro_f1", "cv_precision", "cv_recall")}}
             for s in stats]
