@@ -183,7 +183,13 @@ def analyze(
     dask = engine == "dask"
     n_workers = workers or st.workers or (None if dask else os.cpu_count() or 1)
     if dask and llm is not None:  # each worker connects itself, with its share of the endpoint's limit
-        step = ArticleStep(cfg, fp, None, llm_spec=_spec(llm, max(1, llm.concurrency // (n_workers or 2))))
+        if n_workers is None and scheduler is not None:
+            from mabpd_kit.runs.dask import cluster_workers
+
+            share = llm.concurrency // cluster_workers(scheduler)
+        else:
+            share = llm.concurrency // (n_workers or os.cpu_count() or 1)  # a LocalCluster: a worker per core
+        step = ArticleStep(cfg, fp, None, llm_spec=_spec(llm, max(1, share)))
     items = (runs.Item(doc.id, doc, _digest(doc), retry=doc.ok) for doc in docs)
     concurrency = None if llm is None else 2 * (step.llm_spec["concurrency"] if step.llm_spec else llm.concurrency)
     deadline = None if llm is None else llm.item_deadline(cfg.llm.item_deadline_s)

@@ -201,6 +201,14 @@ class Dask:
                 pass
 
 
+def cluster_workers(scheduler: str) -> int:
+    """How many workers the cluster at ``scheduler`` has now (at least 1): the LLM path divides the
+    endpoint's limit among them."""
+    distributed = _distributed()
+    with distributed.Client(scheduler, timeout="30s") as client:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+
+
 def _result(fut: Any, distributed: Any) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
     try:
         return fut.result()
