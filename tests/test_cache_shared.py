@@ -119,3 +119,39 @@ def test_a_claim_waits_without_blocking_the_loop_and_is_given_up_after_the_time_
     assert 0.3 <= waited < 1.0
     assert len(ticks) >= 15  # the loop kept running while the claim waited
     assert not list((tmp_path / "locks").glob("*.lock"))
+
+
+def test_a_structured_answer_repaired_once_is_asked_once_by_two_callers(fake_server, tmp_path):
+    # A structured answer is stored under its first request once it validates, after the repair retry:
+    # the claim covers the whole chain, so a second caller (here a second LLM object on the same
+    # cache, as a second process would be) waits for it instead of sending the first request again.
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        verdict: Literal["biased", "neutral"]
+        n: int
+
+    state = {"n": 0}
+    lock = threading.Lock()
+
+    def script(request):
+        if not any(m["role"] == "assistant" for m in request["messages"]):
+            return {"verdict": "maybe", "n": 0}  # fails validation: the client sends its repair request
+        with lock:
+            state["n"] += 1
+            return {"verdict": "biased", "n": state["n"]}
+
+    srv = fake_server(script, latency=0.2)
+    cfg = Config().replace(**{"llm.timeout_s": 20.0})
+    llms = [connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path / "c", quiet=True, config=cfg)
+            for _ in range(2)]
+
+    async def both():
+        return await asyncio.gather(*(llm.astructured("Is this biased?", Verdict) for llm in llms))
+
+    a, b = asyncio.run(both())
+    bodies = [json.dumps(r, sort_keys=True) for r in srv.requests]
+    assert len(bodies) == len(set(bodies)) == 2, bodies  # the first request and its repair, once each
+    assert a.value == b.value and a.value.n == 1

@@ -46,12 +46,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
+from .errors import ReplayMissError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks, claims are granted at once
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MODES", "CacheMode", "ResponseCache", "cache_dir", "request_key", "resolve_mode"]
+__all__ = ["MODES", "CacheMode", "ResponseCache", "cache_dir", "replay_miss", "request_key", "resolve_mode"]
 
 CacheMode = Literal["off", "record", "replay", "auto"]
 MODES: tuple[str, ...] = ("off", "record", "replay", "auto")
@@ -93,6 +95,14 @@ def request_key(base_url: str, request: dict[str, Any], sample_index: int) -> st
     }
     blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def replay_miss(tag: str, described: str, sample_index: int, key: str, where: str) -> ReplayMissError:
+    """The error of replay mode for a request never recorded (``described``: its model and last message)."""
+    return ReplayMissError(
+        f"replay mode: no recorded answer for {tag or 'a request'} ({described}, sample {sample_index}, "
+        f"request {key[:12]}) in {where}; record it first (cache_mode='record' or 'auto', or `mabpd pack record`)"
+    )
 
 
 def _enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:

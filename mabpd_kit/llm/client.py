@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -39,11 +40,11 @@ from pydantic import BaseModel
 
 from . import registry
 from . import structured as so
-from .cache import ResponseCache, request_key, resolve_mode
+from .cache import ResponseCache, replay_miss, request_key, resolve_mode
 from .presets import NO_KEY
 from .profiles import ServerProfile, detect, probe_server
 from .transport import build_request, send
-from .errors import EndpointError, OfflineError, ReplayMissError, Secret, StructuredOutputError, endpoint_error
+from .errors import EndpointError, OfflineError, Secret, StructuredOutputError, endpoint_error
 from .results import Capabilities, Completion, Structured, completion_from_json
 from .runtime import in_io_thread, submit
 from .usage import CallLog
@@ -229,12 +230,8 @@ class LLM:
     def _store(self, request: dict[str, Any], sample_index: int, comp: Completion) -> None:
         """Record a usable answer (``auto``/``record``); never an empty reply or a refusal."""
         if self._cache is not None and self.cache_mode in ("auto", "record") and not comp.cached and comp.usable:
-            self._cache.put(
-                request_key(self.endpoint, request, sample_index),
-                comp.model_dump(exclude={"cached", "tag"}),
-                model=comp.model,
-                preview=str(request["messages"][-1].get("content") or "")[:200],
-            )
+            self._cache.put(request_key(self.endpoint, request, sample_index), comp.model_dump(exclude={"cached", "tag"}),
+                            model=comp.model, preview=str(request["messages"][-1].get("content") or "")[:200])
 
     def _unstore(self, request: dict[str, Any], sample_index: int) -> None:
         """Remove a recorded answer that proved unusable (so a rerun asks the endpoint again)."""
@@ -252,33 +249,33 @@ class LLM:
             self.usage.add(comp)
         return comp
 
-    async def _call(self, request: dict[str, Any], sample_index: int, tag: str, *, cache: bool = True,
-                    store: bool = True, accept: Callable[[Completion], bool] | None = None) -> Completion:
+    def _claim(self, request: dict[str, Any], sample_index: int, prof: ServerProfile) -> Any:
+        """``auto`` mode: the claim of the request's key, held while it is sent and stored (see ResponseCache.claim)."""
+        if self._cache is None or self.cache_mode != "auto":
+            return contextlib.nullcontext(False)
+        wait_s = prof.timeout(self.config.timeout_s, request, self.config.timeout_per_1k_chars_s)
+        return self._cache.claim(request_key(self.endpoint, request, sample_index), wait_s)
+
+    async def _call(self, request: dict[str, Any], sample_index: int, tag: str, *, cache: bool = True, store: bool = True,
+                    accept: Callable[[Completion], bool] | None = None, claim: bool = True) -> Completion:
         key = None
         if self._cache is not None and (cache or self.cache_mode == "replay"):
             key = request_key(self.endpoint, request, sample_index)
             if self.cache_mode in ("auto", "replay"):
-                hit = self._hit(key, tag, accept)
-                if hit is not None:
+                if (hit := self._hit(key, tag, accept)) is not None:
                     return hit
                 if self.collector is not None and self.cache_mode == "auto":
                     self.collector.defer(key, request, tag)  # batch mode: record it, stop this item
                 if self.cache_mode == "replay":
-                    where = f"course pack {self.pack}" if self.pack else self.endpoint
-                    raise ReplayMissError(
-                        f"replay mode: no recorded answer for {tag or 'a request'} ({self._describe(request)}, "
-                        f"sample {sample_index}, request {key[:12]}) in {where}; record it first "
-                        f"(cache_mode='record' or 'auto', or `mabpd pack record`)"
-                    )
+                    raise replay_miss(tag, self._describe(request), sample_index, key,
+                                      f"course pack {self.pack}" if self.pack else self.endpoint)
         self._check_auth(request)
         client = self._get_client()
         prof = await self._server()
         import openai  # already loaded by _get_client; needed for its exception classes
 
-        # auto mode: claim the key (another process, or coroutine, may be sending the same request), then look again
-        claimed = key is not None and self.cache_mode == "auto" and self._cache is not None
-        wait_s = prof.timeout(self.config.timeout_s, request, self.config.timeout_per_1k_chars_s)
-        async with self._cache.claim(key, wait_s) if claimed else contextlib.nullcontext():  # type: ignore[union-attr, arg-type]
+        claimed = key is not None and claim and self.cache_mode == "auto"  # then look again once it is held
+        async with self._claim(request, sample_index, prof) if claimed else contextlib.nullcontext():
             if claimed and (hit := self._hit(key, tag, accept)) is not None:  # type: ignore[arg-type]
                 return hit  # answered by the claim's holder while this call waited
             async with self._semaphore():
@@ -409,43 +406,45 @@ class LLM:
             fmt = so.response_format(schema, mode, strict=mode == "json_schema" and self._strict(model), profile=prof)
             repaired = False
             chain: list[tuple[dict[str, Any], Completion]] = []  # this mode's requests and answers
+            ask = functools.partial(self._request, model=model, temperature=temperature, max_tokens=max_tokens,
+                                    seed=None, sample_index=sample_index, logprobs=False, top_logprobs=None,
+                                    response_format=fmt)
+            req = ask(msgs)
             try:
-                for attempt in range(1 + self.config.repair_retries):
-                    req = self._request(
-                        msgs, model=model, temperature=temperature, max_tokens=max_tokens, seed=None,
-                        sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt,
+                async with self._claim(req, sample_index, prof):  # stored under the first request once valid
+                    for attempt in range(1 + self.config.repair_retries):
+                        comp = await self._call(req, sample_index, tag, store=False, claim=False)  # stored once valid
+                        chain.append((req, comp))
+                        if refused:
+                            # A later mode got an answer, so the 4xx really was about the
+                            # response_format (not, say, a too-long prompt): skip those modes from now on.
+                            registry.refuse_modes(registry.endpoint_key(self.endpoint, model), refused)
+                            refused.clear()
+                        calls.append(comp)
+                        value, error = so.validate(comp.text, schema)
+                        if value is not None:
+                            # The valid answer is what the *first* request leads to: a rerun replays it at
+                            # once. A first try that failed validation is never stored.
+                            self._store(chain[0][0], sample_index, comp)
+                            if mode != "text":  # the probe may have left it open: this answer settles it
+                                registry.settle(registry.endpoint_key(self.endpoint, model), mode, True)
+                            return Structured[schema](  # type: ignore[valid-type]
+                                value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
+                            )
+                        if attempt < self.config.repair_retries:
+                            repair = so.repair_message(error, schema)
+                            msgs = [*msgs, {"role": "assistant", "content": comp.text},
+                                    {"role": "user", "content": repair}]
+                            req, repaired = ask(msgs), True
+                    for r, c in chain:  # never replay a failure (entries recorded by older versions too)
+                        if c.cached:
+                            self._unstore(r, sample_index)
+                    raise StructuredOutputError(
+                        f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
+                        f"{len(calls)} call(s) including the repair retry: {error}. Reply began: {comp.text[:160]!r}",
+                        raw=comp.text,
+                        errors=error,
                     )
-                    comp = await self._call(req, sample_index, tag, store=False)  # stored once it validates
-                    chain.append((req, comp))
-                    if refused:
-                        # A later mode got an answer, so the 4xx really was about the
-                        # response_format (not, say, a too-long prompt): skip those modes from now on.
-                        registry.refuse_modes(registry.endpoint_key(self.endpoint, model), refused)
-                        refused.clear()
-                    calls.append(comp)
-                    value, error = so.validate(comp.text, schema)
-                    if value is not None:
-                        # The valid answer is what the *first* request leads to: a rerun replays it at
-                        # once. A first try that failed validation is never stored.
-                        self._store(chain[0][0], sample_index, comp)
-                        if mode != "text":  # the probe may have left it open: this answer settles it
-                            registry.settle(registry.endpoint_key(self.endpoint, model), mode, True)
-                        return Structured[schema](  # type: ignore[valid-type]
-                            value=value, completion=comp, mode=mode, repaired=repaired, calls=calls
-                        )
-                    if attempt < self.config.repair_retries:
-                        repair = so.repair_message(error, schema)
-                        msgs = [*msgs, {"role": "assistant", "content": comp.text}, {"role": "user", "content": repair}]
-                        repaired = True
-                for r, c in chain:  # never replay a failure (entries recorded by older versions too)
-                    if c.cached:
-                        self._unstore(r, sample_index)
-                raise StructuredOutputError(
-                    f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
-                    f"{len(calls)} call(s) including the repair retry: {error}. Reply began: {comp.text[:160]!r}",
-                    raw=comp.text,
-                    errors=error,
-                )
             except EndpointError as exc:
                 if fmt is not None and prof.refuses_mode(exc.status, f"{exc.detail} {exc}"):
                     refused.append(mode)
