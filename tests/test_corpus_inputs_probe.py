@@ -73,6 +73,10 @@ def test_direct_mode_pred_is_the_decisions_label(tmp_path):
     labels = [a.sentences[0].label for a in res]
     assert labels == ["biased", "neutral", "biased"]
     assert res.to_frame()["pred"].tolist() == [1, 0, 1]  # not the article rule's 10.5 biased sentences
+    from mabpd_kit.corpus.summary import summarize
+
+    frame = summarize(tmp_path / "d.jsonl", threshold=10.5).frame  # what the report counts: the same decisions
+    assert frame["pred"].tolist() == [1, 0, 1]
 
 
 # -- 7: an extra field never shifts the columns ----------------------------------------------------

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from mabpd_kit.corpus.articles import ArticleResult, decide
+from mabpd_kit.corpus.articles import ArticleResult, article_pred
 from mabpd_kit.runs.checkpoint import body
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class _Head(BaseModel):
     """The scalar part of an :class:`ArticleResult` (its sentences, text and traces are not built)."""
 
     id: str
+    mode: str = "article"
     meta: dict[str, Any] = Field(default_factory=dict)
     n_sentences: int = 0
     n_biased: int = 0
@@ -118,7 +119,7 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
         value = getattr(a, stat, None)
         cats = {intern(k): v for k, v in a.categories.items()}
         row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
-               None if a.failed or value is None else int(decide(value, threshold)), value,
+               article_pred(value, threshold, mode=a.mode, failed=a.failed, n_biased=a.n_biased), value,
                *(getattr(a, s) for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset]
         i = where.get(a.id)
         if i is None:
