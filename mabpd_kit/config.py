@@ -54,6 +54,11 @@ class TextConfig(_Frozen):
     article_words: int = Field(600, gt=0, description="the paper's HyperPartisan cut: the benchmark default of `evaluate --dataset hyperpartisan`")
     languages: tuple[str, ...] = Field(("en",), description="languages the rule-based agents know; other text is flagged unsupported_language")
     detect_language: bool = Field(True, description="detect the language of each item and flag unsupported ones")
+    language_min_chars: int = Field(
+        40, ge=0,
+        description="an item in Latin script with fewer characters than this (whitespace not counted) is too short "
+                    "to tell its language ('shot worst say senator.' looks like Nigerian Pidgin) and is taken to be "
+                    "in languages[0]; an article's language: corpus.language_min_chars")
 
 
 class LexiconConfig(_Frozen):

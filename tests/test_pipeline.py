@@ -221,7 +221,7 @@ def test_redecide_reuses_reports_under_a_new_configuration(pipe, lex, monkeypatc
 
 
 def test_an_unsupported_language_is_not_decided_by_the_rule_based_agents(lex, monkeypatch):
-    LONG = "Radical leftists slammed it. " * 5  # long enough to tell its language (config.corpus.language_min_chars)
+    LONG = "Radical leftists slammed it. " * 5  # long enough to tell its language (config.text.language_min_chars)
     seen = []
     monkeypatch.setattr("mabpd_kit.language.detect_language", lambda t: seen.append(t) or "zh")
     d = Pipeline(CFG, None, lex).analyze(LONG)

@@ -336,15 +336,15 @@ class Pipeline:
         """Detect the item's language (``config.text.detect_language``). A known language outside
         ``config.text.languages`` is flagged ``unsupported_language``; the LLM agents still decide
         it, the rule-based ones cannot (their cues are English): returns the failure reason then.
-        A text in Latin script shorter than ``config.corpus.language_min_chars`` is too short to tell
+        A text in Latin script shorter than ``config.text.language_min_chars`` is too short to tell
         ("shot worst say senator." looks like Nigerian Pidgin to py3langid): it is taken to be in
-        ``config.text.languages[0]``, as an article is (:func:`mabpd_kit.language.document_language`)."""
+        ``config.text.languages[0]``, as a short article is (:func:`mabpd_kit.language.document_language`)."""
         from mabpd_kit.language import document_language
 
         if not self.config.text.detect_language:
             return None
         known = tuple(self.config.text.languages)
-        d.language = lang = document_language(d.clean_text, min_chars=self.config.corpus.language_min_chars,
+        d.language = lang = document_language(d.clean_text, min_chars=self.config.text.language_min_chars,
                                               assume=known[0] if known else "en")
         if lang == "und" or lang in self.config.text.languages:
             return None
