@@ -1,6 +1,12 @@
 """``mabpd evaluate``: run MABPD configurations on a benchmark and compare them (:mod:`mabpd_kit.evaluate`).
 
     mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent
+
+Besides the metrics and paired comparisons, the closing note prints the span scores against BABE's
+``biased_words`` (token precision / recall / F1 per agent and for each configuration's decisions) and
+the paper's analyses of the first configuration: agent disagreement before debate, echo-chamber
+convergence and verifier sycophancy with bootstrap intervals, and Fleiss' kappa with the human
+majority (definitions: docs/evaluation.md).
 """
 
 from __future__ import annotations

@@ -18,10 +18,16 @@ Three modules, one namespace (``from mabpd_kit.evaluate import ...``):
   resumable, and with an LLM the response cache makes repeats free), then hands the results to
   :func:`compare`.
 - :mod:`.report`: :class:`Evaluation` holds the tables, the closing note and writes the files.
+- :mod:`.spans` and :mod:`.analyses` read the MABPD decision traces: span scores against annotated
+  biased words (BABE's ``biased_words``; token overlap, :mod:`mabpd_kit.metrics.spans`) per agent and
+  for the decision's spans (:attr:`Evaluation.spans`), and the paper's own analyses - agent
+  independence (appendix O), echo-chamber convergence and verifier sycophancy (appendix P), Fleiss'
+  kappa with the human majority (:attr:`Evaluation.analyses`). Definitions: docs/evaluation.md.
 
 Outputs (``--out``, default ``reports/evaluate/<dataset>-<split>``): ``results.csv`` (one row
-per item and system), ``metrics.csv``, ``comparisons.csv``, ``report.md`` (tables and
-closing note), ``chart.svg`` / ``chart.png`` and ``checkpoints/*.jsonl``.
+per item and system), ``metrics.csv``, ``comparisons.csv``, ``spans.csv`` (where the items have
+``biased_words``), ``analyses.csv``, ``report.md`` (tables and closing note), ``chart.svg`` /
+``chart.png`` and ``checkpoints/*.jsonl``.
 
 Scoring rule for failed items: a decision that failed (bad input, endpoint error) is counted
 as *neutral* (``failed_as=0``) and reported in the ``n_failed`` column, so a flaky run cannot look
@@ -34,20 +40,43 @@ training split and reports on the other half; never on a test split.
 
 from __future__ import annotations
 
-from mabpd_kit.evaluate.benchmark import BENCHMARKS, canonical, evaluate, load_benchmark
+from mabpd_kit.evaluate.analyses import (
+    PaperAnalyses,
+    agent_independence,
+    annotator_uncertainty,
+    failure_modes,
+    human_agreement,
+    paper_analyses,
+    trace_flags,
+)
+from mabpd_kit.evaluate.benchmark import BENCHMARKS, canonical, evaluate, load_benchmark, trace_figures
 from mabpd_kit.evaluate.report import ANCHOR_KIND, Evaluation
 from mabpd_kit.evaluate.scores import compare, flip_counts, predictions, score_system, threshold_sweep
+from mabpd_kit.evaluate.spans import agent_spans, decision_spans, span_table
+from mabpd_kit.metrics.spans import span_scores, word_tokens
 
 __all__ = [
     "ANCHOR_KIND",
     "BENCHMARKS",
     "Evaluation",
+    "PaperAnalyses",
+    "agent_independence",
+    "agent_spans",
+    "annotator_uncertainty",
     "canonical",
     "compare",
+    "decision_spans",
     "evaluate",
+    "failure_modes",
     "flip_counts",
+    "human_agreement",
     "load_benchmark",
+    "paper_analyses",
     "predictions",
     "score_system",
+    "span_scores",
+    "span_table",
     "threshold_sweep",
+    "trace_figures",
+    "word_tokens",
 ]

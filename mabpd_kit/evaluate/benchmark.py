@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.config import Config
 from mabpd_kit.evaluate.report import Evaluation
@@ -15,9 +15,10 @@ from mabpd_kit.evaluate.scores import _bootstrap_settings, compare
 if TYPE_CHECKING:
     import pandas as pd
 
+    from mabpd_kit.evaluate.analyses import PaperAnalyses
     from mabpd_kit.llm import LLM
 
-__all__ = ["BENCHMARKS", "canonical", "evaluate", "load_benchmark"]
+__all__ = ["BENCHMARKS", "canonical", "evaluate", "load_benchmark", "trace_figures"]
 
 #: benchmark name -> display name (binary benchmarks the pipeline can be evaluated on)
 BENCHMARKS = {"babe": "BABE", "hyperpartisan": "HyperPartisan (by article)"}
@@ -94,6 +95,10 @@ def evaluate(
 
     ``batch``: a state file: every configuration's calls go through the Batch API, one stage per pass
     (:func:`mabpd_kit.llm.batch.run_batched`; resumable with the same arguments; needs ``llm`` online).
+
+    The traces give two more tables (:func:`trace_figures`): :attr:`Evaluation.spans`, span scores against
+    the items' ``biased_words`` (BABE), and :attr:`Evaluation.analyses`, the paper's appendix O/P figures of
+    the first configuration and every configuration's kappa with the human majority.
     """
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
@@ -156,7 +161,37 @@ def evaluate(
     ev.truncate_words = truncate
     ev.n_truncated = {name: sum("truncated" in d.flags for d in r.decisions) for name, r in results.items()}
     ev.metrics["n_truncated"] = ev.metrics["system"].map(ev.n_truncated)  # NaN for reference anchors
+    decisions = {name: r.decisions for name, r in results.items()}  # the traces, read once
+    ev.spans, ev.analyses = trace_figures(decisions, items, n_resamples=n_resamples, seed=seed)
     ev.wall_s = time.perf_counter() - t0
     if out_dir is not None:
         ev.write(out_dir)
     return ev
+
+
+def trace_figures(
+    decisions: dict[str, Sequence[Any]],
+    items: pd.DataFrame,
+    *,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+) -> tuple[pd.DataFrame | None, PaperAnalyses]:
+    """The figures read from the decision traces (the evaluation's ``spans`` and ``analyses``): span scores
+    against the items' ``biased_words`` (None when the items have no such column, e.g. HyperPartisan), per
+    agent of the first configuration and per configuration's decisions (:func:`.spans.span_table`), and
+    the paper's analyses of the first configuration (:func:`.analyses.paper_analyses`; an ``annotations``
+    column of annotator-level labels, one list per item, adds the point-biserial r and the annotators' kappa)."""
+    from mabpd_kit.evaluate.analyses import paper_analyses
+    from mabpd_kit.evaluate.spans import span_table
+
+    ids = items["id"].astype(str).tolist()
+    ordered = {}
+    for name, ds in decisions.items():  # in the items' order, whatever the runner returned
+        by_id = {str(d.id): d for d in ds}
+        ordered[name] = [by_id[i] for i in ids]
+    spans = None
+    if "biased_words" in items.columns:
+        spans = span_table(ordered, items["biased_words"].tolist(), items["label"].tolist(),
+                           n_resamples=n_resamples, seed=seed)
+    annotations = items["annotations"].tolist() if "annotations" in items.columns else None
+    return spans, paper_analyses(ordered, annotations=annotations, n_resamples=n_resamples, seed=seed)

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
+    from mabpd_kit.evaluate.analyses import PaperAnalyses
+
 __all__ = ["ANCHOR_KIND", "FLIPS", "Evaluation"]
 
 #: the ``kind`` of a reference anchor row in :attr:`Evaluation.metrics` (every other row is an evaluated system)
@@ -62,6 +64,8 @@ class Evaluation:
     run_s: dict[str, float] = field(default_factory=dict)
     truncate_words: int | None = None  # texts were cut to this many words (None: no cut)
     n_truncated: dict[str, int] = field(default_factory=dict)  # system -> items cut (flag "truncated")
+    spans: pd.DataFrame | None = None  # span scores against annotated biased words (evaluate.spans.span_table)
+    analyses: PaperAnalyses | None = None  # the paper's appendix O/P figures and kappa (evaluate.analyses)
 
     @property
     def all_failed(self) -> list[str]:
@@ -102,7 +106,24 @@ class Evaluation:
         if len(anchors):
             best = anchors.sort_values("macro_f1", ascending=False).iloc[0]
             lines.append(f"  reference anchors: {len(anchors)} LLM label columns, best {best['system']} macro F1 {best['macro_f1']:.3f} (n={best['n']})")
+        lines += self._span_lines()
+        if self.analyses is not None:
+            lines += self.analyses.lines()
         return "\n".join(lines)
+
+    def _span_lines(self) -> list[str]:
+        """Span scores: one line per spans row, the biased-gold scope then all sentences."""
+        if self.spans is None or not len(self.spans):
+            return []
+        lines = ["  spans vs annotated biased words (token overlap, micro-averaged; "
+                 "biased-gold sentences | all sentences):"]
+        for (system, what), g in self.spans.groupby(["system", "spans"], sort=False):
+            by = g.set_index("scope")
+            parts = [f"P {r.precision:.3f} R {r.recall:.3f} F1 {r.f1:.3f}"
+                     + ("" if _missing(r.f1_lo) else f" [{r.f1_lo:.3f}, {r.f1_hi:.3f}]")
+                     for r in (by.loc[s] for s in ("biased-gold", "all") if s in by.index)]
+            lines.append(f"    {system + ' ' + what:<30} " + " | ".join(parts))
+        return lines
 
     def __str__(self) -> str:
         return self.closing_note()
@@ -147,12 +168,33 @@ class Evaluation:
         if self.split == "test":
             parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
                       "or prompt because of them turns the test split into a training split."), ""]
+        if self.spans is not None and len(self.spans):
+            parts += [
+                "## Spans against the annotated biased words",
+                "",
+                ("Token overlap per sentence (lower-cased word tokens of the predicted spans against those of the "
+                 "annotated words, as sets), micro-averaged over the sentences of the scope; f1_lo / _hi a "
+                 "bootstrap interval over sentences. Definitions: docs/evaluation.md."),
+                "",
+                _md_table(self.spans),
+                "",
+            ]
+        if self.analyses is not None:
+            parts += [
+                f"## The paper's analyses (appendices O and P), `{' '.join(self.analyses.system.replace('`', chr(39)).split())}`",
+                "",
+                "Rates with 95% bootstrap intervals over items; `paper` is the paper's figure. Definitions: docs/evaluation.md.",
+                "",
+                _md_table(self.analyses.table().astype(object).pipe(lambda t: t.where(t.notna(), ""))),
+                "",
+            ]
         note = self.closing_note().replace("`" * 3, "'" * 3)  # the fence holds, whatever the names
         parts += ["## Closing note", "", "```", note, "```", ""]
         return "\n".join(parts)
 
     def write(self, out_dir: str | Path) -> dict[str, str]:
-        """Write results.csv, metrics.csv, comparisons.csv, report.md, chart.svg and chart.png."""
+        """Write results.csv, metrics.csv, comparisons.csv, report.md, chart.svg and chart.png, and spans.csv
+        and analyses.csv where the evaluation has them."""
         import vl_convert as vlc
 
         out = Path(out_dir)
@@ -168,6 +210,12 @@ class Evaluation:
         self.predictions.to_csv(files["results"], index=False)
         self.metrics.to_csv(files["metrics"], index=False)
         self.comparisons.to_csv(files["comparisons"], index=False)
+        if self.spans is not None:
+            files["spans"] = out / "spans.csv"
+            self.spans.to_csv(files["spans"], index=False)
+        if self.analyses is not None:
+            files["analyses"] = out / "analyses.csv"
+            self.analyses.table().to_csv(files["analyses"], index=False)
         spec = self.chart().to_dict()
         files["chart_svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
         files["chart_png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))

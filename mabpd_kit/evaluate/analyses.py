@@ -1,0 +1,491 @@
+"""The MABPD paper's own analyses (appendices O and P), as pure functions over decision traces.
+
+Each figure is defined from the trace of :class:`mabpd_kit.mabpd.Decision` in SPEC 1's terms (round-1
+reports, SAD rounds, the verifier's report) and counted with a percentile bootstrap interval over items
+(:func:`mabpd_kit.metrics.bootstrap_ci`; 10,000 resamples, seed 0 by default, ``Config().metrics``).
+Failed decisions are left out of every base (they have no trace); items without a gold label are left
+out of the figures that need one.
+
+**Agent independence** (appendix O; paper: the agents disagree before debate on 38% of items, and this
+disagreement correlates with annotator uncertainty at point-biserial r = 0.62):
+
+- *disagreement before debate*: the share of decided items whose agents' round-1 verdicts
+  (``decision.reports[a].verdict``, as stated, before the score, the router or SAD) are not all equal;
+  base: decided items with at least two agent reports. Beside it, Fleiss' kappa of those verdicts
+  (the agents as raters): near 0 is independent-looking, near 1 redundant;
+- *point-biserial r* between that 0/1 disagreement and **annotator uncertainty** = the minority share of
+  an item's annotator-level labels, min(#biased, #neutral) / #annotators (0 unanimous, 0.5 an even
+  split), :func:`annotator_uncertainty`. Computed only where such labels exist (``annotations``: one
+  list of labels per item); the BABE files the kit loads carry the experts' aggregate label only
+  (``label``, and one aggregate ``label_opinion``), so on BABE it is reported as not computable.
+
+**Failure modes** (appendix P), from SAD's per-round trace and the verifier's report:
+
+- *convergence*: a debated item (route ``debate``) whose round-1 verdicts were split and whose last
+  round (a later one) is unanimous; base: debated items. Gold-free: how often the debate ends dissent;
+- *echo-chamber convergence* (paper: 4% of debates): a convergence onto the wrong label - the unanimous
+  last-round verdict differs from gold. Since round 1 was split, at least one agent held the gold label
+  and gave it up. Base: debated items with a gold label;
+- *verifier upholds a false positive*: the verifier examined a biased decision (its check is not
+  ``not_run``), upheld it, and gold says neutral; base: verified items with a gold label;
+- *verifier sycophancy* (paper: 11%): such a wrong uphold where the BiasAgent's own round-1 verdict was
+  biased - the verifier accepted an incorrect BiasAgent. Same base;
+- *upheld without a valid span*: counted as a check of SPEC 1.7 (the verifier cannot uphold a biased
+  decision with no valid span); it must be 0.
+
+**Agreement with a human majority** (paper: Fleiss' kappa 0.66 over 150 articles): Fleiss' kappa of two
+raters, the system's label and the gold label (for BABE the expert annotators' aggregate label; two
+raters' Fleiss kappa is Scott's pi), :func:`human_agreement`. With ``annotations`` it also gives the
+annotators' own Fleiss kappa and the kappa with the system added as one more rater, on the items with
+the most common number of annotators (Fleiss' kappa needs the same number per item).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mabpd_kit.metrics import bootstrap_ci, fleiss_kappa, point_biserial
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["PAPER", "Agreement", "FailureModes", "Independence", "PaperAnalyses", "Rate", "agent_independence",
+           "annotator_uncertainty", "failure_modes", "human_agreement", "paper_analyses", "trace_flags"]
+
+#: the paper's figures (MABPD appendices O and P; the kappa of its human comparison)
+PAPER = {"disagreement": 0.38, "r_uncertainty": 0.62, "echo_chamber": 0.04, "sycophancy": 0.11, "kappa": 0.66}
+
+DEFINITIONS = {
+    "disagreement": "share of decided items whose agents' round-1 verdicts are not all equal",
+    "kappa_agents": "Fleiss' kappa of the agents' round-1 verdicts (agents as raters)",
+    "r_uncertainty": "point-biserial r of disagreement with the minority share of annotator labels",
+    "convergence": "debated items whose round-1 verdicts were split and whose last (later) round is unanimous",
+    "echo_chamber": "debated items that converged to a unanimous verdict the gold label contradicts",
+    "wrong_uphold": "verified biased decisions the verifier upheld although gold says neutral",
+    "sycophancy": "verified biased decisions wrongly upheld (gold neutral) where the BiasAgent's round-1 verdict was biased",
+    "ungrounded_uphold": "upheld biased decisions without a valid span (SPEC 1.7: must be 0)",
+    "kappa": "Fleiss' kappa of two raters: the system's label and the gold (human majority) label",
+}
+
+
+def _bin(v: Any) -> int | None:
+    """1 / 0 for a biased / neutral label in any of the kit's spellings, None for a missing one."""
+    import pandas as pd
+
+    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
+        return None
+    if isinstance(v, str):
+        return {"biased": 1, "1": 1, "true": 1, "neutral": 0, "0": 0, "false": 0}.get(v.strip().lower())
+    return int(bool(v))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``events`` of ``base`` items, their share ``rate`` and its bootstrap interval (NaN when base is 0)."""
+
+    name: str
+    events: int
+    base: int
+    rate: float
+    lo: float
+    hi: float
+    paper: float | None = None
+    definition: str = ""
+
+    def __str__(self) -> str:
+        if not self.base:
+            return f"{self.name}: no items in the base"
+        paper = "" if self.paper is None else f" (paper {self.paper:.0%})"
+        return f"{self.name}: {self.events} of {self.base} = {self.rate:.1%} [{self.lo:.1%}, {self.hi:.1%}]{paper}"
+
+
+def _rate(name: str, flags: Any, *, n_resamples: int | None, seed: int | None) -> Rate:
+    x = np.asarray(flags, dtype=float)
+    if len(x) == 0:
+        return Rate(name, 0, 0, float("nan"), float("nan"), float("nan"), PAPER.get(name), DEFINITIONS[name])
+    est, lo, hi = bootstrap_ci(x, np.mean, n_resamples=n_resamples, seed=seed)
+    return Rate(name, int(x.sum()), len(x), est, lo, hi, PAPER.get(name), DEFINITIONS[name])
+
+
+def _safe(fn: Any) -> Any:
+    """A statistic that gives NaN where it is undefined on a resample (one group or category only)."""
+    def stat(a: Any) -> float:
+        try:
+            return fn(a)
+        except ValueError:
+            return float("nan")
+    return stat
+
+
+# -- the per-item flags -----------------------------------------------------------------------------
+
+
+def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
+    """One row per decision with the trace facts every figure is counted from (nullable booleans:
+    <NA> where a flag does not apply): ``id, gold, pred, failed, n_agents, disagree, debated, rounds,
+    split_start, unanimous_end, converged, echo_chamber, verified, upheld, wrong_uphold, sycophancy,
+    ungrounded_uphold``."""
+    import pandas as pd
+
+    rows = []
+    for d in decisions:
+        gold = _bin(d.gold)
+        ok = not d.failed
+        reports = (d.reports or {}) if ok else {}
+        verdicts = [r.verdict for r in reports.values()]
+        rounds = d.debate.rounds if ok and d.debate is not None else []
+        split = bool(rounds) and not rounds[0].agreed
+        unanimous = len(rounds) > 1 and rounds[-1].agreed
+        final = rounds[-1].arguments[0].verdict if unanimous and rounds[-1].arguments else None
+        converged = split and unanimous
+        v = d.verifier if ok else None
+        verified = v is not None and v.check != "not_run"
+        upheld = verified and not v.overturned
+        wrong = upheld and gold == 0
+        bias_rep = reports.get("bias")
+        rows.append({
+            "id": str(d.id), "gold": gold, "pred": d.pred, "failed": bool(d.failed), "n_agents": len(verdicts),
+            "disagree": (len(set(verdicts)) > 1) if len(verdicts) >= 2 else None,
+            "debated": bool(rounds) if ok else None, "rounds": len(rounds),
+            "split_start": split if rounds else None, "unanimous_end": unanimous if rounds else None,
+            "converged": converged if rounds else None,
+            "echo_chamber": (converged and _bin(final) != gold) if rounds and gold is not None else None,
+            "verified": verified if ok else None, "upheld": upheld if verified else None,
+            "wrong_uphold": wrong if verified and gold is not None else None,
+            "sycophancy": (wrong and bias_rep is not None and bias_rep.verdict == "biased")
+            if verified and gold is not None else None,
+            "ungrounded_uphold": (v.span is None or not v.span.valid) if upheld else None,
+        })
+    frame = pd.DataFrame(rows, columns=["id", "gold", "pred", "failed", "n_agents", "disagree", "debated", "rounds",
+                                        "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
+                                        "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"])
+    for c in ("disagree", "debated", "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
+              "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"):
+        frame[c] = frame[c].astype("boolean")
+    frame["gold"] = frame["gold"].astype("Int64")
+    return frame
+
+
+def _present(col: pd.Series) -> np.ndarray:
+    return col.dropna().astype(bool).to_numpy()
+
+
+# -- agent independence (appendix O) -------------------------------------------------------------------
+
+
+def annotator_uncertainty(annotations: Sequence[Any]) -> np.ndarray:
+    """Per item, the minority share of its annotator-level labels: min(#biased, #neutral) / #labels
+    (NaN for an item with fewer than two usable labels)."""
+    out = np.full(len(annotations), np.nan)
+    for i, labels in enumerate(annotations):
+        if labels is None or isinstance(labels, (str, float)):
+            continue
+        b = [x for x in (_bin(v) for v in labels) if x is not None]
+        if len(b) >= 2:
+            k = sum(b)
+            out[i] = min(k, len(b) - k) / len(b)
+    return out
+
+
+@dataclass(frozen=True)
+class Independence:
+    """Appendix O: disagreement before debate, the agents' kappa and, with annotator labels, its
+    point-biserial r with annotator uncertainty (``r`` None and ``note`` saying why when not computable)."""
+
+    disagreement: Rate
+    agents: tuple[str, ...]
+    kappa_agents: float
+    r: float | None = None
+    r_lo: float = float("nan")
+    r_hi: float = float("nan")
+    n_r: int = 0
+    note: str = ""
+
+
+def _agents_table(decisions: Sequence[Any]) -> tuple[tuple[str, ...], np.ndarray]:
+    """The agents' round-1 verdicts as a Fleiss count table (#neutral, #biased) over the decided items
+    that have the most common set of agents."""
+    sets = [tuple(d.reports) for d in decisions if not d.failed and len(d.reports or {}) >= 2]
+    if not sets:
+        return (), np.zeros((0, 2), dtype=int)
+    common = max(set(sets), key=sets.count)
+    rows = [[sum(d.reports[a].verdict == "neutral" for a in common), sum(d.reports[a].verdict == "biased" for a in common)]
+            for d in decisions if not d.failed and tuple(d.reports or {}) == common]
+    return common, np.asarray(rows, dtype=int)
+
+
+def agent_independence(
+    decisions: Sequence[Any],
+    uncertainty: Sequence[float] | None = None,
+    *,
+    annotations: Sequence[Any] | None = None,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+) -> Independence:
+    """Appendix O from the round-1 reports (module doc). ``uncertainty[i]`` (NaN = unknown) or
+    ``annotations[i]`` (annotator-level labels of item i, read by :func:`annotator_uncertainty`), aligned
+    with ``decisions``, give the point-biserial r; without either, r is None."""
+    decisions = list(decisions)
+    flags = trace_flags(decisions)
+    disagreement = _rate("disagreement", _present(flags["disagree"]), n_resamples=n_resamples, seed=seed)
+    agents, table = _agents_table(decisions)
+    kappa = _safe(fleiss_kappa)(table) if len(table) else float("nan")
+    if uncertainty is None and annotations is not None:
+        uncertainty = annotator_uncertainty(annotations)
+    if uncertainty is None:
+        return Independence(disagreement, agents, kappa, note="the items carry no annotator-level labels")
+    u = np.asarray(uncertainty, dtype=float)
+    if len(u) != len(decisions):
+        raise ValueError(f"uncertainty has {len(u)} entries for {len(decisions)} decisions")
+    keep = flags["disagree"].notna().to_numpy() & np.isfinite(u)
+    x = flags["disagree"].to_numpy(dtype=float, na_value=np.nan)[keep]
+    pair = np.column_stack([x, u[keep]])
+    stat = _safe(lambda a: point_biserial(a[:, 0], a[:, 1]))
+    if len(pair) < 3 or np.isnan(stat(pair)):
+        return Independence(disagreement, agents, kappa, n_r=len(pair),
+                            note="r undefined: too few items, one group only, or constant uncertainty")
+    r, lo, hi = bootstrap_ci(pair, stat, n_resamples=n_resamples, seed=seed)
+    return Independence(disagreement, agents, kappa, r=r, r_lo=lo, r_hi=hi, n_r=len(pair))
+
+
+# -- failure modes (appendix P) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FailureModes:
+    """Appendix P: convergence and echo-chamber convergence over debates, wrong upholds and verifier
+    sycophancy over verified decisions, and the count of upholds without a valid span (must be 0)."""
+
+    convergence: Rate
+    echo_chamber: Rate
+    wrong_uphold: Rate
+    sycophancy: Rate
+    ungrounded_uphold: int
+    n_debates: int
+    n_verified: int
+    n_upheld: int = 0
+
+
+def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None) -> FailureModes:
+    """Appendix P from the SAD rounds and the verifier's report of each decision (module doc)."""
+    f = trace_flags(list(decisions))
+    kw = {"n_resamples": n_resamples, "seed": seed}
+    return FailureModes(
+        convergence=_rate("convergence", _present(f.loc[f["debated"].fillna(False), "converged"]), **kw),
+        echo_chamber=_rate("echo_chamber", _present(f["echo_chamber"]), **kw),
+        wrong_uphold=_rate("wrong_uphold", _present(f["wrong_uphold"]), **kw),
+        sycophancy=_rate("sycophancy", _present(f["sycophancy"]), **kw),
+        ungrounded_uphold=int(_present(f["ungrounded_uphold"]).sum()),
+        n_debates=int(f["debated"].fillna(False).sum()),
+        n_verified=int(f["verified"].fillna(False).sum()),
+        n_upheld=int(f["upheld"].fillna(False).sum()),
+    )
+
+
+# -- agreement with a human majority ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Fleiss' kappa of the system with the human majority (two raters), with its interval; with
+    annotator-level labels, the annotators' kappa and the kappa with the system as one more rater."""
+
+    kappa: float
+    lo: float
+    hi: float
+    n: int
+    kappa_annotators: float | None = None
+    kappa_with_system: float | None = None
+    n_annotated: int = 0
+    raters: int = 0
+    note: str = ""
+
+
+def _two_col(a: np.ndarray) -> np.ndarray:
+    """0/1 labels, items x raters -> the Fleiss count table (#0, #1)."""
+    k = a.sum(axis=1)
+    return np.column_stack([a.shape[1] - k, k])
+
+
+def _kappa_of_counts(m: int) -> Any:
+    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1: the same
+    formula as :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k), read from the histogram of k
+    (a bootstrap resample of k is a 1-D array: many times faster than resampling the 2-D table)."""
+    j = np.arange(m + 1)
+    agree = (j**2 + (m - j) ** 2 - m) / (m * (m - 1))  # P_i of an item with j ratings of 1
+
+    def kappa(k: np.ndarray) -> float:
+        h = np.bincount(k, minlength=m + 1)
+        n = h.sum()
+        p1 = float((h * j).sum()) / (n * m)
+        pe = p1**2 + (1 - p1) ** 2
+        return float("nan") if np.isclose(pe, 1.0) else float(((h * agree).sum() / n - pe) / (1 - pe))
+    return kappa
+
+
+def _kappa_ci(a: np.ndarray, *, n_resamples: int | None, seed: int | None) -> tuple[float, float, float]:
+    """Fleiss' kappa of 0/1 labels (items x raters) with its bootstrap interval over items."""
+    est = _safe(fleiss_kappa)(_two_col(a))
+    if np.isnan(est):
+        return est, float("nan"), float("nan")
+    _, lo, hi = bootstrap_ci(a.sum(axis=1), _kappa_of_counts(a.shape[1]), n_resamples=n_resamples, seed=seed)
+    return est, lo, hi
+
+
+def human_agreement(
+    pred: Sequence[Any],
+    gold: Sequence[Any] | None = None,
+    annotations: Sequence[Any] | None = None,
+    *,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+) -> Agreement:
+    """Fleiss' kappa of ``pred`` with the human majority ``gold`` (module doc). Without ``gold`` the majority
+    is the annotators' majority vote (ties left out). Items with a missing label are left out."""
+    if gold is None and annotations is None:
+        raise ValueError("give gold labels or annotator-level annotations")
+    p = [_bin(v) for v in pred]
+    if gold is not None:
+        g = [_bin(v) for v in gold]
+    else:
+        u = annotator_uncertainty(annotations)  # type: ignore[arg-type]
+        g = [None if not np.isfinite(x) or x == 0.5 else int(np.mean([_bin(v) for v in a if _bin(v) is not None]) > 0.5)
+             for x, a in zip(u, annotations)]  # type: ignore[arg-type]
+    if len(g) != len(p):
+        raise ValueError(f"pred has {len(p)} items, gold {len(g)}")
+    keep = [i for i in range(len(p)) if p[i] is not None and g[i] is not None]
+    pairs = np.array([[g[i], p[i]] for i in keep], dtype=int).reshape(-1, 2)
+    stat = _safe(fleiss_kappa)
+    k, lo, hi = _kappa_ci(pairs, n_resamples=n_resamples, seed=seed) if len(pairs) >= 2 else (float("nan"),) * 3
+    out = Agreement(k, lo, hi, len(pairs), note="" if np.isfinite(k) else "kappa undefined on these items")
+    if annotations is None:
+        return out
+    labelled = [[x for x in (_bin(v) for v in (a or [])) if x is not None] if not isinstance(a, (str, float)) else []
+                for a in annotations]
+    sizes = [len(a) for a in labelled if len(a) >= 2]
+    if not sizes:
+        return Agreement(**{**out.__dict__, "note": "no item has two or more annotator labels"})
+    m = max(set(sizes), key=sizes.count)
+    idx = [i for i, a in enumerate(labelled) if len(a) == m and p[i] is not None]
+    ann = np.array([labelled[i] for i in idx], dtype=int).reshape(-1, m)
+    with_sys = np.column_stack([ann, [p[i] for i in idx]]) if len(idx) else ann
+    return Agreement(**{**out.__dict__, "kappa_annotators": stat(_two_col(ann)), "n_annotated": len(idx), "raters": m,
+                        "kappa_with_system": stat(_two_col(with_sys))})
+
+
+# -- all of them ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class PaperAnalyses:
+    """Appendix O and P figures of one system (``system``), every system's kappa with the human majority, and
+    ``flags``: that system's :func:`trace_flags` (one row per item: which figure counted it)."""
+
+    system: str
+    independence: Independence
+    failures: FailureModes
+    agreement: dict[str, Agreement] = field(default_factory=dict)
+    flags: pd.DataFrame | None = None
+
+    def table(self) -> pd.DataFrame:
+        """One row per figure: ``system, analysis, measure, value, lo, hi, events, base, paper, definition``."""
+        import pandas as pd
+
+        nan = float("nan")
+        ind, fm = self.independence, self.failures
+
+        def rate_row(analysis: str, r: Rate) -> dict[str, Any]:
+            return {"system": self.system, "analysis": analysis, "measure": r.name, "value": r.rate, "lo": r.lo,
+                    "hi": r.hi, "events": r.events, "base": r.base, "paper": r.paper, "definition": r.definition}
+
+        rows = [rate_row("agent independence", ind.disagreement),
+                {"system": self.system, "analysis": "agent independence", "measure": "kappa_agents",
+                 "value": ind.kappa_agents, "lo": nan, "hi": nan, "events": None, "base": ind.disagreement.base,
+                 "paper": None, "definition": DEFINITIONS["kappa_agents"]},
+                {"system": self.system, "analysis": "agent independence", "measure": "r_uncertainty",
+                 "value": nan if ind.r is None else ind.r, "lo": ind.r_lo, "hi": ind.r_hi, "events": None,
+                 "base": ind.n_r, "paper": PAPER["r_uncertainty"],
+                 "definition": DEFINITIONS["r_uncertainty"] + (f" ({ind.note})" if ind.note else "")}]
+        rows += [rate_row("failure modes", r) for r in (fm.convergence, fm.echo_chamber, fm.wrong_uphold, fm.sycophancy)]
+        rows.append({"system": self.system, "analysis": "failure modes", "measure": "ungrounded_uphold",
+                     "value": float(fm.ungrounded_uphold), "lo": nan, "hi": nan, "events": fm.ungrounded_uphold,
+                     "base": fm.n_upheld, "paper": None, "definition": DEFINITIONS["ungrounded_uphold"]})
+        for name, a in self.agreement.items():
+            rows.append({"system": name, "analysis": "human agreement", "measure": "kappa", "value": a.kappa,
+                         "lo": a.lo, "hi": a.hi, "events": None, "base": a.n, "paper": PAPER["kappa"],
+                         "definition": DEFINITIONS["kappa"]})
+            if a.kappa_annotators is not None:
+                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_annotators",
+                             "value": a.kappa_annotators, "lo": nan, "hi": nan, "events": None, "base": a.n_annotated,
+                             "paper": None, "definition": f"Fleiss' kappa of {a.raters} annotators"})
+                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_with_system",
+                             "value": a.kappa_with_system, "lo": nan, "hi": nan, "events": None,
+                             "base": a.n_annotated, "paper": None,
+                             "definition": f"Fleiss' kappa of {a.raters} annotators and the system"})
+        out = pd.DataFrame(rows)
+        out[["events", "base"]] = out[["events", "base"]].astype("Int64")
+        return out
+
+    def lines(self) -> list[str]:
+        """The closing note's lines for these figures."""
+        ind, fm = self.independence, self.failures
+        out = [f"  paper analyses ({self.system}; 95% bootstrap intervals over items):"]
+        if ind.disagreement.base:
+            out.append(f"    agents disagree before debate: {_rate_text(ind.disagreement)}; "
+                       f"Fleiss kappa of their verdicts {ind.kappa_agents:.3f}")
+        else:
+            out.append("    agents disagree before debate: not applicable (fewer than two agents reported)")
+        if ind.r is not None:
+            out.append(f"    point-biserial r with annotator uncertainty {ind.r:+.3f} [{ind.r_lo:+.3f}, {ind.r_hi:+.3f}] "
+                       f"(n={ind.n_r}; paper +0.62)")
+        else:
+            out.append(f"    point-biserial r with annotator uncertainty: not computable, {ind.note} (paper +0.62)")
+        out.append(f"    debates {fm.n_debates}: convergence {_rate_text(fm.convergence)}; "
+                   f"echo-chamber convergence {_rate_text(fm.echo_chamber)}")
+        out.append(f"    verified {fm.n_verified}: wrong upholds {_rate_text(fm.wrong_uphold)}; "
+                   f"verifier sycophancy {_rate_text(fm.sycophancy)}; upheld without a valid span: "
+                   f"{fm.ungrounded_uphold} of {fm.n_upheld}")
+        for name, a in self.agreement.items():
+            line = (f"    Fleiss kappa {name} vs human majority {a.kappa:.3f} [{a.lo:.3f}, {a.hi:.3f}] (n={a.n}; paper 0.66)"
+                    if np.isfinite(a.kappa) else f"    Fleiss kappa {name} vs human majority: {a.note}")
+            if a.kappa_annotators is not None:
+                line += (f"; {a.raters} annotators {a.kappa_annotators:.3f}, with the system "
+                         f"{a.kappa_with_system:.3f} (n={a.n_annotated})")
+            out.append(line)
+        return out
+
+
+def _rate_text(r: Rate) -> str:
+    if not r.base:
+        return "no items in the base"
+    paper = "" if r.paper is None else f", paper {r.paper:.0%}"
+    return f"{r.events}/{r.base} = {r.rate:.1%} [{r.lo:.1%}, {r.hi:.1%}]{paper}"
+
+
+def paper_analyses(
+    systems: Mapping[str, Sequence[Any]],
+    *,
+    annotations: Sequence[Any] | None = None,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+) -> PaperAnalyses:
+    """Appendix O and P figures of the *first* system's decisions, and every system's kappa with the human
+    majority (each decision's ``gold``). ``annotations`` (annotator-level labels per item, aligned with the
+    first system's decisions) adds the point-biserial r and the annotators' kappa."""
+    if not systems:
+        raise ValueError("give at least one system")
+    name, first = next(iter(systems.items()))
+    first = list(first)
+    kw = {"n_resamples": n_resamples, "seed": seed}
+    ind = agent_independence(first, annotations=annotations, **kw)
+    fm = failure_modes(first, **kw)
+    agreement = {}
+    for n, ds in systems.items():
+        ds = list(ds)
+        ann = annotations if n == name else None
+        agreement[n] = human_agreement([d.pred if not d.failed else 0 for d in ds], [d.gold for d in ds], ann, **kw)
+    return PaperAnalyses(system=name, independence=ind, failures=fm, agreement=agreement, flags=trace_flags(first))
