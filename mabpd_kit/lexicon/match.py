@@ -129,6 +129,11 @@ class Lexicon:
         self._protectable = {
             t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
         }
+        # The last text matched and its hits, and the last text's protected contexts: the pipeline asks
+        # both of one sentence several times (cue scan, lexicon signal, verifier). One entry each, so
+        # nothing grows; a different text simply replaces it. Hits are immutable (frozen LexMatch).
+        self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
+        self._last_protected: tuple[str, tuple[tuple[int, int, Protected], ...]] | None = None
 
     # -- constructors ------------------------------------------------------------------------
     @classmethod
@@ -206,11 +211,16 @@ class Lexicon:
             t = next(term for rx, term in self._gapped if rx.fullmatch(matched))
         return t
 
-    def _protected_spans(self, text: str, low: str | None = None) -> list[tuple[int, int, Protected]]:
+    def _protected_spans(self, text: str, low: str | None = None) -> tuple[tuple[int, int, Protected], ...]:
         if not text or self._prot_re is None:
-            return []
+            return ()
+        last = self._last_protected
+        if last is not None and last[0] == text:
+            return last[1]
         low = _lower_same_length(text) if low is None else low
-        return [(m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in self._prot_re.finditer(low)]
+        out = tuple((m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in self._prot_re.finditer(low))
+        self._last_protected = (text, out)
+        return out
 
     def match(self, text: str) -> list[LexMatch]:
         """All non-overlapping lexicon hits in ``text``, in reading order.
@@ -221,6 +231,15 @@ class Lexicon:
         longest shorter entry that still fits ("radical left wing" with "left wing" at 0.90 keeps
         "radical").
         """
+        last = self._last_match
+        if last is not None and last[0] == text:  # the same sentence again (see __init__)
+            return list(last[1])
+        chosen = self._match(text)
+        if isinstance(text, str):
+            self._last_match = (text, tuple(chosen))
+        return chosen
+
+    def _match(self, text: str) -> list[LexMatch]:
         low = _lower_same_length(text) if text else ""
         cands = self._filter_protected(text, low, self._candidates(text, low))
         if len(cands) < 2:
