@@ -89,11 +89,21 @@ _UNIT = re.compile(
     """.replace("MOJIBAKE_TAIL", _MOJIBAKE_TAIL).replace("PLAIN", _PLAIN_CHAR),
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
-#: Anything the full scanner must handle; text without it is returned as is (plus quote mapping).
-_NEEDS_WORK = re.compile(
-    r"[<&\x00-\x09\x0b-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
-    r"|\s\s|\n|^\s|\s$"
+#: Characters the full scanner must handle (a line break too); see :func:`_needs_work`.
+_NEEDS_WORK_CHARS = re.compile(
+    r"[<&\x00-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
 )
+_TWO_SPACES = re.compile(r"\s\s")
+
+
+def _needs_work(s: str) -> bool:
+    """Does ``s`` need the full scanner: markup, an entity, a control, special or leading/trailing
+    space, a line break, a whitespace run, or a possible mojibake start? Text without any is
+    returned as is (plus quote mapping). One character class scanned in C, then plain ``in`` tests:
+    the only whitespace the class leaves out are the ASCII space, NEL (U+0085) and the Ogham space
+    mark (U+1680), so a run of two is ``"  "`` or needs one of the last two."""
+    return (_NEEDS_WORK_CHARS.search(s) is not None or "  " in s or s[:1].isspace() or s[-1:].isspace()
+            or (("\x85" in s or "\u1680" in s) and _TWO_SPACES.search(s) is not None))
 
 
 @lru_cache(maxsize=1)
@@ -212,7 +222,7 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
         flags.append("too_long")
         text_in = text_in[:max_chars]
 
-    if not _NEEDS_WORK.search(text_in):  # plain text: only quotes change, one char for one
+    if not _needs_work(text_in):  # plain text: only quotes change, one char for one
         text = normalise_quotes(text_in)
         if not text:
             flags.append("empty")
