@@ -74,16 +74,23 @@ def _identifier():
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
-def _english_words(text: str) -> tuple[int, int]:
-    """(English function words, words) in ``text``; weak words count only beside a strong one."""
-    words = text.lower().split()  # punctuation stuck to a word only hides that word
+def _looks_english(text: str) -> bool:
+    """The fast path's test: at least two English function words, or one in at most five words;
+    weak words count only beside a strong one. Stops at the second hit (an English sentence has
+    two in its first few words)."""
     strong = weak = 0
+    words = text.lower().split()
     for w in words:
         if w in _EN_WORDS:
             strong += 1
         elif w in _EN_WEAK:
             weak += 1
-    return (strong + weak if strong else 0), len(words)
+        else:
+            continue
+        if strong and strong + weak >= 2:
+            return True
+    hits = strong + weak if strong else 0
+    return hits >= 2 or (hits > 0 and 5 * hits >= len(words))
 
 
 def _ascii_letters(text: str) -> int:
@@ -126,8 +133,7 @@ def detect_language(text: str) -> str:
         return "und"
     if latin >= n_other:
         if accented <= MAX_ACCENTED * latin:
-            hits, words = _english_words(sample)
-            if hits >= 2 or (hits and 5 * hits >= words):
+            if _looks_english(sample):
                 return "en"
         lang, conf = _identifier().classify(sample)
         return lang if lang == "en" or conf >= MIN_CONFIDENCE else "und"
