@@ -48,11 +48,13 @@ Pure and at the text level: it imports nothing from the package.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Set as AbstractSet
 from dataclasses import dataclass
 
 from mabpd_kit import roster
 
-__all__ = ["BLOCKED", "FENCE_TAGS", "WITHHELD", "Instruction", "Instructions", "fence", "find_instructions"]
+__all__ = ["BLOCKED", "FENCE_TAGS", "WITHHELD", "Instruction", "Instructions", "fence", "find_instructions",
+           "words_from_tokens"]
 
 #: Every fence marker our prompts use (MABPD, RADAR), plus the chat-role names a model reads as turns.
 FENCE_TAGS: tuple[str, ...] = ("article", "transcript", "claim", "evidence", "debate", "system", "user", "assistant",
@@ -153,9 +155,9 @@ _VERDICT_SET = frozenset(_VERDICT_WORDS.split())
 _TOKEN_RE = re.compile(r"[a-z]+(?:-[a-z]+)?")
 
 
-def _runs(kind: str, text: str, words: set[str]) -> bool:
+def _runs(kind: str, text: str, words: AbstractSet[str]) -> bool:
     if kind == "role tag":
-        return any(c in text for c in _ROLE_CHARS)
+        return ":" in text or "#" in text or "<|" in text or "<<" in text or "[" in text  # _ROLE_CHARS
     if _TRIGGERS[kind].isdisjoint(words):
         return False
     if kind == "task imperative":  # a task verb aims at a verdict, JSON or a quotation
@@ -255,9 +257,23 @@ def _clause_end(text: str, pos: int) -> int:
     return m.end() if text[m.start()] in ".!?" else m.start()
 
 
-def find_instructions(text: str) -> Instructions:
+def words_from_tokens(tokens: Iterable[str]) -> set[str]:
+    """The words :func:`find_instructions` looks for, from the runs ``[a-z0-9]+(?:[-'][a-z0-9]+)*``
+    of ``text.lower()`` (what the cue scan already has): each word lies inside one such run, so
+    scanning the runs finds the same words as scanning the whole text, and most runs are a word."""
+    out: set[str] = set()
+    for t in tokens:
+        if t.isalpha():
+            out.add(t)
+        else:
+            out.update(_TOKEN_RE.findall(t))
+    return out
+
+
+def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> Instructions:
     """The instruction-like stretches of ``text`` addressed to a model (see the module doc), merged
-    where they touch, in reading order."""
+    where they touch, in reading order. ``words``: the text's words, if the caller has them
+    (:func:`words_from_tokens`); else they are read here."""
     if not isinstance(text, str) or not text:
         return Instructions(text if isinstance(text, str) else "")
     hits: list[tuple[int, int, str]] = []
@@ -267,7 +283,8 @@ def find_instructions(text: str) -> Instructions:
             nxt = re.compile(r"<\s*" + re.escape(m.group(2)) + r"\b[^<>]{0,80}>", _I).search(text, end)
             end = nxt.end() if nxt else len(text)
         hits.append((m.start(), end, "fence tag"))
-    words = set(_TOKEN_RE.findall(text.lower()))
+    if words is None:
+        words = set(_TOKEN_RE.findall(text.lower()))
     for kind, pat in _PATTERNS:
         if not _runs(kind, text, words):
             continue

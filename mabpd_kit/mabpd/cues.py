@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.config import Config
-from mabpd_kit.injection import BLOCKED, Instructions, find_instructions
+from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -122,8 +122,13 @@ _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-
 _ATTRIBUTION_CLAUSE_RE = re.compile(
     r"[,;]\s+((?:[\w'.-]+\s+){0,6}?(?:said|says|reported|reports|stated|announced|added|told|confirmed))\b")
 _VAGUE = "Critics|Opponents|Detractors|Skeptics|Sceptics|Some|Many|People|Observers|Insiders|Others|Experts|They|He|She|It|We"
+#: "Senator Smith said", "Dr. Jane Doe told": one to three capitalised words, not a vague subject, then a
+#: speech verb. As written it reads ``\b(?!(?:VAGUE)\b)(?:[A-Z][a-z]+\.?\s+){0,2}[A-Z][a-z]+(?:'s)?\s+(?:SPEECH)\b``;
+#: it is compiled with the first capital matched first (the word boundary checked behind it, each vague
+#: subject excluded by its remaining letters), so the regex engine skips straight to capitals. Same matches.
 _NAMED_SOURCE_RE = re.compile(
-    rf"\b(?!(?:{_VAGUE})\b)(?:[A-Z][a-z]+\.?\s+){{0,2}}[A-Z][a-z]+(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
+    r"[A-Z](?<=\b[A-Z])(?!" + "|".join(rf"(?<={v[0]}){v[1:]}\b" for v in _VAGUE.split("|")) + ")"
+    r"[a-z]+(?:\.?\s+[A-Z][a-z]+){0,2}(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +158,8 @@ class Cues:
     reported: list[tuple[int, int]] = field(default_factory=list)
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
+    #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
+    _neutral: tuple[Config, str] | None = field(default=None, repr=False, compare=False)
 
     def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
         """Offsets in the raw input (None when no cleaning map was given)."""
@@ -179,10 +186,10 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     With ``config.agents.injection_guard``, instruction-like text addressed to the model
     (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
     writer's text: no lexicon match or cue inside it is read."""
-    guard = find_instructions(text) if config.agents.injection_guard else None
+    words = set(_TOKEN_RE.findall(text.lower()))
+    guard = find_instructions(text, words=words_from_tokens(words)) if config.agents.injection_guard else None
     guard = guard or None
     window = config.agents.attribution_window
-    words = set(_TOKEN_RE.findall(text.lower()))
     quotes: list[Quotation] = []
     if '"' in text or "'" in text:
         for m in _QUOTE_RE.finditer(text):
@@ -254,11 +261,30 @@ def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
 def counter_neutral(cues: Cues, config: Config) -> str:
     """The objection a *neutral* argument anticipates: the strongest thing in the text a reader could
     still call bias (the highest-band lexicon match or framing cue), else one-sided sourcing, else omission."""
+    if cues._neutral is not None and cues._neutral[0] is config:
+        return cues._neutral[1]
+    out = _counter_neutral(cues, config)
+    cues._neutral = (config, out)
+    return out
+
+
+def _counter_neutral(cues: Cues, config: Config) -> str:
     floor = config.lexicon.confidence_floor
-    cands = [(m.band, m.start, m.end, f"{m.category}, band {m.band:.2f}") for m in cues.lex if m.band > floor]
-    cands += [(config.agents.cue_bands.get(c, 0.6), a, b, CUE_INFO[c][1]) for c, a, b in cues.cues]
-    if cands:
-        _, a, b, why = max(cands, key=lambda c: (c[0], -c[1]))
+    # the highest band, then the earliest start; on a full tie the first (lexicon matches before cues)
+    best: tuple[float, int] | None = None
+    a = b = 0
+    why: LexMatch | str = ""
+    for m in cues.lex:
+        if m.band > floor and (best is None or (m.band, -m.start) > best):
+            best, a, b, why = (m.band, -m.start), m.start, m.end, m
+    bands = config.agents.cue_bands
+    for c, ca, cb in cues.cues:
+        band = bands.get(c, 0.6)
+        if best is None or (band, -ca) > best:
+            best, a, b, why = (band, -ca), ca, cb, CUE_INFO[c][1]
+    if best is not None:
+        if not isinstance(why, str):
+            why = f"{why.category}, band {why.band:.2f}"
         if cues.in_reported(a, b):
             return (f"{cues.text[a:b]!r} ({why}) is quoted, but the writer chose to quote it with no reply; "
                     "a reader could call that selection.")
