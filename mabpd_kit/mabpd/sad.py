@@ -165,6 +165,7 @@ def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument
         else:
             f = max(q, sad.neutral_floor)
         base.append((a, n_cited, n_valid, q, f))
+    weights = config.scoring.weights  # built from the roster on every read: once per round
     out = []
     for i, (a, n_cited, n_valid, q, f) in enumerate(base):
         voices = [b for j, b in enumerate(base) if j != i and (sad.agreement_over == "all" or b[4] > 0)]
@@ -172,7 +173,7 @@ def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument
         g = 1.0 + sad.agreement_gain * (share - 0.5)
         k = min(max(a.confidence * f * g, 0.0), 1.0)
         out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, agree_share=share, g=g, k=k,
-                                   w=config.scoring.weights.get(a.agent, 0.0)))
+                                   w=weights.get(a.agent, 0.0)))
     return out
 
 
