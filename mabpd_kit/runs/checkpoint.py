@@ -98,13 +98,16 @@ class Index:
 
         retry = failed if retry is None else retry
         order = np.lexsort((offsets, ids))          # by id, then file position
-        ids, keys, failed, offsets, retry = ids[order], keys[order], failed[order], offsets[order], retry[order]
-        last = np.ones(len(ids), dtype=bool)
-        if len(ids):
-            last[:-1] = ids[1:] != ids[:-1]          # the last line of each id
-        self.ids, self.keys, self.failed, self.offsets = ids[last], keys[last], failed[last], offsets[last]
-        self.retry = retry[last]
-        self.lines = len(order)
+        by_id = ids[order]
+        last = np.ones(len(by_id), dtype=bool)
+        if len(by_id):
+            last[:-1] = by_id[1:] != by_id[:-1]      # the last line of each id
+        self.ids = by_id[last]
+        del by_id
+        pick = order[last]                           # only the kept lines are copied: peak memory ~2/3 of sorting all
+        del order, last
+        self.keys, self.failed, self.offsets, self.retry = keys[pick], failed[pick], offsets[pick], retry[pick]
+        self.lines = len(ids)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -276,6 +279,8 @@ class Checkpoint:
         import numpy as np
 
         want = np.asarray(order if isinstance(order, array) else array("q", order), dtype=np.int64)
+        if self._in_order(order if isinstance(order, array) else want):  # the usual case: checked line by line
+            return 0, 0
         idx = self.index()
         pos = np.searchsorted(idx.ids, want) if len(idx) else np.zeros(len(want), dtype=np.int64)
         pos = np.minimum(pos, max(len(idx) - 1, 0))
@@ -306,6 +311,17 @@ class Checkpoint:
         if reopen:
             self._fh = self.path.open("a", encoding="utf-8")
         return stale, superseded
+
+    def _in_order(self, want: "Any") -> bool:
+        """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
+        :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
+        n = len(want)
+        k = 0
+        for line in self._scan():
+            if k >= n or hash(line[1]) != want[k]:
+                return False
+            k += 1
+        return k == n
 
 
 def _ends_with_newline(p: Path) -> bool:
