@@ -3,7 +3,7 @@
 - :class:`InProcess` - this process: the rule-based steps driven in turn, or ``concurrency``
   steps at once on an event loop (the LLM path: the endpoint's limit, the record/replay cache);
 - :class:`Processes` - ``workers`` local processes (rule-based, every core); chunks of items
-  go to the pool, at most ``2 * workers`` in flight, and the parent writes each record;
+  go to the pool, at most ``2 * workers`` in flight, and the parent writes each record, in input order;
 - :class:`~mabpd_kit.runs.dask.Dask` - a Dask cluster (``mabpd-kit[scale]``), in its own module.
 
 An executor calls ``emit(id, line, failed, record)`` once per finished item: ``line`` is the
@@ -20,8 +20,9 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
@@ -204,15 +205,15 @@ class Processes:
             _JOB["job"] = job
         ex = ProcessPoolExecutor(max_workers=self.workers, initializer=_init, initargs=(None if fork else job,))
         try:
-            pending: set[Future[list[tuple[str, str, bool]]]] = set()
+            # records are emitted in input order (the oldest chunk first; the others keep running meanwhile),
+            # so the checkpoint ends in the run's order and its reconciliation has nothing to rewrite
+            pending: deque[Future[list[tuple[str, str, bool]]]] = deque()
             for chunk in chunks(todo, self.chunk):
-                pending.add(ex.submit(_work, chunk))
+                pending.append(ex.submit(_work, chunk))
                 if len(pending) >= 2 * self.workers:
-                    ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    _drain(ready, emit)
+                    _drain(pending.popleft(), emit)
             while pending:
-                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                _drain(ready, emit)
+                _drain(pending.popleft(), emit)
         except BrokenProcessPool:
             ex.shutdown(wait=False, cancel_futures=True)
             raise RuntimeError("a worker process died (out of memory, or killed); every finished item is in the "
@@ -223,7 +224,6 @@ class Processes:
         ex.shutdown(wait=True)
 
 
-def _drain(ready: set[Future[list[tuple[str, str, bool]]]], emit: Emit) -> None:
-    for fut in ready:
-        for id, text, failed in fut.result():
-            emit(id, text, failed, None)
+def _drain(fut: Future[list[tuple[str, str, bool]]], emit: Emit) -> None:
+    for id, text, failed in fut.result():
+        emit(id, text, failed, None)
