@@ -151,6 +151,8 @@ _TRIGGERS: dict[str, frozenset[str]] = {
                                  + _MODEL_WORDS).split()),
 }
 _ROLE_CHARS = (":", "#", "<|", "<<", "[")
+#: every trigger word of every cue (a text with none of them and no role character skips every pattern)
+_ANY_TRIGGER = frozenset().union(*_TRIGGERS.values())
 _VERDICT_SET = frozenset(_VERDICT_WORDS.split())
 _TOKEN_RE = re.compile(r"[a-z]+(?:-[a-z]+)?")
 
@@ -285,7 +287,7 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
         hits.append((m.start(), end, "fence tag"))
     if words is None:
         words = set(_TOKEN_RE.findall(text.lower()))
-    for kind, pat in _PATTERNS:
+    for kind, pat in _PATTERNS if not _ANY_TRIGGER.isdisjoint(words) or _runs("role tag", text, words) else ():
         if not _runs(kind, text, words):
             continue
         for m in pat.finditer(text):

@@ -154,7 +154,7 @@ def document_language(text: str, *, min_chars: int = 0, assume: str = "en") -> s
     >>> document_language("Правительство объявило о новой политике.", min_chars=100)
     'ru'
     """
-    if isinstance(text, str) and len("".join(text[:max(min_chars, 1) * 4].split())) < min_chars:
+    if isinstance(text, str) and sum(map(len, text[:max(min_chars, 1) * 4].split())) < min_chars:
         ascii_letters, accented, other = _scripts(text)
         if sum(other.values()) <= ascii_letters + accented:  # Latin script (or no letters): too short to tell
             return assume

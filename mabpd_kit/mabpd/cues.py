@@ -40,7 +40,10 @@ calling described describes describing continued quipped conceded boasted compla
 alleged alleges vowed vows promised shouted yelled chanted read reads stating telling according
 """.split())
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|(?<![\w])\'([^\'\n]{2,60})\'(?![\w])')
+#: a double-quoted stretch, or a single-quoted one not opened inside a word ("it's"): the opening mark is
+#: matched first and the word check made behind it (``'(?<!\w')`` is ``(?<!\w)'``), so the regex engine
+#: skips straight to quote marks
+_QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|\'(?<!\w\')([^\'\n]{2,60})\'(?![\w])')
 _WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
 _DIGIT_RE = re.compile(r"\d")
 

@@ -156,7 +156,10 @@ class VerifierAgent:
             spans = [ground_span(s, cues.text, self.config.text.fuzzy_ratio, guard) if s.valid else s for s in spans]
         if self.llm is None:
             protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
-            return apply_verifier(label, rule_verify(spans, cues.reported, protected, self.config))
+            rep = rule_verify(spans, cues.reported, protected, self.config)
+            # a rule report is made for a biased input (its label is its verdict, overturned iff neutral):
+            # exactly what apply_verifier returns for it, so no copy is made
+            return rep if rep.input_label == label == "biased" and rep.label == rep.verdict else apply_verifier(label, rep)
         valid = strongest(spans)
         if not valid:  # nothing grounded to uphold: no call, whatever the model would say
             return apply_verifier(label, _report("invalid", "neutral", _NO_VALID, None))
