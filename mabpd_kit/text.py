@@ -228,6 +228,14 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
             flags.append("empty")
         return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)),
                          src_end=range(1, len(text) + 1))
+    if "\xa0" in text_in:  # no-break spaces alone between words (common in news): each becomes one space,
+        spaced = text_in.replace("\xa0", " ")  # one char for one, as the scanner below would make it
+        if not _needs_work(spaced) and "\x85" not in spaced and "\u1680" not in spaced:
+            text = normalise_quotes(spaced)
+            if "\ufffd" in text and "encoding" not in flags:
+                flags.append("encoding")
+            return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)),
+                             src_end=range(1, len(text) + 1))
 
     out: list[str] = []
     starts: list[int] = []
