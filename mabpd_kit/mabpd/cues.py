@@ -91,6 +91,8 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
 #: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
+#: every cue's trigger words (a text with none of them runs no cue regex)
+_ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
     "scare_quotes": ("framing", "short quoted words nobody is said to have spoken: the writer distances itself"),
@@ -119,7 +121,9 @@ NEUTRAL_READING: dict[str, str] = {
 }
 FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
 EVIDENCE_CUES = ("assertion_marker",)
-_NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
+#: a figure: ``\b\d[\d,.]*\s*(?:%|percent|...)?`` with the first digit matched first (the word boundary checked
+#: behind it), so the regex engine skips straight to digits
+_NUMBER_RE = re.compile(r"\d(?<=\b\d)[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
 #: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
 _ATTRIBUTION_CLAUSE_RE = re.compile(
@@ -203,7 +207,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
                 quotes.append(Quotation(a, b, n_words, _attributed(text[max(0, a - window):a], text[b:b + window])))
     reported = [(q.start, q.end) for q in quotes if not q.scare]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
-    for name, (pat, triggers) in _CUE_PATTERNS.items():
+    for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
         if not triggers.isdisjoint(words):
             cues.extend((name, m.start(), m.end()) for m in pat.finditer(text))
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
