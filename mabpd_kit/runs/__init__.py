@@ -134,7 +134,7 @@ def run(
         tmp = tempfile.TemporaryDirectory(prefix="mabpd-run-")
         checkpoint = Path(tmp.name) / "run.jsonl"
     ck = Checkpoint(checkpoint) if checkpoint is not None else None
-    job = Job(step, fail, fingerprint, deadline_s)
+    job = Job(step, fail, fingerprint, deadline_s, lines=checkpoint is not None)
     keep: dict[str, R] | None = {} if ck is None else None  # in memory only without a checkpoint
     order: list[str] = []
     hashes = array("q")
