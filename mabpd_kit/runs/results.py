@@ -106,10 +106,7 @@ class Results(Generic[R]):
     @property
     def usage(self) -> Usage:
         """The run's LLM usage: the sum over its records (resumed ones included)."""
-        total = Usage()
-        for r in self:
-            total = total + r.usage  # type: ignore[attr-defined]
-        return total
+        return Usage.total(self)  # streams a lazy checkpoint: one record at a time
 
     def frames(self, chunk: int = 50_000) -> Iterator["pd.DataFrame"]:
         """``to_frame()`` by chunks of ``chunk`` records (a corpus too large for one frame)."""
