@@ -1,0 +1,296 @@
+#!/usr/bin/env python
+"""The course as an instructor hands it out, and the two notebook cells that make it install anywhere.
+
+One setting, ``course.json`` at the repository root (copied into every bundle):
+
+- ``source``: what follows ``pip install`` when a notebook's kernel has no mabpd-kit and no wheel is
+  near it (a git URL, ``--extra-index-url URL mabpd-kit``, or ``mabpd-kit`` once it is on PyPI).
+  Empty by default: the kit is not published, so a notebook installs from the bundle's wheel.
+- ``repository`` (and ``branch``): the kit's public GitHub URL. When set, every notebook's first cell
+  gets "Open In Colab" / "Launch Binder" links for its own path (text links: nothing to fetch offline).
+  Empty by default: no links.
+
+Commands::
+
+    python tools/make_course.py cells           # rewrite the setup cell and the launch links of notebooks/ and solutions/
+    python tools/make_course.py cells --check   # exit 1 when a notebook does not carry the current cells
+    python tools/make_course.py bundle          # dist/course/ and dist/course.zip (`make course`)
+
+``cells`` touches only the first cell's launch-link line and the setup cell (the second code cell) of
+each notebook, reading and writing each file in one go; run ``tools/make_exercises.py`` after it.
+The bundle holds the wheel (``pip wheel --no-deps`` of this checkout), the lessons, solutions and
+exercises without outputs, the instructor pack (docs/instructors), course.json, the course packs of
+recorded model answers (``packs/``, replayed with ``MABPD_PACK``) and a README for the instructor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = "course.json"
+NOTEBOOK_DIRS = ("notebooks", "solutions")
+NAME_RE = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
+LINK_LINE_RE = re.compile(r"^.*(colab\.research\.google\.com|mybinder\.org).*\n?", re.M)
+GITHUB_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+# The setup cell: students read it, so it stays short and says what it does.
+SETUP_CELL = '''\
+# Setup: the same cell in every lesson (written by tools/make_course.py; notebooks/README.md, "Setup cell").
+# When this kernel has no mabpd-kit, it installs it from the first of: a wheel (.whl) beside this notebook
+# or in the course bundle's wheels/ folder; the source the instructor set in course.json; else it says why not.
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def install_mabpd_kit():
+    """None when mabpd-kit can be imported (installed here if need be), else one sentence saying why not."""
+    if importlib.util.find_spec("mabpd_kit"):
+        return None
+    places = [Path("."), Path(".."), Path("course")]   # on Colab the kernel runs in /content: an unzipped bundle is course/
+    wheels = [w for p in places for w in sorted([*p.glob("mabpd_kit-*.whl"), *p.glob("wheels/mabpd_kit-*.whl")])]
+    manifest = next((p / "course.json" for p in places if (p / "course.json").is_file()), None)
+    source = json.loads(manifest.read_text(encoding="utf-8")).get("source", "") if manifest else ""
+    if wheels:
+        args = [str(wheels[-1]), "--find-links", str(wheels[-1].parent)]
+    elif source:
+        args = source.split()   # what follows `pip install`: a git URL, an index and a name, ...
+    else:
+        return ("mabpd-kit is not installed, no wheel is here and no course.json names a source: upload the course "
+                "bundle's wheels/mabpd_kit-*.whl beside this notebook (or pip install the kit) and run this cell again")
+    print(f"installing mabpd-kit from {args[0]} (about a minute) ...")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True)
+    if pip.returncode != 0:
+        last = [line.strip() for line in pip.stderr.splitlines() if line.strip()] or [f"exit status {pip.returncode}"]
+        return f"pip could not install mabpd-kit from {args[0]}: {last[-1]}"
+    importlib.invalidate_caches()
+    return None
+
+
+problem = install_mabpd_kit()
+if problem:
+    print(f"setup: {problem}. Until then the cells below fail on `mk`.")
+else:
+    import mabpd_kit as mk
+
+    print(mk.data.describe())   # benchmark copies under MABPD_DATA_DIR, else the samples shipped with the kit
+'''
+
+
+def read_manifest(root: Path = ROOT) -> dict:
+    """course.json with its defaults filled in; a repository that is not a GitHub URL is an error."""
+    path = root / MANIFEST
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    out = {"source": "", "repository": "", "branch": "main", **data}
+    if out["repository"] and not GITHUB_RE.match(out["repository"]):
+        raise ValueError(f"{path}: repository must look like https://github.com/OWNER/NAME, not {out['repository']!r}")
+    return out
+
+
+def launch_links(rel_path: str, manifest: dict) -> str:
+    """The first cell's "Open In Colab" / "Launch Binder" line for ``rel_path``, or "" with no repository."""
+    m = GITHUB_RE.match(manifest.get("repository") or "")
+    if not m:
+        return ""
+    owner, name = m.groups()
+    branch = manifest.get("branch") or "main"
+    colab = f"https://colab.research.google.com/github/{owner}/{name}/blob/{branch}/{rel_path}"
+    binder = f"https://mybinder.org/v2/gh/{owner}/{name}/{branch}?labpath={quote(rel_path, safe='')}"
+    return f"[Open In Colab]({colab}) · [Launch Binder]({binder})"
+
+
+def _src(cell: dict) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def header_with_links(header: str, links: str) -> str:
+    """The first cell with its launch-link line replaced (removed when ``links`` is empty): right after the title."""
+    body = LINK_LINE_RE.sub("", header)
+    title, sep, rest = body.partition("\n")
+    rest = rest.lstrip("\n")
+    if not links:
+        return f"{title}\n\n{rest}" if sep else title
+    return f"{title}\n\n{links}\n\n{rest}"
+
+
+def setup_cell_index(cells: list[dict]) -> int | None:
+    """Index of the setup cell: the second code cell (the first is ``parameters``)."""
+    code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    return code[1] if len(code) >= 2 else None
+
+
+def rewrite_cells(path: Path, manifest: dict, root: Path = ROOT, write: bool = True) -> bool:
+    """Give one notebook the current setup cell and launch links; True when it changed (written if ``write``)."""
+    text = path.read_text(encoding="utf-8")
+    nb = json.loads(text)
+    cells = nb["cells"]
+    rel = path.resolve().relative_to(root.resolve()).as_posix()
+    changed = False
+    head = _src(cells[0])
+    new_head = header_with_links(head, launch_links(rel, manifest))
+    if new_head != head:
+        cells[0]["source"] = _lines(new_head)
+        changed = True
+    i = setup_cell_index(cells)
+    if i is None:
+        raise ValueError(f"{path}: no second code cell to hold the setup cell")
+    if _src(cells[i]) != SETUP_CELL.rstrip("\n"):
+        cells[i]["source"] = _lines(SETUP_CELL.rstrip("\n"))
+        changed = True
+    if changed and write:
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changed
+
+
+def course_notebooks(root: Path = ROOT) -> list[Path]:
+    return [p for d in NOTEBOOK_DIRS for p in sorted((root / d).glob("*.ipynb")) if NAME_RE.match(p.name)]
+
+
+def cmd_cells(check: bool) -> int:
+    manifest = read_manifest()
+    stale = [p for p in course_notebooks() if rewrite_cells(p, manifest, write=not check)]
+    if check:
+        for p in stale:
+            print(f"  stale setup cell or launch links: {p.relative_to(ROOT)}", file=sys.stderr)
+        print(f"{len(stale)} notebook(s) out of date" if stale else "setup cells and launch links current")
+        return 1 if stale else 0
+    for p in stale:
+        print(f"rewritten: {p.relative_to(ROOT)}")
+    print(f"{len(stale)} notebook(s) rewritten; now run tools/make_exercises.py")
+    return 0
+
+
+def _strip_outputs(src: Path, dst: Path) -> None:
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    for c in nb["cells"]:
+        if c.get("cell_type") == "code":
+            c["outputs"], c["execution_count"] = [], None
+    dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def build_wheel(out_dir: Path) -> Path:
+    """``pip wheel --no-deps`` of a copy of the sources (the checkout's build/ is never touched)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, src / name)
+        shutil.copytree(ROOT / "mabpd_kit", src / "mabpd_kit", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out_dir), str(src)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"building the wheel failed: {res.stderr.strip().splitlines()[-1:]}")
+    wheels = sorted(out_dir.glob("mabpd_kit-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip wheel wrote no mabpd_kit wheel into {out_dir}")
+    return wheels[-1]
+
+
+INSTRUCTOR_README = """\
+# mabpd-kit course bundle (version {version})
+
+Everything a class needs, with no repository and no network beyond the Python packages the kit
+depends on (Colab and most JupyterHubs already have most of them):
+
+- `wheels/{wheel}`: the kit itself.
+- `notebooks/`: the lessons 00-10 (no outputs); `exercises/`: the exercises; `solutions/`: worked answers
+  (leave them out of what students get if you grade).
+- `instructors/`: plans (90-minute lab, 3-hour workshop), timings, room setup, self-check answers.
+- `packs/`: course packs of recorded model answers; replay one with `MABPD_PACK=packs/NAME.pack.json`.
+- `course.json`: the course's one setting (where a notebook installs the kit from when no wheel is near
+  it{source_note}).
+
+Every notebook's setup cell (its second code cell) installs the kit when the kernel lacks it: from a
+wheel beside the notebook or in `../wheels/`, else from `course.json`'s `source`, else it prints one
+line saying what to do.
+
+**JupyterHub or a USB stick**: copy the whole `course/` folder (or unzip `course.zip`) where students
+open notebooks; keep `wheels/` and `course.json` next to `notebooks/` and `exercises/`. Or install once for
+everyone: `pip install wheels/{wheel}`.
+
+**Colab**: Colab runs every kernel in `/content`, whatever notebook you open. Either upload
+`wheels/{wheel}` to the session's files (`/content`) before running the setup cell, or upload
+`course.zip` and run `!unzip -q course.zip` in a cell first (the setup cell also looks in `course/`).
+
+**Offline room** (no package index): the wheel needs its dependencies. Put their wheels in `wheels/` too
+(on a connected machine: `pip download -d wheels wheels/{wheel}`); the setup cell passes `wheels/` to pip
+as `--find-links`. Or install everything once from the wheelhouse before class.
+
+Built by `make course` (tools/make_course.py) from the repository.
+"""
+
+
+def cmd_bundle(out: Path, packs: bool) -> int:
+    manifest = read_manifest()
+    course = out / "course"
+    if course.exists():
+        shutil.rmtree(course)
+    (course / "wheels").mkdir(parents=True)
+    wheel = build_wheel(course / "wheels")
+    version = wheel.name.split("-")[1]
+    for d in ("notebooks", "solutions", "exercises"):
+        (course / d).mkdir()
+        for nb in sorted((ROOT / d).glob("*.ipynb")):
+            if NAME_RE.match(nb.name):
+                _strip_outputs(nb, course / d / nb.name)
+    shutil.copy(ROOT / "notebooks" / "README.md", course / "notebooks" / "README.md")
+    shutil.copytree(ROOT / "docs" / "instructors", course / "instructors")
+    if packs:
+        found = sorted((ROOT / "mabpd_kit" / "resources" / "packs").glob("*.pack.json"))
+        if found:
+            (course / "packs").mkdir()
+            for p in found:
+                shutil.copy(p, course / "packs" / p.name)
+    bundle_manifest = {**manifest, "version": version, "wheel": f"wheels/{wheel.name}"}
+    (course / MANIFEST).write_text(json.dumps(bundle_manifest, indent=1) + "\n", encoding="utf-8")
+    note = f"; today: `{manifest['source']}`" if manifest["source"] else "; empty today: wheels only"
+    (course / "README.md").write_text(INSTRUCTOR_README.format(version=version, wheel=wheel.name, source_note=note),
+                                      encoding="utf-8")
+    zip_path = out / "course.zip"
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(course.rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(out).as_posix())
+    n_files = sum(1 for f in course.rglob("*") if f.is_file())
+    print(f"course bundle: {course} ({n_files} files), {zip_path} ({zip_path.stat().st_size / 1e6:.1f} MB), "
+          f"wheel {wheel.name}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("cells", help="rewrite (or --check) the setup cell and launch links of every notebook")
+    c.add_argument("--check", action="store_true")
+    b = sub.add_parser("bundle", help="write dist/course/ and dist/course.zip")
+    b.add_argument("--out", type=Path, default=ROOT / "dist")
+    b.add_argument("--no-packs", action="store_true", help="leave the recorded course packs out")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "cells":
+            return cmd_cells(args.check)
+        return cmd_bundle(args.out, packs=not args.no_packs)
+    except (ValueError, RuntimeError) as exc:
+        print(f"make_course: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
