@@ -349,3 +349,187 @@ def test_check_cells_pass_on_the_solution_and_fail_on_the_stub(solution: Path, m
         )
     leaks = solution_leaks(solved, nb)
     assert not leaks, f"exercises/{solution.name} shows what the solution printed:\n" + "\n".join(leaks)
+
+
+# ------------------------------------------------------------------------------------------------
+# wrong answers: "### WRONG <code>" inside a solution block; the next check cell must reject each one
+# ------------------------------------------------------------------------------------------------
+
+
+def _src_of(cell) -> str:
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _is_check(cell) -> bool:
+    return cell["cell_type"] == "code" and "check" in cell.get("metadata", {}).get("tags", [])
+
+
+def wrong_answer_plan(cells) -> tuple[dict[int, list[int]], list[str]]:
+    """{check cell index: the answer cells with wrong answers since the previous check}, and what is missing:
+    a check cell with no wrong answer before it, or wrong answers that no later check cell could reject."""
+    plan: dict[int, list[int]] = {}
+    problems: list[str] = []
+    pending: list[int] = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        if mx.wrong_answers(_src_of(cell), f"cell {i + 1}"):
+            pending.append(i)
+        if _is_check(cell):
+            if not pending:
+                problems.append(f"cell {i + 1} (check): no '### WRONG' answer in the answer cell(s) before it")
+            plan[i], pending = pending, []
+    if pending:
+        problems.append(f"cell(s) {', '.join(str(i + 1) for i in pending)}: wrong answers with no check cell after them")
+    return plan, problems
+
+
+def replay_wrong_answers(cells, run) -> list[str]:
+    """Run the solution cell by cell with ``run(index, source) -> (ename, message) | None``; after each check
+    cell, replay every wrong answer before it (that block replaced, the cells up to the check run again)
+    and report each wrong answer the check does not reject with an AssertionError and a message that
+    helps (at least 10 characters, not a line of the solution). The solution is run again after each
+    replay, so the next exercise starts from the solved state."""
+    plan, problems = wrong_answer_plan(cells)
+    code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
+
+    def solved(lo: int, hi: int) -> str | None:
+        for k in (k for k in code if lo <= k <= hi):
+            err = run(k, _src_of(cells[k]))
+            if err:
+                return f"cell {k + 1}: the solution raises {err[0]}: {err[1][:200]}"
+        return None
+
+    for i in code:
+        if (bad := solved(i, i)):
+            return problems + [bad]
+        for a in plan.get(i, []):
+            block_lines = {line.strip() for line in _src_of(cells[a]).split("\n")
+                           if len(line.strip()) >= 15 and not line.strip().startswith("#")}
+            for variant in mx.wrong_answers(_src_of(cells[a])):
+                label = " / ".join(line.strip() for line in variant.split("\n")
+                                   if line.strip() and line not in _src_of(cells[a]).split("\n"))[:160]
+                err = run(a, variant)
+                if err:
+                    problems.append(f"cell {a + 1}, wrong answer `{label}`: raises {err[0]} in its own cell "
+                                    "(a wrong answer must run, so that the check is what rejects it)")
+                else:
+                    for k in (k for k in code if a < k <= i):
+                        err = run(k, _src_of(cells[k]))
+                        if err or k == i:
+                            break
+                    if not err:
+                        problems.append(f"cell {i + 1} (check) accepts the wrong answer `{label}` of cell {a + 1}")
+                    elif k != i:
+                        problems.append(f"cell {k + 1} raises {err[0]} on the wrong answer `{label}` before the check runs")
+                    elif err[0] != "AssertionError":
+                        problems.append(f"cell {i + 1} (check) fails with {err[0]} on `{label}`, not an assertion with a message")
+                    elif len(err[1].strip()) < 10:
+                        problems.append(f"cell {i + 1} (check): the message for `{label}` does not help: {err[1]!r}")
+                    elif any(line in err[1] for line in block_lines):
+                        problems.append(f"cell {i + 1} (check): the message for `{label}` gives the solution line away: {err[1][:200]}")
+                if (bad := solved(a, i)):
+                    return problems + [f"restoring after `{label}`: {bad}"]
+    return problems
+
+
+def _in_process():
+    ns: dict = {}
+
+    def run(index, source):
+        try:
+            exec(compile(source, f"cell{index}", "exec"), ns)
+        except Exception as exc:  # noqa: BLE001 - we report it
+            return type(exc).__name__, str(exc)
+        return None
+
+    return run
+
+
+def test_wrong_answers_replace_their_block_and_never_reach_the_exercise(tmp_path):
+    src = ("def f(x):\n    ### BEGIN SOLUTION\n    y = 2 * x\n    ### WRONG y = x + 2\n    ### WRONG y = x\n"
+           "    ### WRONG+ y = y * 1\n    ### END SOLUTION\n    ### STUB y = None\n    return y")
+    assert mx.wrong_answers(src) == [
+        "def f(x):\n    y = x + 2\n    ### STUB y = None\n    return y",
+        "def f(x):\n    y = x\n    y = y * 1\n    ### STUB y = None\n    return y",
+    ]
+    assert mx.wrong_answers("x = 1") == []
+    assert mx.transform_code(src)[0] == "def f(x):\n    # TODO: your code here\n    y = None\n    return y"
+    nb = _solution_nb()
+    nb.cells[2].source = src.replace("def f", "def double")
+    text = mx.make_exercise(_write_solution(tmp_path, nb), tmp_path / "exercises").text
+    assert "WRONG" not in text and "x + 2" not in text
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("### WRONG x = 1", "outside a solution block"),
+        ("### BEGIN SOLUTION\nx = 2\n### WRONG   \n### END SOLUTION", "needs code"),
+        ("### BEGIN SOLUTION\nx = 2\n### WRONG+ x = 3\n### END SOLUTION", "none above it"),
+    ],
+)
+def test_wrong_answer_markers_are_checked(source, message):
+    with pytest.raises(mx.MarkerError, match=message):
+        mx.transform_code(source, "nb, cell 3")
+
+
+def test_replay_rejects_checks_that_accept_a_wrong_answer():
+    nb = _solution_nb()
+    answer = "def double(x):\n    ### BEGIN SOLUTION\n    y = 2 * x\n    ### WRONG y = x + x + 0 * {}\n    ### END SOLUTION\n    return y"
+    nb.cells[2].source = answer.replace("{}", "0")                    # 2x: right, whatever the check
+    assert "accepts the wrong answer" in replay_wrong_answers(nb.cells, _in_process())[0]
+    nb.cells[2].source = answer.replace("y = x + x + 0 * {}", "y = x + 3")   # 6 at x = 3, wrong elsewhere
+    assert replay_wrong_answers(nb.cells, _in_process())[0].startswith("cell 4 (check) accepts the wrong answer `y = x + 3`")
+    nb.cells[3].source = "for v in (3, 5):\n    assert double(v) == 2 * v, f'double({v}) is {double(v)}: it should double'\nprint('Correct')"
+    assert replay_wrong_answers(nb.cells, _in_process()) == []         # a check that tests more than one value
+    nb.cells[2].source = answer.replace("y = x + x + 0 * {}", "y = x.upper()")
+    assert "fails with AttributeError" in replay_wrong_answers(nb.cells, _in_process())[0]
+    nb.cells[2].source = "### BEGIN SOLUTION\nk = 2\n### WRONG k = int('two')\n### END SOLUTION\ndef double(x):\n    return k * x"
+    assert "raises ValueError in its own cell" in replay_wrong_answers(nb.cells, _in_process())[0]
+    nb.cells[3].source = "assert double(5) == 10, 'write y = x * 2 + 0 * x here'"
+    nb.cells[2].source = answer.replace("y = x + x + 0 * {}", "y = x + 3").replace("y = 2 * x", "y = x * 2 + 0 * x")
+    assert "gives the solution line away" in replay_wrong_answers(nb.cells, _in_process())[0]
+    nb.cells[2].source = "def double(x):\n    ### BEGIN SOLUTION\n    y = 2 * x\n    ### END SOLUTION\n    return y"
+    assert wrong_answer_plan(nb.cells)[1] == ["cell 4 (check): no '### WRONG' answer in the answer cell(s) before it"]
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
+def test_every_check_cell_has_a_wrong_answer(solution: Path):
+    """Static (no execution): each check cell of each solution has a '### WRONG' answer to reject."""
+    _, problems = wrong_answer_plan(json.loads(solution.read_text(encoding="utf-8"))["cells"])
+    assert not problems, f"solutions/{solution.name}:\n" + "\n".join(problems)
+
+
+class _Kernel:
+    """One kernel for a solution notebook; ``run(index, source)`` executes one cell's source in it."""
+
+    def __init__(self, path: Path):
+        from nbclient import NotebookClient
+
+        self.nb = nbformat.read(path, as_version=4)
+        self.client = NotebookClient(self.nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+
+    def run(self, index: int, source: str):
+        from nbclient.exceptions import CellExecutionError
+
+        cell = nbformat.v4.new_code_cell(source)
+        try:
+            self.client.execute_cell(cell, index)
+        except CellExecutionError as exc:
+            return exc.ename, exc.evalue
+        return None
+
+
+@pytest.mark.skipif(not RUN_NOTEBOOKS, reason="executes notebooks: run by `make test-notebooks` (MABPD_RUN_EXERCISES=1)")
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
+def test_check_cells_reject_every_wrong_answer(solution: Path, monkeypatch):
+    """Each '### WRONG' answer, put in place of its block in the solution, makes the next check cell fail
+    with an AssertionError whose message helps and does not quote the solution."""
+    monkeypatch.setenv("FAST", "1")
+    kernel = _Kernel(solution)
+    with kernel.client.setup_kernel():
+        problems = replay_wrong_answers(kernel.nb.cells, kernel.run)
+    assert not problems, f"solutions/{solution.name}:\n" + "\n".join(problems)

@@ -12,6 +12,19 @@ Markers, inside code cells of a solution notebook (they are comments, so the sol
     ### STUB threshold = None             # becomes the code line "threshold = None"
     ### HINT Where does macro F1 peak?    # becomes "# Hint: Where does macro F1 peak?"
 
+Inside a solution block, plausible **wrong answers** (dropped from the exercise, like the rest of the block)::
+
+    ### BEGIN SOLUTION
+    threshold = 0.42
+    ### WRONG threshold = 0.5              # a wrong answer: the whole block replaced by this line
+    ### WRONG threshold = best_on_test     # another one (each line is its own wrong answer)
+    ### WRONG+ print("continued")          # "WRONG+" adds a line to the wrong answer just above
+    ### END SOLUTION
+
+``tests/test_exercises.py`` runs the solution with the block replaced by each wrong answer
+(``wrong_answers()``) and fails unless the next ``check`` cell raises an AssertionError, so a
+check that accepts a plausible wrong answer fails the tests. Every check cell has at least one.
+
 - The TODO line, stub and hint keep the indentation of their marker, so blocks inside a
   function or loop stay valid Python.
 - A stub must not raise: later cells of the exercise still run.
@@ -49,6 +62,8 @@ BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 STUB = "### STUB"
 HINT = "### HINT"
+WRONG = "### WRONG"
+WRONG_MORE = "### WRONG+"
 TODO = "# TODO: your code here"
 MD_BEGIN = "<!-- BEGIN SOLUTION -->"
 MD_END = "<!-- END SOLUTION -->"
@@ -82,7 +97,7 @@ def _source(cell: dict) -> str:
 def transform_code(source: str, where: str = "cell") -> tuple[str, int]:
     """Replace the marked solution blocks of one code cell; return (new source, blocks replaced)."""
     out: list[str] = []
-    inside = False
+    inside = wrong_open = False
     blocks = 0
     for n, line in enumerate(source.split("\n"), start=1):
         stripped = line.strip()
@@ -91,6 +106,7 @@ def transform_code(source: str, where: str = "cell") -> tuple[str, int]:
             if inside:
                 raise MarkerError(f"{where}, line {n}: '{BEGIN}' inside an open solution block")
             inside = True
+            wrong_open = False
             blocks += 1
             out.append(indent + TODO)
         elif stripped == END:
@@ -98,7 +114,17 @@ def transform_code(source: str, where: str = "cell") -> tuple[str, int]:
                 raise MarkerError(f"{where}, line {n}: '{END}' without '{BEGIN}'")
             inside = False
         elif inside:
+            if stripped.startswith(WRONG):  # a wrong answer: dropped with the block, but it must be well formed
+                more = stripped.startswith(WRONG_MORE)
+                if not stripped[len(WRONG_MORE if more else WRONG) :].strip():
+                    raise MarkerError(f"{where}, line {n}: '{WRONG}' needs code after it, e.g. '{WRONG} x = 0.5'")
+                if more and not wrong_open:
+                    raise MarkerError(f"{where}, line {n}: '{WRONG_MORE}' continues a '{WRONG}' line; none above it")
+                wrong_open = True
             continue  # solution code: dropped
+        elif stripped.startswith(WRONG):
+            raise MarkerError(f"{where}, line {n}: '{WRONG}' outside a solution block would show a wrong answer "
+                              "in the exercise; put it between BEGIN and END SOLUTION")
         elif stripped.startswith(STUB):
             code = stripped[len(STUB) :].strip()
             if not code:
@@ -117,6 +143,33 @@ def transform_code(source: str, where: str = "cell") -> tuple[str, int]:
     if inside:
         raise MarkerError(f"{where}: '{BEGIN}' without '{END}'")
     return "\n".join(out), blocks
+
+
+def wrong_answers(source: str, where: str = "cell") -> list[str]:
+    """One source per wrong answer of a code cell: the cell with that answer's block replaced by it.
+
+    The wrong answer's lines keep the indentation of its marker; the cell's other solution blocks
+    stay as solved. A cell without ``### WRONG`` lines gives an empty list.
+    """
+    transform_code(source, where)  # malformed markers raise here, with the line
+    lines = source.split("\n")
+    variants: list[str] = []
+    start = None
+    answers: list[list[str]] = []
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        indent = line[: len(line) - len(line.lstrip())]
+        if stripped == BEGIN:
+            start, answers = n, []
+        elif stripped == END and start is not None:
+            for answer in answers:
+                variants.append("\n".join(lines[:start] + answer + lines[n + 1 :]))
+            start = None
+        elif start is not None and stripped.startswith(WRONG_MORE):
+            answers[-1].append(indent + stripped[len(WRONG_MORE) :].strip())
+        elif start is not None and stripped.startswith(WRONG):
+            answers.append([indent + stripped[len(WRONG) :].strip()])
+    return variants
 
 
 def transform_markdown(source: str, where: str = "cell") -> tuple[str, int]:
