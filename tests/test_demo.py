@@ -70,7 +70,11 @@ def test_samples_frame_have_dev_sample_and_describe(tmp_path, monkeypatch):
     assert list(df.columns) == ["id", "text", "label", "taxonomy", "rationale"] and len(df) == 28
     assert not mk.data.have("babe") and not mk.data.have("hyperpartisan") and not mk.data.have("no-such-thing")
     dev = mk.data.dev_sample(10, quiet=True)
-    assert len(dev) == 28 and list(dev.columns) == ["id", "text", "label"] and "teaching sentences" in dev.attrs["source"]
+    hard = mk.data.hard_samples()
+    assert len(hard) == 12 and list(hard.columns) == list(df.columns) and sorted(hard.label) == [0] * 6 + [1] * 6
+    assert not set(hard.id) & set(df.id) and not set(hard.text) & set(df.text)
+    assert len(dev) == 28 + 12 and list(dev.columns) == ["id", "text", "label"] and "teaching sentences" in dev.attrs["source"]
+    assert dev.id.tolist() == df.id.tolist() + hard.id.tolist() and "hard ones" in dev.attrs["source"]
     assert "no benchmark copy" in mk.data.describe()
     # a local copy: have() sees it without reading it, dev_sample() balances a seeded sample of it
     babe = tmp_path / "data" / "BABE" / "derived"

@@ -25,6 +25,8 @@ identity-bias question sets).
 ``load_gsm8k(split)``          id, question, answer (number as a string), solution
 ``samples()``                  id, text, label, taxonomy, rationale: the 28 teaching sentences
                                shipped *inside* the package (no download; works from a wheel)
+``hard_samples()``             the same columns: 12 hard sentences shipped beside them, several of
+                               which the rule-based agents get wrong (``dev_sample`` adds them)
 =============================  =================================================================
 
 ``have(name)`` says whether a benchmark is on this machine (never downloads): a notebook picks the
@@ -63,7 +65,8 @@ from mabpd_kit.data.download import (
 )
 from mabpd_kit.data.hyperpartisan import HYPERPARTISAN, load_hyperpartisan
 from mabpd_kit.data.qa import MMLU, load_gsm8k, load_mmlu
-from mabpd_kit.data.shipped import DATASET_ALIASES, describe, dev_sample, have, load_samples, samples, samples_path
+from mabpd_kit.data.shipped import (DATASET_ALIASES, describe, dev_sample, hard_samples, have, load_samples, samples,
+                                    samples_path)
 
 __all__ = [
     "BABE",
@@ -79,6 +82,7 @@ __all__ = [
     "data_dir",
     "describe",
     "dev_sample",
+    "hard_samples",
     "download_dir",
     "fetch",
     "have",

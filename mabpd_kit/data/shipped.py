@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DATASET_ALIASES", "describe", "dev_sample", "have", "load_samples", "samples", "samples_path"]
+__all__ = ["DATASET_ALIASES", "describe", "dev_sample", "hard_samples", "have", "load_samples", "samples", "samples_path"]
 
 # short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
 DATASET_ALIASES: dict[str, str] = {
@@ -52,6 +52,23 @@ def load_samples(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
     """The sample items as dicts: id, text, label (1 biased / 0 neutral), taxonomy, rationale."""
     p = Path(path) if path else samples_path()
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def hard_samples() -> pd.DataFrame:
+    """12 hard sentences shipped beside the samples, labelled as such: ``mabpd_kit/resources/samples/hard.jsonl``.
+
+    Written by the mabpd-kit authors from linguistic knowledge (no benchmark text), labels set before the
+    pipeline ran on them: neutral sentences whose loaded-looking words are literal or technical (a storm
+    "slammed" into a coast, a "massive" stroke) and biased ones with no loaded word at all (an inserted
+    clause, "finally", a selected detail). They are there so that a score on the teaching data does not
+    flatter the method: the rule-based agents get several of them wrong. Same columns as :func:`samples`.
+    """
+    import pandas as pd
+
+    path = samples_path().with_name("hard.jsonl")
+    df = pd.DataFrame(load_samples(path))
+    df.attrs["source"] = f"mabpd-kit hard sentences ({len(df)} written for the course, several beyond the rules)"
+    return df
 
 
 def samples() -> pd.DataFrame:
@@ -118,7 +135,8 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
 
     Columns ``id``, ``text``, ``label``; ``df.attrs["source"]`` names where it came from (printed
     unless ``quiet``). ``n``: how many BABE sentences (half biased, half neutral, seeded); ``None``
-    takes the whole split. The samples are always all 28. Never the test split, never a download.
+    takes the whole split. Without BABE it is all 28 teaching samples plus the 12 :func:`hard_samples`
+    (ids ``h01``...), so a score on it does not flatter the method. Never the test split, never a download.
     """
     import pandas as pd
 
@@ -141,8 +159,10 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
             return df
     else:
         why = "no BABE copy on this machine (MABPD_DATA_DIR)"
-    df = samples()[["id", "text", "label"]].copy()
-    df.attrs["source"] = f"{why}: the {len(df)} teaching sentences shipped with mabpd-kit (not a benchmark)"
+    easy, hard = samples()[["id", "text", "label"]], hard_samples()[["id", "text", "label"]]
+    df = pd.concat([easy, hard], ignore_index=True)
+    df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard ones "
+                          "the rule-based agents partly get wrong (ids h01...; not a benchmark)")
     if not quiet:
         print(df.attrs["source"])
     return df
