@@ -14,7 +14,7 @@ export MPLBACKEND := Agg
 # Notebooks and tests never talk to a real endpoint unless you say so.
 TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_KEY -u OPENAI_BASE_URL MABPD_OFFLINE=1
 
-.PHONY: help setup local demo test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises lexicon clean
+.PHONY: help setup local demo test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises course lexicon clean
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
@@ -23,6 +23,7 @@ help:
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
+	@echo "make course - the course bundle for a class: dist/course/ and dist/course.zip (wheel, lessons, exercises, instructor pack)"
 
 $(STAMP): pyproject.toml tools/setup_venv.sh
 	@PYTHON=$(PYTHON) VENV=$(VENV) bash tools/setup_venv.sh
@@ -82,8 +83,14 @@ bench: $(STAMP)
 exercises: $(STAMP)
 	@$(BIN)/python tools/make_exercises.py
 
+course: $(STAMP)
+	@# course.json is the one setting (pip source, repository for launch links); see tools/make_course.py
+	@$(BIN)/python tools/make_course.py cells --check
+	@$(BIN)/python tools/make_exercises.py --check
+	@$(BIN)/python tools/make_course.py bundle --out dist
+
 lexicon: $(STAMP)
 	@$(BIN)/mabpd lexicon build
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache build *.egg-info
+	rm -rf $(VENV) reports .pytest_cache build dist *.egg-info

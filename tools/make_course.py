@@ -18,7 +18,7 @@ Commands::
 
 ``cells`` touches only the first cell's launch-link line and the setup cell (the second code cell) of
 each notebook, reading and writing each file in one go; run ``tools/make_exercises.py`` after it.
-The bundle holds the wheel (``pip wheel --no-deps`` of this checkout), the lessons, solutions and
+The bundle holds the wheel (``uv build --wheel`` of this checkout), the lessons, solutions and
 exercises without outputs, the instructor pack (docs/instructors), course.json, the course packs of
 recorded model answers (``packs/``, replayed with ``MABPD_PACK``) and a README for the instructor.
 """
@@ -93,7 +93,9 @@ def read_manifest(root: Path = ROOT) -> dict:
     """course.json with its defaults filled in; a repository that is not a GitHub URL is an error."""
     path = root / MANIFEST
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    out = {"source": "", "repository": "", "branch": "main", **data}
+    out = dict(data)
+    for key, default in (("source", ""), ("repository", ""), ("branch", "main")):
+        out.setdefault(key, default)
     if out["repository"] and not GITHUB_RE.match(out["repository"]):
         raise ValueError(f"{path}: repository must look like https://github.com/OWNER/NAME, not {out['repository']!r}")
     return out
@@ -185,21 +187,36 @@ def _strip_outputs(src: Path, dst: Path) -> None:
     dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _uv() -> str | None:
+    for cand in (shutil.which("uv"), str(Path(sys.executable).with_name("uv"))):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
 def build_wheel(out_dir: Path) -> Path:
-    """``pip wheel --no-deps`` of a copy of the sources (the checkout's build/ is never touched)."""
+    """The kit's wheel, built from a copy of the sources (the checkout's build/ is never touched): ``uv build``
+    offline from uv's cache when it can, else online; without uv, ``pip wheel --no-deps``."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, src / name)
         shutil.copytree(ROOT / "mabpd_kit", src / "mabpd_kit", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out_dir), str(src)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"building the wheel failed: {res.stderr.strip().splitlines()[-1:]}")
+        uv = _uv()
+        tries = ([[uv, "build", "--wheel", "--offline", "-q", "-o", str(out_dir), str(src)],
+                  [uv, "build", "--wheel", "-q", "-o", str(out_dir), str(src)]] if uv else
+                 [[sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out_dir), str(src)]])
+        for cmd in tries:
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode == 0:
+                break
+        else:
+            raise RuntimeError("building the wheel failed: " + " | ".join(res.stderr.strip().splitlines()[-3:]))
+    (out_dir / ".gitignore").unlink(missing_ok=True)   # uv build leaves one in its output folder
     wheels = sorted(out_dir.glob("mabpd_kit-*.whl"))
     if not wheels:
-        raise RuntimeError(f"pip wheel wrote no mabpd_kit wheel into {out_dir}")
+        raise RuntimeError(f"no mabpd_kit wheel was written into {out_dir}")
     return wheels[-1]
 
 
