@@ -42,6 +42,7 @@ __all__ = [
     "IdentityConfig",
     "MetricsConfig",
     "CorpusConfig",
+    "ArticleScoreConfig",
 ]
 
 
@@ -254,6 +255,48 @@ class IdentityConfig(_Frozen):
     sim_n_options: int = Field(4, ge=2, description="belief simulator: options per question")
 
 
+class ArticleScoreConfig(_Frozen):
+    """Issue 23: the calibrated article score, a regularised logistic regression on length-aware
+    article features read from the trace (:mod:`mabpd_kit.corpus.score`). Coefficients are per
+    standardised feature ((x - center) / scale), so coefficient x value is a feature's share of the
+    log-odds against the average training article.
+
+    Provenance of the shipped numbers: fitted on all 642 analysed articles of HyperPartisan train
+    (rule-based pipeline; the regularisation strength picked by 5-fold CV on log-loss, seed 0) after
+    nested 5x5-fold CV estimated the procedure; intervals are 95% percentile bootstrap (1,000
+    resamples of articles, the strength fixed). ``bench/bench_article_score.py`` prints them again."""
+
+    features: tuple[str, ...] = Field(
+        ("share_biased", "spans_per_100w", "top_score", "mix_biased_language", "mix_framing_bias",
+         "mix_unsupported_claims", "mix_selective_presentation", "log_words"),
+        description="article features, in coefficient order (mix_*: the share of the article's evidence spans of "
+                    "that meta-category; top_score: mean of the top_k sentence scores; log_words: ln(1 + words))")
+    top_k: int = Field(3, ge=1, description="sentences in the top_score feature (the strongest k sentence scores)")
+    intercept: float = -0.691196
+    coef: tuple[float, ...] = (0.0910348, 0.345494, 0.563657, -0.128812, -0.364848, -0.0682326, -0.231303, 0.466602)
+    coef_lo: tuple[float, ...] = (-0.162443, 0.0963507, 0.29121, -0.379686, -0.609703, -0.250725, -0.436088, 0.236995)
+    coef_hi: tuple[float, ...] = (0.366227, 0.577413, 0.845086, 0.14535, -0.088353, 0.124388, -0.0377036, 0.712348)
+    center: tuple[float, ...] = (0.274819, 2.01213, 0.596301, 0.379238, 0.379706, 0.102175, 0.0734596, 5.99129)
+    scale: tuple[float, ...] = (0.168468, 1.43881, 0.255608, 0.278384, 0.281834, 0.164521, 0.154044, 0.875312)
+    l2: float = Field(10.0, ge=0, description="the L2 penalty the shipped coefficients were fitted with (chosen by CV)")
+    l2_grid: tuple[float, ...] = Field(
+        (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
+        description="L2 penalties tried by the inner cross-validation (log-loss decides)")
+    inner_folds: int = Field(5, ge=2, description="folds of the inner CV that picks the penalty")
+    resamples: int = Field(1_000, gt=0, description="bootstrap resamples for the coefficient intervals")
+    curve_sizes: tuple[int, ...] = Field((25, 50, 100, 200, 400), description="labelled articles of the learning "
+                                         "curve (all of them is added)")
+    curve_repeats: int = Field(20, gt=0, description="repeats (seeded draws) per learning-curve size")
+    n_train: int = Field(642, ge=0, description="articles the shipped coefficients were fitted on")
+
+    @model_validator(mode="after")
+    def _lengths(self) -> "ArticleScoreConfig":
+        k = len(self.features)
+        if any(len(v) != k for v in (self.coef, self.coef_lo, self.coef_hi, self.center, self.scale)):
+            raise ValueError(f"coef, coef_lo, coef_hi, center and scale need one value per feature ({k})")
+        return self
+
+
 class CorpusConfig(_Frozen):
     """Issue 12: reading a corpus, article mode, aggregation, the report, the parallel runner."""
 
@@ -285,6 +328,12 @@ class CorpusConfig(_Frozen):
                     "characters than this (whitespace not counted) is too short to tell and is taken to be in "
                     "text.languages[0]")
     top_spans: int = Field(5, ge=0, description="strongest spans kept per article")
+    # -- the article decision (issue 23)
+    article_decision: Literal["score", "count"] = Field(
+        "score", description="score: biased iff the calibrated probability p_biased >= score_threshold (score); "
+                             "count: the legacy rule article_stat >= article_threshold")
+    score_threshold: float = Field(0.5, ge=0, le=1, description="an article is biased iff p_biased >= this (score decision)")
+    score: ArticleScoreConfig = ArticleScoreConfig()
     # -- threshold adaptation
     adapt_folds: int = Field(5, ge=2, description="k of the k-fold cross-validation that adapts the article threshold")
     adapt_objective: Literal["accuracy", "macro_f1"] = Field("accuracy", description="what the adapted threshold maximises")
@@ -303,6 +352,14 @@ class CorpusConfig(_Frozen):
                                  "first when the corpus has more; every row: export)")
     report_max_bytes: int = Field(4_000_000, gt=0, description="size budget of the report's drill-downs (UTF-8 "
                                   "bytes): the file stays a few MB whatever the corpus and its articles' length")
+
+    @property
+    def rule(self) -> tuple[str, float]:
+        """The article decision as ``(statistic, threshold)``: ``("p_biased", score_threshold)`` for the
+        score decision, ``(article_stat, article_threshold)`` for the legacy count rule."""
+        if self.article_decision == "score":
+            return "p_biased", self.score_threshold
+        return self.article_stat, self.article_threshold
 
 
 class MetricsConfig(_Frozen):
