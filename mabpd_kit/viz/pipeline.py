@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 from mabpd_kit import roster
 from mabpd_kit.viz import altair, category_color, span_html
 from mabpd_kit.viz.colors import OUTCOME_COLORS
-from mabpd_kit.viz.scores import _VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_frame, score_chart
+from mabpd_kit.viz.scores import (_VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_diff_chart,
+                                  ablation_frame, score_chart)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -48,6 +49,7 @@ __all__ = [
     "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
     "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
     "ablation_chart",
+    "ablation_diff_chart",
 ]
 
 #: Routes in the order the router tries them (failed last), the x order of :func:`route_chart`.

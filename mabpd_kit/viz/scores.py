@@ -2,7 +2,8 @@
 which re-exports everything here: ``mk.viz.pipeline.score_chart`` keeps working).
 
 - :func:`score_chart`: how the combined scores are distributed against the boundary (histograms);
-- :func:`ablation_frame` / :func:`ablation_chart`: metrics per configuration on the same items.
+- :func:`ablation_frame` / :func:`ablation_chart`: metrics per configuration on the same items;
+- :func:`ablation_diff_chart`: each configuration's difference from a reference, with its bootstrap interval.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from mabpd_kit.mabpd import Decision
 
-__all__ = ["ablation_chart", "ablation_frame", "score_chart"]
+__all__ = ["ablation_chart", "ablation_diff_chart", "ablation_frame", "score_chart"]
 
 _VERDICT_COLORS = {"biased": OUTCOME_COLORS["biased"], "neutral": OUTCOME_COLORS["neutral"]}
 
@@ -141,6 +142,39 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
         tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
     )
     return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
+
+
+def ablation_diff_chart(diffs: "pd.DataFrame", *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
+    """A dot plot of differences from ``reference``: one row per configuration, the dot its observed difference,
+    the line its confidence interval, the dashed vertical line no difference.
+
+    ``diffs`` has columns ``ablation``, ``diff``, ``lo``, ``hi`` (:func:`mabpd_kit.metrics.paired_bootstrap` of each
+    configuration against the reference) and optionally ``changed`` (labels that differ from the reference's) and
+    ``n``. The x axis spans the intervals, not [0, 1], so differences of a point or two are visible; a dot is
+    filled where the interval excludes 0.
+    """
+    alt = altair()
+
+    df = diffs.copy()
+    df["interval"] = ["excludes 0" if lo > 0 or hi < 0 else "includes 0" for lo, hi in zip(df["lo"], df["hi"])]
+    lo, hi = min(float(df["lo"].min()), 0.0), max(float(df["hi"].max()), 0.0)
+    pad = max(0.005, 0.08 * (hi - lo))
+    axis = {"title": f"difference from {reference} (95% paired bootstrap interval)",
+            "scale": alt.Scale(domain=[lo - pad, hi + pad], nice=False), "axis": alt.Axis(format="+.2f")}
+    x = alt.X("diff:Q", **axis)
+    y = alt.Y("ablation:N", sort=list(df.sort_values("diff")["ablation"]), title=None)
+    tips = ["ablation", alt.Tooltip("diff:Q", format="+.3f"), alt.Tooltip("lo:Q", format="+.3f"),
+            alt.Tooltip("hi:Q", format="+.3f"), *(["changed"] if "changed" in df.columns else [])]
+    base = alt.Chart(df)
+    lines = base.mark_rule(strokeWidth=2, color="#555555").encode(
+        y=y, x=alt.X("lo:Q", **axis), x2="hi:Q", tooltip=tips)
+    fill = alt.Fill("interval:N", title="95% interval", scale=alt.Scale(domain=["excludes 0", "includes 0"],
+                                                                        range=[SERIES_COLORS[0], "#ffffff"]))
+    dots = base.mark_point(filled=True, size=90, stroke="#222222", strokeWidth=1.2, opacity=1).encode(
+        y=y, x=x, fill=fill, tooltip=tips)
+    zero = alt.Chart(alt.Data(values=[{"diff": 0.0}])).mark_rule(strokeDash=[4, 3], color="#222222").encode(x=x)
+    items = f" on {int(df['n'].max())} items" if "n" in df.columns else ""
+    return (zero + lines + dots).properties(title=title or f"Each configuration minus {reference}{items}", width=380)
 
 
 # =============================================================================================
