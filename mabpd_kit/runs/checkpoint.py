@@ -178,6 +178,15 @@ class Checkpoint:
         return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64), (f & 1).astype(bool),
                      np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
 
+    def tally(self) -> tuple[int, int]:
+        """``(lines, failed)`` of the readable lines, in one streaming pass (no index): the counts of a
+        file :meth:`reconcile` left holding each id once."""
+        n = bad = 0
+        for line in self._scan():
+            n += 1
+            bad += line[4]
+        return n, bad
+
     def records(self, record: type[R]) -> Iterator[R]:
         """Every readable record, in file order (after :meth:`reconcile`: the run's input order)."""
         if not self.path.exists():

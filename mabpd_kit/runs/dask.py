@@ -13,8 +13,10 @@ submits partitions with ``client.submit`` and takes them back with ``distributed
   with ``concurrency``, ``concurrency`` items at once on its own event loop, the LLM path) and
   writes the partition's checkpoint lines to a temporary file in ``checkpoint.parts_dir``, fsyncs
   it and renames it to ``part-<run token>-<index>.jsonl``: a part is committed whole or not at all.
-- **Folding.** As each partition completes, the parent appends its part to the results file and
-  removes it (:meth:`~mabpd_kit.runs.checkpoint.Checkpoint.fold`), then counts its items.
+- **Folding.** The parent appends each committed part to the results file and removes it
+  (:meth:`~mabpd_kit.runs.checkpoint.Checkpoint.fold`) in partition order (a part that completes
+  before an earlier one waits, committed, on disk), so the file ends in input order and the
+  reconciliation at the end has nothing to rewrite.
 - **Loss and resume.** A worker lost mid-partition (killed, out of memory, its machine gone) is
   recomputed by Dask on another worker; its uncommitted temporary file is dropped by ``fold_all``.
   A run killed itself leaves committed parts behind: the next run folds them first and skips
@@ -147,12 +149,14 @@ class Dask:
         client, started = self._connect()
         ac = distributed.as_completed()
         inflight: dict[str, Any] = {}
+        done: dict[int, tuple[str, list[tuple[str, bool]]]] = {}  # committed parts not folded yet, by index
+        nxt_fold = [0]
         stream = enumerate(chunks(todo, self.partition))
         try:
             limit, checked = 2 * self._threads(client), time.monotonic()
 
-            def top_up() -> None:
-                while not job.fatal and ac.count() < limit:
+            def top_up() -> None:  # committed parts waiting for an earlier one count too: memory stays flat
+                while not job.fatal and ac.count() + len(done) < limit:
                     nxt = next(stream, None)
                     if nxt is None:
                         return
@@ -167,14 +171,17 @@ class Dask:
                 inflight.pop(fut.key, None)
                 name, rows, fatal = _result(fut, distributed)
                 fut.release()
-                part = parts / name
-                if not part.exists():
-                    raise RuntimeError(f"the part file {part} a worker committed is not here: on a cluster the "
-                                       "results file's folder must be on a filesystem every worker shares, "
-                                       "mounted at the same path")
-                checkpoint.fold(part)
-                for id, failed in rows:
-                    emit(id, None, failed, None)
+                if not (parts / name).exists():
+                    raise RuntimeError(f"the part file {parts / name} a worker committed is not here: on a "
+                                       "cluster the results file's folder must be on a filesystem every worker "
+                                       "shares, mounted at the same path")
+                done[int(name.rsplit("-", 1)[1].split(".")[0])] = (name, rows)
+                while nxt_fold[0] in done:  # fold in partition order: the file ends in input order as it is
+                    name, rows = done.pop(nxt_fold[0])
+                    nxt_fold[0] += 1
+                    checkpoint.fold(parts / name)
+                    for id, failed in rows:
+                        emit(id, None, failed, None)
                 if fatal is not None and not job.fatal:
                     job.fatal.append(fatal)  # no further partition is sent; run() says it once
                 if time.monotonic() - checked > 2.0:  # workers may join or leave a real cluster
