@@ -9,6 +9,12 @@ local pictures embedded, and remote pictures replaced by their alternative text 
 a plain link: a link is not a request). :func:`external_resources` lists what a page would still
 fetch; an export with any is an error.
 
+nbconvert embeds the pictures of an HTML block by parsing the block with BeautifulSoup and writing it
+back, which closes every tag the block opened: a self-check's ``<details><summary>Answers</summary>``
+(its answers, written in markdown, follow as blocks of their own) came back as an empty, closed
+``<details>`` with the answers printed open below it. The export swaps the ``src`` of each ``<img>``
+in place instead and leaves the rest of the HTML as written, so the Answers stay folded.
+
 >>> export_lesson("notebooks/00_tour.ipynb", "exports/")         # doctest: +SKIP
 PosixPath('exports/00_tour.html')
 
@@ -35,6 +41,8 @@ _REMOTE = r"(?:https?:)?//"
 _MD_IMAGE = re.compile(rf"!\[([^\]]*)\]\(\s*<?{_REMOTE}[^)]*\)")
 _HTML_IMAGE = re.compile(rf"<img\b[^>]*\bsrc\s*=\s*[\"']?{_REMOTE}[^>]*>", re.I)
 _ALT = re.compile(r"\balt\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>]+)", re.I)
+#: the ``src`` value of an ``<img>`` tag (group 1: everything before it, group 2: the value, quoted or not)
+_IMG_SRC = re.compile(r"(<img\b[^>]*?\bsrc\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s>]+)", re.I)
 #: what makes a browser fetch something (links to click are not requests)
 _FETCHES = [
     re.compile(rf"<(?:script|img|iframe|source|video|audio|embed|input|track)\b[^>]*\bsrc\s*=\s*[\"']?({_REMOTE}[^\"'\s>]+)", re.I),
@@ -56,6 +64,36 @@ def _drop_remote_images(source: str) -> str:
     return _HTML_IMAGE.sub(lambda m: _alt(m.group(0)), source)
 
 
+def _exporter_class() -> type:
+    """nbconvert's HTML exporter whose markdown renderer embeds local pictures without re-serialising the HTML
+    around them (see the module docstring)."""
+    from html import unescape
+
+    from jinja2 import pass_context
+    from nbconvert import HTMLExporter
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    class Renderer(IPythonRenderer):  # type: ignore[misc]
+        def _html_embed_images(self, html: str) -> str:  # nbconvert's version round-trips through bs4
+            def swap(m: re.Match[str]) -> str:
+                url = self._src_to_base64(unescape(m.group(2).strip("\"'")))
+                return m.group(0) if url is None else f'{m.group(1)}"{url}"'
+
+            return _IMG_SRC.sub(swap, html)
+
+    class Exporter(HTMLExporter):  # type: ignore[misc]
+        @pass_context  # a Jinja filter that gets the cell (its attachments) and the resources (the folder)
+        def markdown2html(self, context: dict, source: str) -> str:
+            cell = context.get("cell", {})
+            renderer = Renderer(escape=False, attachments=cell.get("attachments", {}), embed_images=self.embed_images,
+                                path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+                                anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+                                **self.lexer_options)
+            return MarkdownWithMath(renderer=renderer).render(source)
+
+    return Exporter
+
+
 def external_resources(page: str) -> list[str]:
     """The URLs an HTML page would fetch from the network (scripts, stylesheets, pictures, frames,
     CSS ``url()``/``@import``); ``<a href>`` links are not fetched and not listed."""
@@ -70,14 +108,13 @@ def offline_html(nb: object, *, resources: dict | None = None) -> str:
     import copy
 
     from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
 
     nb = copy.deepcopy(nb)
     for cell in nb.cells:  # type: ignore[attr-defined]
         if cell.cell_type == "markdown":
             cell.source = _drop_remote_images(cell.source)
     nb.metadata.pop("widgets", None)  # type: ignore[attr-defined]  # panels export as pictures of their state
-    exporter = HTMLExporter(template_name="lab", template_file="mabpd_offline.html.j2", embed_images=True,
+    exporter = _exporter_class()(template_name="lab", template_file="mabpd_offline.html.j2", embed_images=True,
                             extra_loaders=[DictLoader({"mabpd_offline.html.j2": _TEMPLATE})])
     page, _ = exporter.from_notebook_node(nb, resources=resources or {})
     left = external_resources(page)
@@ -99,7 +136,8 @@ def export_lesson(notebook: str | Path, out: str | Path | None = None, *, execut
 
         ExecutePreprocessor(timeout=timeout, store_widget_state=False).preprocess(
             nb, {"metadata": {"path": str(src.parent.resolve())}})
-    page = offline_html(nb, resources={"metadata": {"name": src.stem}})
+    # the notebook's folder: its local pictures are found (and embedded) relative to it, as in Jupyter
+    page = offline_html(nb, resources={"metadata": {"name": src.stem, "path": str(src.parent.resolve())}})
     dest = Path(out) if out else src.with_suffix(".html")
     if dest.suffix.lower() != ".html":
         dest = dest / f"{src.stem}.html"
