@@ -71,7 +71,7 @@ def install_mabpd_kit():
         return ("mabpd-kit is not installed, no wheel is here and no course.json names a source: upload the course "
                 "bundle's wheels/mabpd_kit-*.whl beside this notebook (or pip install the kit) and run this cell again")
     print(f"installing mabpd-kit from {args[0]} (about a minute) ...")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", *args], capture_output=True, text=True)
     if pip.returncode != 0:
         last = [line.strip() for line in pip.stderr.splitlines() if line.strip()] or [f"exit status {pip.returncode}"]
         return f"pip could not install mabpd-kit from {args[0]}: {last[-1]}"

@@ -1,0 +1,112 @@
+"""One setting, one setup cell (tools/make_course.py, course.json; issue 24).
+
+Every lesson, solution and exercise carries exactly the current setup cell, and launch links exist only
+when course.json names a repository; the README's block is the same template; no notebook or install
+document points at the git URL that does not exist. Running the cell in a kernel without the kit is
+tests/test_course_bundle.py (the install tier).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p for d in ("notebooks", "solutions", "exercises") for p in (ROOT / d).glob("[0-9][0-9]_*.ipynb"))
+DEAD_URL = "mabpd-kit/mabpd-kit"
+
+
+def _load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+mc = _load_tool("make_course")
+mx = _load_tool("make_exercises")
+
+
+def _src(cell: dict) -> str:
+    s = cell.get("source", "")
+    return "".join(s) if isinstance(s, list) else s
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in NOTEBOOKS])
+def test_every_notebook_carries_the_current_setup_cell(path: Path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    i = mc.setup_cell_index(cells)
+    assert i is not None and _src(cells[i]) == mc.SETUP_CELL.rstrip("\n"), (
+        f"{path.parent.name}/{path.name}: not the current setup cell; run `python tools/make_course.py cells` "
+        "and `make exercises`")
+    assert DEAD_URL not in json.dumps(cells), f"{path.name}: still points at {DEAD_URL}, which does not exist"
+
+
+def test_make_course_cells_check_passes_and_the_readme_block_is_the_template():
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "make_course.py"), "cells", "--check"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    readme = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Setup cell", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert block.strip() == mc.SETUP_CELL.strip()
+
+
+def test_install_documents_name_no_dead_url():
+    for rel in ("README.md", "notebooks/README.md", "docs/instructors/room_setup.md", "docs/instructors/README.md"):
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        assert DEAD_URL not in text, f"{rel}: {DEAD_URL} does not exist"
+
+
+def test_default_setting_has_no_repository_so_no_links():
+    manifest = mc.read_manifest()
+    assert manifest["repository"] == "" and manifest["source"] == ""
+    assert mc.launch_links("notebooks/00_tour.ipynb", manifest) == ""
+    for path in NOTEBOOKS:
+        head = _src(json.loads(path.read_text(encoding="utf-8"))["cells"][0])
+        assert "colab.research.google.com" not in head and "mybinder.org" not in head and "badge" not in head, path.name
+
+
+def test_links_come_from_the_one_setting_and_follow_to_the_exercise(tmp_path):
+    manifest = {"repository": "https://github.com/someone/course-kit", "branch": "spring"}
+    links = mc.launch_links("solutions/03_scoring_weights.ipynb", manifest)
+    assert links == ("[Open In Colab](https://colab.research.google.com/github/someone/course-kit/blob/spring/"
+                     "solutions/03_scoring_weights.ipynb) · [Launch Binder](https://mybinder.org/v2/gh/someone/"
+                     "course-kit/spring?labpath=solutions%2F03_scoring_weights.ipynb)")
+    assert "![" not in links  # text links: no picture to fetch offline
+    head = "# 03 · Title\n\n**Learning objectives**\n- x"
+    with_links = mc.header_with_links(head, links)
+    assert with_links == f"# 03 · Title\n\n{links}\n\n**Learning objectives**\n- x"
+    assert mc.header_with_links(with_links, links) == with_links  # idempotent
+    assert mc.header_with_links(with_links, "") == head  # repository removed: links gone
+    # an old badge line is replaced, not kept beside the new links
+    old = "# 03 · Title\n\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](x)\n\n**L**"
+    assert mc.header_with_links(old, "") == "# 03 · Title\n\n**L**"
+    assert "exercises/03_scoring_weights.ipynb" in mx._badges_to_exercise(links)
+    assert "exercises%2F03_scoring_weights.ipynb" in mx._badges_to_exercise(links)
+    (tmp_path / "course.json").write_text(json.dumps({"repository": "https://gitlab.com/a/b"}))
+    with pytest.raises(ValueError, match="github.com/OWNER/NAME"):
+        mc.read_manifest(tmp_path)
+
+
+def test_rewrite_touches_only_the_header_and_the_setup_cell(tmp_path):
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# 05 · T\n", "\n", "**Time**: ~1 min"]},
+                    {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "outputs": [], "execution_count": None,
+                     "source": ["FAST = False"]},
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["import mabpd_kit as mk"]},
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["x = 1"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "notebooks").mkdir()
+    path = tmp_path / "notebooks" / "05_t.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    assert mc.rewrite_cells(path, {"repository": "https://github.com/o/n"}, root=tmp_path)
+    cells = json.loads(path.read_text())["cells"]
+    assert "blob/main/notebooks/05_t.ipynb" in _src(cells[0]) and _src(cells[2]) == mc.SETUP_CELL.rstrip("\n")
+    assert cells[1] == nb["cells"][1] and cells[3] == nb["cells"][3]
+    assert not mc.rewrite_cells(path, {"repository": "https://github.com/o/n"}, root=tmp_path)
