@@ -47,7 +47,7 @@ test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks
 
 test-unit: $(STAMP)
-	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser and not real_model" --ignore=tests/test_install.py tests
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser and not real_model" --ignore=tests/test_install.py --ignore=tests/test_course_bundle.py tests
 
 test-real: $(LOCAL_STAMP)
 	@# a real model: llama-cpp-python's server with SmolLM2-135M-Instruct on 127.0.0.1 (tests/test_real_model.py)
@@ -67,8 +67,9 @@ test-notebooks: $(STAMP)
 	else echo "no solutions yet"; fi
 
 test-install: $(STAMP)
-	@# the wheel in a fresh venv outside the repo; every notebook copied elsewhere, with and without data
-	@$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/test_install.py
+	@# the wheel in a fresh venv outside the repo; every notebook copied elsewhere, with and without data;
+	@# a lesson from the course bundle (make course) installing the kit from the bundle's wheel, no network
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 tests/test_install.py tests/test_course_bundle.py
 
 test-browser: $(STAMP)
 	@bash tools/ensure_chromium.sh
