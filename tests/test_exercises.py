@@ -391,6 +391,7 @@ def replay_wrong_answers(cells, run) -> list[str]:
     and report each wrong answer the check does not reject with an AssertionError and a message that
     helps (at least 10 characters, not a line of the solution). The solution is run again after each
     replay, so the next exercise starts from the solved state."""
+    cells = [dict(c, source=_src_of(c)) for c in cells]   # a runner (nbclient) may write into the list it ran
     plan, problems = wrong_answer_plan(cells)
     code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
 
@@ -449,10 +450,12 @@ def _in_process():
 
 def test_wrong_answers_replace_their_block_and_never_reach_the_exercise(tmp_path):
     src = ("def f(x):\n    ### BEGIN SOLUTION\n    y = 2 * x\n    ### WRONG y = x + 2\n    ### WRONG y = x\n"
-           "    ### WRONG+ y = y * 1\n    ### END SOLUTION\n    ### STUB y = None\n    return y")
+           "    ### WRONG+ y = y * 1\n    ### WRONG y = 0\n    ### WRONG+ for _ in range(2):\n    ### WRONG+     y += x\n"
+           "    ### END SOLUTION\n    ### STUB y = None\n    return y")
     assert mx.wrong_answers(src) == [
         "def f(x):\n    y = x + 2\n    ### STUB y = None\n    return y",
         "def f(x):\n    y = x\n    y = y * 1\n    ### STUB y = None\n    return y",
+        "def f(x):\n    y = 0\n    for _ in range(2):\n        y += x\n    ### STUB y = None\n    return y",
     ]
     assert mx.wrong_answers("x = 1") == []
     assert mx.transform_code(src)[0] == "def f(x):\n    # TODO: your code here\n    y = None\n    return y"
@@ -509,7 +512,8 @@ class _Kernel:
         from nbclient import NotebookClient
 
         self.nb = nbformat.read(path, as_version=4)
-        self.client = NotebookClient(self.nb, timeout=300, kernel_name="python3",
+        # the client gets its own copy: nbclient stores each executed cell back into its notebook's list
+        self.client = NotebookClient(nbformat.read(path, as_version=4), timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
 
     def run(self, index: int, source: str):

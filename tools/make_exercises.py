@@ -18,7 +18,8 @@ Inside a solution block, plausible **wrong answers** (dropped from the exercise,
     threshold = 0.42
     ### WRONG threshold = 0.5              # a wrong answer: the whole block replaced by this line
     ### WRONG threshold = best_on_test     # another one (each line is its own wrong answer)
-    ### WRONG+ print("continued")          # "WRONG+" adds a line to the wrong answer just above
+    ### WRONG+ print("continued")          # "WRONG+" adds a line to the wrong answer just above (after
+    ###                                   # "### WRONG+ ", further spaces are the line's own indentation)
     ### END SOLUTION
 
 ``tests/test_exercises.py`` runs the solution with the block replaced by each wrong answer
@@ -166,7 +167,8 @@ def wrong_answers(source: str, where: str = "cell") -> list[str]:
                 variants.append("\n".join(lines[:start] + answer + lines[n + 1 :]))
             start = None
         elif start is not None and stripped.startswith(WRONG_MORE):
-            answers[-1].append(indent + stripped[len(WRONG_MORE) :].strip())
+            rest = stripped[len(WRONG_MORE) :].rstrip()  # one space after the marker; more is the code's own indent
+            answers[-1].append(indent + (rest[1:] if rest.startswith(" ") else rest))
         elif start is not None and stripped.startswith(WRONG):
             answers.append([indent + stripped[len(WRONG) :].strip()])
     return variants
