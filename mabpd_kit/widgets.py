@@ -252,8 +252,9 @@ def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
 
 def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_name: str = "dev sample") -> ParameterPanel:
     """Lexicon construction (notebook 01): type a term, pick its category, band and part of speech, name a
-    neutral phrase to protect, and see the span viewer, the hit and coverage charts and the flag rate on
-    ``dev_texts`` change (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). Text boxes apply on Enter."""
+    neutral phrase to protect, choose the floor a hit must beat, and see the span viewer, the hit and coverage
+    charts and the flag rate on ``dev_texts`` change (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). It starts
+    with *failed* (a 0.70 pejorative, as written) protected in *failed to*. Text boxes apply on Enter."""
     from functools import partial
 
     import ipywidgets as w
@@ -263,13 +264,17 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
     from mabpd_kit.viz.lexicon import lexicon_effect
 
     lex = lex if lex is not None else Lexicon.default()
-    view = partial(lexicon_effect, lex, dev_texts=list(dev_texts) if dev_texts else None, dev_name=dev_name)
+    cfg = Config().lexicon
+    floors = sorted({cfg.confidence_floor, *(round(b - 0.05, 2) for b in cfg.bands)})
+    view = partial(lexicon_effect, lex, category="pejorative_labels", band=0.7, pos="fixed", floor=cfg.confidence_floor,
+                   dev_texts=list(dev_texts) if dev_texts else None, dev_name=dev_name)
     style = {"description_width": "initial"}
     controls = {
-        "term": w.Text(value="disaster", description="term", continuous_update=False, style=style),
+        "term": w.Text(value="failed", description="term", continuous_update=False, style=style),
         "category": sorted(lex.categories),
-        "band": list(Config().lexicon.bands),
+        "band": list(cfg.bands),
         "pos": ["noun", "verb", "adj", "fixed"],
-        "protect": w.Text(value="disaster relief", description="protected phrase", continuous_update=False, style=style),
+        "protect": w.Text(value="failed to", description="protected phrase", continuous_update=False, style=style),
+        "floor": floors,
     }
-    return ParameterPanel(view, controls, title="Build the lexicon: one term, one protected phrase")
+    return ParameterPanel(view, controls, title="Build the lexicon: one term, one protected phrase, one floor")

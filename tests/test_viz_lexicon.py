@@ -38,7 +38,8 @@ def test_refused_edits_say_why_and_change_nothing(lex, args, said):
 def test_effect_and_panel_redraw(lex):
     dev = mk.data.samples().text.tolist()
     html, caption = vl.lexicon_effect(lex, dev_texts=dev, dev_name="teaching samples")
-    assert "Flag rate on the teaching samples (28 sentences): 39.3% -> 42.9%" in caption
+    assert "Flag rate on the teaching samples (28 sentences, hits above 0.45): 39.3% -> 42.9%" in caption
+    assert "1 newly flagged, 0 no longer" in caption
     assert html.data.count('class="mabpd-chart"') == 2 and 'alt="' in html.data and "mabpd-spans" in html.data
     panel = mk.widgets.lexicon_panel(lex, dev_texts=dev, dev_name="teaching samples")
     assert panel.error is None and list(panel.controls)[:2] == ["term", "category"]
@@ -47,3 +48,19 @@ def test_effect_and_panel_redraw(lex):
     assert panel.error is None and panel.caption != before and "(attack_verbs, band 0.70" in panel.caption
     panel.set(term="", protect="")
     assert panel.caption.startswith("no change") and "unchanged" in panel.caption
+    panel.set(floor=0.75)  # the floor control: only 0.80 and 0.90 hits count, the rate falls visibly
+    assert "hits above 0.75" in panel.caption and "raising the floor from 0.45 to 0.75 alone moves" in panel.caption
+    shipped = vl.flag_rate(lex, dev)
+    assert vl.flag_rate(lex, dev, floor=0.75) < shipped - 0.1, "a higher floor flags clearly fewer sentences"
+
+
+def test_panel_starts_with_an_edit_that_moves_the_rate_and_refuses_nonsense_forms(lex):
+    dev = mk.data.samples().text.tolist() + list(vl.TRY_SENTENCES)
+    panel = mk.widgets.lexicon_panel(lex, dev_texts=dev, dev_name="dev")
+    assert panel.error is None and "added 'failed'" in panel.caption and "protected 'failed' inside 'failed to'" in panel.caption
+    assert "1 newly flagged" in panel.caption, panel.caption  # the mayor's failed plan; 'failed to pass' stays protected
+    new, notes = vl.edit_lexicon(lex, "said", "attack_verbs", 0.7, "verb", "")
+    forms = next(t.forms for t in new.terms if t.term == "said")
+    assert list(forms) == ["said"] and "looks like an inflected form" in notes[0], (forms, notes)
+    need = vl.edit_lexicon(lex, "heed", "attack_verbs", 0.7, "verb", "")[0]
+    assert "heeded" in next(t.forms for t in need.terms if t.term == "heed"), "a base form ending in -eed is a base form"

@@ -123,11 +123,14 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -
 # Lexicon construction control (notebook 01): add one term and one protected context, see the effect
 # ------------------------------------------------------------------------------------------------
 
-#: The fixed sentences of the construction panel: a target, its neutral twin, the protected-context
-#: traps of the lesson, and two controls (a loaded sentence, a plain one).
+#: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
+#: *failed* protected in *failed to*, and the lesson's *disaster*), the protected-context traps of the lesson,
+#: and two controls (a loaded sentence, a plain one).
 TRY_SENTENCES: tuple[str, ...] = (
     "Critics called the new housing plan a disaster for renters.",
     "Disaster relief teams reached the flooded valley on Monday.",
+    "The mayor's failed housing plan left hundreds of families waiting.",
+    "The bill failed to pass the Senate on Monday.",
     "The senator will attack the plan in a speech on Tuesday.",
     "He suffered a heart attack during the hearing.",
     "The radical senator slammed the so-called reform.",
@@ -147,6 +150,10 @@ def edit_lexicon(lex: "Lexicon", term: str = "", category: str = "hyperbole", ba
     notes: list[str] = []
     terms, protected = [], []
     term = " ".join(term.lower().split())
+    if term and pos == "verb" and _looks_inflected(term.split(" ")[0]):
+        notes.append(f"'{term.split(' ')[0]}' looks like an inflected form already: added as written (pos fixed), with no "
+                     "verb endings; type the base form ('say', 'slam') to get every form")
+        pos = "fixed"
     if term:
         known = {t.term: t for t in lex.terms}
         if term in known:
@@ -179,16 +186,65 @@ def edit_lexicon(lex: "Lexicon", term: str = "", category: str = "hyperbole", ba
     return new, notes
 
 
-def flag_rate(lex: "Lexicon", texts: list[str]) -> float:
-    """Share of ``texts`` with a lexicon signal (a hit above the confidence floor)."""
-    return sum(lex.signal(t) is not None for t in texts) / max(len(texts), 1)
+#: Irregular past forms a student may type as a "verb" (the builder inflects a base form); the lexicon's own
+#: irregular verbs are added on first use.
+_PAST_FORMS = frozenset({
+    "said", "told", "made", "had", "did", "was", "were", "got", "gave", "came", "saw", "knew", "thought", "found",
+    "left", "felt", "put", "held", "brought", "began", "kept", "meant", "led", "paid", "sent", "built", "spent",
+    "won", "lost", "stood", "heard", "wrote", "spoke", "chose", "drove", "fell", "forgot", "hit", "hurt", "sold"})
+_ING_VERBS = frozenset({"bring", "sing", "sting", "fling", "swing", "cling", "spring", "ring", "wring", "string", "sling"})
+
+
+def _looks_inflected(word: str) -> bool:
+    """A past form or participle typed where the builder expects a verb's base form ('said', 'slammed')."""
+    from mabpd_kit.lexicon.morphology import IRREGULAR_VERBS
+
+    if word in _PAST_FORMS or any(word in forms and not word.endswith(("s", "ing")) for forms in IRREGULAR_VERBS.values()):
+        return word not in IRREGULAR_VERBS
+    if word.endswith("ed") and not word.endswith("eed") and len(word) > 4:
+        return True
+    return word.endswith("ing") and len(word) > 5 and word not in _ING_VERBS
+
+
+def _top_band(lex: "Lexicon", text: str) -> float:
+    """The highest band of the text's lexicon hits (0 without a hit): flagged at floor f iff above f."""
+    return max((m.band for m in lex.match(text)), default=0.0)
+
+
+_SHIPPED_BANDS: dict[tuple[int, int], list[float]] = {}
+
+
+def _bands(lex: "Lexicon", texts: list[str], *, keep: bool = False) -> list[float]:
+    """Top band of each text; ``keep`` remembers the answer for this (lexicon, list) pair (the panel's unedited
+    lexicon and dev sample, asked on every move), one pair at a time."""
+    key = (id(lex), id(texts))
+    if keep and key in _SHIPPED_BANDS:
+        return _SHIPPED_BANDS[key]
+    out = [_top_band(lex, t) for t in texts]
+    if keep:
+        _SHIPPED_BANDS.clear()
+        _SHIPPED_BANDS[key] = out
+    return out
+
+
+def _flagged(lex: "Lexicon", text: str, floor: float | None) -> bool:
+    if floor is None:
+        return lex.signal(text) is not None
+    return any(m.band > floor for m in lex.match(text))
+
+
+def flag_rate(lex: "Lexicon", texts: list[str], floor: float | None = None) -> float:
+    """Share of ``texts`` with a lexicon signal: a hit above ``floor`` (default ``config.lexicon.confidence_floor``)."""
+    return sum(_flagged(lex, t, floor) for t in texts) / max(len(texts), 1)
 
 
 def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
-                   pos: str = "noun", protect: str = "disaster relief", *, sentences: "list[str] | tuple[str, ...]" = TRY_SENTENCES,
+                   pos: str = "noun", protect: str = "disaster relief", floor: float | None = None, *,
+                   sentences: "list[str] | tuple[str, ...]" = TRY_SENTENCES,
                    dev_texts: "list[str] | None" = None, dev_name: str = "dev sample") -> tuple[object, str]:
     """What one edit does: span viewer of ``sentences``, hits per category, coverage of the taxonomy type,
-    and the change in flag rate on ``dev_texts``. Returns ``(HTML, caption)`` for a panel."""
+    and the change in flag rate on ``dev_texts`` at ``floor`` (a hit counts when its band is above it; default the
+    configured confidence floor), with how many sentences the edit flags or unflags. Returns ``(HTML, caption)``."""
     import pandas as pd
     from IPython.display import HTML
 
@@ -213,18 +269,31 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
     pictures = "".join(figure_html(chart_svg(c), alt_text(c.to_dict())) for c in (hits, cov))
     caption = "; ".join(notes) if notes else "no change: type a term or a protected phrase"
     if dev_texts:
-        before, after = flag_rate(lex, dev_texts), flag_rate(new, dev_texts)
+        default = lex.config.lexicon.confidence_floor
+        at = default if floor is None else floor
+        shipped = _bands(lex, dev_texts, keep=True)
+        was = [b > at for b in shipped]
+        now = was if new is lex else [b > at for b in _bands(new, dev_texts)]
+        gained, lost = sum(b and not a for a, b in zip(was, now)), sum(a and not b for a, b in zip(was, now))
+        before, after = sum(was) / len(was), sum(now) / len(now)
         diff = 100 * (after - before)
         way = "unchanged" if abs(diff) < 0.05 else (f"{diff:.1f} points higher" if diff > 0 else f"{-diff:.1f} points lower")
-        caption += f". Flag rate on the {dev_name} ({len(dev_texts)} sentences): {100 * before:.1f}% -> {100 * after:.1f}% ({way})"
+        caption += (f". Flag rate on the {dev_name} ({len(dev_texts)} sentences, hits above {at:.2f}): "
+                    f"{100 * before:.1f}% -> {100 * after:.1f}% ({way}: {gained} newly flagged, {lost} no longer)")
+        if abs(at - default) > 1e-9:
+            caption += (f"; raising the floor from {default:.2f} to {at:.2f} alone moves the shipped lexicon's rate "
+                        f"from {100 * sum(b > default for b in shipped) / len(shipped):.1f}% to {100 * before:.1f}%")
     table = pd.DataFrame({"sentence": list(sentences),
-                          "signal before": [_sig(lex, s) for s in sentences],
-                          "signal after": [_sig(new, s) for s in sentences]}).to_html(index=False)
+                          "signal before": [_sig(lex, s, floor) for s in sentences],
+                          "signal after": [_sig(new, s, floor) for s in sentences]}).to_html(index=False)
     body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">{pictures}</div>'
             f"{table}{spans}")
     return HTML(body), caption
 
 
-def _sig(lex: "Lexicon", text: str) -> str:
-    s = lex.signal(text)
+def _sig(lex: "Lexicon", text: str, floor: float | None = None) -> str:
+    if floor is None:
+        s = lex.signal(text)
+    else:
+        s = max((m for m in lex.match(text) if m.band > floor), key=lambda m: (m.band, m.end - m.start), default=None)
     return f"{s.text} ({s.band:.2f})" if s else "-"
