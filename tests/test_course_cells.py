@@ -110,3 +110,19 @@ def test_rewrite_touches_only_the_header_and_the_setup_cell(tmp_path):
     assert "blob/main/notebooks/05_t.ipynb" in _src(cells[0]) and _src(cells[2]) == mc.SETUP_CELL.rstrip("\n")
     assert cells[1] == nb["cells"][1] and cells[3] == nb["cells"][3]
     assert not mc.rewrite_cells(path, {"repository": "https://github.com/o/n"}, root=tmp_path)
+
+
+@pytest.mark.parametrize("in_kernel", [True, False])
+def test_batch_summary_lines_are_ordinary_output_in_a_kernel(in_kernel, monkeypatch, capsys):
+    """In a kernel stderr is drawn as a pink warning box: a batch's summary line goes to stdout there
+    (mabpd_kit.runs.results.status); a command keeps it on stderr, its stdout being its data."""
+    import mabpd_kit as mk
+    from mabpd_kit.runs import results
+
+    monkeypatch.setattr(results, "_in_kernel", lambda: in_kernel)
+    monkeypatch.setattr(mk.runs, "progress_bar", lambda *a, **k: results._NoBar())  # no kernel to draw a bar in
+    mk.mabpd.Pipeline().analyze_many(["The reckless plan failed.", "The council met on Tuesday."], progress=True)
+    out, err = capsys.readouterr()
+    line = next(x for x in (out + err).splitlines() if x.startswith("MABPD rule: "))
+    assert line.startswith("MABPD rule: 2 items (0 from checkpoint), 0 failed"), line
+    assert (line in out.splitlines()) is in_kernel and (line in err.splitlines()) is not in_kernel

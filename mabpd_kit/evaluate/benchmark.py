@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -132,7 +131,9 @@ def evaluate(
     mode = "rule-based agents (offline)" if live is None else f"LLM {live.model} at {live.endpoint}"
     model = "rule" if live is None else f"{live.endpoint}|{live.model}"  # what else changes a decision
     if progress:
-        print(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}", file=sys.stderr)
+        from mabpd_kit.runs.results import status
+
+        status(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}")
 
     t0 = time.perf_counter()
     results, run_s = {}, {}

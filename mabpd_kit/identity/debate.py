@@ -22,7 +22,6 @@ reads its own previous answer and its peers' and answers again.
 from __future__ import annotations
 
 import asyncio
-import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -286,8 +285,7 @@ def run_debate(
 
     if live is None:
         if items:
-            print("identity: offline, so the belief simulator plays the agents (rows have source='simulator')",
-                  file=sys.stderr)
+            runs.results.status("identity: offline, so the belief simulator plays the agents (rows have source='simulator')")
         return _simulated(questions, items, fail, conditions, cfg, checkpoint)
 
     async def step(item: runs.Item) -> DebateRecord:
@@ -300,8 +298,8 @@ def run_debate(
                    progress="identity debate (questions)" if progress else False, results=DebateResults)
     if progress and len(res):
         m = res.metrics()
-        print(f"identity: {m['answers']} answers ({res.resumed} of {len(res)} questions from the checkpoint), "
-              f"{m['unparsed']} unparsed, {m['failed_calls']} failed calls; model {live.model}", file=sys.stderr)
+        runs.results.status(f"identity: {m['answers']} answers ({res.resumed} of {len(res)} questions from the checkpoint), "
+                            f"{m['unparsed']} unparsed, {m['failed_calls']} failed calls; model {live.model}")
     return res
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -446,5 +445,5 @@ class Pipeline:
                        retry_failed=retry_failed, progress=f"MABPD ({self.mode})" if progress else False,
                        results=BatchResult, deadline_s=None if self.llm is None else self.llm.item_deadline(self.config.llm.item_deadline_s))
         if progress:
-            print(f"MABPD {self.mode}: {res.summary()}", file=sys.stderr)
+            runs.results.status(f"MABPD {self.mode}: {res.summary()}")
         return res

@@ -186,6 +186,12 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+def status(line: str) -> None:
+    """A run's summary line: ordinary output in a Jupyter kernel (stderr there is drawn as a pink warning
+    box), stderr elsewhere, so a command's stdout stays its data."""
+    print(line, file=sys.stdout if _in_kernel() else sys.stderr)
+
+
 def progress_bar(total: int | None, *, initial: int = 0, desc: str = "items", unit: str = "item",
                  disable: bool = False) -> Any:
     """A progress bar with ``update(n)`` and ``close()``: in a Jupyter kernel one output line updated in
