@@ -118,3 +118,69 @@ def test_write_pack_refuses_a_key_in_the_data(tmp_path):
     with pytest.raises(SetupError, match="key"):
         write_pack(tmp_path / "p.json", cache_dir=tmp_path, endpoint="http://x/v1", model="m", secrets=(KEY,))
     assert not (tmp_path / "p.json").exists()
+
+
+BROKEN = "The senator's BROKEN reply, the reporter said."
+
+
+def _script_breaking_framing(req):
+    """The framing analyst's reply on one sentence begins as JSON and stops (as SmolLM2's did), repair turn too."""
+    if "framing analyst" in system_prompt(req).lower() and "BROKEN" in json.dumps(req["messages"]):
+        return '{"rationale": "The sentence'
+    return _script(req)
+
+
+def test_an_item_that_failed_while_recording_replays_as_that_failure(fake_server, tmp_path, monkeypatch):
+    """Issue 20: the pack notes the failed call (reason, key-free); the replay fails the item with that reason,
+    not with a ReplayMissError; the other item replays identically."""
+    import mabpd_kit as mk
+    from mabpd_kit.llm import registry
+    from mabpd_kit.llm.pack import load_pack, write_pack
+
+    srv = fake_server(_script_breaking_framing)
+    texts = ["Democrats slammed the plan, the senator said.", BROKEN]
+    monkeypatch.setenv("MABPD_API_KEY", KEY)
+    llm = connect(base_url=srv.base_url, model="fake", cache_mode="auto", cache_dir=tmp_path / "rec", quiet=True)
+    live = mk.Pipeline(mk.Config(), llm).analyze_many(texts, progress=False)
+    assert [d.failed for d in live] == [False, True]
+    assert live[1].error.startswith("StructuredOutputError: ") and "no valid FramingOutput" in live[1].error
+    pack = tmp_path / "p.json"
+    summary = write_pack(pack, cache_dir=tmp_path / "rec", endpoint=srv.base_url, model="fake", secrets=(KEY,))
+    assert summary["failed_calls"] == 1
+    (failure,) = load_pack(pack)["failures"].values()
+    assert failure["error"] == "StructuredOutputError" and "no valid FramingOutput" in failure["message"]
+    assert KEY not in pack.read_text()
+
+    srv.stop()
+    calls = srv.calls
+    registry.forget()
+    monkeypatch.delenv("MABPD_API_KEY")
+    monkeypatch.setenv("MABPD_PACK", str(pack))
+    replayed = mk.Pipeline(mk.Config(), connect(quiet=True)).analyze_many(texts, progress=False)
+    assert srv.calls == calls
+    assert (replayed[0].label, replayed[0].route, replayed[0].score) == (live[0].label, live[0].route, live[0].score)
+    assert replayed[1].failed and "ReplayMissError" not in replayed[1].error
+    reason = live[1].error.removeprefix("StructuredOutputError: ")
+    assert replayed[1].error == f"StructuredOutputError: failed while recording: {reason}"
+
+
+def test_a_noted_failure_is_not_replayed_by_a_cache_and_a_later_answer_supersedes_it(fake_server, tmp_path):
+    """Outside a pack nothing changes: a rerun on the same cache asks the endpoint again, and once that call
+    is answered the pack holds the answer, not the failure."""
+    import mabpd_kit as mk
+    from mabpd_kit.llm import registry
+    from mabpd_kit.llm.pack import read_cache_dir
+
+    state = {"broken": True}
+    srv = fake_server(lambda req: (_script_breaking_framing if state["broken"] else _script)(req))
+    cache = tmp_path / "rec"
+    first = connect(base_url=srv.base_url, model="fake", cache_mode="auto", cache_dir=cache, quiet=True)
+    assert mk.Pipeline(mk.Config(), first).analyze_many([BROKEN], progress=False)[0].failed
+    assert len(read_cache_dir(cache, failures=True)[2]) == 1
+    state["broken"], calls = False, srv.calls
+    registry.forget()
+    again = connect(base_url=srv.base_url, model="fake", cache_mode="auto", cache_dir=cache, quiet=True)
+    d = mk.Pipeline(mk.Config(), again).analyze_many([BROKEN], progress=False)[0]
+    assert not d.failed and srv.calls > calls  # asked again, not failed from the note
+    entries, _, failures = read_cache_dir(cache, failures=True)
+    assert entries and failures == {}

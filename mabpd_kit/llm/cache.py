@@ -203,6 +203,24 @@ class ResponseCache:
             (key, json.dumps(value), time.time()),
         )
 
+    # -- failures (what a course pack replays for a call that failed while recording) ------
+    def note_failure(self, key: str, tag: str, exc: BaseException, secret: str | None = None) -> BaseException:
+        """Note that the request of ``key`` failed with ``exc`` (its message key-redacted); returns ``exc``.
+
+        Never read back by this cache (a rerun asks the endpoint again); :mod:`.pack` copies the notes of calls
+        never answered later into a pack, whose replay raises them. Noting never raises."""
+        from .errors import redact
+
+        try:
+            conn = self._conn()
+            conn.execute("CREATE TABLE IF NOT EXISTS failures (key TEXT PRIMARY KEY, tag TEXT, error TEXT NOT NULL, "
+                         "message TEXT NOT NULL, created REAL)")
+            conn.execute("INSERT OR REPLACE INTO failures (key, tag, error, message, created) VALUES (?, ?, ?, ?, ?)",
+                         (key, tag, type(exc).__name__, redact(str(exc), secret), time.time()))
+        except sqlite3.Error:  # a note about a failure must not hide the failure itself
+            pass
+        return exc
+
     # -- inspection ----------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         """Location, number of stored answers and size on disk (for ``mabpd doctor``)."""

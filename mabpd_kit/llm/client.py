@@ -157,12 +157,8 @@ class LLM:
 
             self._client_loop = loop
 
-            self._client = openai.AsyncOpenAI(
-                api_key=self._key.get(),
-                base_url=self.endpoint,
-                timeout=self.config.timeout_s,
-                max_retries=self.config.max_retries,
-            )
+            self._client = openai.AsyncOpenAI(api_key=self._key.get(), base_url=self.endpoint,
+                                              timeout=self.config.timeout_s, max_retries=self.config.max_retries)
         return self._client
 
     # -- the server behind the endpoint (llm/profiles.py: every server quirk lives there) --------
@@ -237,6 +233,12 @@ class LLM:
         """Remove a recorded answer that proved unusable (so a rerun asks the endpoint again)."""
         if self._cache is not None and self.cache_mode in ("auto", "record"):
             self._cache.delete(request_key(self.endpoint, request, sample_index))
+
+    def _note(self, request: dict[str, Any], sample_index: int, tag: str, exc: BaseException) -> BaseException:
+        """Note a call that failed in a recording cache (a course pack replays it as that failure); returns ``exc``."""
+        if self._cache is not None and self.cache_mode in ("auto", "record"):
+            self._cache.note_failure(request_key(self.endpoint, request, sample_index), tag, exc, self._key.get())
+        return exc
 
     def _hit(self, key: str, tag: str, accept: Callable[[Completion], bool] | None) -> Completion | None:
         """The recorded answer of ``key``; one ``accept`` rejects (recorded by an older version) is removed."""
@@ -409,7 +411,7 @@ class LLM:
             ask = functools.partial(self._request, model=model, temperature=temperature, max_tokens=max_tokens,
                                     seed=None, sample_index=sample_index, logprobs=False, top_logprobs=None,
                                     response_format=fmt)
-            req = ask(msgs)
+            req = first = ask(msgs)
             try:
                 async with self._claim(req, sample_index, prof):  # stored under the first request once valid
                     for attempt in range(1 + self.config.repair_retries):
@@ -439,17 +441,15 @@ class LLM:
                     for r, c in chain:  # never replay a failure (entries recorded by older versions too)
                         if c.cached:
                             self._unstore(r, sample_index)
-                    raise StructuredOutputError(
+                    raise self._note(first, sample_index, tag, StructuredOutputError(
                         f"{self.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after "
                         f"{len(calls)} call(s) including the repair retry: {error}. Reply began: {comp.text[:160]!r}",
-                        raw=comp.text,
-                        errors=error,
-                    )
+                        raw=comp.text, errors=error))
             except EndpointError as exc:
                 if fmt is not None and prof.refuses_mode(exc.status, f"{exc.detail} {exc}"):
                     refused.append(mode)
                     continue  # the server refused this response_format: try the next mode
-                raise
+                raise self._note(first, sample_index, tag, exc) from None
         # Only reachable if every mode, plain text included, was skipped: _modes never skips text.
         raise StructuredOutputError(f"{self.endpoint} (model {model!r}): no structured-output mode left to try")
 

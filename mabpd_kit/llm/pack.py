@@ -18,6 +18,14 @@ Replay (students, no key, no network)::
 With ``MABPD_PACK`` set, :func:`mabpd_kit.llm.connect` returns an LLM in replay mode whose cache is
 the pack (:class:`PackCache`): the notebooks run exactly as recorded. A request that was not
 recorded raises :class:`~mabpd_kit.llm.ReplayMissError` naming its tag (role), model and a short hash.
+
+A call that *failed* while recording (a structured reply still invalid after the repair turn, an endpoint
+error) stores no answer, so it used to replay as a miss. The recording run now notes the failure under the
+call's first request (:meth:`~mabpd_kit.llm.ResponseCache.note_failure`, a ``failures`` table beside the
+answers; the message only, key-free), the pack carries it (``"failures"``), and the replay raises the same error class with
+``failed while recording: <the reason>``: the item fails on replay as it failed live. A plain ``auto`` cache
+never replays a noted failure (a rerun asks the endpoint again); a later valid answer to the same request
+supersedes it.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import SetupError
+from .errors import EndpointError, LLMError, SetupError, StructuredOutputError
 
 __all__ = ["FORMAT", "KEY_VARS", "PackCache", "load_pack", "pack_llm", "read_cache_dir", "write_pack"]
 
@@ -37,6 +45,8 @@ FORMAT = "mabpd-pack"
 VERSION = 1
 #: environment variables that may hold a key (checked against the pack before it is written)
 KEY_VARS = ("MABPD_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY")
+#: the error classes a recorded failure replays as (any other recorded class replays as LLMError)
+_REPLAYED = {"StructuredOutputError": StructuredOutputError, "EndpointError": EndpointError}
 
 
 class PackCache:
@@ -48,10 +58,16 @@ class PackCache:
         self.path = Path(path)
         self.directory = self.path.parent
         self._responses: dict[str, dict[str, Any]] = {k: e["value"] for k, e in data.get("entries", {}).items()}
+        self._failures: dict[str, dict[str, Any]] = dict(data.get("failures", {}))
         self._capabilities: dict[str, dict[str, Any]] = dict(data.get("capabilities", {}))
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return self._responses.get(key)
+        """The recorded answer of ``key``; raises the recorded failure of a call that failed while recording."""
+        hit = self._responses.get(key)
+        if hit is None and key in self._failures:
+            f = self._failures[key]
+            raise _REPLAYED.get(str(f.get("error")), LLMError)(f"failed while recording: {f.get('message', '')}")
+        return hit
 
     def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
         return None  # a pack is read-only
@@ -76,21 +92,28 @@ class PackCache:
         return None
 
 
-def read_cache_dir(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(entries, capabilities)`` of a cache folder's SQLite file (what a recording run wrote)."""
+def read_cache_dir(directory: str | Path, *, failures: bool = False) -> tuple[dict[str, Any], ...]:
+    """``(entries, capabilities)`` of a cache folder's SQLite file (what a recording run wrote); with
+    ``failures=True`` a third dict, the calls that failed while recording and were never answered later
+    (key -> tag, error class, message)."""
     from .cache import DB_NAME
 
     db = Path(directory) / DB_NAME
     if not db.exists():
-        return {}, {}
+        return ({}, {}, {}) if failures else ({}, {})
     conn = sqlite3.connect(db)
     try:
         entries = {k: {"value": json.loads(v), "model": m or "", "preview": p or ""}
                    for k, v, m, p in conn.execute("SELECT key, value, model, preview FROM responses ORDER BY created")}
         caps = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM capabilities")}
+        failed: dict[str, Any] = {}
+        if failures and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'failures'").fetchone():
+            failed = {k: {"tag": t or "", "error": e, "message": m}
+                      for k, t, e, m in conn.execute("SELECT key, tag, error, message FROM failures ORDER BY created")
+                      if k not in entries}
     finally:
         conn.close()
-    return entries, caps
+    return (entries, caps, failed) if failures else (entries, caps)
 
 
 def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +153,7 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
 
     from .errors import redact
 
-    entries, caps = read_cache_dir(cache_dir)
+    entries, caps, failures = read_cache_dir(cache_dir, failures=True)
     cfg = config if config is not None else Config()
     prices = dict(cfg.llm.prices_per_mtok)
     data = {
@@ -139,15 +162,15 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
         "models": sorted({e["model"] for e in entries.values() if e["model"]}),
         "command": [redact(c) for c in (command or [])],
         "config": json.loads(cfg.model_dump_json()),
-        "usage": _usage(entries, prices),
-        "capabilities": caps, "entries": entries,
+        "usage": _usage(entries, prices), "failed_calls": len(failures),
+        "capabilities": caps, "entries": entries, "failures": failures,
     }
     text = json.dumps(data, ensure_ascii=False, indent=None, separators=(",", ":"))
     keys = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_VARS)) if s and len(s) >= 4]
     if any(k in text for k in keys):
         raise SetupError("refusing to write the pack: an API key appears in the recorded data")
     Path(path).write_text(text, encoding="utf-8")
-    return {k: v for k, v in data.items() if k not in ("entries", "capabilities", "config")}
+    return {k: v for k, v in data.items() if k not in ("entries", "capabilities", "config", "failures")}
 
 
 def load_pack(path: str | Path) -> dict[str, Any]:
