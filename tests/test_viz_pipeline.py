@@ -209,15 +209,20 @@ def test_debate_view_shows_every_argument_with_its_counter_argument(debated, mon
 
 
 def test_stop_chart_draws_round_one_statistics_and_the_thresholds(batch):
+    from collections import Counter
+
     cfg = Config()
-    data = rows(vp.stop_chart(batch))
-    pts = {r["id"]: r for r in data if "id" in r}
+    chart = vp.stop_chart(batch)
+    data = rows(chart)
+    pts = [r for r in data if "debates" in r]
     deb = [d for d in batch if d.debate is not None]
-    assert pts.keys() == {d.id for d in deb}
-    for d in deb:
-        assert (pts[d.id]["s"], pts[d.id]["c"]) == (d.debate.rounds[0].s, d.debate.rounds[0].c)
-        assert pts[d.id]["stop_reason"] == d.debate.stop_reason
-    assert [(r["s"], r["c"]) for r in data if "id" not in r] == [(cfg.sad.tau_s, cfg.sad.tau_v)]
+    want = Counter((round(d.debate.rounds[0].s, 6), round(d.debate.rounds[0].c, 6), d.debate.stop_reason) for d in deb)
+    assert {(r["s"], r["c"], r["stop_reason"]): r["debates"] for r in pts} == dict(want)
+    assert [(r["s"], r["c"]) for r in data if "debates" not in r] == [(cfg.sad.tau_s, cfg.sad.tau_v)]
+    # the colour scale is fixed: every stop reason in the domain, in one order, whichever occur in this batch
+    scale = chart.to_dict()["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["domain"] == list(vp.STOP_REASON_COLORS) and scale["range"] == list(vp.STOP_REASON_COLORS.values())
+    assert set(vp.STOP_REASON_COLORS) == set(__import__("typing").get_args(__import__("mabpd_kit.mabpd.sad", fromlist=["StopReason"]).StopReason))
     fast = [d for d in batch if d.debate is None]
     with pytest.raises(ValueError, match="debate"):
         vp.stop_chart(fast)

@@ -363,10 +363,16 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 
+#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": "#0072b2", "agreement": "#009e73", "max_rounds": "#e69f00"}
+
+
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
     """Every debate's round-1 statistics (s across, c up) against the dual thresholds (dashed):
     a point in the upper-right box is a debate the dual-threshold stop ends after round 1. Points
-    are coloured by the recorded stop reason. ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
+    are coloured by the recorded stop reason, on a fixed scale (:data:`STOP_REASON_COLORS`: the same
+    colour for a reason in every redraw, whichever reasons occur); debates with the same (s, c) are
+    drawn as one circle sized by their count. ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
     alt = altair()
     import pandas as pd
 
@@ -374,16 +380,25 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
 
     sad = Config().sad
     ts, tv = sad.tau_s if tau_s is None else tau_s, sad.tau_v if tau_v is None else tau_v
-    rows = [{"id": d.id, "s": d.debate.rounds[0].s, "c": d.debate.rounds[0].c, "rounds": len(d.debate.rounds),
-             "stop_reason": d.debate.stop_reason, "label": d.label}
+    rows = [{"s": round(d.debate.rounds[0].s, 6), "c": round(d.debate.rounds[0].c, 6),
+             "stop_reason": d.debate.stop_reason, "rounds": len(d.debate.rounds)}
             for d in _decisions(x) if d.debate is not None]
     if not rows:
         raise ValueError("no item of this batch went to debate: nothing to draw")
-    pts = alt.Chart(pd.DataFrame(rows)).mark_circle(size=50, opacity=0.5).encode(
+    df = pd.DataFrame(rows)
+    pts_df = df.groupby(["s", "c", "stop_reason"], as_index=False).agg(debates=("rounds", "size"),
+                                                                          mean_rounds=("rounds", "mean"))
+    reasons = list(STOP_REASON_COLORS)
+    pts = alt.Chart(pts_df).mark_circle(opacity=0.6).encode(
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
-        color=alt.Color("stop_reason:N", title="stopped by"), tooltip=["id", "s", "c", "rounds", "stop_reason", "label"])
+        size=alt.Size("debates:Q", title="debates", scale=alt.Scale(range=[30, 600])),
+        color=alt.Color("stop_reason:N", title="stopped by",
+                        scale=alt.Scale(domain=reasons, range=[STOP_REASON_COLORS[r] for r in reasons])),
+        tooltip=["s", "c", "stop_reason", "debates", alt.Tooltip("mean_rounds:Q", format=".2f")])
     rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
+    t = title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})"
     return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3]).encode(x="s:Q"),
                      rules.mark_rule(strokeDash=[4, 3]).encode(y="c:Q")).properties(
-        title=title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})", width=360, height=260)
+        title=t, width=360, height=260,
+        description=f"{t}. {len(df)} debates; " + ", ".join(f"{int((df.stop_reason == r).sum())} stopped by {r}" for r in reasons) + ".")
