@@ -126,3 +126,27 @@ def test_batch_summary_lines_are_ordinary_output_in_a_kernel(in_kernel, monkeypa
     line = next(x for x in (out + err).splitlines() if x.startswith("MABPD rule: "))
     assert line.startswith("MABPD rule: 2 items (0 from checkpoint), 0 failed"), line
     assert (line in out.splitlines()) is in_kernel and (line in err.splitlines()) is not in_kernel
+
+
+def test_lesson_09_shows_an_excerpt_around_the_strongest_sentence_not_the_article():
+    from mabpd_kit.corpus.articles import ArticleResult, SentenceResult, SpanResult
+    from mabpd_kit.viz.corpus import article_html
+
+    sents = [f"Sentence number {k} is plain." for k in range(10)]
+    sents[6] = "The outrageous scheme failed."
+    text, sentences, pos = "", [], 0
+    for k, s in enumerate(sents):
+        start = len(text)
+        text += s + " "
+        spans = [SpanResult(text="outrageous", start=start + 4, end=start + 14, category="biased language",
+                            agent="bias", score=0.9)] if k == 6 else []
+        sentences.append(SentenceResult(k=k, start=start, end=start + len(s), label="biased" if k in (1, 6) else "neutral",
+                                        score=0.9 if k == 6 else (0.6 if k == 1 else 0.1), spans=spans, trace=f"t{k}"))
+    art = ArticleResult(id="a1", text=text, n_sentences=10, n_biased=2, sentences=sentences)
+    full, cut = article_html(art), article_html(art, excerpt=1)
+    assert "number 0" in full and "number 9" in full
+    assert "number 5" in cut and "number 7" in cut and "number 4" not in cut and "number 1" not in cut
+    assert "excerpt: sentences 6-8" in cut and "outrageous" in cut and "t6" in cut and "t1" not in cut
+    nb = json.loads((ROOT / "notebooks" / "09_corpus_analysis.ipynb").read_text(encoding="utf-8"))
+    text09 = "\n".join(_src(c) for c in nb["cells"])
+    assert "excerpt=" in text09 and "**Content note.**" in text09 and 'Path("reports")' in text09

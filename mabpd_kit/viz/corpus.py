@@ -146,29 +146,39 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
                            f"threshold {threshold:g} (dashed line) and so judged biased.")
 
 
-def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased") -> str:
+def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased",
+                 excerpt: int | None = None) -> str:
     """One article (an :class:`~mabpd_kit.corpus.articles.ArticleResult`) as self-contained HTML: the
     text with every evidence span of its biased sentences highlighted, then each flagged sentence
-    with its decision trace."""
+    with its decision trace. ``excerpt=k``: only the flagged sentence with the highest score and ``k``
+    sentences either side (a lesson shows a few sentences, not a whole article; the report has the rest)."""
     from mabpd_kit.types import Span
 
     a = article
     if a.failed:
         return f"<div class='corpus-article'><b>{_html.escape(a.id)}</b>: failed ({_html.escape(a.error or '')})</div>"
+    sents = sorted(a.sentences, key=lambda s: s.start)
+    lo, hi, where = 0, len(a.text), ""
+    flagged_all = [s for s in sents if s.label == "biased"]
+    if excerpt is not None and sents:
+        c = sents.index(max(flagged_all, key=lambda s: s.score or 0)) if flagged_all else 0
+        window = sents[max(0, c - excerpt): c + excerpt + 1]
+        lo, hi = window[0].start, window[-1].end
+        where = f" · excerpt: sentences {window[0].k + 1}-{window[-1].k + 1}"
     best: dict[tuple[int, int, str], Any] = {}  # one highlight per stretch and category (agents often agree)
-    for sent in a.sentences:
+    for sent in sents:
         for s in sent.spans:
             key = (s.start, s.end, s.category)
-            if key not in best or best[key].score < s.score:
+            if lo <= s.start and s.end <= hi and (key not in best or best[key].score < s.score):
                 best[key] = s
-    spans = [Span(text=s.text, start=s.start, end=s.end, category=s.category, agent=s.agent, score=s.score)
+    spans = [Span(text=s.text, start=s.start - lo, end=s.end - lo, category=s.category, agent=s.agent, score=s.score)
              for s in best.values()]
     value = getattr(a, stat, None)
     verdict = "" if threshold is None or value is None else (" · BIASED" if value >= threshold else " · neutral")
     head = (f"{a.id}{verdict} · {a.n_biased}/{a.n_sentences} sentences biased · "
-            f"{a.spans_per_100w or 0:.1f} spans per 100 words")
-    parts = [f"<div class='corpus-article'>{span_html(a.text, spans, title=head)}"]
-    flagged = [s for s in a.sentences if s.label == "biased"]
+            f"{a.spans_per_100w or 0:.1f} spans per 100 words{where}")
+    parts = [f"<div class='corpus-article'>{span_html(a.text[lo:hi], spans, title=head)}"]
+    flagged = [s for s in flagged_all if lo <= s.start and s.end <= hi]
     if flagged:
         parts.append(f"<h4>Flagged sentences ({len(flagged)}): how each decision was reached</h4>")
     for s in flagged:
