@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.config import Config, LexiconConfig
+from mabpd_kit.lexicon.boundaries import content_tokens, trim
 from mabpd_kit.lexicon.build import build, checksum, default_taxonomy, finalize, resource_path
 from mabpd_kit.lexicon.model import Category, LexMatch, Protected, Term
 from mabpd_kit.lexicon.morphology import GAP, SEP_RE, lookup_key
@@ -199,6 +200,8 @@ class Lexicon:
         out = []
         for m in self._re.finditer(low):
             a, b = m.span(1)
+            if not content_tokens(low[a:b]):  # function words only: the modal "would be", not "would-be"
+                continue
             t = self._term_for(low[a:b])
             c = self.categories[t.category]
             out.append(LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note))
@@ -229,12 +232,13 @@ class Lexicon:
         protected context ("heart attack", "tax regime") are dropped. Where hits overlap, the
         highest band wins (then the longer, then the earlier); a losing phrase is cut back to its
         longest shorter entry that still fits ("radical left wing" with "left wing" at 0.90 keeps
-        "radical").
+        "radical"). Each hit is then narrowed to its loaded words (:func:`~.boundaries.trim`:
+        "attack on" -> "attack", "mainstream media" -> "mainstream"); ``term`` still names the entry.
         """
         last = self._last_match
         if last is not None and last[0] == text:  # the same sentence again (see __init__)
             return list(last[1])
-        chosen = self._match(text)
+        chosen = [t for m in self._match(text) if (t := _trimmed(text, m)) is not None]
         if isinstance(text, str):
             self._last_match = (text, tuple(chosen))
         return chosen
@@ -384,6 +388,17 @@ class Lexicon:
         examples = list(seen.values())[: max(3, max_per_category * 3)]
         lines.append("Neutral domain uses are not bias, e.g. " + "; ".join(f'"{e}"' for e in examples) + ".")
         return "\n".join(lines)
+
+
+def _trimmed(text: str, m: LexMatch) -> LexMatch | None:
+    """``m`` narrowed to its loaded words (:func:`~.boundaries.trim`), None if it has none."""
+    cut = trim(text, m.start, m.end)
+    if cut is None:
+        return None
+    a, b = cut
+    if (a, b) == (m.start, m.end):
+        return m
+    return LexMatch(a, b, text[a:b], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)
 
 
 @lru_cache(maxsize=4)

@@ -67,7 +67,8 @@ from mabpd_kit import prompts, roster
 from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
-                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, respan)
+                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary,
+                                  respan)
 from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
                                      Role)
 from mabpd_kit.types import Mode, Span, Usage, Verdict
@@ -232,8 +233,10 @@ class Agent(ABC):
     def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
                 score: float | None = None) -> AgentReport:
         """A rule-based report: score = ``score`` if given, else the noisy-OR of the spans' bands;
-        biased iff it reaches the 0.50 boundary; the counter-argument is built from the cues."""
+        biased iff it reaches the 0.50 boundary; the counter-argument is built from the cues. The
+        report cites the :func:`~.cues.primary` spans (secondary ones count in the score all the same)."""
         score = noisy_or([s.score for s in spans]) if score is None else score
+        spans = primary(spans, cues)  # the writer's loaded words; adverbials, quotes, reported speech only when alone
         biased = score >= self.config.scoring.boundary
         verdict: Verdict = "biased" if biased else "neutral"
         if spans:

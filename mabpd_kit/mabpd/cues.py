@@ -23,13 +23,15 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
+from mabpd_kit.mabpd.speech import VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
     from mabpd_kit.lexicon import LexMatch, Lexicon
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
-           "counter_biased", "counter_neutral", "dedupe", "ground_span", "lex_span", "lexicon_for", "noisy_or", "respan"]
+           "counter_biased", "counter_neutral", "dedupe", "ground_span", "lex_span", "lexicon_for", "noisy_or", "primary",
+           "respan", "secondary"]
 
 _SPEECH_WORDS = frozenset("""
 said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
@@ -140,17 +142,25 @@ _NAMED_SOURCE_RE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Quotation:
-    """A quoted stretch: ``start``/``end`` include the quote marks."""
+    """A quoted stretch: ``start``/``end`` include the quote marks. ``name``: the quotation is a name, a
+    title or an expression mentioned as such ("the term 'woke'", "the 'Black Lives Matter' banner"):
+    neither a source's words nor the writer distancing itself."""
 
     start: int
     end: int
     n_words: int
     attributed: bool
+    name: bool = False
 
     @property
     def scare(self) -> bool:
-        """Short and unattributed: a scare quote rather than reported speech."""
-        return not self.attributed and self.n_words <= 4
+        """Short, unattributed and not a name: a scare quote rather than reported speech."""
+        return not self.attributed and not self.name and self.n_words <= 4
+
+    @property
+    def reported(self) -> bool:
+        """Reported speech: an attributed quotation, or a long one that is not a name or title."""
+        return self.attributed or (self.n_words > 4 and not self.name)
 
 
 @dataclass
@@ -163,6 +173,8 @@ class Cues:
     cues: list[tuple[str, int, int]]  # (cue, start, end)
     grounding: list[tuple[str, int, int]]  # (kind, start, end)
     reported: list[tuple[int, int]] = field(default_factory=list)
+    #: labels ascribed by a verb of describing or accusing (:func:`.speech.ascribed`): "described X as ..."
+    ascribed: list[tuple[int, int]] = field(default_factory=list)
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
     #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
@@ -176,13 +188,76 @@ class Cues:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
         return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
 
+    def denied_or_reported(self, span: Span) -> bool:
+        """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), or denied
+        by a negator ("is not a racist": :func:`mabpd_kit.lexicon.boundaries.negated`)?"""
+        from mabpd_kit.lexicon.boundaries import negated
+
+        return self.in_speech(span.start, span.end) or (span.start is not None and negated(self.text, span.start))
+
+    def in_speech(self, start: int | None, end: int | None) -> bool:
+        """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
+        return self.in_reported(start, end) or (
+            start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
+
 
 def _attributed(before: str, after: str) -> bool:
-    """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source."""
+    """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source;
+    so does a verb of naming right before it ("Warren described him as her 'friend'", "groups that
+    call themselves 'accelerationists'"): a mixed quotation, the named source's word."""
     if before.rstrip().endswith(":") or after.lstrip().startswith(":"):
+        return True
+    if _NAMING_RE.search(before):
         return True
     return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
                 or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
+
+
+_SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[A-Z\"'\u201c\u2018])")
+
+
+def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
+    """Does the sentence around the quotation ``text[a:b]`` report somebody's speech (a speech verb outside
+    the quotation)? Then a short quotation in it is a partial quotation of that speaker, the way news
+    writing quotes a source's own word ("Trump is 'angry' that ...", "he will rely on 'flimsy
+    distinctions', Litman continues"), not the writer's scare quote."""
+    start = 0
+    for m in _SENTENCE_END_RE.finditer(text, 0, a):
+        start = m.end()
+    m = _SENTENCE_END_RE.search(text, b)
+    end = m.start() + 1 if m else len(text)
+    outside = (text[start:a] + " " + text[b:end]).lower()
+    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(outside))
+
+
+#: a verb of naming, at most three words before the quotation (then an optional "as"): the quotation is
+#: the name somebody gave (a mixed quotation of that source). Forms that are also common nouns ("brand",
+#: "term", "label") count only inflected as verbs ("branded", "termed", "labelled")
+_NAMING_RE = re.compile(
+    r"\b(?:call|calls|called|calling|dub|dubs|dubbed|dubbing|label+ed|label+ing|branded|branding|termed|nicknamed|"
+    r"describe|describes|described|describing|refer to|refers to|referred to|referring to)"
+    r"(?:\s+[\w'-]+){0,3}?(?:\s+as)?\s*[(\[]?$", re.IGNORECASE)
+#: words right before a quotation that mention an expression as such ("the term", "phrases such as",
+#: "known as", "so-called"): the quotation is the expression talked about, not the writer's distancing
+_MENTION_RE = re.compile(
+    r"(?:\b(?:word|words|term|terms|phrase|phrases|expression|expressions|label|labels|slogan|slogans|motto|"
+    r"hashtag|hashtags|title|titled|entitled|named|banner of|such as|known as|so-called|so called)|"
+    r"\b(?:words|terms|phrases|expressions|slogans|labels)\s+(?:like|such as))\s*[,(\[]?$", re.IGNORECASE)
+#: minor words a title leaves in lower case ("Children of Men")
+_TITLE_MINOR = frozenset("a an the of and or but nor for in on at to by with from as vs".split())
+
+
+def _named(inner: str, before: str) -> bool:
+    """Is a quotation a name or a mentioned expression (:attr:`Quotation.name`)? Mentioned: a word such as
+    "the term" or "known as" introduces it. A name or title: past the start of its sentence, each of its
+    words capitalised but the minor ones ("White Fragility", "Hands Up, Don't Shoot")."""
+    if _MENTION_RE.search(before):
+        return True
+    if not before.strip() or before.rstrip().endswith((".", "!", "?")):
+        return False  # the first word of a sentence is capitalised anyway
+    words = _WORD_RE.findall(inner)
+    major = [w for w in words if w.lower() not in _TITLE_MINOR]
+    return bool(major) and all(w[0].isupper() for w in major) and not all(w.isupper() for w in major if len(w) > 1)
 
 
 def analyse_cues(text: str, lex: "Lexicon", config: Config,
@@ -204,8 +279,12 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
             inner = m.group(1) if m.group(1) is not None else m.group(2)
             n_words = len(_WORD_RE.findall(inner))
             if n_words:
-                quotes.append(Quotation(a, b, n_words, _attributed(text[max(0, a - window):a], text[b:b + window])))
-    reported = [(q.start, q.end) for q in quotes if not q.scare]
+                before = text[max(0, a - window):a]
+                named = _named(inner, before)
+                attributed = _attributed(before, text[b:b + window]) or (
+                    not named and n_words <= 4 and _speaker_in_sentence(text, a, b))
+                quotes.append(Quotation(a, b, n_words, attributed, named))
+    reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
         if not triggers.isdisjoint(words):
@@ -222,8 +301,9 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     if guard is not None:
         matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]
         cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
+    labels = ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else []
     return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
-                to_orig=to_orig, injection=guard)
+                ascribed=labels, to_orig=to_orig, injection=guard)
 
 
 def respan(span: Span, **update: Any) -> Span:
@@ -308,6 +388,24 @@ def noisy_or(bands: Sequence[float]) -> float:
     for b in bands:
         p *= 1.0 - b
     return 1.0 - p
+
+
+def secondary(span: Span) -> bool:
+    """Is a span secondary evidence: a stance or degree adverbial ("clearly", "in fact", "reportedly",
+    "completely"; :func:`mabpd_kit.lexicon.boundaries.adverbial`), which qualifies a clause rather than
+    naming anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
+    from mabpd_kit.lexicon.boundaries import adverbial
+
+    return span.category in ("scare_quotes", "assertion_marker") and (span.reason or "").startswith("cue") \
+        or adverbial(span.text)
+
+
+def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
+    """The spans that name the writer's loaded words: the secondary ones (:func:`secondary`, and with
+    ``cues`` any span in somebody else's words or denied by a negator, :meth:`Cues.denied_or_reported`) are dropped when another span is
+    left, and kept when they are all there is (they are then the evidence)."""
+    main = [s for s in spans if not secondary(s) and not (cues is not None and cues.denied_or_reported(s))]
+    return main if main else list(spans)
 
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:

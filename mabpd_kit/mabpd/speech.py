@@ -1,0 +1,52 @@
+"""Ascribed labels: the stretches of a sentence that report how somebody else describes someone.
+
+Quotation marks are one way a writer gives a source's words (:mod:`.cues` finds those). Another is a
+label ascribed through a verb of describing or accusing:
+
+- "She described the group *as racist*", "critics painted the rally *as a meeting of extremists*",
+  "after years of being berated *as racist*": the ``as`` complement of a verb of describing;
+- "He accused the mayor *of stoking chaos*": the ``of`` complement of a verb of accusing.
+
+The label inside such a stretch is the describer's, as the writer reports it; the writer's own choice
+is the verb ("smeared", "berated", "painted"), which stays outside. :func:`ascribed` returns the
+stretches; each ends at the end of its phrase (a comma, full stop, semicolon, colon, dash or question
+mark). Content clauses of verbs of saying ("insisted that ...") are not included: indirect speech is the
+writer's paraphrase, in the writer's words. The verb lists are closed classes written from English
+grammar (verbs of description and accusation), not from any annotated corpus.
+
+>>> t = "Critics smeared the singer as racist, over a post."
+>>> [t[a:b] for a, b in ascribed(t)]
+['as racist']
+>>> t = "He accused the mayor of stoking chaos."
+>>> [t[a:b] for a, b in ascribed(t)]
+['of stoking chaos']
+>>> ascribed("He served as mayor.")
+[]
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["VERB_FORMS", "ascribed"]
+
+_DESCRIBE_VERBS = """describe describes described describing portray portrays portrayed portraying depict depicts
+depicted characterize characterizes characterized characterise characterises characterised paint paints painted
+painting cast casts casting brand brands branded label labels labeled labelled smear smears smeared decry decries
+decried denounce denounces denounced condemn condemns condemned berate berates berated dismiss dismisses dismissed
+mock mocks mocked ridicule ridiculed deride derides derided""".split()
+_ACCUSE_VERBS = "accuse accuses accused accusing".split()
+#: every verb form the patterns start from (a text with none of them has no ascribed label)
+VERB_FORMS = frozenset(_DESCRIBE_VERBS + _ACCUSE_VERBS)
+
+_PHRASE_END = r"(?=[.,;:!?\u2014]|\s[-\u2013]\s|$)"
+_DESCRIBE_RE = re.compile(r"\b(?:" + "|".join(_DESCRIBE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(as\b[^.,;:!?\u2014]*?)"
+                          + _PHRASE_END, re.IGNORECASE)
+_ACCUSE_RE = re.compile(r"\b(?:" + "|".join(_ACCUSE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(of\b[^.,;:!?\u2014]*?)"
+                        + _PHRASE_END, re.IGNORECASE)
+
+
+def ascribed(text: str) -> list[tuple[int, int]]:
+    """The stretches of ``text`` that are labels ascribed by a verb of describing or accusing (module doc)."""
+    out = [(m.start(1), m.end(1)) for rx in (_DESCRIBE_RE, _ACCUSE_RE) for m in rx.finditer(text)]
+    return sorted(set(out))
