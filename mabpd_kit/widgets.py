@@ -254,7 +254,8 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
     """Lexicon construction (notebook 01): type a term, pick its category, band and part of speech, name a
     neutral phrase to protect, choose the floor a hit must beat, and see the span viewer, the hit and coverage
     charts and the flag rate on ``dev_texts`` change (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). It starts
-    with *failed* (a 0.70 pejorative, as written) protected in *failed to*. Text boxes apply on Enter."""
+    with *even* (a 0.60 presupposition marker: "even his own party doubts it") protected in *even if*. Text boxes
+    apply on Enter."""
     from functools import partial
 
     import ipywidgets as w
@@ -266,15 +267,15 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
     lex = lex if lex is not None else Lexicon.default()
     cfg = Config().lexicon
     floors = sorted({cfg.confidence_floor, *(round(b - 0.05, 2) for b in cfg.bands)})
-    view = partial(lexicon_effect, lex, category="pejorative_labels", band=0.7, pos="fixed", floor=cfg.confidence_floor,
+    view = partial(lexicon_effect, lex, category="presupposition_markers", band=0.6, pos="fixed", floor=cfg.confidence_floor,
                    dev_texts=list(dev_texts) if dev_texts else None, dev_name=dev_name)
     style = {"description_width": "initial"}
     controls = {
-        "term": w.Text(value="failed", description="term", continuous_update=False, style=style),
+        "term": w.Text(value="even", description="term", continuous_update=False, style=style),
         "category": sorted(lex.categories),
         "band": list(cfg.bands),
         "pos": ["noun", "verb", "adj", "fixed"],
-        "protect": w.Text(value="failed to", description="protected phrase", continuous_update=False, style=style),
+        "protect": w.Text(value="even if", description="protected phrase", continuous_update=False, style=style),
         "floor": floors,
     }
     return ParameterPanel(view, controls, title="Build the lexicon: one term, one protected phrase, one floor")

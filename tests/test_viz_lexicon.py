@@ -45,7 +45,7 @@ def test_effect_and_panel_redraw(lex):
     assert panel.error is None and list(panel.controls)[:2] == ["term", "category"]
     before = panel.caption
     panel.set(category="attack_verbs")
-    assert panel.error is None and panel.caption != before and "(attack_verbs, band 0.70" in panel.caption
+    assert panel.error is None and panel.caption != before and "(attack_verbs, band 0.60" in panel.caption
     panel.set(term="", protect="")
     assert panel.caption.startswith("no change") and "unchanged" in panel.caption
     panel.set(floor=0.75)  # the floor control: only 0.80 and 0.90 hits count, the rate falls visibly
@@ -57,8 +57,8 @@ def test_effect_and_panel_redraw(lex):
 def test_panel_starts_with_an_edit_that_moves_the_rate_and_refuses_nonsense_forms(lex):
     dev = mk.data.samples().text.tolist() + list(vl.TRY_SENTENCES)
     panel = mk.widgets.lexicon_panel(lex, dev_texts=dev, dev_name="dev")
-    assert panel.error is None and "added 'failed'" in panel.caption and "protected 'failed' inside 'failed to'" in panel.caption
-    assert "1 newly flagged" in panel.caption, panel.caption  # the mayor's failed plan; 'failed to pass' stays protected
+    assert panel.error is None and "added 'even'" in panel.caption and "protected 'even' inside 'even if'" in panel.caption
+    assert "1 newly flagged" in panel.caption, panel.caption  # "Even the mayor's allies ..."; "even if" stays protected
     new, notes = vl.edit_lexicon(lex, "said", "attack_verbs", 0.7, "verb", "")
     forms = next(t.forms for t in new.terms if t.term == "said")
     assert list(forms) == ["said"] and "looks like an inflected form" in notes[0], (forms, notes)

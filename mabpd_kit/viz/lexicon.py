@@ -124,13 +124,13 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -
 # ------------------------------------------------------------------------------------------------
 
 #: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
-#: *failed* protected in *failed to*, and the lesson's *disaster*), the protected-context traps of the lesson,
+#: *even* protected in *even if*, and the lesson's *disaster*), the protected-context traps of the lesson,
 #: and two controls (a loaded sentence, a plain one).
 TRY_SENTENCES: tuple[str, ...] = (
     "Critics called the new housing plan a disaster for renters.",
     "Disaster relief teams reached the flooded valley on Monday.",
-    "The mayor's failed housing plan left hundreds of families waiting.",
-    "The bill failed to pass the Senate on Monday.",
+    "Even the mayor's allies now doubt the housing plan.",
+    "The plan passes even if two members vote against it.",
     "The senator will attack the plan in a speech on Tuesday.",
     "He suffered a heart attack during the hearing.",
     "The radical senator slammed the so-called reform.",
