@@ -113,27 +113,42 @@ def _bars_with_cis(df: pd.DataFrame, *, x: str, order: list[str], y: str, y_titl
     return alt.layer(*layers).properties(title=title, width=width, height=220, description=desc)
 
 
+#: Line style per accuracy kind (accuracy_chart): solid for the majority vote, dashed for one agent.
+ACCURACY_DASHES: dict[str, list[int]] = {"majority vote": [1, 0], "single agent": [6, 4]}
+#: How far each condition's points sit from the round they belong to, so equal values never hide a line.
+_CONDITION_OFFSET: dict[str, float] = {"vanilla": -0.06, "anonymised": 0.06}
+
+
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
     """Majority-vote accuracy (solid) and mean single-agent accuracy (dashed) per round and
-    condition, from :func:`~mabpd_kit.identity.majority_accuracy`."""
+    condition, from :func:`~mabpd_kit.identity.majority_accuracy`. Each condition's points sit a
+    little left (vanilla) or right (anonymised) of their round, with their own point shape, so a
+    line that equals the other condition's stays visible; the legend names colours and line styles."""
     alt = altair()
 
     df = accuracy.melt(
         id_vars=["condition", "round"], value_vars=["majority_accuracy", "agent_accuracy"], var_name="kind", value_name="accuracy"
     )
     df["kind"] = df["kind"].map({"majority_accuracy": "majority vote", "agent_accuracy": "single agent"})
+    df["x"] = df["round"].astype(float) + df["condition"].map(_CONDITION_OFFSET).fillna(0.0)
+    rounds = sorted(int(r) for r in df["round"].unique())
+    kinds = list(ACCURACY_DASHES)
     return (
         alt.Chart(df)
-        .mark_line(point=True)
+        .mark_line(point=True, opacity=0.85)
         .encode(
-            x=alt.X("round:O", title="round (0 = independent)", axis=alt.Axis(labelAngle=0)),
+            x=alt.X("x:Q", title="round (0 = independent)", scale=alt.Scale(domain=[rounds[0] - 0.3, rounds[-1] + 0.3]),
+                    axis=alt.Axis(values=rounds, format="d", labelAngle=0)),
             y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
             color=_condition_color(df["condition"].tolist()),
-            strokeDash=alt.StrokeDash("kind:N", title=None),
+            shape=alt.Shape("condition:N", legend=None),
+            strokeDash=alt.StrokeDash("kind:N", title="line", scale=alt.Scale(domain=kinds, range=[ACCURACY_DASHES[k] for k in kinds])),
+            detail="kind:N",
             tooltip=["condition", "round", "kind", alt.Tooltip("accuracy:Q", format=".3f")],
         )
         .properties(title=title, width=260, height=220,
-                    description=f"{title}: majority-vote (solid) and single-agent (dashed) accuracy per round and condition.")
+                    description=f"{title}: majority-vote (solid) and single-agent (dashed) accuracy per round and condition "
+                                "(vanilla drawn slightly left of each round, anonymised slightly right).")
     )
 
 
