@@ -31,6 +31,14 @@ def test_heatmap_covers_the_grid_and_marks_pairs(cal):
     assert rect["mark"]["type"] == "rect" and rect["encoding"]["color"]["field"] == "mean_rounds"
     mark_rows = [d for d in _datasets(spec) if len(d) == 1][0]
     assert mark_rows[0]["tau_s"] == pytest.approx(-0.6) and mark_rows[0]["tau_v"] == pytest.approx(0.75)
+    # ticks sit on grid values (not on bin edges such as -1.05), and the title says what the colour is
+    grid_s, grid_v = set(cal.grid.tau_s.round(6)), set(cal.grid.tau_v.round(6))
+    enc = rect["encoding"]
+    assert enc["x"]["axis"]["values"] and set(enc["x"]["axis"]["values"]) <= grid_s
+    assert enc["y"]["axis"]["values"] and set(enc["y"]["axis"]["values"]) <= grid_v
+    assert spec["title"].startswith("mean rounds over the threshold grid") and "accuracy" not in spec["title"]
+    assert enc["color"]["title"] == "mean rounds"
+    assert grid_heatmap(cal, "quality").to_dict()["layer"][0]["encoding"]["color"]["title"] == cal.objective.replace("_", " ")
 
 
 def test_tradeoff_places_the_current_pair_at_its_replayed_figures(cal):

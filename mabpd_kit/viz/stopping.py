@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from mabpd_kit.radar.calibrate import CalibrationResult
@@ -60,33 +61,57 @@ def _marks_frame(cal: CalibrationResult, marks: Mapping[str, tuple[float, float]
     return pd.DataFrame(rows, columns=["name", "tau_s", "tau_v", "quality", "mean_rounds"])
 
 
+_VALUE_TITLES = {"mean_rounds": "mean rounds", "stop_round1": "share stopping after the opening",
+                 "censored": "share of replays past the log", "macro_f1": "macro F1"}
+
+
+def _ticks(values: np.ndarray) -> list[float]:
+    """Round tick values on the grid itself (every 0.5 when the grid spans 1 or more, else every 0.25)."""
+    lo, hi = float(values.min()), float(values.max())
+    step = 0.5 if hi - lo >= 1 else 0.25
+    return [round(v, 2) for v in np.arange(np.ceil(lo / step - 1e-9) * step, hi + 1e-9, step)]
+
+
 def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
                  marks: Mapping[str, tuple[float, float]] | None = None, title: str | None = None) -> alt.LayerChart:
     """``value`` (quality, mean_rounds, objective, stop_round1, censored ...) over the tau_s x tau_v grid.
 
+    One rectangle per grid pair, centred on it, so the axes' ticks are threshold values of the grid
+    (-1, -0.5, 0, ...), never bin edges. The title and legend name what the colour is ("accuracy",
+    "mean rounds", ...): "quality" and "objective" are named after the calibration's objective.
     ``marks`` names threshold pairs to circle (e.g. the logged run's and the calibrated pair).
     """
     alt = altair()
 
     df = cal.grid.copy()
+    ts, tv = np.asarray(cal.tau_s_values, dtype=float), np.asarray(cal.tau_v_values, dtype=float)
+    hs = float(np.diff(ts).min()) / 2 if len(ts) > 1 else 0.025
+    hv = float(np.diff(tv).min()) / 2 if len(tv) > 1 else 0.025
+    df["s0"], df["s1"], df["v0"], df["v1"] = df.tau_s - hs, df.tau_s + hs, df.tau_v - hv, df.tau_v + hv
+    name = {"quality": cal.objective.replace("_", " "),
+            "objective": f"{cal.objective.replace('_', ' ')} - {cal.cost_per_round:g} x rounds"}.get(value, _VALUE_TITLES.get(value, value))
     scheme = "viridis" if value in ("quality", "accuracy", "macro_f1", "objective") else "oranges"
+    xs = alt.Scale(domain=[float(ts.min()) - hs, float(ts.max()) + hs], nice=False, zero=False)
+    ys = alt.Scale(domain=[float(tv.min()) - hv, float(tv.max()) + hv], nice=False, zero=False)
     cells = alt.Chart(df).mark_rect().encode(
-        x=alt.X("tau_s:Q", bin=alt.Bin(step=0.05, extent=[-1.025, 1.025]), title="tau_s (stop margin threshold)"),
-        y=alt.Y("tau_v:Q", bin=alt.Bin(step=0.05, extent=[-0.025, 0.975]), title="tau_v (confidence threshold)"),
-        color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), title=value),
-        tooltip=["tau_s", "tau_v", alt.Tooltip(f"{value}:Q", format=".3f"), alt.Tooltip("mean_rounds:Q", format=".2f")],
+        x=alt.X("s0:Q", scale=xs, axis=alt.Axis(values=_ticks(ts), format=".2~f"), title="tau_s (stop margin threshold)"),
+        x2="s1:Q",
+        y=alt.Y("v0:Q", scale=ys, axis=alt.Axis(values=_ticks(tv), format=".2~f"), title="tau_v (confidence threshold)"),
+        y2="v1:Q",
+        color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), title=name),
+        tooltip=["tau_s", "tau_v", alt.Tooltip(f"{value}:Q", format=".3f", title=name), alt.Tooltip("mean_rounds:Q", format=".2f")],
     )
     layers = [cells]
     if marks:
         mf = _marks_frame(cal, marks)
         layers.append(alt.Chart(mf).mark_point(shape="circle", size=160, filled=False, strokeWidth=2.5).encode(
-            x="tau_s:Q", y="tau_v:Q",
+            x=alt.X("tau_s:Q", scale=xs), y=alt.Y("tau_v:Q", scale=ys),
             color=alt.Color("name:N", scale=alt.Scale(range=list(_MARK_COLORS)), title="pair"),
             tooltip=["name", "tau_s", "tau_v"],
         ))
-    t = title or f"{value} over the threshold grid ({cal.n_claims} claims, {cal.objective})"
-    return alt.layer(*layers).properties(title=t, width=420, height=240,
-                                         description=f"{t}: one cell per (tau_s, tau_v) pair, colour = {value}.")
+    t = title or f"{name} over the threshold grid ({cal.n_claims} claims)"
+    return alt.layer(*layers).resolve_scale(color="independent").properties(
+        title=t, width=420, height=240, description=f"{t}: one cell per (tau_s, tau_v) pair, colour = {name}.")
 
 
 def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | None = None,
