@@ -96,12 +96,14 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
     return alt.layer(points, trend, rule).properties(title=head, width=420, height=260)
 
 
-def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -> "alt.Chart":
-    """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy."""
+def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None, floor: float | None = None) -> "alt.Chart":
+    """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy; with
+    ``floor``, only hits whose band is above it (the ones that count for the signal)."""
     import pandas as pd
 
     alt = altair()
-    rows = [{"category": m.category, "taxonomy": m.taxonomy} for t in texts for m in lex.match(t)]
+    rows = [{"category": m.category, "taxonomy": m.taxonomy} for t in texts for m in lex.match(t)
+            if floor is None or m.band > floor]
     df = pd.DataFrame(rows, columns=["category", "taxonomy"])
     df = df.groupby(["category", "taxonomy"], as_index=False).size().rename(columns={"size": "hits"})
     df = df.sort_values("hits", ascending=False)
@@ -110,7 +112,7 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None) -
         .mark_bar()
         .encode(
             y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("hits:Q", axis=alt.Axis(tickMinStep=1, format="d")),
+            x=alt.X("hits:Q", axis=alt.Axis(values=list(range(int(df["hits"].max() if len(df) else 0) + 1)), format="d")),
             color=category_color("taxonomy", categories=list(dict.fromkeys(sorted(df["taxonomy"]))),
                                  title="taxonomy type"),
             tooltip=["category", "taxonomy", "hits"],
@@ -251,8 +253,11 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
     from mabpd_kit.viz import alt_text, chart_svg, figure_html, span_html
 
     new, notes = edit_lexicon(lex, term, category, band, pos, protect)
-    spans = "".join(span_html(s, [new.to_span(m) for m in new.match(s)]) for s in sentences)
-    hits = match_chart(new, list(sentences), title=f"Lexicon hits per category in the {len(sentences)} sentences")
+    counts = (lambda m: True) if floor is None else (lambda m: m.band > floor)   # the hits above the floor count
+    spans = "".join(span_html(s, [new.to_span(m) for m in new.match(s) if counts(m)]) for s in sentences)
+    above = "" if floor is None else f" above {floor:.2f}"
+    hits = match_chart(new, list(sentences), floor=floor,
+                       title=f"Lexicon hits{above} per category in the {len(sentences)} sentences")
     taxonomy = new.categories[category].taxonomy if category in new.categories else None
     cov = coverage_chart(new, title=f"Terms per category of the type '{taxonomy}'")
     if taxonomy is not None:
