@@ -170,7 +170,8 @@ def inflections(term: str, pos: str = "fixed") -> list[str]:
 
     - ``verb``: the *first* word is conjugated (``ram through`` -> ``rammed through``);
     - ``noun``: the *last* word takes its plural (``union thug`` -> ``union thugs``);
-    - ``adj``: a one-word adjective also gets its ``-ly`` adverb (``outrageous`` -> ``outrageously``);
+    - ``adj``: a one-word adjective also gets its ``-ly`` adverb (``outrageous`` -> ``outrageously``); one in
+      ``-ist`` is also a noun of persons and gets its plural instead (``leftist`` -> ``leftists``);
     - ``fixed``: no change (set phrases such as ``so-called``).
 
     >>> inflections("slam", "verb")
@@ -179,6 +180,8 @@ def inflections(term: str, pos: str = "fixed") -> list[str]:
     ['thug', 'thugs']
     >>> inflections("horrific", "adj")
     ['horrific', 'horrifically']
+    >>> inflections("leftist", "adj")
+    ['leftist', 'leftists']
     """
     base = " ".join(term.lower().split())
     words = base.split(" ")
@@ -189,6 +192,8 @@ def inflections(term: str, pos: str = "fixed") -> list[str]:
                 forms.add(" ".join([f, *words[1:]]))
         elif p == "noun":
             forms.add(" ".join([*words[:-1], _plural(words[-1])]))
+        elif p == "adj" and len(words) == 1 and words[0].endswith("ist"):
+            forms.add(words[0] + "s")  # an -ist adjective is also a noun of persons (leftist -> leftists), no -ly
         elif p == "adj" and len(words) == 1:
             adv = _adverb(words[0])
             if adv:
