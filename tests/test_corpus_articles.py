@@ -58,11 +58,18 @@ def test_the_decision_rule_and_rededicing_a_stored_run(tmp_path):
     assert decide(11, 10.5) and not decide(10, 10.5) and decide(0.3, 0.3)
     df = pd.DataFrame({"text": [ARTICLE, "Rain is expected on Tuesday in the north of the county."]})
     res = analyze(read(df), tmp_path / "r.jsonl", workers=1)
-    assert res.stat == "n_biased" and res.threshold == 10.5
-    assert res.to_frame()["pred"].tolist() == [0, 0]  # two biased sentences: under the default 11
-    low = res.with_threshold(2)
-    assert low.to_frame()["pred"].tolist() == [1, 0]
-    by_share = load(tmp_path / "r.jsonl", settings=CorpusConfig(article_stat="share_biased", article_threshold=0.4))
+    assert res.stat == "p_biased" and res.threshold == 0.5  # the default: the calibrated article score
+    frame = res.to_frame()
+    p = frame["p_biased"].tolist()
+    assert all(0 < v < 1 for v in p) and p[0] > p[1]  # the loaded article scores above the weather report
+    assert frame["pred"].tolist() == [int(v >= 0.5) for v in p]
+    assert res.with_threshold(p[0]).to_frame()["pred"].tolist() == [1, 0]
+    count = load(tmp_path / "r.jsonl", settings=CorpusConfig(article_decision="count"))  # the legacy count rule
+    assert count.stat == "n_biased" and count.threshold == 10.5
+    assert count.to_frame()["pred"].tolist() == [0, 0]  # two biased sentences: under the default 11
+    assert count.with_threshold(2).to_frame()["pred"].tolist() == [1, 0]
+    by_share = load(tmp_path / "r.jsonl", settings=CorpusConfig(article_decision="count", article_stat="share_biased",
+                                                                 article_threshold=0.4))
     assert by_share.to_frame()["pred"].tolist() == [1, 0]
 
 

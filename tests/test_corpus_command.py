@@ -23,7 +23,7 @@ def test_analyze_a_csv_then_resume_export_and_report(tmp_path, capsys):
     pd.DataFrame({"body": ["Critics slammed the disastrous plan.", "The vote is next week.", ""],
                   "url": ["u1", "u2", "u3"], "outlet": ["a", "b", "b"]}).to_csv(src, index=False)
     assert is_corpus(str(src)) and is_corpus(str(tmp_path)) and not is_corpus(str(tmp_path / "notes.txt"))
-    argv = [str(src), "--text-col", "body", "--id-col", "url", "--workers", "1", "--threshold", "1",
+    argv = [str(src), "--text-col", "body", "--id-col", "url", "--workers", "1", "--threshold", "0.25",
             "--export", str(tmp_path / "sent.csv"), "--level", "sentence", "--report", str(tmp_path / "r.html"),
             "--by", "outlet", "--quiet"]
     assert run(_parse(add_arguments, argv)) == 0
@@ -32,7 +32,9 @@ def test_analyze_a_csv_then_resume_export_and_report(tmp_path, capsys):
     assert (tmp_path / "news.csv.mabpd.jsonl").exists()  # the default results file, next to the corpus
     sent = pd.read_csv(tmp_path / "sent.csv")
     assert sent["label"].tolist() == ["biased", "neutral"] and set(sent["outlet"]) == {"a", "b"}
-    assert "n_biased &ge; 1</code>" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "2 decided articles judged biased (the calibrated article score p_biased >= 0.25" in err
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "p_biased &ge; 0.25</code>" in page and "<th>p_biased</th>" in page and "Why: p_biased" in page
     assert run(_parse(add_arguments, argv)) == 0
     assert "0 articles analysed now, 3 from the results file" in capsys.readouterr().err  # resumed
 

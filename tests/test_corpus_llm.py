@@ -41,7 +41,7 @@ def test_llm_corpus_run_uses_the_limit_the_cache_and_resumes(fake_server, tmp_pa
                                 "Rain is expected on Tuesday. The vote is next week.", ""],
                        "outlet": ["a", "b", "c"]})
     out = tmp_path / "run.jsonl"
-    st = CorpusConfig(article_threshold=1)
+    st = CorpusConfig(article_decision="count", article_threshold=1)
     res = analyze(read(df), out, config=cfg, llm=llm, settings=st)
     assert [a.n_biased for a in res] == [1, 0, 0] and res.to_frame()["pred"].tolist()[:2] == [1, 0]
     assert res["2"].failed and res["2"].error == "empty text"

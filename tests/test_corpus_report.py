@@ -26,7 +26,7 @@ def report_path(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     rows = [{"text": BIASED if k % 3 == 0 else NEUTRAL, "outlet": ["alpha.com", "beta.org", "gamma.net"][k % 3],
              "published_at": f"2017-{1 + k % 4:02d}-15"} for k in range(24)] + [{"text": "", "outlet": "beta.org"}]
-    st = CorpusConfig(article_threshold=2, min_group=5, bootstrap_resamples=200)
+    st = CorpusConfig(article_decision="count", article_threshold=2, min_group=5, bootstrap_resamples=200)
     res = analyze(read(pd.DataFrame(rows)), tmp / "run.jsonl", workers=1, settings=st)
     return report(res, tmp / "report.html", by="outlet", date="published_at", settings=st)
 
@@ -113,7 +113,8 @@ def test_a_large_run_is_reported_from_aggregates_with_a_bounded_table_and_drill_
     orig = ArticleResult.model_validate_json
     monkeypatch.setattr(ArticleResult, "model_validate_json",
                         classmethod(lambda cls, data, **kw: (full.append(1), orig(data, **kw))[1]))
-    st = CorpusConfig(article_threshold=6, report_max_rows=40, report_articles=10, bootstrap_resamples=100)
+    st = CorpusConfig(article_decision="count", article_threshold=6, report_max_rows=40, report_articles=10,
+                      bootstrap_resamples=100)
     res = load(path, settings=st)
     assert len(res) == 300 and not full  # counting reads no full record
     out = report(res, tmp_path / "r.html", by="outlet", settings=st)

@@ -110,5 +110,6 @@ def test_a_changed_text_or_setting_is_computed_again(tmp_path):
     assert (res.resumed, res.computed) == (3, 1) and res["2"].text == "A new text, entirely rewritten here."
     res = analyze(read(df), out, workers=1, settings=CorpusConfig(min_sentence_words=5))
     assert (res.resumed, res.computed) == (0, 4)  # another sentence setting: another fingerprint
-    res = analyze(read(df), out, workers=1, settings=CorpusConfig(min_sentence_words=5, article_threshold=1))
+    res = analyze(read(df), out, workers=1, settings=CorpusConfig(min_sentence_words=5, article_decision="count",
+                                                                  article_threshold=1))
     assert (res.resumed, res.computed) == (4, 0) and res.threshold == 1  # the threshold only re-decides

@@ -9,11 +9,14 @@ intervals and effect sizes, and write one offline HTML report.
 >>> mk.corpus.aggregate(df, by="outlet")               # share of biased articles per outlet, 95% CIs
 >>> mk.corpus.compare(df, by="outlet")                 # Cohen's h and Cliff's delta, outlet to outlet
 >>> mk.corpus.report(res, "report.html", by="outlet")  # one self-contained offline HTML file
->>> mk.corpus.adapt(res, gold="label")                 # adapt the article threshold on your labelled sample
+>>> mk.corpus.score_coefficients()                     # the calibrated article score's coefficients, with CIs
+>>> mk.corpus.adapt_score(res, gold="label")           # refit the score on your labelled sample (nested CV)
+>>> mk.corpus.adapt(res, gold="label")                 # or the legacy count rule's threshold
 
 Modules: ``settings`` (:class:`CorpusConfig`), ``inputs`` (read), ``articles`` (article mode and
 the decision rule), ``store`` (results file, load, export), ``parallel`` (the runner), ``groups`` (aggregate),
-``threshold`` (adapt), ``reporting`` (report). Importing this package loads none of them.
+``threshold`` (adapt), ``score`` and ``scorefit`` (the calibrated article score and its fit),
+``reporting`` (report). Importing this package loads none of them.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ _FACE = {
     "adapt": ("mabpd_kit.corpus.threshold", "adapt"),
     "Adaptation": ("mabpd_kit.corpus.threshold", "Adaptation"),
     "compare_rules": ("mabpd_kit.corpus.threshold", "compare_rules"),
+    "adapt_score": ("mabpd_kit.corpus.scorefit", "adapt_score"),
+    "ScoreFit": ("mabpd_kit.corpus.scorefit", "ScoreFit"),
+    "score_coefficients": ("mabpd_kit.corpus.score", "coefficients"),
+    "explain": ("mabpd_kit.corpus.score", "explain"),
     "report": ("mabpd_kit.corpus.reporting", "report"),
     "report_html": ("mabpd_kit.corpus.reporting", "report_html"),
 }

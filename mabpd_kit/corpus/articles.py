@@ -15,14 +15,17 @@ Article evidence (:class:`ArticleResult`):
   ``raw_end`` into the text as given), its label, score and route, and for each biased sentence its
   spans and decision trace (``Decision.explanation()``).
 
-**Decision rule** (explicit, one threshold): an article is biased iff
-``<settings.article_stat> >= settings.article_threshold``; by default ``n_biased >= 10.5``, i.e.
-11 or more biased sentences. The threshold is the one number adapted on labelled articles
-(HyperPartisan train, :func:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
-A count grows with length: on a corpus of short pieces, adapt the threshold (or use
-``article_stat="share_biased"``) on a labelled sample of your own.
-Records store the evidence, not the decision, so a different threshold re-decides a stored run
-without analysing anything again (:func:`decide`).
+**Decision rule** (explicit, one threshold on one statistic, ``settings.rule``): by default
+(``article_decision="score"``) an article is biased iff its calibrated probability ``p_biased``
+(:mod:`mabpd_kit.corpus.score`: a logistic regression on the density of biased sentences, spans
+per 100 words, the strongest sentence scores, the category mix and log length, fitted on
+HyperPartisan train by nested cross-validation) is at or above ``settings.score_threshold`` (0.5).
+The legacy count rule (``article_decision="count"``) is ``<settings.article_stat> >=
+settings.article_threshold``, by default 11 or more biased sentences; a count grows with length.
+Refit the score on a labelled sample of your own with :func:`mabpd_kit.corpus.adapt_score` (or
+the count threshold with :func:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
+Records store the evidence, not the decision, so another threshold or other coefficients
+re-decide a stored run without analysing anything again (:func:`decide`).
 
 The paper's **direct mode** (the whole article through the pipeline, cut to
 ``config.text.article_words`` words) stays available as ``mode="direct"`` for comparison. There
@@ -54,6 +57,7 @@ from mabpd_kit.corpus.inputs import Doc
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 
 if TYPE_CHECKING:
+    from mabpd_kit.config import ArticleScoreConfig
     from mabpd_kit.mabpd import Decision, Pipeline
 
 __all__ = ["ArticleResult", "SentenceResult", "SpanResult", "aanalyze_doc", "analyze_doc", "article_language", "article_pred", "decide",
@@ -125,15 +129,33 @@ class ArticleResult(BaseModel):
         answer cache makes the sentences already decided free."""
         return not self.failed and self.n_failed_sentences > 0
 
-    def stat(self, name: str = "n_biased") -> float | None:
+    @property
+    def p_biased(self) -> float | None:
+        """The calibrated probability that the article is biased, by the shipped score
+        (:func:`mabpd_kit.corpus.score.probability`); None when it failed or was decided whole."""
+        from mabpd_kit.corpus.score import probability
+
+        return probability(self)
+
+    def stat(self, name: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> float | None:
+        """An article statistic; ``p_biased`` by the score ``score`` (default: the shipped one)."""
+        if name == "p_biased":
+            from mabpd_kit.corpus.score import probability
+
+            return probability(self, score)
         return getattr(self, name)
 
-    def pred(self, threshold: float, stat: str = "n_biased") -> int | None:
+    def pred(self, threshold: float, stat: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> int | None:
         """The article's decision (:func:`article_pred`): 1 biased, 0 neutral, None failed."""
-        return article_pred(self.stat(stat), threshold, mode=self.mode, failed=self.failed, n_biased=self.n_biased)
+        return article_pred(self.stat(stat, score), threshold, mode=self.mode, failed=self.failed,
+                            n_biased=self.n_biased)
 
-    def row(self, threshold: float, stat: str = "n_biased") -> dict[str, Any]:
-        """The flat article row (metadata columns first)."""
+    def row(self, threshold: float, stat: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> dict[str, Any]:
+        """The flat article row (metadata columns first); ``p_biased`` is always there, ``pred`` is the
+        rule ``stat >= threshold``."""
+        p = self.stat("p_biased", score)
+        pred = article_pred(p if stat == "p_biased" else self.stat(stat), threshold, mode=self.mode,
+                            failed=self.failed, n_biased=self.n_biased)
         return {"id": self.id, **self.meta, "mode": self.mode, "n_words": self.n_words,
                 "n_sentences": self.n_sentences, "n_failed_sentences": self.n_failed_sentences,
                 "share_analysed": self.share_analysed, "n_biased": self.n_biased, "share_biased": self.share_biased,
@@ -141,7 +163,7 @@ class ArticleResult(BaseModel):
                 "spans_per_100w": self.spans_per_100w, "top_category": max(self.categories, key=self.categories.get)
                 if self.categories else None,
                 "top_spans": "; ".join(s.text for s in self.top_spans),
-                "pred": self.pred(threshold, stat), "language": self.language,
+                "p_biased": p, "pred": pred, "language": self.language,
                 "failed": self.failed, "error": self.error, "flags": ",".join(self.flags)}
 
 

@@ -68,7 +68,9 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
                             "'mabpd-kit[scale]'; a LocalCluster of --workers, or --scheduler ADDRESS)")
     group.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
                                                               "(needs --engine dask)")
-    group.add_argument("--threshold", type=float, help="article threshold (default: config.corpus.article_threshold)")
+    group.add_argument("--threshold", type=float, help="the article decision's threshold: on the probability p_biased "
+                       "(default config.corpus.score_threshold, 0.5), or with corpus.article_decision 'count' on "
+                       "the count (config.corpus.article_threshold)")
     group.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
     group.add_argument("--level", choices=("article", "sentence", "span"), help="rows of --export (default: article)")
     group.add_argument("--report", help="also write the offline HTML report here")
@@ -84,7 +86,8 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", default="report.html", help="the HTML file to write")
     parser.add_argument("--by", help="group column (outlet, topic...)")
     parser.add_argument("--date", help="date column for the trend")
-    parser.add_argument("--threshold", type=float, help="article threshold (default: the shipped value)")
+    parser.add_argument("--threshold", type=float, help="the article decision's threshold (default: the shipped "
+                        "value; on p_biased unless corpus.article_decision is 'count')")
     parser.add_argument("--title", default="Corpus analysis")
 
 
@@ -93,7 +96,8 @@ def _settings(args: argparse.Namespace, cfg: object) -> object:
 
     st = resolve(None, cfg)
     changes = {k: v for k, v in (("mode", getattr(args, "mode", None)), ("workers", getattr(args, "workers", None)),
-                                 ("article_threshold", args.threshold)) if v is not None}
+                                 ("score_threshold" if st.article_decision == "score" else "article_threshold",
+                                  args.threshold)) if v is not None}
     return st.model_copy(update=changes) if changes else st
 
 
@@ -192,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"mabpd analyze: {counts['computed']} articles analysed now, {counts['resumed']} from the results file: "
           f"{done} articles ({counts['sentences']} sentences analysed), {counts['failed']} failed (reasons in the "
           f"file) -> {out}", file=sys.stderr)
+    print(f"mabpd analyze: {_decided(out, st)}", file=sys.stderr)
     if args.export:
         level = args.level or "article"
         n = export(out, args.export, level=level, settings=st)
@@ -204,6 +209,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"mabpd analyze: {note}", file=sys.stderr)
         print(f"wrote {args.report}", file=sys.stderr)
     return 1 if done and counts["failed"] == done else 0
+
+
+def _decided(out: Path, st: Any) -> str:
+    """'K of N articles judged biased (the rule)', read from the results file in one streaming pass."""
+    from mabpd_kit.corpus.summary import summarize
+
+    stat, thr = st.rule
+    df = summarize(out, threshold=thr, stat=stat, score=st.score).frame
+    ok = df[~df["failed"]]
+    what = ("the calibrated article score p_biased" if stat == "p_biased" else f"the count rule {stat}") + f" >= {thr:g}"
+    mean = f"; mean p_biased {ok['p_biased'].astype(float).mean():.2f}" if len(ok) and ok["p_biased"].notna().any() else ""
+    return f"{int(ok['pred'].sum()) if len(ok) else 0} of {len(ok)} decided articles judged biased ({what}{mean})"
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -10,8 +10,10 @@ drill-down. The file makes no network request.
 - **Articles**: a table of the articles (sortable by any column, filtered by text, group and
   decision): every article up to ``settings.report_max_rows``, else that many, the most biased
   first, with how many more are not shown (every row: :func:`~mabpd_kit.corpus.export`).
-- **Drill-down**: click a row: the article with its evidence spans highlighted, and the decision
-  trace of each flagged sentence (``settings.report_articles`` articles, the most biased first,
+- **Drill-down**: click a row: why the article got its decision (its probability, each feature's
+  contribution to the log-odds, the sentences and spans that moved its score most, read from the
+  record by :func:`mabpd_kit.corpus.score.explain`), the article with its evidence spans
+  highlighted, and the decision trace of each flagged sentence (``settings.report_articles`` articles, the most biased first,
   have one, within ``settings.report_max_bytes``; the others show their row only).
 
 Built from aggregates: a results file is read in one streaming pass into one small row per article
@@ -34,7 +36,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     from mabpd_kit.corpus.store import CorpusResults
 
-__all__ = ["report", "report_html"]
+__all__ = ["report", "report_html", "why_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1a1a1a;max-width:1200px}
@@ -47,6 +49,7 @@ table{border-collapse:collapse;font-size:13px;width:100%}th,td{border-bottom:1px
 th{cursor:pointer;background:#f6f6f6;position:sticky;top:0}tr.row:hover{background:#fff6e5;cursor:pointer}
 tr.sel{background:#ffe8c2}td.biased{color:#b03a2e;font-weight:bold}
 #detail{margin-top:16px;border-top:2px solid #e45756;padding-top:8px}
+.why table.contrib{width:auto}.why{margin-bottom:8px}
 details.trace{margin:4px 0;font-size:13px}details.trace pre{white-space:pre-wrap;background:#f8f8f8;padding:6px}
 """
 
@@ -74,9 +77,15 @@ if(location.hash.startsWith('#article='))open(decodeURIComponent(location.hash.s
 """
 
 
-def _origin(stat: str, threshold: float) -> str:
+def _origin(stat: str, threshold: float, score: Any = None) -> str:
     """Where the rule's threshold comes from, in words."""
     default = CorpusConfig()
+    if stat == "p_biased":
+        fitted = "the shipped coefficients" if score in (None, default.score) else "coefficients fitted for this run"
+        return (f"{fitted}: a calibrated probability from a logistic regression on the density of biased sentences, "
+                "spans per 100 words, the strongest sentence scores, the category mix and log length, fitted on "
+                "HyperPartisan train by nested cross-validation; refit it on a labelled sample of your corpus "
+                "with mk.corpus.adapt_score")
     if stat == default.article_stat and threshold == default.article_threshold:
         return ("the shipped default: the threshold was adapted on HyperPartisan train with 5-fold cross-validation; "
                 "a count grows with article length, so adapt it on a labelled sample of your corpus")
@@ -120,7 +129,7 @@ def _source(results: Any) -> Any:
 
 
 #: columns of the summary frame (a metadata column of the same name is not read)
-_FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sentences", "share_biased",
+_FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sentences", "share_biased", "p_biased",
                     "spans_per_100w", "n_spans", "top_category", "categories", "offset", "decision", "top_spans"})
 
 
@@ -136,10 +145,11 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
     st = resolve(settings)
     e = html.escape
     is_file = isinstance(results, (str, Path))
-    thr = threshold if threshold is not None else st.article_threshold if is_file else results.threshold
-    stat = st.article_stat if is_file else results.stat
+    thr = threshold if threshold is not None else st.rule[1] if is_file else results.threshold
+    stat = st.rule[0] if is_file else results.stat
+    score = st.score if is_file else getattr(results, "score", None) or st.score
     cols = [c for c in dict.fromkeys((by, date)) if c and c not in _FIXED]
-    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat)
+    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat, score=score)
     df = summary.frame
     by = by if by in cols else None
     date = date if date in cols else None
@@ -149,7 +159,7 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
            f"<style>{_CSS}</style></head><body data-drill='{st.report_articles}'><h1>{e(title)}</h1>",
            f"<p>{len(df)} articles, {len(df) - len(ok)} failed{_reasons(df)}, {n_bias} of {len(ok)} "
            f"judged biased. <b>Rule:</b> an article is biased iff <code>{e(stat)} &ge; {thr:g}</code> "
-           f"({e(_origin(stat, thr))}; the sentence decisions are zero-shot).</p>"]
+           f"({e(_origin(stat, thr, score))}; the sentence decisions are zero-shot).</p>"]
     out.append("<h2>Overview</h2><div class='charts'>")
     if by and len(ok) and ok[by].notna().any():
         agg = groups.aggregate(ok, by, settings=st)
@@ -171,14 +181,15 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
         if len(tr):
             out.append(_figure(_svg(vc.trend_chart(tr)), "the share of biased articles per month; the band is the "
                                "95% interval, hollow points are months with few articles."))
-    counts = ok.groupby("value").size().reset_index(name="articles").rename(columns={"value": stat})
+    binned = ok.assign(value=(ok["value"].astype(float) * 20).round() / 20) if stat == "p_biased" else ok
+    counts = binned.groupby("value").size().reset_index(name="articles").rename(columns={"value": stat})
     out.append(_figure(_svg(vc.threshold_chart(counts, stat, thr, gold=None)),
                        f"how many articles have each value of {stat}; right of the dashed line they are judged biased."))
     out.append("</div>")
     out += _table(summary, _shown(df, st.report_max_rows), by, date)
     out.append("<div id='detail' class='note'>Click an article to see its highlighted evidence and the trace of each "
                "flagged sentence.</div>")
-    out += _drill(summary, ok, st, thr, stat)
+    out += _drill(summary, ok, st, thr, stat, score)
     out.append(f"<script>{_JS}</script></body></html>")
     return "".join(out)
 
@@ -204,7 +215,7 @@ def _shown(df: Any, cap: int) -> Any:
     return df if len(df) <= cap else _by_value(df[~df["failed"]]).head(cap)
 
 
-def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str) -> list[str]:
+def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str, score: Any = None) -> list[str]:
     """The drill-downs of the most biased articles, read again by offset, within the size budget."""
     from mabpd_kit.viz import corpus as vc
 
@@ -212,8 +223,9 @@ def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str) -> li
     out: list[str] = []
     size = 0
     for a in summary.articles(top["offset"].tolist()):
-        block = (f"<template id='art-{html.escape(a.id, quote=True)}'>"
-                 f"{vc.article_html(a, threshold=thr, stat=stat)}</template>")
+        why = why_html(a, score, thr) if stat == "p_biased" else ""
+        shown = vc.article_html(a, threshold=None) if stat == "p_biased" else vc.article_html(a, threshold=thr, stat=stat)
+        block = f"<template id='art-{html.escape(a.id, quote=True)}'>{why}{shown}</template>"
         size += len(block.encode("utf-8"))
         if size > st.report_max_bytes and out:
             break
@@ -224,9 +236,44 @@ def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str) -> li
     return out
 
 
+def why_html(a: Any, score: Any = None, threshold: float = 0.5) -> str:
+    """Why an article got its probability (:func:`mabpd_kit.corpus.score.explain`, from the record):
+    the probability against the threshold, each feature's contribution to the log-odds, and the
+    sentences and spans that moved the score most. Every value from the record is escaped."""
+    from mabpd_kit.corpus.score import explain
+
+    e = html.escape
+    w = explain(a, score)
+    if w is None:
+        return ""
+    verdict = "biased" if w["p"] >= threshold else "not biased"
+    out = [f"<div class='why'><h4>Why: p_biased = {w['p']:.2f} ({verdict} at the threshold {threshold:g})</h4>",
+           f"<p class='note'>log-odds {w['logit']:+.2f} = intercept {w['intercept']:+.2f} + the contributions "
+           "(coefficient x the feature's standardised value, against the average training article):</p>",
+           "<table class='contrib'><thead><tr><th>feature</th><th>value</th><th>coefficient</th>"
+           "<th>contribution</th></tr></thead><tbody>"]
+    for c in sorted(w["contributions"], key=lambda c: -abs(c["contribution"])):
+        out.append(f"<tr><td>{e(str(c['feature']))}</td><td>{c['value']:.3g}</td><td>{c['coef']:+.2f}</td>"
+                   f"<td>{c['contribution']:+.2f}</td></tr>")
+    out.append("</tbody></table>")
+    if w["sentences"]:
+        out.append("<p class='note'>Sentences that moved the score most (log-odds with the sentence minus without "
+                   "it, flagged as neutral):</p><ol class='movers'>")
+        out += [f"<li>{s['delta']:+.2f}: sentence {int(s['k']) + 1} (score {float(s['score'] or 0):.2f}) "
+                f"&ldquo;{e(str(s['sentence'])[:200])}&rdquo;</li>" for s in w["sentences"]]
+        out.append("</ol>")
+    if w["spans"]:
+        out.append("<p class='note'>Evidence spans that moved it most:</p><ol class='movers'>")
+        out += [f"<li>{s['delta']:+.2f}: &ldquo;{e(str(s['span']))}&rdquo; ({e(str(s['category']))}, "
+                f"{e(str(s['agent']))})</li>" for s in w["spans"]]
+        out.append("</ol>")
+    out.append("</div>")
+    return "".join(out)
+
+
 def _table(summary: Any, shown: Any, by: str | None, date: str | None) -> list[str]:
     cols = [("id", "{}"), *([(by, "{}")] if by else []), *([(date, "{}")] if date else []),
-            ("decision", "{}"), ("n_biased", "{:d}"), ("n_sentences", "{:d}"), ("share_biased", "{:.2f}"),
+            ("decision", "{}"), ("p_biased", "{:.2f}"), ("n_biased", "{:d}"), ("n_sentences", "{:d}"), ("share_biased", "{:.2f}"),
             ("spans_per_100w", "{:.1f}"), ("top_category", "{}"), ("top_spans", "{}")]
     e = html.escape
     groups_ = sorted({str(v) for v in shown[by].dropna()}) if by else []

@@ -5,6 +5,8 @@ Features (:data:`FEATURES`, read from an :class:`~mabpd_kit.corpus.articles.Arti
 recomputed from the text):
 
 - ``share_biased``: biased sentences / analysed sentences (a density, length-free);
+- ``log_biased``: ln(1 + biased sentences): the count on a log scale, so that beside ``log_words``
+  its coefficient is what the count says beyond length (the count rule's signal, weighed against it);
 - ``spans_per_100w``: evidence spans per 100 words;
 - ``top_score``: the mean of the ``top_k`` strongest sentence scores (a missing score counts 0);
 - ``mix_<category>``: the share of the article's evidence spans of each SPEC 1.2 meta-category
@@ -25,7 +27,7 @@ the sentence (or span) and without it, the rest of the record unchanged.
 >>> from mabpd_kit.corpus.score import feature_vector
 >>> feature_vector(n_sentences=4, n_biased=1, scores=[0.8, None, 0.0, 0.1], categories={"biased language": 2},
 ...                n_spans=2, n_words=99, top_k=3).round(3).tolist()
-[0.25, 2.02, 0.3, 1.0, 0.0, 0.0, 0.0, 4.605]
+[0.25, 0.693, 2.02, 0.3, 1.0, 0.0, 0.0, 0.0, 4.605]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ __all__ = ["CATEGORIES", "FEATURES", "coefficients", "explain", "feature_frame",
 
 #: the SPEC 1.2 meta-categories of evidence spans, in the order of the mix_* features
 CATEGORIES = ("biased language", "framing bias", "unsupported claims", "selective presentation")
-FEATURES = ("share_biased", "spans_per_100w", "top_score", *(f"mix_{c.replace(' ', '_')}" for c in CATEGORIES),
+FEATURES = ("share_biased", "log_biased", "spans_per_100w", "top_score", *(f"mix_{c.replace(' ', '_')}" for c in CATEGORIES),
             "log_words")
 
 
@@ -62,7 +64,7 @@ def feature_vector(*, n_sentences: int, n_biased: int, scores: Iterable[float | 
     """The :data:`FEATURES` of one article from its counts (see the module docstring)."""
     top = sorted((float(s or 0.0) for s in scores), reverse=True)[:top_k]
     mix = [categories.get(c, 0) / n_spans if n_spans else 0.0 for c in CATEGORIES]
-    return np.array([n_biased / n_sentences if n_sentences else 0.0, 100.0 * n_spans / max(n_words, 1),
+    return np.array([n_biased / n_sentences if n_sentences else 0.0, math.log1p(n_biased), 100.0 * n_spans / max(n_words, 1),
                      sum(top) / len(top) if top else 0.0, *mix, math.log1p(n_words)])
 
 
@@ -177,27 +179,20 @@ def _evidence(a: Any) -> dict[tuple[int, int], Any]:
     return ev
 
 
-def _without(a: Any, p: ArticleScoreConfig, *, sentence: int | None = None,
-             span: tuple[int, int] | None = None) -> float:
+def _without(a: Any, p: ArticleScoreConfig, ev: dict[tuple[int, int], Any], scores: list[tuple[int, float | None]], *,
+             sentence: Any = None, span: tuple[int, int] | None = None) -> float:
     """The article's log-odds with one biased sentence made neutral (its score 0, its spans gone) or
-    one evidence span gone, the rest of the record as it is."""
-    ev = _evidence(a)
-    done = _analysed(a)
-    n_biased = a.n_biased
-    scores = [s.score for s in done]
-    if sentence is not None:
-        s = next(x for x in done if x.k == sentence)
-        n_biased -= s.label == "biased"
-        scores = [0.0 if x.k == sentence else x.score for x in done]
-        for sp in s.spans:
-            ev.pop((sp.start, sp.end), None)
-    if span is not None:
-        ev.pop(span, None)
+    one evidence span gone, the rest of the record as it is (``ev``: :func:`_evidence`; ``scores``:
+    the analysed sentences' scores)."""
+    gone = {(sp.start, sp.end) for sp in sentence.spans} & ev.keys() if sentence is not None else {span}
     cats: dict[str, int] = {}
-    for sp in ev.values():
-        cats[sp.category] = cats.get(sp.category, 0) + 1
-    x = feature_vector(n_sentences=a.n_sentences, n_biased=n_biased, scores=scores, categories=cats,
-                       n_spans=len(ev), n_words=a.n_words, top_k=p.top_k)
+    for key, sp in ev.items():
+        if key not in gone:
+            cats[sp.category] = cats.get(sp.category, 0) + 1
+    k = sentence.k if sentence is not None else None
+    kept = [0.0 if i == k else v for i, v in scores]
+    x = feature_vector(n_sentences=a.n_sentences, n_biased=a.n_biased - (sentence is not None), scores=kept,
+                       categories=cats, n_spans=len(ev) - len(gone & ev.keys()), n_words=a.n_words, top_k=p.top_k)
     return float(logit(x, p))
 
 
@@ -215,11 +210,12 @@ def explain(a: Any, params: ArticleScoreConfig | None = None, *, top: int = 5) -
     full = float(logit(x, p))
     contrib = [{"feature": f, "value": float(v), "z": float(zz), "coef": c, "contribution": float(c * zz)}
                for f, v, zz, c in zip(p.features, x, z, p.coef)]
+    ev = _evidence(a)
+    scores = [(s.k, s.score) for s in _analysed(a)]
     sents = [{"k": s.k, "sentence": a.text[s.start:s.end], "score": s.score,
-              "delta": full - _without(a, p, sentence=s.k)} for s in a.sentences if s.label == "biased"]
-    spans = [{"k": next((s.k for s in a.sentences if s.start <= key[0] < max(s.end, key[0] + 1)), None),
-              "span": sp.text, "category": sp.category, "agent": sp.agent, "delta": full - _without(a, p, span=key)}
-             for key, sp in _evidence(a).items()]
+              "delta": full - _without(a, p, ev, scores, sentence=s)} for s in a.sentences if s.label == "biased"]
+    spans = [{"span": sp.text, "category": sp.category, "agent": sp.agent,
+              "delta": full - _without(a, p, ev, scores, span=key)} for key, sp in ev.items()]
     by = lambda r: -r["delta"]  # noqa: E731
     return {"p": float(_sigmoid(full)), "logit": full, "intercept": p.intercept, "contributions": contrib,
             "sentences": sorted(sents, key=by)[:top], "spans": sorted(spans, key=by)[:top]}

@@ -69,10 +69,10 @@ def _span_rows(a: ArticleResult) -> list[dict[str, Any]]:
              "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
 
 
-def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased") -> list[dict[str, Any]]:
-    """The rows of one article at ``level``."""
+def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased", score: Any = None) -> list[dict[str, Any]]:
+    """The rows of one article at ``level`` (``score``: the article score's parameters, default the shipped ones)."""
     if level == "article":
-        return [a.row(threshold, stat)]
+        return [a.row(threshold, stat, score)]
     if level == "sentence":
         return _sentence_rows(a)
     if level == "span":
@@ -91,9 +91,10 @@ class CorpusResults(Results[ArticleResult]):
     record_type = ArticleResult
 
     def __init__(self, articles: list[ArticleResult] | None, *, threshold: float, stat: str = "n_biased",
-                 path: str | None = None, resumed: int = 0, computed: int = 0, wall_s: float = 0.0) -> None:
+                 path: str | None = None, resumed: int = 0, computed: int = 0, wall_s: float = 0.0,
+                 score: Any = None) -> None:
         super().__init__(articles, checkpoint=path, resumed=resumed, wall_s=wall_s, computed=computed)
-        self.threshold, self.stat, self.path = threshold, stat, path
+        self.threshold, self.stat, self.path, self.score = threshold, stat, path, score
 
     @property
     def articles(self) -> list[ArticleResult]:
@@ -140,12 +141,19 @@ class CorpusResults(Results[ArticleResult]):
     def with_threshold(self, threshold: float) -> "CorpusResults":
         """The same articles decided at another threshold (nothing is analysed again)."""
         return CorpusResults(self._records, threshold=threshold, stat=self.stat, path=self.path,
-                             resumed=self.resumed, computed=self.computed or 0, wall_s=self.wall_s)
+                             resumed=self.resumed, computed=self.computed or 0, wall_s=self.wall_s, score=self.score)
+
+    def with_score(self, params: Any, threshold: float | None = None) -> "CorpusResults":
+        """The same articles decided by the article score with other parameters (an
+        :class:`~mabpd_kit.config.ArticleScoreConfig`, e.g. ``mk.corpus.adapt_score(...).params``)."""
+        thr = threshold if threshold is not None else self.threshold if self.stat == "p_biased" else 0.5
+        return CorpusResults(self._records, threshold=thr, stat="p_biased", path=self.path, resumed=self.resumed,
+                             computed=self.computed or 0, wall_s=self.wall_s, score=params)
 
     def to_frame(self, level: Level = "article") -> "pd.DataFrame":  # type: ignore[override]
         import pandas as pd
 
-        df = pd.DataFrame([r for a in self for r in rows(a, level, self.threshold, self.stat)])
+        df = pd.DataFrame([r for a in self for r in rows(a, level, self.threshold, self.stat, self.score)])
         if level == "article" and "pred" in df:
             df["pred"] = df["pred"].astype("Int64")  # 0/1, <NA> for a failed article
         return df
@@ -193,8 +201,9 @@ def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: f
     (:func:`~mabpd_kit.corpus.report`); :func:`export` streams too. ``res.articles``, iterating or
     framing the results reads every record into memory."""
     st = resolve(settings)
-    return CorpusResults(None, threshold=st.article_threshold if threshold is None else threshold,
-                         stat=st.article_stat, path=str(path))
+    stat, thr = st.rule
+    return CorpusResults(None, threshold=thr if threshold is None else threshold, stat=stat, path=str(path),
+                         score=st.score)
 
 
 def export(path: str | Path, out: str | Path, *, level: Level = "article", settings: CorpusConfig | None = None,
@@ -206,12 +215,13 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     on resume is in the file twice), every column and one type per column (a metadata column holding
     numbers and words becomes text, so CSV and Parquet get one schema); the second writes."""
     st = resolve(settings)
-    thr = st.article_threshold if threshold is None else threshold
+    stat, thr = st.rule
+    thr = thr if threshold is None else threshold
     keep: dict[str, int] = {}
     kinds: dict[str, set[str]] = {}
     for n, a in enumerate(iter_results(path)):
         keep[a.id] = n
-        for r in rows(a, level, thr, st.article_stat):
+        for r in rows(a, level, thr, stat, st.score):
             for k, v in r.items():
                 kinds.setdefault(k, set())
                 if v is not None and not (isinstance(v, float) and v != v):
@@ -228,7 +238,7 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
         for n, a in enumerate(iter_results(path)):
             if n not in wanted:
                 continue
-            buf.extend(rows(a, level, thr, st.article_stat))
+            buf.extend(rows(a, level, thr, stat, st.score))
             if len(buf) >= chunk:
                 written += sink.write(buf)
                 buf = []

@@ -33,7 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["Summary", "summarize"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
-STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans")
+STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased")
+
+
+class _Sent(BaseModel):
+    """What the article score reads of a sentence: its label and score (its spans and trace are not built)."""
+
+    label: str = ""
+    score: float | None = None
 
 
 class _Head(BaseModel):
@@ -42,21 +49,30 @@ class _Head(BaseModel):
     id: str
     mode: str = "article"
     meta: dict[str, Any] = Field(default_factory=dict)
+    n_words: int = 0
     n_sentences: int = 0
     n_biased: int = 0
     share_biased: float | None = None
     n_spans: int = 0
     spans_per_100w: float | None = None
     categories: dict[str, int] = Field(default_factory=dict)
+    sentences: list[_Sent] = Field(default_factory=list)
     failed: bool = False
     error: str | None = None
+
+    def stat(self, name: str, score: Any = None) -> float | None:
+        if name == "p_biased":
+            from mabpd_kit.corpus.score import probability
+
+            return probability(self, score)
+        return getattr(self, name, None)
 
 
 class Summary:
     """The compact article frame of a run and a way back to any article's full record."""
 
-    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any) -> None:
-        self.frame, self.threshold, self.stat, self._source = frame, threshold, stat, source
+    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any, score: Any = None) -> None:
+        self.frame, self.threshold, self.stat, self._source, self.score = frame, threshold, stat, source, score
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -101,12 +117,13 @@ def _heads(source: Any) -> Iterator[tuple[int, Any]]:
 
 
 def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = (), threshold: float,
-              stat: str = "n_biased") -> Summary:
+              stat: str = "n_biased", score: Any = None) -> Summary:
     """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
     each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at
     ``threshold``), ``value`` (the rule's statistic), the statistics of :data:`STATS`,
     ``top_category``, ``categories`` (a dict) and ``offset`` (where the record is; an index for a
-    :class:`CorpusResults`). Rows are in file order of each id's last record."""
+    :class:`CorpusResults`). ``p_biased`` is the article score's probability (``score``: its
+    parameters, default the shipped ones). Rows are in file order of each id's last record."""
     import pandas as pd
 
     src = source if isinstance(source, (str, Path)) else list(source)
@@ -116,11 +133,12 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     order: list[int] = []
     intern = sys.intern
     for seq, (offset, a) in enumerate(_heads(src)):
-        value = getattr(a, stat, None)
+        got = {s: a.stat(s, score) for s in STATS}
+        value = got[stat] if stat in got else a.stat(stat, score)
         cats = {intern(k): v for k, v in a.categories.items()}
         row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
                article_pred(value, threshold, mode=a.mode, failed=a.failed, n_biased=a.n_biased), value,
-               *(getattr(a, s) for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset]
+               *(got[s] for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset]
         i = where.get(a.id)
         if i is None:
             where[a.id] = len(order)
@@ -136,4 +154,4 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     frame = frame.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     frame["failed"] = frame["failed"].astype(bool)
     frame["pred"] = frame["pred"].astype("Int64")
-    return Summary(frame, threshold=threshold, stat=stat, source=src)
+    return Summary(frame, threshold=threshold, stat=stat, source=src, score=score)

@@ -161,8 +161,11 @@ def adapt(
     """Adapt the article threshold on labelled articles: a :class:`~mabpd_kit.corpus.store.CorpusResults`
     or its ``to_frame()``, with a 0/1 gold column (``gold``; 1 = biased). Failed articles are left out.
 
-    Use the result with ``CorpusConfig(article_stat=a.stat, article_threshold=a.threshold)`` or
-    ``results.with_threshold(a.threshold)``.
+    Use the result with ``CorpusConfig(article_decision="count", article_stat=a.stat,
+    article_threshold=a.threshold)`` or ``results.with_threshold(a.threshold)``.
+
+    This adapts the legacy count rule; the default decision, the calibrated article score, is refitted
+    by :func:`mabpd_kit.corpus.scorefit.adapt_score` (``mk.corpus.adapt_score``).
     """
     from mabpd_kit import metrics as m
 

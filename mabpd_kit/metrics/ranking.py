@@ -16,14 +16,13 @@ __all__ = ["log_loss", "reliability", "roc_auc"]
 def roc_auc(y_true: Any, score: Any) -> float:
     """The area under the ROC curve: the chance that a random positive (1) scores above a random
     negative (0), ties counting one half (the Mann-Whitney U over n_pos x n_neg). NaN with one class."""
-    from scipy.stats import rankdata
-
     y = np.asarray(y_true, dtype=int)
     s = np.asarray(score, dtype=float)
     n_pos, n_neg = int(y.sum()), int(len(y) - y.sum())
     if not n_pos or not n_neg:
         return float("nan")
-    ranks = rankdata(s)
+    _, inv, counts = np.unique(s, return_inverse=True, return_counts=True)
+    ranks = (np.cumsum(counts) - (counts - 1) / 2)[inv]  # 1-based ranks, ties given their average
     return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
