@@ -6,7 +6,7 @@ is checked outside the project):
 1. accuracy, macro F1, AUC (and log-loss, ECE) of the article score, of the length-only rule
    (word count >= t, t chosen on the same outer training folds) and of the legacy count rule
    (biased sentences >= t, likewise), and the paired bootstrap CI of the accuracy difference
-   score - length (and score - count);
+   score - length (and score - count), then score - length again on other fold seeds (``--seeds``);
 2. the coefficients fitted on all of train after model selection (the penalty by inner CV) with
    their bootstrap intervals, beside the shipped ones in ``Config.corpus.score`` (they should match);
 3. the learning curve: accuracy vs labelled articles (``Config.corpus.score.curve_sizes`` and all),
@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="learning-curve repeats (default: the config's)")
     ap.add_argument("--resamples", type=int, default=10_000, help="paired bootstrap resamples")
     ap.add_argument("--no-curve", action="store_true")
+    ap.add_argument("--seeds", type=int, default=5, help="fold seeds of the score - length check (section 1)")
     args = ap.parse_args()
 
     import numpy as np
@@ -123,6 +124,13 @@ def main() -> None:
     b = m.paired_bootstrap(y, p_score, p_count, metric=m.accuracy, n_resamples=args.resamples, seed=seed)
     print(f"  paired bootstrap, accuracy score - count: {b.diff:+.3f} [{b.lo:+.3f}, {b.hi:+.3f}]")
     print(f"  ({time.perf_counter() - t0:.1f} s)")
+    if args.seeds > 1:
+        print(f"  other fold assignments (seeds 0-{args.seeds - 1}): score vs length accuracy, difference [95% CI]")
+        for s in range(args.seeds):
+            e = sf.evaluate(X, y, n_words, base, folds=k, seed=s, resamples=args.resamples)
+            dd = e["diff"]
+            print(f"    seed {s}: {e['score']['accuracy']:.3f} vs {e['length']['accuracy']:.3f}, AUC "
+                  f"{e['score']['auc']:.3f}; {dd['accuracy_diff']:+.3f} [{dd['lo']:+.3f}, {dd['hi']:+.3f}]")
 
     params = sf.bootstrap_coefficients(X, y, sf.fit_score(X, y, base, seed), resamples=base.resamples, seed=seed,
                                        confidence=st.confidence)
