@@ -32,6 +32,7 @@ the sentence (or span) and without it, the rest of the record unchanged.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -52,8 +53,9 @@ FEATURES = ("share_biased", "log_biased", "spans_per_100w", "top_score", *(f"mix
             "log_words")
 
 
+@functools.lru_cache(maxsize=1)
 def shipped() -> ArticleScoreConfig:
-    """The shipped score parameters (``Config().corpus.score``)."""
+    """The shipped score parameters (``Config().corpus.score``; frozen, so built once)."""
     from mabpd_kit.config import CorpusConfig
 
     return CorpusConfig().score
