@@ -26,7 +26,7 @@ _FACE = {
 # namespaces, imported on first use: one per method, plus the shared layers
 _NAMESPACES = (
     "mabpd", "radar", "identity", "bridges", "data", "metrics", "evaluate", "viz", "widgets", "llm", "lexicon",
-    "text", "runs", "prompts", "config", "types", "testing", "cli", "demo", "corpus", "language",
+    "text", "runs", "prompts", "config", "types", "testing", "cli", "demo", "corpus", "language", "roster",
 )
 
 __all__ = sorted(_FACE) + list(_NAMESPACES) + ["__version__"]
