@@ -116,6 +116,10 @@ def report(args: argparse.Namespace) -> None:
         print(f"decided items (n={len(decided)}): accuracy {_ci(y, p, accuracy, args.seed)}, "
               f"macro F1 {_ci(y, p, macro_f1, args.seed)}; {sum(a == b for a, b in zip(y, p))} right; "
               f"predicted biased {sum(p)}, neutral {len(p) - sum(p)}")
+        tp = sum(a == 1 and b == 1 for a, b in zip(y, p))
+        tn = sum(a == 0 and b == 0 for a, b in zip(y, p))
+        print(f"  biased gold: {tp} of {sum(y)} called biased; neutral gold: {tn} of {len(y) - sum(y)} called neutral; "
+              f"failed items' gold: {sum(d.gold for d in failed)} biased, {len(failed) - sum(d.gold for d in failed)} neutral")
         print("  routes: " + ", ".join(f"{r} {c}" for r, c in collections.Counter(d.route for d in decided).most_common()))
     y_all = [d.gold for d in ds]
     p_all = [(1 - d.gold) if d.failed else d.pred for d in ds]  # a failure counts as wrong
@@ -127,6 +131,10 @@ def report(args: argparse.Namespace) -> None:
     print(f"rule-based agents, the same {n} sentences: accuracy {_ci(y_all, pr, accuracy, args.seed)}, "
           f"macro F1 {_ci(y_all, pr, macro_f1, args.seed)}; on the LLM's {len(decided)} decided ones: "
           f"accuracy {accuracy([d.gold for d in decided], [r.pred for r, d in zip(rule, ds) if not d.failed]):.2f}")
+    from mabpd_kit.metrics import paired_bootstrap
+
+    print(f"  paired, rule-based vs the model (failures wrong): "
+          f"{paired_bootstrap(y_all, pr, p_all, metric=accuracy, n_resamples=10_000, seed=args.seed)}")
     lat = sorted(d.latency_s for d in ds)
     calls = sum(d.usage.calls for d in ds)
     print(f"wall time per sentence: mean {sum(lat) / n:.0f} s, median {lat[n // 2]:.0f} s, min {lat[0]:.0f} s, "
