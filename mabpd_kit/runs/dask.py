@@ -62,7 +62,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mabpd_kit.runs.executors import Emit, Item, Job, _pool, chunks
-from mabpd_kit.runs.steps import run_sync
+from mabpd_kit.runs.steps import _gc_for_batch, _gc_restore, run_sync
 
 __all__ = ["Dask", "DaskMissing", "run_partition"]
 
@@ -249,6 +249,7 @@ def run_partition(job: Job, items: list[Item], parts_dir: str, token: str, index
     name = f"part-{token}-{index:07d}.jsonl"
     tmp = d / f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # not .jsonl: fold_all drops it
     rows: list[tuple[str, bool]] = []
+    gc_state = _gc_for_batch()  # as in run(): a spawned worker has no parent whose collector settings it inherits
     try:
         with tmp.open("w", encoding="utf-8") as fh:
             def done(it: Item, rec: BaseModel) -> None:
@@ -266,6 +267,8 @@ def run_partition(job: Job, items: list[Item], parts_dir: str, token: str, index
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        _gc_restore(gc_state)
     _sync_dir(d)
     return name, rows, _shippable(job.fatal[0]) if job.fatal else None
 
