@@ -98,7 +98,7 @@ async def gather(*aws: Awaitable[T]) -> list[T]:
 GC_YOUNG = 10_000
 
 
-def _gc_for_batch() -> "tuple[tuple[int, int, int], bool] | None":
+def _gc_for_batch() -> "tuple[int, int, int] | None":
     """For the run: what is alive before it (the pipeline, its lexicon, the caller's data) is frozen out of
     the collector's passes (``gc.freeze``: nothing is freed or moved), and the young generation is larger;
     :func:`_gc_restore` puts both back. Forked worker processes inherit it (fewer copied pages, too)."""
@@ -109,13 +109,13 @@ def _gc_for_batch() -> "tuple[tuple[int, int, int], bool] | None":
     before = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(GC_YOUNG, *before[1:])
-    return before, True
+    return before
 
 
-def _gc_restore(state: "tuple[tuple[int, int, int], bool] | None") -> None:
+def _gc_restore(state: "tuple[int, int, int] | None") -> None:
     import gc
 
     if state is None:
         return
-    gc.set_threshold(*state[0])
+    gc.set_threshold(*state)
     gc.unfreeze()
