@@ -4,15 +4,18 @@
    00_tour, run all cells, drag the panel's slider, and check that the Python callback's caption and
    the chart changed.
 2. Every lesson with a slider panel (found in its source: ``ParameterPanel`` or ``..._panel(``), run
-   the same way: the first slider or drop-down of its first panel is moved, and the panel's caption or
-   output must change. Written generically, so a new lesson with a panel is covered without editing
-   this file; ``MABPD_BROWSER_LESSONS=00,03`` narrows the run.
+   the same way, then EVERY panel on the page in document order (the outermost ``.widget-vbox`` with a
+   ``.widget-output`` child and a control): its first slider, drop-down or check box is moved as a
+   student would, and its caption or chart must change without "Could not redraw". The page must show
+   at least as many panels as the lesson's code builds. Written generically, so a new lesson or panel is
+   covered without editing this file; ``MABPD_BROWSER_LESSONS=00,03`` narrows the run.
 3. An executed, HTML-exported 00_tour opened with every non-file request blocked: the charts
    (inline SVG pictures with alt text) and the highlighted spans are there, no Vega script comes from
    a CDN, and nbconvert found no image without alternative text.
 
-Screenshots (before / after for every lesson), the exported HTML and the timings go to
-test-artifacts/ (gitignored).
+Screenshots (before / after for every panel, lab_<lesson>_p<k>_*.png, clipped to the panel; p1 also as
+lab_<lesson>_before/after.png), the exported HTML and the timings (one line per panel in
+browser_lesson_times.txt) go to test-artifacts/ (gitignored).
 """
 
 from __future__ import annotations
@@ -270,63 +273,199 @@ def test_exported_tour_shows_charts_and_spans_offline(chromium, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# every lesson with a panel: run all, move the first control, the panel must redraw
+# every lesson with a panel: run all, then move the first control of EVERY panel; each must redraw
 # ------------------------------------------------------------------------------------------------
 
 PANEL_RE = re.compile(r"ParameterPanel\(|\w_panel\(")
+#: a panel built in a code cell (``ParameterPanel(`` or ``..._panel(``, not a ``def ..._panel(`` line)
+PANEL_CALL_RE = re.compile(r"(?<!def )\b(?:ParameterPanel|\w+_panel)\(")
 
 
-def _panel_lessons() -> list[Path]:
+def _panel_lessons() -> dict[Path, int]:
+    """The lessons with a panel, each with the number of panels its code cells build."""
     import json
 
     only = {x.strip() for x in os.environ.get("MABPD_BROWSER_LESSONS", "").split(",") if x.strip()}
-    out = []
+    out = {}
     for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         if PANEL_RE.search(code) and (not only or nb.name[:2] in only):
-            out.append(nb)
+            out[nb] = len(PANEL_CALL_RE.findall(code))
     return out
 
 
 PANEL_LESSONS = _panel_lessons()
+#: the controls a panel's "first control" is chosen from (a text box is skipped: no value to pick)
+CONTROL_SEL = ".noUi-handle, select, input[type=checkbox]"
+FRAME_MARGIN = 16
+MAX_VIEWPORT_H = 2400
 
-PANEL_STATE_JS = """(panel) => {
-  const cap = panel.querySelector('.widget-html-content');
-  const out = panel.querySelector('.widget-output');
-  return [cap ? cap.innerText : '', out ? out.innerHTML.length + ':' + out.innerHTML.slice(0, 4000) : ''];
+# A panel: a .widget-vbox with a .widget-output among its own children and a control inside it (a
+# ParameterPanel's VBox: [title], controls, caption, output). Only the outermost such box counts, so a box
+# nested inside a panel is not a second panel. Numbered 1.. in document order (data-mabpd-panel).
+FIND_PANELS_JS = """() => {
+  const root = window.jupyterapp.shell.currentWidget.node;
+  const boxes = [...root.querySelectorAll('.widget-vbox')].filter(b =>
+    [...b.children].some(c => c.classList.contains('widget-output')) && b.querySelector('%s'));
+  const panels = boxes.filter(b => !boxes.some(o => o !== b && o.contains(b)));
+  panels.forEach((p, i) => p.setAttribute('data-mabpd-panel', String(i + 1)));
+  return panels.length;
+}""" % CONTROL_SEL
+
+# title: the HTML children above the first control; caption: those below it; chart: the output's HTML
+# (length and a hash; the whole of it is compared, not a prefix).
+PANEL_STATE_JS = """(p) => {
+  const kids = [...p.children];
+  const first = kids.findIndex(c => c.matches('%s') || c.querySelector('%s'));
+  const html = (keep) => kids.filter((c, i) => c.classList.contains('widget-html') && keep(i))
+                             .map(c => c.innerText.trim()).join(' | ');
+  const out = kids.find(c => c.classList.contains('widget-output'));
+  const o = out ? out.innerHTML : '';
+  let h = 0;
+  for (let i = 0; i < o.length; i++) h = (h * 31 + o.charCodeAt(i)) | 0;
+  return {title: first > 0 ? html(i => i < first) : '', caption: html(i => i > first),
+          chart: o.length + ':' + h, drawn: !!(out && out.querySelector('.jp-OutputArea-output'))};
+}""" % (CONTROL_SEL, CONTROL_SEL)
+
+PANEL_CHANGED_JS = f"""([p, old]) => {{
+  const now = ({PANEL_STATE_JS})(p);
+  return now.caption !== old.caption || now.chart !== old.chart;
+}}"""
+
+# Scroll the panel to the top of the notebook's scroller (a margin above it); its box and the scroller's.
+FRAME_JS = """(p, margin) => {
+  let s = p.parentElement;
+  while (s && !(/(auto|scroll)/.test(getComputedStyle(s).overflowY) && s.scrollHeight > s.clientHeight)) s = s.parentElement;
+  if (s) s.scrollTop += p.getBoundingClientRect().top - s.getBoundingClientRect().top - margin;
+  const r = p.getBoundingClientRect();
+  const v = s ? s.getBoundingClientRect() : {top: 0, bottom: window.innerHeight};
+  return {x: r.x, y: r.y, width: r.width, height: r.height, top: v.top, bottom: v.bottom};
+}"""
+
+READOUT_JS = """(e) => {
+  const w = e.closest('.widget-slider');
+  const r = w && w.querySelector('.widget-readout');
+  return r ? (r.tagName === 'INPUT' ? r.value : r.innerText).trim() : '';
+}"""
+
+LABEL_JS = """(e) => {
+  const w = e.closest('.widget-inline-hbox') || e.parentElement;
+  const l = w.querySelector('.widget-label');
+  return ((l && l.textContent.trim()) || w.innerText.trim().split('\\n')[0] || '').slice(0, 40);
 }"""
 
 
+def _frame(page, panel) -> dict[str, float]:
+    """Scroll the panel to the top of the notebook and return a screenshot clip: its box plus a margin,
+    within the notebook's visible area. A panel taller than that area first gets a taller window."""
+    for _ in range(3):
+        r = panel.evaluate(FRAME_JS, FRAME_MARGIN)
+        short = r["height"] + 2 * FRAME_MARGIN - (r["bottom"] - r["top"])
+        vp = page.viewport_size
+        if short <= 0 or vp["height"] >= MAX_VIEWPORT_H:
+            break
+        page.set_viewport_size({"width": vp["width"], "height": int(min(MAX_VIEWPORT_H, vp["height"] + short + 8))})
+        page.wait_for_timeout(300)  # JupyterLab lays the shell out again
+    vp = page.viewport_size
+    x0, y0 = max(0.0, r["x"] - FRAME_MARGIN), max(r["top"], r["y"] - FRAME_MARGIN)
+    y1 = min(r["bottom"], r["y"] + r["height"] + FRAME_MARGIN, vp["height"])
+    return {"x": x0, "y": y0, "width": min(vp["width"] - x0, r["width"] + 2 * FRAME_MARGIN), "height": max(1.0, y1 - y0)}
+
+
+def _settled_state(page, panel, quiet_s: float = 0.5) -> dict:
+    """The panel's state once the kernel is idle and two reads ``quiet_s`` apart agree (an update clears
+    the output before drawing the new chart; the in-between state must not count as the redraw)."""
+    page.wait_for_function(KERNEL_READY_JS, timeout=REDRAW_S * 1000)
+    deadline = time.monotonic() + REDRAW_S
+    state = panel.evaluate(PANEL_STATE_JS)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(quiet_s * 1000)
+        now = panel.evaluate(PANEL_STATE_JS)
+        if now == state:
+            return now
+        state = now
+    raise AssertionError(f"the panel kept changing for {REDRAW_S} s")
+
+
 def _move_first_control(page, panel) -> str:
-    """Drag the first slider's handle to the right, or pick another option of the first drop-down
-    (whichever comes first in the panel); returns what was done."""
-    control = panel.locator(".noUi-handle, select").first
+    """Move the panel's first slider, drop-down or check box as a student would: drag the slider's handle
+    (right, or left when it is at its maximum), pick the next drop-down option, click the check box.
+    Returns what was done; fails when the control's value did not change."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    control = panel.locator(CONTROL_SEL).first
     control.wait_for()
-    control.scroll_into_view_if_needed()
-    if control.evaluate("e => e.tagName") == "SELECT":
+    label = control.evaluate(LABEL_JS)
+    kind = control.evaluate("e => e.tagName === 'SELECT' ? 'select' : e.tagName === 'INPUT' ? 'checkbox' : 'slider'")
+    if kind == "select":
         options = control.evaluate("e => [...e.options].map(o => o.value)")
         current = control.evaluate("e => e.value")
-        target = next(o for o in options if o != current)
+        assert len(options) > 1, f"drop-down {label!r} has a single option"
+        target = options[(options.index(current) + 1) % len(options)]
         control.select_option(target)
-        return f"drop-down -> {target!r}"
-    box = control.bounding_box()
-    assert box is not None
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + 90, y, steps=8)
-    page.mouse.up()
-    return "slider dragged right"
+        return f"drop-down {label}: {current!r} -> {target!r}"
+    if kind == "checkbox":
+        was = control.is_checked()
+        control.click()
+        assert control.is_checked() != was, f"check box {label!r} did not toggle"
+        return f"check box {label}: {'ticked' if not was else 'unticked'}"
+    old = control.evaluate(READOUT_JS)
+    for dx, way in ((90, "right"), (-90, "left")):
+        box = control.bounding_box()
+        assert box is not None, f"slider {label!r} has no handle on screen"
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + dx, y, steps=8)
+        page.mouse.up()
+        try:
+            page.wait_for_function(f"([e, old]) => ({READOUT_JS})(e) !== old", arg=[control.element_handle(), old],
+                                   timeout=3000)
+        except PlaywrightTimeout:
+            continue
+        return f"slider {label} dragged {way}: {old} -> {control.evaluate(READOUT_JS)}"
+    raise AssertionError(f"slider {label!r}: dragging its handle right and left left it at {old}")
 
 
-@pytest.mark.parametrize("lesson", PANEL_LESSONS, ids=[p.stem for p in PANEL_LESSONS])
+def _exercise_panel(page, panel, shot: str) -> tuple[str, str, str]:
+    """Screenshot, move the first control, wait for the redraw, screenshot; returns (title, done, result)."""
+    page.wait_for_function(f"(p) => {{ const s = ({PANEL_STATE_JS})(p); return s.drawn || s.caption !== ''; }}",
+                           arg=panel.element_handle(), timeout=REDRAW_S * 1000)
+    before = _settled_state(page, panel)
+    page.screenshot(path=f"{shot}_before.png", clip=_frame(page, panel))
+    done = "-"
+    try:
+        done = _move_first_control(page, panel)
+        page.wait_for_function(PANEL_CHANGED_JS, arg=[panel.element_handle(), before], timeout=REDRAW_S * 1000)
+        after = _settled_state(page, panel)
+        assert "Could not redraw" not in after["caption"], f"the panel failed: {after['caption']}"
+        changed = [part for part in ("caption", "chart") if after[part] != before[part]]
+        assert changed, "caption and chart are as before once the kernel is idle again"
+        page.screenshot(path=f"{shot}_after.png", clip=_frame(page, panel))
+    except Exception as exc:
+        exc.add_note(f"after: {done}")
+        raise
+    return before["title"], done, "redrew " + " and ".join(changed)
+
+
+@pytest.mark.parametrize("lesson", list(PANEL_LESSONS), ids=[p.stem for p in PANEL_LESSONS])
 def test_lesson_panel_redraws_when_a_control_moves(chromium, lab, lesson: Path):
+    """Run all cells, then, for every panel in document order: scroll it to the top, screenshot
+    (lab_<lesson>_p<k>_before.png), move its first control, wait until its caption or chart changes with
+    no "Could not redraw", screenshot (..._after.png). One line per panel in browser_lesson_times.txt.
+    Every panel is tried; the test fails if any did not redraw or fewer panels are on the page than the
+    lesson's code builds."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     url, _ = lab
     page = chromium.new_page(viewport={"width": 1280, "height": 1000})
     blocked = _block_outside(page, url.split("/lab/")[0])
     page.set_default_timeout(RUN_ALL_S * 1000)
-    name = lesson.stem
+    name, expected = lesson.stem, PANEL_LESSONS[lesson]
+    lines: list[str] = []
+    failures: list[str] = []
     t0 = time.monotonic()
     try:
         # a workspace of its own, reset: only this lesson is open (no hidden tab of an earlier one)
@@ -336,30 +475,49 @@ def test_lesson_panel_redraws_when_a_control_moves(chromium, lab, lesson: Path):
         page.wait_for_function(KERNEL_READY_JS, timeout=LAB_START_S * 1000)
         page.click(".lm-MenuBar-itemLabel:text-is('Run')")
         page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-        panel = page.locator(".jp-NotebookPanel .widget-vbox", has=page.locator(".widget-output")).first
-        panel.wait_for(timeout=RUN_ALL_S * 1000)
+        page.locator(".jp-NotebookPanel .widget-vbox", has=page.locator(".widget-output")).first.wait_for(
+            timeout=RUN_ALL_S * 1000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").locator("visible=true").first.wait_for(
             timeout=RUN_ALL_S * 1000)
         assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                                 has_text="Traceback").count(), f"{name}: a cell failed"
-        panel.scroll_into_view_if_needed()
-        page.wait_for_function("(p) => p.querySelector('.widget-output') && p.querySelector('.widget-output').innerHTML.length > 0",
-                               arg=panel.element_handle(), timeout=REDRAW_S * 1000)
-        before = panel.evaluate(PANEL_STATE_JS)
-        page.screenshot(path=str(ARTIFACTS / f"lab_{name}_before.png"))
-        done = _move_first_control(page, panel)
-        page.wait_for_function(
-            f"([p, old]) => {{ const now = ({PANEL_STATE_JS})(p); return now[0] !== old[0] || now[1] !== old[1]; }}",
-            arg=[panel.element_handle(), before], timeout=REDRAW_S * 1000,
-        )
-        after = panel.evaluate(PANEL_STATE_JS)
-        assert "Could not redraw" not in after[0], f"{name}: the panel failed after '{done}': {after[0]}"
-        page.screenshot(path=str(ARTIFACTS / f"lab_{name}_after.png"))
-        with open(ARTIFACTS / "browser_lesson_times.txt", "a") as fh:
-            fh.write(f"{name}\t{time.monotonic() - t0:.1f} s\t{done}\n")
+        try:  # widget views render after the kernel is idle
+            page.wait_for_function(f"() => ({FIND_PANELS_JS})() >= {expected}", timeout=REDRAW_S * 1000)
+        except PlaywrightTimeout:
+            pass  # counted below
+        n = page.evaluate(FIND_PANELS_JS)
+        lines.append(f"# {name}: run all {time.monotonic() - t0:.1f} s; {n} panels on the page, "
+                     f"{expected} built in the code")
+        for k in range(1, n + 1):
+            t = time.monotonic()
+            panel = page.locator(f"[data-mabpd-panel='{k}']")
+            shot = str(ARTIFACTS / f"lab_{name}_p{k}")
+            title = panel.evaluate(PANEL_STATE_JS)["title"]
+            try:
+                title, done, result = _exercise_panel(page, panel, shot)
+            except (AssertionError, PlaywrightError) as exc:
+                done, result = "; ".join(getattr(exc, "__notes__", [])) or "-", f"FAILED: {str(exc).splitlines()[0]}"
+                failures.append(f"{name} panel {k} ({title or 'no title'}) {done}: {exc}")
+                try:
+                    page.screenshot(path=f"{shot}_failure.png", clip=_frame(page, panel))
+                except Exception:
+                    pass
+            lines.append(f"{name}\tp{k}\t{title or '-'}\t{done}\t{result}\t{time.monotonic() - t:.1f} s")
+        for old, new in (("p1_before", "before"), ("p1_after", "after")):  # the single-panel names of before
+            if (ARTIFACTS / f"lab_{name}_{old}.png").exists():
+                shutil.copy(ARTIFACTS / f"lab_{name}_{old}.png", ARTIFACTS / f"lab_{name}_{new}.png")
+        assert n >= 1, f"{name}: no panel on the page"
+        assert n >= expected, f"{name}: {n} panels on the page, the lesson's code builds {expected}"
+        assert not failures, "\n".join(failures)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f"lab_{name}_failure.png"), full_page=True)
         raise
     finally:
+        with open(ARTIFACTS / "browser_lesson_times.txt", "a") as fh:
+            fh.write("".join(line + "\n" for line in lines))
         (ARTIFACTS / f"lab_{name}_blocked_requests.txt").write_text("\n".join(blocked))
+        try:  # free the kernel for the next lesson (two cores)
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+        except Exception:
+            pass
         page.close()
