@@ -394,7 +394,7 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
-                      legend=alt.Legend(values=sorted({1, max(1, most // 2), most}), format="d")),
+                      legend=None if most == 1 else alt.Legend(values=sorted({1, most // 2, most}), format="d")),
         color=alt.Color("stop_reason:N", title="stopped by",
                         scale=alt.Scale(domain=reasons, range=[STOP_REASON_COLORS[r] for r in reasons])),
         tooltip=["s", "c", "stop_reason", "debates", alt.Tooltip("mean_rounds:Q", format=".2f")])
