@@ -231,6 +231,30 @@ def test_a_run_starts_its_own_local_cluster_and_closes_it(tmp_path):
         time.sleep(0.1)
 
 
+class ConfigStep(Step):
+    """Records what the worker's Dask configuration says of its statistical profiler."""
+
+    async def __call__(self, item: runs.Item) -> Rec:
+        import dask
+
+        return Rec(id=item.id, text=str(dask.config.get("distributed.worker.profile.enabled")))
+
+
+def test_the_local_cluster_a_run_starts_has_quiet_workers_and_leaves_the_callers_config_alone():
+    """The workers of the executor's own LocalCluster run without Dask's profiler (runs.dask.QUIET_WORKERS);
+    the parent's configuration is what it was before the run."""
+    import dask
+    import distributed  # noqa: F401 - its defaults join dask.config on import
+
+    from mabpd_kit.runs.dask import QUIET_WORKERS
+
+    before = {k: dask.config.get(k) for k in QUIET_WORKERS}
+    step = ConfigStep()
+    res = runs.run(_items(6), step, record=Rec, fail=step.fail, engine="dask", workers=1, chunk=3)
+    assert [r.text for r in res] == ["False"] * 6
+    assert {k: dask.config.get(k) for k in QUIET_WORKERS} == before and before["distributed.worker.profile.enabled"]
+
+
 def test_ctrl_c_in_the_parent_closes_its_client_and_resume_repeats_no_finished_item(tmp_path, cluster, client,
                                                                                     reference):
     from mabpd_kit.runs.dask import Dask
