@@ -148,6 +148,8 @@ def run(
             ck.open()
             ck.fold_all()  # parts a killed Dask run committed but did not fold
         idx = ck.index() if ck is not None else None
+        if idx is not None and not len(idx):
+            idx = None  # a new file: no item to look up
         bar = progress_bar(total, disable=not progress, unit="item",
                            desc=progress if isinstance(progress, str) else "items")
         seen = _Seen()

@@ -133,6 +133,7 @@ class Checkpoint:
         self.path = Path(path)
         self._fh: Any = None
         self._lock: Any = None
+        self._tally: tuple[int, int] | None = None  # counted by the last in-order check; any write drops it
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -181,6 +182,8 @@ class Checkpoint:
     def tally(self) -> tuple[int, int]:
         """``(lines, failed)`` of the readable lines, in one streaming pass (no index): the counts of a
         file :meth:`reconcile` left holding each id once."""
+        if self._tally is not None:  # reconcile() just read the whole file and left it as it was
+            return self._tally
         n = bad = 0
         for line in self._scan():
             n += 1
@@ -234,6 +237,7 @@ class Checkpoint:
             self._fh.flush()
 
     def write(self, text: str) -> None:
+        self._tally = None
         self._fh.write(text)
         self._fh.flush()
 
@@ -324,12 +328,16 @@ class Checkpoint:
     def _in_order(self, want: "Any") -> bool:
         """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
         :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
+        self._tally = None
         n = len(want)
-        k = 0
+        k = bad = 0
         for line in self._scan():
             if k >= n or hash(line[1]) != want[k]:
                 return False
             k += 1
+            bad += line[4]
+        if k == n:
+            self._tally = (k, bad)  # what tally() would count: the same pass, not a second one
         return k == n
 
 
