@@ -205,7 +205,7 @@ class Cues:
         ("Trump attacked the mayor"); the noun names an event, in news most often literal violence. A gerund
         ("the smearing of") is not such a noun."""
         if span.category != "attack_verbs" or not span.start or span.text.lower().endswith("ing"):
-            return False  # a gerund ("the smearing of") keeps the verb's meaning
+            return False
         prev = _WORD_RE.findall(self.text[max(0, span.start - 30):span.start])[-1:]
         return bool(prev) and (prev[0].lower() in _NOUN_SLOT or prev[0].lower().endswith(("'s", "\u2019s")))
 
@@ -446,15 +446,11 @@ def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
     main = [s for s in spans if not secondary(s) and not (cues is not None and cues.denied_or_reported(s))]
     if main or cues is None:
         return main if main else list(spans)
-    if any(not secondary(s) and not cues.denied_or_reported(s) for s in _lex_spans(cues)):
+    citable = (Span(text=m.text, start=m.start, end=m.end, category=m.category, score=m.band, valid=True,
+                    reason="lexicon") for m in cues.lex if m.band > cues.floor)  # what any agent can cite
+    if any(not secondary(s) and not cues.denied_or_reported(s) for s in citable):
         return []  # the sentence's evidence is elsewhere: secondary spans are cited only when it has none
     return list(spans)
-
-
-def _lex_spans(cues: Cues) -> list[Span]:
-    """The sentence's lexicon matches as spans (what the other agents can cite)."""
-    return [Span(text=m.text, start=m.start, end=m.end, category=m.category, score=m.band, valid=True,
-                 reason="lexicon") for m in cues.lex if m.band > cues.floor]
 
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:
