@@ -198,14 +198,15 @@ def test_a_mentioned_expression_is_not_the_writers_use():
     assert [s.text for s in rep.spans] == ["slammed"]
 
 
-def test_secondary_evidence_is_cited_only_when_the_sentence_has_no_primary_evidence():
-    text = 'The regime held its "election" after a week.'
+def test_each_agents_evidence_is_its_own_a_scare_quote_stays_beside_another_agents_loaded_word():
+    """Secondary spans give way only within one report: the framing agent keeps its scare quote even
+    where the bias agent cites the loaded words "Radical activists" (agents stay independent; its score is its own)."""
+    text = 'Radical activists held their "peaceful" march on Sunday.'
     cfg = Config()
     cues = analyse_cues(text, lexicon_for(cfg), cfg)
-    # the framing agent's scare quote goes when another agent can cite the loaded word "regime" ...
-    framing = [s for s in drive(FramingAgent(cfg).report(text, cues)).spans if s.category == "scare_quotes"]
-    assert framing == []
-    # ... and stays when the scare quote is all the sentence offers
+    assert [s.text for s in drive(BiasAgent(cfg).report(text, cues)).spans] == ["Radical activists"]
+    framing = drive(FramingAgent(cfg).report(text, cues))
+    assert [s.text for s in framing.spans] == ['"peaceful"'] and framing.verdict == "biased"
     rep, _ = _report(FramingAgent, 'The company held its "review" after a week.')
     assert [s.text for s in rep.spans] == ['"review"'] and rep.verdict == "biased"
 

@@ -176,8 +176,6 @@ class Cues:
     reported: list[tuple[int, int]] = field(default_factory=list)
     #: labels ascribed by a verb of describing or accusing (:func:`.speech.ascribed`): "described X as ..."
     ascribed: list[tuple[int, int]] = field(default_factory=list)
-    #: the configuration's ``lexicon.confidence_floor``: the matches above it are what an agent can cite
-    floor: float = 0.0
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
     #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
@@ -327,7 +325,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
         cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
     labels = ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else []
     return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
-                ascribed=labels, floor=config.lexicon.confidence_floor, to_orig=to_orig, injection=guard)
+                ascribed=labels, to_orig=to_orig, injection=guard)
 
 
 def respan(span: Span, **update: Any) -> Span:
@@ -438,19 +436,11 @@ def secondary(span: Span) -> bool:
 def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
     """The spans that name the writer's loaded words: the secondary ones (:func:`secondary`, and with
     ``cues`` any span in somebody else's words, mentioned, denied by a negator or a noun of attack,
-    :meth:`Cues.denied_or_reported`) are dropped when another span is left. When they are all a report
-    has, they are kept only if the sentence offers no primary evidence to any agent (a lexicon match
-    that is not secondary): the sentence's evidence is one pool, and secondary evidence is cited only
-    when it is all the sentence has. (An agent left with no span then counts 0 in the score, the burden
-    of proof.)"""
+    :meth:`Cues.denied_or_reported`) are dropped when another span is left, and kept when they are all
+    the report has (they are then its evidence: each agent's evidence is its own, so a framing agent's
+    scare quote stays even where another agent cites a loaded word)."""
     main = [s for s in spans if not secondary(s) and not (cues is not None and cues.denied_or_reported(s))]
-    if main or cues is None:
-        return main if main else list(spans)
-    citable = (Span(text=m.text, start=m.start, end=m.end, category=m.category, score=m.band, valid=True,
-                    reason="lexicon") for m in cues.lex if m.band > cues.floor)  # what any agent can cite
-    if any(not secondary(s) and not cues.denied_or_reported(s) for s in citable):
-        return []  # the sentence's evidence is elsewhere: secondary spans are cited only when it has none
-    return list(spans)
+    return main if main else list(spans)
 
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:
