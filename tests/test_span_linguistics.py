@@ -3,7 +3,11 @@ the test from linguistic knowledge (none is a benchmark sentence).
 
 Classes: span boundaries, multi-word cues (neutral head nouns), protected domain terms, quotation
 (names, titles, mentions), attribution (naming verbs, partial quotations, ascribed labels), negation,
-hedges and boosters (stance adverbials), and scare quotes as secondary evidence.
+hedges and boosters (stance adverbials), and scare quotes as secondary evidence. Second round: number
+inflection of fixed noun phrases, whole words (hyphenated compounds, denying parts), the loaded
+constituent of a compound (political sides, classifiers of ideology nouns), focusing/frequency/degree
+words and quantifiers, epistemic frames and absolutes, whole stance phrases, mentioned expressions,
+secondary evidence against the sentence's primary evidence, cue-span boundaries, nouns of attack.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def test_protected_domain_terms_do_not_count(lex, text):
     ("The border crisis dominated the news.", "crisis"),             # a framing choice, deliberately not protected
 ])
 def test_loaded_uses_next_to_protected_ones_still_count(lex, text, word):
-    assert word in [m.text for m in lex.match(text)]
+    assert any(word in m.text.split() for m in lex.match(text))  # the label is (part of) a hit
 
 
 @pytest.mark.parametrize("text", [
@@ -129,3 +133,92 @@ def test_scare_quotes_are_secondary_to_a_loaded_word():
     assert any(c == "scare_quotes" for c, _, _ in cues.cues)
     assert [s.text for s in rep.spans] == ["regime"]
     assert primary([]) == []
+
+
+# -- second round (issue 23): morphology, whole words, compounds, more secondary classes ---------------------
+
+def test_morphology_a_fixed_noun_phrase_takes_its_plural(lex):
+    # a set phrase that is a noun phrase inflects for number on its head, like any noun phrase
+    assert [m.text for m in lex.match("The senator blamed illegal aliens for the deficit.")] == ["illegal aliens"]
+    assert [m.text for m in lex.match("The panel heard from two conspiracy theorists.")] == ["conspiracy theorists"]
+
+
+@pytest.mark.parametrize("text, spans", [
+    ("By midnight he was rage-tweeting again.", ["rage-tweeting"]),         # a part of a compound grows to it
+    ("The scandal-ridden council met on Friday.", ["scandal-ridden"]),
+    ("A non-partisan group counted the ballots.", []),                      # the compound denies the stem
+    ("Thousands joined the anti-fascist march.", []),
+    ("The firm kept a scandal-free record.", []),
+])
+def test_whole_words_a_hyphenated_compound_is_one_word(lex, text, spans):
+    assert [m.text for m in lex.match(text)] == spans
+
+
+def test_whole_words_a_phrase_loses_an_edge_word_that_is_only_part_of_a_compound():
+    t = "She backed a radical left-wing platform."
+    a, b = trim(t, t.index("radical"), t.index("-wing"))   # "radical left" inside "radical left-wing"
+    assert t[a:b] == "radical"
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("The radical left Democrats voted no.", ["radical"]),          # a political side is the neutral head
+    ("The mayor met illegal aliens at the shelter.", ["illegal aliens"]),  # graded higher than its part: whole
+    ("Their war on women continued.", ["war on women"]),            # a function word inside: a slogan, whole
+    ("A white supremacist rally was cancelled.", ["supremacist"]),  # a classifier before an ideology noun
+    ("Hindu nationalists marched in the city.", ["nationalists"]),
+])
+def test_compounds_show_their_loaded_constituent(text, shown):
+    cfg = Config()
+    cues = analyse_cues(text, lexicon_for(cfg), cfg)
+    assert [m.text for m in cues.lex] == shown
+    # the entry and its band stay the phrase's: only the span shown narrows
+    assert [m.band for m in cues.lex] == [m.band for m in lexicon_for(cfg).match(text)]
+
+
+@pytest.mark.parametrize("word", ["merely", "once again", "always", "all of them", "massive", "utter"])
+def test_focusing_frequency_and_degree_words_and_quantifiers_are_adverbial(word):
+    assert adverbial(word)
+    assert not adverbial("slammed") and not adverbial("radical")
+
+
+def test_epistemic_frames_and_absolutes_are_secondary():
+    rep, _ = _report(BiasAgent, "Critics say the regime slammed the plan.")
+    assert [s.text for s in rep.spans] == ["regime", "slammed"]       # not "Critics say"
+    rep, _ = _report(BiasAgent, "Everyone knows the mayor slammed the plan.")
+    assert [s.text for s in rep.spans] == ["slammed"]                 # not "Everyone knows"
+
+
+def test_stance_phrase_is_whole(lex):
+    assert [m.text for m in lex.match("The truth is that the plan failed.")] == ["The truth is"]
+
+
+def test_a_mentioned_expression_is_not_the_writers_use():
+    rep, cues = _report(BiasAgent, 'He slammed the phrase "radical agenda" in his speech.')
+    assert cues.quotes[0].name
+    assert [s.text for s in rep.spans] == ["slammed"]
+
+
+def test_each_agents_evidence_is_its_own_a_scare_quote_stays_beside_another_agents_loaded_word():
+    """Secondary spans give way only within one report: the framing agent keeps its scare quote even
+    where the bias agent cites the loaded words "Radical activists" (agents stay independent; its score is its own)."""
+    text = 'Radical activists held their "peaceful" march on Sunday.'
+    cfg = Config()
+    cues = analyse_cues(text, lexicon_for(cfg), cfg)
+    assert [s.text for s in drive(BiasAgent(cfg).report(text, cues)).spans] == ["Radical activists"]
+    framing = drive(FramingAgent(cfg).report(text, cues))
+    assert [s.text for s in framing.spans] == ['"peaceful"'] and framing.verdict == "biased"
+    rep, _ = _report(FramingAgent, 'The company held its "review" after a week.')
+    assert [s.text for s in rep.spans] == ['"review"'] and rep.verdict == "biased"
+
+
+def test_cue_spans_have_the_same_boundaries_as_lexicon_hits():
+    cfg = Config()
+    cues = analyse_cues("Protesters were tear-gassed on Monday.", lexicon_for(cfg), cfg)
+    assert [(c, cues.text[a:b]) for c, a, b in cues.cues] == [("passive_agency", "tear-gassed")]
+
+
+def test_a_verb_of_attack_used_as_a_noun_names_an_event():
+    rep, _ = _report(BiasAgent, "The attack killed two guards as the senator slammed the plan.")
+    assert [s.text for s in rep.spans] == ["slammed"]
+    rep, _ = _report(BiasAgent, "The senator attacked the plan on Monday.")
+    assert [s.text for s in rep.spans] == ["attacked"]

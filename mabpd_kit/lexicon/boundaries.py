@@ -16,7 +16,13 @@ token each):
   media" -> "mainstream", "Democrat Party" -> "Democrat" (media, people, party, country ... are the
   neutral nouns being labelled, not the label);
 - a hit made of function words only is no loaded word at all and is dropped (None): the modal
-  "would be" is not the adjective "would-be", which is one token.
+  "would be" is not the adjective "would-be", which is one token;
+- a hit is made of **whole words**: a hyphenated compound is one word ("rage-tweeting",
+  "scandal-ridden", "pro-fascist"), so a one-word hit on a part of a compound grows to the compound
+  (the compound is the loaded word built on the loaded stem), and a phrase whose edge word is only
+  part of a compound loses that word ("radical left-wing": the noun "left" is not there). A compound
+  whose other part negates or opposes the stem ("non-partisan", "anti-fascist", "scandal-free",
+  "racism-free") denies the label rather than applying it: no hit (None).
 
 The word lists are written from English grammar, closed classes, not from any annotated corpus.
 
@@ -28,14 +34,21 @@ The word lists are written from English grammar, closed classes, not from any an
 True
 >>> trim("the would-be dictator", 4, 12)
 (4, 12)
+>>> t = "He was rage-tweeting again."
+>>> a, b = trim(t, 7, 11)
+>>> t[a:b]
+'rage-tweeting'
+>>> trim("a non-partisan group", 6, 14) is None
+True
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AUXILIARIES", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS", "PARTICLES", "PREPOSITIONS",
-           "PRONOUNS", "adverbial", "content_tokens", "negated", "trim"]
+__all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
+           "PARTICLES", "POLITICAL_SIDES", "POSITION_DESCRIPTORS", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "descriptor", "loaded_part", "negated", "trim"]
 
 #: articles, demonstratives and possessive determiners
 DETERMINERS = frozenset("a an the this that these those my your his her its our their".split())
@@ -58,20 +71,42 @@ NEUTRAL_HEADS = frozenset("""media press outlet outlets news people person perso
 party parties country nation nations government""".split())
 
 #: stance and degree adverbials: epistemic hedges ("reportedly", "apparently"), boosters ("of course",
-#: "clearly", "in fact", "certainly") and general degree adverbs ("completely", "deeply"). They qualify a
-#: whole clause or a word next to them instead of naming anything, so they are secondary evidence of bias
-#: (:func:`adverbial`); written from the grammar of English stance adverbials (Biber et al. 1999, ch. 10).
+#: "clearly", "in fact", "certainly"), general degree adverbs ("completely", "deeply"), focusing subjuncts
+#: ("merely", "just", "even") and adverbs of repetition and frequency ("again", "once again", "always",
+#: "constantly"). They qualify a whole clause or a word next to them instead of naming anything, so they
+#: are secondary evidence of bias (:func:`adverbial`); written from the grammar of English adverbials
+#: (Biber et al. 1999, ch. 10; Quirk et al. 1985, 8.116 on focusing subjuncts).
 ADVERBIALS = frozenset("""
 reportedly allegedly apparently purportedly supposedly ostensibly seemingly evidently presumably arguably
 obviously clearly undeniably unquestionably undoubtedly indisputably indeed actually admittedly frankly honestly
 certainly definitely surely completely totally entirely wholly absolutely extremely incredibly deeply profoundly
 hugely vastly immensely enormously tremendously exceedingly terribly awfully thoroughly very
+merely simply just only even again still already always never forever constantly endlessly perpetually
+invariably repeatedly continually
 """.split())
+#: amplifying adjectives (Quirk et al. 1985, 7.33-7.38): "a massive fortune", "utter chaos", "a complete
+#: failure" scale the noun as their adverbs ("hugely", "utterly", "completely") scale a verb or an adjective;
+#: they are degree words, secondary like the degree adverbs
+AMPLIFIERS = frozenset("massive huge enormous immense vast tremendous complete total utter sheer absolute outright downright".split())
+#: the descriptive vocabulary of political position (style guides' descriptors: "far-right", "left-wing",
+#: "socialist"): used of a party, a government or a movement they classify it by its position rather than
+#: judge it, as "a factual description of its position" (the neutral reading of political labeling). Their
+#: dysphemistic coinages ("leftist", "commie", "wingnut") and compounds ("radical left") are not here
+POSITION_DESCRIPTORS = frozenset("""left-wing right-wing far-left far-right hard-left hard-right ultra-left ultra-right
+centre-left center-left centre-right center-right socialist socialists communist communists nationalist nationalists
+populist populists liberal liberals conservative conservatives progressive progressives libertarian libertarians""".split())
+#: quantifying determiners and pronouns (universal and negative quantifiers): "all", "every", "entire",
+#: "none"; they say how much of something, not what it is, so like degree adverbs they are secondary
+QUANTIFIERS = frozenset("all every each entire whole none nothing nobody everyone everybody everything".split())
 #: the multi-word stance adverbials (boosters), longest first
 ADVERBIAL_PHRASES = tuple(sorted("""of course|in fact|in reality|the truth is|the reality is|the fact is|to be sure|
-simply put|for sure|without question|no question|without a doubt|no doubt|needless to say|it goes without saying
+simply put|for sure|without question|no question|without a doubt|no doubt|needless to say|it goes without saying|
+once again|yet again|time and again|again and again|over and over|as usual|as always|time after time|not once|never once
 """.replace("\n", "").split("|"), key=len, reverse=True))
 
+#: function words that may stand around an adverbial or a quantifier ("all of them", "has always been")
+_SCAFFOLD = DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONJUNCTIONS
+_PHRASES = frozenset(ADVERBIAL_PHRASES)
 _LEAD = DETERMINERS | PRONOUNS | AUXILIARIES
 _TRAIL = DETERMINERS | PRONOUNS | AUXILIARIES | CONJUNCTIONS | PREPOSITIONS
 _TOKEN = re.compile(r"\w+(?:['\u2019-]\w+)*")
@@ -87,13 +122,22 @@ def content_tokens(text: str) -> list[str]:
 
 
 def adverbial(text: str) -> bool:
-    """Is ``text`` only a stance or degree adverbial (:data:`ADVERBIALS`), e.g. "clearly", "in fact",
-    "reportedly", "completely"? Such a span qualifies the clause; the loaded word, if any, is elsewhere."""
+    """Is ``text`` only a stance, degree, focusing or frequency adverbial (:data:`ADVERBIALS`) or a
+    quantifier (:data:`QUANTIFIERS`), e.g. "clearly", "in fact", "reportedly", "completely", "merely",
+    "once again", "all"? Such a span qualifies the clause; the loaded word, if any, is elsewhere.
+    Function words around it ("all of them", "has never been") do not change that."""
     low = " " + " ".join(_key(t) for t in _TOKEN.findall(text)) + " "
     for p in ADVERBIAL_PHRASES:
         low = low.replace(f" {p} ", " ")
-    words = low.split()
-    return not words or all(w in ADVERBIALS for w in words)
+    words = [w for w in low.split() if w not in _SCAFFOLD]
+    return not words or all(w in ADVERBIALS or w in QUANTIFIERS or w in AMPLIFIERS for w in words)
+
+
+def descriptor(text: str) -> bool:
+    """Is ``text`` only a descriptor of political position (:data:`POSITION_DESCRIPTORS`: "left-wing",
+    "far-right", "socialist")? It classifies what it names; a loaded word, if any, is elsewhere."""
+    words = [_key(t) for t in _TOKEN.findall(text)]
+    return bool(words) and all(w in POSITION_DESCRIPTORS for w in words)
 
 
 #: a negator right before a word, across an article or a degree word ("is not a racist", "no crisis", "isn't
@@ -117,6 +161,8 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     toks = [(m.start() + start, m.end() + start, _key(m.group())) for m in _TOKEN.finditer(text[start:end])]
     if not toks or all(k in FUNCTION_WORDS for _, _, k in toks):
         return None
+    if " ".join(k for _, _, k in toks) in _PHRASES:
+        return start, end  # a stance phrase is whole: "the truth is", "the fact is" (its words are its form)
     i, j = 0, len(toks)
     while i < j and toks[i][2] in _LEAD:
         i += 1
@@ -128,4 +174,91 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
             j -= 1
     if i >= j:
         return None
-    return toks[i][0], toks[j - 1][1]
+    return _whole_words(text, toks[i][0], toks[j - 1][1], j - i > 1)
+
+
+#: the parts of a hyphenated compound that negate or oppose its other part: "non-partisan", "anti-fascist",
+#: "un-American" (prefixes), "scandal-free" (a privative second part)
+DENYING_PARTS = frozenset("non un anti free".split())
+_PART = re.compile(r"\w+")
+
+
+def _whole_words(text: str, a: int, b: int, phrase: bool) -> tuple[int, int] | None:
+    """``text[a:b]`` made of whole words: a part of a hyphenated compound grows to the compound (one word),
+    or, at the edge of a phrase, is left out; a compound whose other part denies the stem is no hit."""
+    wa, wb = a, b
+    while wa > 1 and text[wa - 1] == "-" and text[wa - 2].isalnum():
+        wa -= 1
+        while wa > 0 and (text[wa - 1].isalnum() or text[wa - 1] == "_"):
+            wa -= 1
+    while wb < len(text) - 1 and text[wb] == "-" and text[wb + 1].isalnum():
+        wb = _PART.match(text, wb + 1).end()
+    if (wa, wb) == (a, b):
+        return a, b
+    if DENYING_PARTS.intersection(w.lower() for w in _PART.findall(text[wa:a] + " " + text[b:wb])):
+        return None
+    if not phrase:
+        return wa, wb
+    # a phrase whose edge word is only part of a compound ("radical left" in "radical left-wing"): that
+    # word is not there, so it goes
+    inner = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", text[a:b])]
+    if wb != b:
+        inner = inner[:-1]
+    if wa != a:
+        inner = inner[1:]
+    if not inner or all(_key(t) in FUNCTION_WORDS for s, e in inner for t in _TOKEN.findall(text[s:e])):
+        return None
+    return inner[0][0], inner[-1][1]
+
+
+#: the nouns naming a political side ("the left", "the right"): like :data:`NEUTRAL_HEADS`, the neutral thing
+#: a modifier labels ("radical left", "radical right"); a degree word before them ("far left") is no label alone
+POLITICAL_SIDES = frozenset("left right".split())
+#: words a loaded constituent never leaves behind alone: negators, degree words of political position, and
+#: the adverbials (a compound with one of them is a fixed expression: "Never Trumpers", "far left")
+_KEEP_WHOLE = frozenset("not no never non far hard ultra extreme".split()) | ADVERBIALS
+
+
+#: classifying modifiers of an ideology noun: ethnic, colour and religious adjectives that say *whose* supremacy
+#: or nation an "-ist" noun is about ("white supremacist", "Christian nationalist", "Hindu nationalists"); the
+#: ideology noun carries the evaluation, the classifier names a neutral group
+CLASSIFIERS = frozenset("white black brown christian catholic evangelical hindu jewish muslim islamic buddhist sikh".split())
+
+
+def _ideology_head(text: str, words: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The "-ist" head of a classifier + ideology-noun compound ("white supremacist" -> "supremacist")."""
+    if len(words) == 2 and _key(text[slice(*words[0])]) in CLASSIFIERS:
+        head = _key(text[slice(*words[1])])
+        if head.endswith(("ist", "ists")) or "-" in head and head.rsplit("-", 1)[1].endswith(("ist", "ists")):
+            return words[1]
+    return None
+
+
+def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
+    """A compound of content words narrowed to its one loaded constituent (``m`` a hit of ``lexicon`` in
+    ``text``; a narrowed copy, or ``m``). In a modifier-head compound the evaluation is carried by the word
+    that is itself a lexicon entry, and the other word names the neutral thing it is about - when the
+    lexicon grades that constituent alone at least as high as the compound (the compound adds nothing to
+    it: "useful idiot"), or when the other word is a political side ("radical left" -> "radical"). A
+    compound graded higher than its parts is loaded as a whole ("illegal alien", "white nationalist").
+    Only compounds without function words: a phrase with a preposition or article inside ("war on
+    women", "tip of the iceberg") is an idiom or a slogan and means as a whole. The entry and band stay
+    the phrase's; only the span shown narrows."""
+    words = [(w.start() + m.start, w.end() + m.start) for w in _TOKEN.finditer(text[m.start:m.end])]
+    if len(words) < 2 or any(_key(text[a:b]) in FUNCTION_WORDS | _KEEP_WHOLE for a, b in words):
+        return m
+    if (head := _ideology_head(text, words)) is not None:
+        return type(m)(*head, text[slice(*head)], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)
+    floor = lexicon.config.lexicon.confidence_floor
+    found = set()
+    for i in range(len(words)):  # every entry inside the compound (a prefix of it, or starting at word i)
+        lo, hi = words[i][0], (words[-1][1] if i else words[-2][1])
+        found |= {(h.start + lo, h.end + lo, h.band) for h in lexicon.occurrences(text[lo:hi]) if h.band > floor}
+    found.discard((m.start, m.end, m.band))
+    if len({(a, b) for a, b, _ in found}) != 1:
+        return m
+    a, b, band = found.pop()
+    rest = [_key(t) for t in _TOKEN.findall(text[m.start:a] + " " + text[b:m.end])]
+    if lexicon.occurrences(" ".join(rest)) or not (band >= m.band or all(r in POLITICAL_SIDES for r in rest)):
+        return m
+    return type(m)(a, b, text[a:b], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)

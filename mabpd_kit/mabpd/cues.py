@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
+from mabpd_kit.lexicon.boundaries import loaded_part, trim
 from mabpd_kit.mabpd.speech import VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.types import Span
 
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from mabpd_kit.lexicon import LexMatch, Lexicon
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
-           "counter_biased", "counter_neutral", "dedupe", "ground_span", "lex_span", "lexicon_for", "noisy_or", "primary",
-           "respan", "secondary"]
+           "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
+           "noisy_or", "primary", "respan", "secondary"]
 
 _SPEECH_WORDS = frozenset("""
 said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
@@ -189,16 +190,37 @@ class Cues:
         return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
 
     def denied_or_reported(self, span: Span) -> bool:
-        """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), or denied
-        by a negator ("is not a racist": :func:`mabpd_kit.lexicon.boundaries.negated`)?"""
+        """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), mentioned
+        rather than used (:meth:`mentioned`), or denied by a negator ("is not a racist": :func:`mabpd_kit.lexicon.boundaries.negated`)?"""
         from mabpd_kit.lexicon.boundaries import negated
 
-        return self.in_speech(span.start, span.end) or (span.start is not None and negated(self.text, span.start))
+        return self.in_speech(span.start, span.end) or self.mentioned(span.start, span.end) or (
+            span.start is not None and (negated(self.text, span.start) or self.nominal(span)))
+
+    def nominal(self, span: Span) -> bool:
+        """Is a verb of attack ("attack", "slam", "blast") used as a noun, right after a determiner, a possessive
+        or a quantifier ("the attack", "Tapper's attack", "a blast")? The verb is the metaphor of criticism
+        ("Trump attacked the mayor"); the noun names an event, in news most often literal violence. A gerund
+        ("the smearing of") is not such a noun."""
+        if span.category != "attack_verbs" or not span.start or span.text.lower().endswith("ing"):
+            return False
+        prev = _WORD_RE.findall(self.text[max(0, span.start - 30):span.start])[-1:]
+        return bool(prev) and (prev[0].lower() in _NOUN_SLOT or prev[0].lower().endswith(("'s", "\u2019s")))
+
+    def mentioned(self, start: int | None, end: int | None) -> bool:
+        """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical Islam'",
+        the "Beg to Differ" podcast)? A word mentioned is not a word used: the writer names the expression."""
+        return start is not None and end is not None and any(
+            q.name and q.start <= start and end <= q.end for q in self.quotes)
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
         return self.in_reported(start, end) or (
             start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
+
+
+#: the words after which a word is a noun: determiners, possessive pronouns, quantifiers
+_NOUN_SLOT = frozenset("a an the this that these those my your his her its our their such any no some many several".split())
 
 
 def _attributed(before: str, after: str) -> bool:
@@ -288,7 +310,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
         if not triggers.isdisjoint(words):
-            cues.extend((name, m.start(), m.end()) for m in pat.finditer(text))
+            cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))  # boundaries
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     if "according" in words:
         grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
@@ -297,7 +319,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
         grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
     if _DIGIT_RE.search(text):
         grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
-    matches = lex.match(text)
+    matches = [loaded_part(lex, text, m) for m in lex.match(text)]  # a compound's loaded constituent
     if guard is not None:
         matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]
         cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
@@ -390,20 +412,33 @@ def noisy_or(bands: Sequence[float]) -> float:
     return 1.0 - p
 
 
+#: lexicon categories whose entries are epistemic and evidential frames of a clause, not evaluative words:
+#: vague or hedged attribution ("critics say", "is said to"), speculation ("remains to be seen", "raises
+#: questions", "time will tell") and boosters of certainty ("without a doubt", "case closed"); and the
+#: constructions of universal quantification ("absolutes": "everyone knows", "every single time", "the
+#: American people", "has never been"). Like the stance adverbials and the quantifiers they say how sure,
+#: from whom or of how many a claim is, not what is named, so they are secondary
+FRAME_CATEGORIES = frozenset({"vague_attribution", "speculative_framing", "certainty_overclaims", "absolutes"})
+
+
 def secondary(span: Span) -> bool:
-    """Is a span secondary evidence: a stance or degree adverbial ("clearly", "in fact", "reportedly",
-    "completely"; :func:`mabpd_kit.lexicon.boundaries.adverbial`), which qualifies a clause rather than
-    naming anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
+    """Is a span secondary evidence: a stance, degree, focusing or frequency adverbial or a quantifier
+    ("clearly", "in fact", "reportedly", "completely", "merely", "once again", "all";
+    :func:`mabpd_kit.lexicon.boundaries.adverbial`), or an epistemic or evidential frame
+    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"), which qualify a clause rather than
+    name anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
     from mabpd_kit.lexicon.boundaries import adverbial
 
     return span.category in ("scare_quotes", "assertion_marker") and (span.reason or "").startswith("cue") \
-        or adverbial(span.text)
+        or span.category in FRAME_CATEGORIES or adverbial(span.text)
 
 
 def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
     """The spans that name the writer's loaded words: the secondary ones (:func:`secondary`, and with
-    ``cues`` any span in somebody else's words or denied by a negator, :meth:`Cues.denied_or_reported`) are dropped when another span is
-    left, and kept when they are all there is (they are then the evidence)."""
+    ``cues`` any span in somebody else's words, mentioned, denied by a negator or a noun of attack,
+    :meth:`Cues.denied_or_reported`) are dropped when another span is left, and kept when they are all
+    the report has (they are then its evidence: each agent's evidence is its own, so a framing agent's
+    scare quote stays even where another agent cites a loaded word)."""
     main = [s for s in spans if not secondary(s) and not (cues is not None and cues.denied_or_reported(s))]
     return main if main else list(spans)
 
