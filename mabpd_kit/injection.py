@@ -263,12 +263,10 @@ def words_from_tokens(tokens: Iterable[str]) -> set[str]:
     """The words :func:`find_instructions` looks for, from the runs ``[a-z0-9]+(?:[-'][a-z0-9]+)*``
     of ``text.lower()`` (what the cue scan already has): each word lies inside one such run, so
     scanning the runs finds the same words as scanning the whole text, and most runs are a word."""
-    out: set[str] = set()
-    for t in tokens:
-        if t.isalpha():
-            out.add(t)
-        else:
-            out.update(_TOKEN_RE.findall(t))
+    runs = tokens if isinstance(tokens, AbstractSet) else set(tokens)
+    out = set(filter(str.isalpha, runs))  # most runs are a word: kept as they are, in one pass
+    for t in runs - out if len(out) < len(runs) else ():  # the others: their words
+        out.update(_TOKEN_RE.findall(t))
     return out
 
 
@@ -287,7 +285,9 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
         hits.append((m.start(), end, "fence tag"))
     if words is None:
         words = set(_TOKEN_RE.findall(text.lower()))
-    for kind, pat in _PATTERNS if not _ANY_TRIGGER.isdisjoint(words) or _runs("role tag", text, words) else ():
+    if not hits and _ANY_TRIGGER.isdisjoint(words) and not _runs("role tag", text, words):
+        return Instructions(text)  # no trigger word, role character or fence tag: most news sentences
+    for kind, pat in _PATTERNS:
         if not _runs(kind, text, words):
             continue
         for m in pat.finditer(text):

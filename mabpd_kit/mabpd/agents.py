@@ -231,10 +231,11 @@ class Agent(ABC):
         """Turn the validated LLM reply into a report with grounded spans (none grounded by ``guard``'s stretches)."""
 
     def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
-                score: float | None = None) -> AgentReport:
+                score: float | None = None, none_found: str | None = None) -> AgentReport:
         """A rule-based report: score = ``score`` if given, else the noisy-OR of the spans' bands;
         biased iff it reaches the 0.50 boundary; the counter-argument is built from the cues. The
-        report cites the :func:`~.cues.primary` spans (secondary ones count in the score all the same)."""
+        report cites the :func:`~.cues.primary` spans (secondary ones count in the score all the same).
+        ``none_found``: the rationale when there is no span (default "no <what> found")."""
         score = noisy_or([s.score for s in spans]) if score is None else score
         spans = primary(spans, cues)  # the writer's loaded words; adverbials, quotes, reported speech only when alone
         biased = score >= self.config.scoring.boundary
@@ -242,7 +243,7 @@ class Agent(ABC):
         if spans:
             rationale = f"{what}: " + "; ".join(rationale_bits)
         else:
-            rationale = f"no {what} found"
+            rationale = none_found or f"no {what} found"
         cited = self._cited(spans if biased else counter)
         return AgentReport(agent=self.role, verdict=verdict, confidence=score if biased else 1.0 - score,
                            score=score, spans=spans, counter_spans=counter, rationale=rationale,
@@ -385,11 +386,9 @@ class EvidenceAgent(Agent):
         spans = dedupe(spans)
         counter = self._grounding_spans(cues)
         bits = [f"{s.text!r} unattributed" for s in spans]
-        rep = self._report(spans, counter, bits, "evaluative phrases in the author's voice", cues)
-        if not spans and counter:
-            kinds = sorted({s.note for s in counter})
-            rep = rep.model_copy(update={"rationale": "no unattributed evaluative phrase; grounded by " + ", ".join(kinds)})
-        return rep
+        grounded = "no unattributed evaluative phrase; grounded by " + ", ".join(sorted({s.note for s in counter})) \
+            if not spans and counter else None
+        return self._report(spans, counter, bits, "evaluative phrases in the author's voice", cues, none_found=grounded)
 
     def accepts(self, span: Span, cues: Cues) -> bool:
         """Word-level bias in the author's voice convinces the evidence analyst; a structural claim

@@ -211,6 +211,7 @@ class Pipeline:
         self.lexicon = lexicon or lexicon_for(self.config)
         self.agents = make_agents(self.config, self.llm, self.lexicon)
         self.verifier = VerifierAgent(self.config, self.llm, self.lexicon)
+        self._models = {a: ag.model for a, ag in self.agents.items()}  # what every Decision records (a copy each)
 
     @property
     def mode(self) -> Mode:
@@ -308,8 +309,7 @@ class Pipeline:
     def _start(self, text: Any, id: str, gold: Any) -> tuple[Decision, "CleanText | None"]:
         from mabpd_kit.text import CleanText, clean, truncate_words
 
-        d = Decision(id=id, text=_raw(text), gold=_gold(gold), mode=self.mode,
-                     models={a: ag.model for a, ag in self.agents.items()})
+        d = Decision(id=id, text=_raw(text), gold=_gold(gold), mode=self.mode, models=self._models)
         if isinstance(text, (bytes, bytearray)) and b"\x00" in text:
             return self._fail(d, ValueError("binary input (NUL bytes)"), None), None
         if isinstance(text, str) and text.count("\x00") > 0:
@@ -357,7 +357,9 @@ class Pipeline:
         d.reports = reports
         spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
         d.store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
-        d.store.spans = [self._orig(s, ct) for s in d.store.spans]
+        filled = [self._orig(s, ct) for s in d.store.spans]
+        if any(a is not b for a, b in zip(filled, d.store.spans)):  # rule-based spans carry raw offsets already
+            d.store.spans = filled
         d.scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
         d.score = d.scoring.score
         d.routing = route(reports, d.score, self.config)
