@@ -134,7 +134,14 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
+        self._done()  # before the body's bytes: a client that has them all may send its next request at once
         self.wfile.write(body)
+
+    def _done(self) -> None:
+        """The request being answered stops counting as in flight (once)."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.server.owner._leave()
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         body = {"error": {"message": message, "type": "fake_server_error", "code": status}}
@@ -171,10 +178,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "request body is not JSON")
             return
         owner._enter(request, dict(self.headers.items()))
+        self._counted = True
         try:
             self._answer(owner, request)
         finally:
-            owner._leave()
+            self._done()
 
     def _answer(self, owner: FakeLLMServer, request: dict[str, Any]) -> None:
         if owner.quirks is not None:  # an emulated server refuses and computes as it does (quirks.py)
