@@ -265,7 +265,7 @@ def words_from_tokens(tokens: Iterable[str]) -> set[str]:
     scanning the runs finds the same words as scanning the whole text, and most runs are a word."""
     runs = tokens if isinstance(tokens, AbstractSet) else set(tokens)
     out = set(filter(str.isalpha, runs))  # most runs are a word: kept as they are, in one pass
-    for t in runs - out if len(out) < len(runs) else ():  # the others: their words
+    for t in runs - out:  # the others: their words
         out.update(_TOKEN_RE.findall(t))
     return out
 

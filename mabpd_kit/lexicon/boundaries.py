@@ -48,7 +48,7 @@ import re
 from typing import Any
 
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
-           "PARTICLES", "POLITICAL_SIDES", "POSITION_DESCRIPTORS", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "descriptor", "loaded_part", "negated", "trim"]
+           "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "loaded_part", "negated", "trim"]
 
 #: articles, demonstratives and possessive determiners
 DETERMINERS = frozenset("a an the this that these those my your his her its our their".split())
@@ -88,13 +88,6 @@ invariably repeatedly continually
 #: failure" scale the noun as their adverbs ("hugely", "utterly", "completely") scale a verb or an adjective;
 #: they are degree words, secondary like the degree adverbs
 AMPLIFIERS = frozenset("massive huge enormous immense vast tremendous complete total utter sheer absolute outright downright".split())
-#: the descriptive vocabulary of political position (style guides' descriptors: "far-right", "left-wing",
-#: "socialist"): used of a party, a government or a movement they classify it by its position rather than
-#: judge it, as "a factual description of its position" (the neutral reading of political labeling). Their
-#: dysphemistic coinages ("leftist", "commie", "wingnut") and compounds ("radical left") are not here
-POSITION_DESCRIPTORS = frozenset("""left-wing right-wing far-left far-right hard-left hard-right ultra-left ultra-right
-centre-left center-left centre-right center-right socialist socialists communist communists nationalist nationalists
-populist populists liberal liberals conservative conservatives progressive progressives libertarian libertarians""".split())
 #: quantifying determiners and pronouns (universal and negative quantifiers): "all", "every", "entire",
 #: "none"; they say how much of something, not what it is, so like degree adverbs they are secondary
 QUANTIFIERS = frozenset("all every each entire whole none nothing nobody everyone everybody everything".split())
@@ -131,13 +124,6 @@ def adverbial(text: str) -> bool:
         low = low.replace(f" {p} ", " ")
     words = [w for w in low.split() if w not in _SCAFFOLD]
     return not words or all(w in ADVERBIALS or w in QUANTIFIERS or w in AMPLIFIERS for w in words)
-
-
-def descriptor(text: str) -> bool:
-    """Is ``text`` only a descriptor of political position (:data:`POSITION_DESCRIPTORS`: "left-wing",
-    "far-right", "socialist")? It classifies what it names; a loaded word, if any, is elsewhere."""
-    words = [_key(t) for t in _TOKEN.findall(text)]
-    return bool(words) and all(w in POSITION_DESCRIPTORS for w in words)
 
 
 #: a negator right before a word, across an article or a degree word ("is not a racist", "no crisis", "isn't

@@ -122,6 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the SDK reuses connections, like a real server
     timeout = 30  # idle keep-alive connections close themselves: the server stays bounded
     server: _Server
+    _counted = False  # the request being answered counts in the server's in_flight (see _done)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -139,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _done(self) -> None:
         """The request being answered stops counting as in flight (once)."""
-        if getattr(self, "_counted", False):
+        if self._counted:
             self._counted = False
             self.server.owner._leave()
 
