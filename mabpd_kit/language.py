@@ -155,6 +155,8 @@ def document_language(text: str, *, min_chars: int = 0, assume: str = "en") -> s
     'ru'
     """
     if isinstance(text, str) and sum(map(len, text[:max(min_chars, 1) * 4].split())) < min_chars:
+        if text.isascii():  # no other script in it
+            return assume
         ascii_letters, accented, other = _scripts(text)
         if sum(other.values()) <= ascii_letters + accented:  # Latin script (or no letters): too short to tell
             return assume

@@ -180,6 +180,8 @@ class Cues:
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
     #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
     _neutral: tuple[Config, str] | None = field(default=None, repr=False, compare=False)
+    #: :meth:`is_primary` of the spans asked about (the agents cite many of the same ones)
+    _primary: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False, compare=False)
 
     def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
         """Offsets in the raw input (None when no cleaning map was given)."""
@@ -188,6 +190,15 @@ class Cues:
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
         return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
+
+    def is_primary(self, span: Span) -> bool:
+        """Does a span name the writer's own loaded words: not :func:`secondary` and not
+        :meth:`denied_or_reported`? (What :func:`primary` keeps; remembered per span for this text.)"""
+        key = (span.category, span.reason, span.text, span.start, span.end)
+        out = self._primary.get(key)
+        if out is None:
+            out = self._primary[key] = not secondary(span) and not self.denied_or_reported(span)
+        return out
 
     def denied_or_reported(self, span: Span) -> bool:
         """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), mentioned
@@ -439,7 +450,7 @@ def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
     :meth:`Cues.denied_or_reported`) are dropped when another span is left, and kept when they are all
     the report has (they are then its evidence: each agent's evidence is its own, so a framing agent's
     scare quote stays even where another agent cites a loaded word)."""
-    main = [s for s in spans if not secondary(s) and not (cues is not None and cues.denied_or_reported(s))]
+    main = [s for s in spans if not secondary(s)] if cues is None else [s for s in spans if cues.is_primary(s)]
     return main if main else list(spans)
 
 
