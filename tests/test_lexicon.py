@@ -310,32 +310,3 @@ def test_cli_check_build_and_match(tmp_path, capsys):
     assert main(["lexicon", "match", "They", "slammed", "the", "thugs"]) == 0
     printed = capsys.readouterr().out
     assert "attack_verbs" in printed and "signal: 'thug' (pejorative_labels, 0.90)" in printed
-
-
-def test_protected_reason_quick_exit_agrees_with_the_full_scan():
-    """protected_reason skips the protected scan when no word the stretch touches is a protected form's
-    word: on every stretch of these sentences (whole words, parts of words, spaces, edges) its answer is
-    the full scan's."""
-    from mabpd_kit.lexicon import Lexicon
-
-    lex = Lexicon.default()
-
-    def full(text, a, b):
-        for s, e, p in lex._protected_spans(text):
-            if a < e and s < b:
-                return f"protected term {p.term!r} in {text[s:e]!r}" + (f": {p.note}" if p.note else "")
-        return None
-
-    texts = ["He had a heart attack after the acid attacks, Amnesty International said.",
-             "The tax regime slammed by critics; the regime's thugs attacked protesters.",
-             "HEART ATTACK victims and the so-called reform.", "İstanbul's mayor: a heart-attack, then a 'radical' plan.",
-             "", "   ", "attack"]
-    n = checked = 0
-    for text in texts:
-        for a in range(len(text) + 1):
-            for b in range(a + 1, min(len(text), a + 14) + 1):
-                n += 1
-                want = full(text, a, b)
-                assert lex.protected_reason(text, a, b) == want, (text, a, b)
-                checked += want is not None
-    assert n > 3000 and checked > 200  # both answers were exercised

@@ -93,9 +93,6 @@ def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | N
     return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys, max_gap_words) + r")(?!\w))")
 
 
-_WORDS_RE = re.compile(r"\w+")
-
-
 def _lower_same_length(text: str) -> str:
     """Lower case with offsets intact (a few characters, e.g. 'İ', lowercase to two code points)."""
     low = normalise_quotes(text).lower()
@@ -130,9 +127,6 @@ class Lexicon:
         # Terms sharing a word with some protected context: only these can overlap one, so only
         # they need the protected scan (a speed-up, not a change of behaviour).
         prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
-        self._prot_words = frozenset(prot_words)
-        # characters of protected forms that are neither word characters nor the separators between words
-        self._prot_marks = frozenset(c for f in self._prot_by_form for c in f if not (c.isalnum() or c in "_ -'"))
         self._protectable = {
             t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
         }
@@ -297,32 +291,11 @@ class Lexicon:
     def protected_reason(self, text: str, start: int, end: int) -> str | None:
         """Why ``text[start:end]`` is neutral domain vocabulary here (it overlaps a protected context),
         or None if it is not protected."""
-        if not self._may_be_protected(text, start, end):
-            return None
         for a, b, p in self._protected_spans(text):
             if start < b and a < end:
                 note = f": {p.note}" if p.note else ""
                 return f"protected term {p.term!r} in {text[a:b]!r}{note}"
         return None
-
-    def _may_be_protected(self, text: str, start: int, end: int) -> bool:
-        """Can a protected context overlap ``text[start:end]`` at all? Only if one of the whole words the
-        stretch touches is a word of some protected form (a context is made of whole words), or the stretch
-        has no word character or one of the forms' marks ("u.s."): then :meth:`protected_reason` scans the
-        text, else it need not (a speed-up, not a change of behaviour)."""
-        if self._prot_re is None or not text:
-            return False
-        n = len(text)
-        start, end = max(0, start), min(n, end)
-        a, b = start, end
-        while a > 0 and (text[a - 1].isalnum() or text[a - 1] == "_"):  # the whole words: what ``\w`` matches
-            a -= 1
-        while b < n and (text[b].isalnum() or text[b] == "_"):
-            b += 1
-        stretch = text[start:end]
-        if not any(c.isalnum() or c == "_" for c in stretch) or not self._prot_marks.isdisjoint(text[max(0, a - 1):b + 1]):
-            return True
-        return not self._prot_words.isdisjoint(_WORDS_RE.findall(_lower_same_length(text[a:b])))
 
     def to_span(self, m: LexMatch, agent: str = "bias", ct: "CleanText | None" = None) -> Span:
         """A shared :class:`~mabpd_kit.types.Span`; pass the :class:`CleanText` to fill raw offsets."""
