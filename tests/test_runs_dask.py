@@ -255,6 +255,33 @@ def test_the_local_cluster_a_run_starts_has_quiet_workers_and_leaves_the_callers
     assert {k: dask.config.get(k) for k in QUIET_WORKERS} == before and before["distributed.worker.profile.enabled"]
 
 
+class ForkStep(Step):
+    """Records whether the worker holds what the parent process had in memory when the run began."""
+
+    async def __call__(self, item: runs.Item) -> Rec:
+        import mabpd_kit.runs.dask as d
+
+        return Rec(id=item.id, text=str(getattr(d, "_parent_mark", None)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_the_local_cluster_a_run_starts_forks_its_workers_from_the_parent(monkeypatch):
+    """On Linux the executor's own LocalCluster forks its workers (runs.dask.FORK_WORKERS): they start with
+    what this process has loaded (mabpd-kit, the lexicon), not as fresh interpreters. A caller's own choice
+    of method is kept."""
+    import dask
+
+    import mabpd_kit.runs.dask as d
+
+    monkeypatch.setattr(d, "_parent_mark", "from the parent", raising=False)
+    step = ForkStep()
+    res = runs.run(_items(4), step, record=Rec, fail=step.fail, engine="dask", workers=1, chunk=2)
+    assert [r.text for r in res] == ["from the parent"] * 4
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        res = runs.run(_items(2), step, record=Rec, fail=step.fail, engine="dask", workers=1, chunk=2)
+    assert [r.text for r in res] == ["None"] * 2  # not forked from this process: the caller's method
+
+
 def test_ctrl_c_in_the_parent_closes_its_client_and_resume_repeats_no_finished_item(tmp_path, cluster, client,
                                                                                     reference):
     from mabpd_kit.runs.dask import Dask
