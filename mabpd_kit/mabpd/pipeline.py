@@ -47,7 +47,7 @@ from mabpd_kit import runs
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.agents import item_seed, make_agents
-from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan
+from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, primary, respan
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
@@ -62,9 +62,26 @@ if TYPE_CHECKING:
     from mabpd_kit.llm import LLM
     from mabpd_kit.text import CleanText
 
-__all__ = ["BatchResult", "Decision", "Pipeline"]
+__all__ = ["BatchResult", "Decision", "Pipeline", "decision_evidence"]
 
 _FAIL_FLAGS = {"empty": "empty input (nothing left after cleaning)", "not_text": "input is not text"}
+
+
+def decision_evidence(d: Any) -> list[Span]:
+    """The evidence behind a biased decision: the spans of the biased arguments of the last debate round
+    when the item was debated, else of the biased round-1 reports, pooled over the agents and narrowed to
+    the primary ones (:func:`mabpd_kit.mabpd.cues.primary` on the valid spans): a decision that cites a
+    loaded word does not also cite a stance adverbial ("clearly"), a quantifier, an epistemic frame or a
+    scare quote as its evidence; when secondary spans are all the agents have, they are the evidence.
+    Invalid spans are kept (nothing grounds on them; the verifier says so). Each agent's report, score and
+    arguments stay as they are: this is only which of their spans the decision shows and the verifier checks.
+    ``d`` is a :class:`Decision` (or anything with its ``reports`` and ``debate``)."""
+    if d.debate is not None and d.debate.rounds:
+        spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
+    else:
+        spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
+    kept = {id(s) for s in primary([s for s in spans if s.valid])}
+    return [s for s in spans if not s.valid or id(s) in kept]
 
 
 class Decision(BaseModel):
@@ -375,10 +392,8 @@ class Pipeline:
         return respan(s, orig_start=a, orig_end=b)
 
     def _biased_spans(self, d: Decision) -> list[Span]:
-        """The evidence behind a biased decision: final-round spans of biased arguments, else report spans."""
-        if d.debate:
-            return [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
-        return [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
+        """The evidence behind a biased decision, which the verifier examines: :func:`decision_evidence`."""
+        return decision_evidence(d)
 
     def _finish(self, d: Decision, t0: float) -> Decision:
         d.pre_verifier_label = d.label
