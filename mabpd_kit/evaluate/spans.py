@@ -11,7 +11,8 @@ the definition is in that module and in docs/evaluation.md). Which spans:
 - **the decision's spans** (:func:`decision_spans`): the evidence behind a final *biased* label, the
   spans the verifier examined (:func:`mabpd_kit.mabpd.pipeline.decision_evidence`): the valid spans of
   the biased arguments of the last debate round when the item was debated, else of the biased round-1
-  reports, pooled over those agents and without the secondary ones when a primary span is there; none
+  reports, pooled over those agents and narrowed to the writer's primary words (secondary spans and a
+  source's quoted words only when nothing else is cited); none
   for a neutral or failed decision (a verifier that overturns a decision takes its spans with it).
 
 Two scopes per row: ``biased-gold`` (the sentences labelled biased) and ``all`` (every sentence).
