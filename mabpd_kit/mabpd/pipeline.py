@@ -76,9 +76,9 @@ def decision_evidence(d: Any) -> list[Span]:
     (:func:`~mabpd_kit.mabpd.cues.secondary`), nor a span inside a quotation the trace records as a
     source's words (an agent's grounding span "attributed quotation"). When the writer's own words are
     all secondary, they are the evidence (not the source's); when the quoted words are all there is, they
-    are (the verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the verifier says so).
-    Read from the trace only, so the pipeline and the evaluation get the same spans; each agent's report,
-    score and arguments stay as they are. ``d``: a :class:`Decision` (or anything with its ``reports`` and
+    are (the verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the
+    verifier says so). Read from the trace only, so the pipeline and the evaluation get the same spans;
+    each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision` (or anything with its ``reports`` and
     ``debate``)."""
     if d.debate is not None and d.debate.rounds:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
@@ -94,7 +94,8 @@ def decision_evidence(d: Any) -> list[Span]:
 
 
 def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
-    return span.start is not None and span.end is not None and any(a <= span.start and span.end <= b for a, b in regions)
+    return span.start is not None and span.end is not None and any(
+        a <= span.start and span.end <= b for a, b in regions)
 
 
 class Decision(BaseModel):
