@@ -222,3 +222,76 @@ def test_a_verb_of_attack_used_as_a_noun_names_an_event():
     assert [s.text for s in rep.spans] == ["slammed"]
     rep, _ = _report(BiasAgent, "The senator attacked the plan on Monday.")
     assert [s.text for s in rep.spans] == ["attacked"]
+
+
+# -- the decision's evidence (issue 23): primary over secondary across the agents ------------------------------
+
+def test_a_decision_citing_a_loaded_word_does_not_also_cite_a_scare_quote_or_a_stance_adverb():
+    """The framing agent's own evidence is the scare quote and the stance adverb "obviously" (its report and
+    score are untouched); the decision pools the biased agents' spans and shows the primary ones: the loaded
+    verb of speech "slammed". The verifier examines the same evidence."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    text = 'The senator slammed the "reform", which is obviously a disaster.'
+    d = Pipeline().analyze(text)
+    framing = d.reports["framing"]
+    assert d.label == "biased" and framing.verdict == "biased"
+    assert [s.text for s in framing.spans] == ['"reform"', "obviously"]
+    cfg = Config()
+    alone = drive(FramingAgent(cfg).report(text, analyse_cues(text, lexicon_for(cfg), cfg)))
+    assert framing.score == alone.score and [s.text for s in alone.spans] == ['"reform"', "obviously"]
+    assert set(decision_spans(d)) == {"slammed"}
+    assert d.verifier.span.text == "slammed" and d.verifier.label == "biased"
+
+
+def test_a_decision_resting_on_secondary_evidence_only_keeps_it():
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze('The company held its "review" after a week.')
+    assert d.label == "biased" and set(decision_spans(d)) == {'"review"'}
+
+
+def test_a_decision_cites_the_writers_words_not_a_sources_quoted_ones():
+    """The bias agent's only loaded words are inside a quotation attributed to the senator, so its report keeps
+    them with the writer's "Clearly" (all it has); the evidence agent records the quotation as a source's words.
+    The decision's evidence is the writer's own word; the verifier upholds on it."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze('Clearly, the senator said the bill was "a disgraceful sham."')
+    assert [s.text for s in d.reports["bias"].spans] == ["Clearly", "disgraceful", "sham"]
+    assert '"a disgraceful sham."' in [g.text for g in d.reports["evidence"].counter_spans]
+    assert d.label == "biased" and set(decision_spans(d)) == {"Clearly"}
+    assert d.verifier.check == "upheld" and d.verifier.span.text == "Clearly"
+
+
+def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_only():
+    from types import SimpleNamespace as NS
+
+    from mabpd_kit.mabpd.pipeline import decision_evidence
+    from mabpd_kit.types import Span
+
+    def rep(verdict, *spans, counter=()):
+        return NS(verdict=verdict, spans=list(spans), counter_spans=list(counter))
+
+    loaded = Span(text="mob", start=4, end=7, category="pejorative_labels", agent="bias", score=0.8,
+                  reason="lexicon: 'mob'")
+    hedge = Span(text="reportedly", start=8, end=18, category="hedging", agent="evidence", score=0.4)
+    made_up = Span(text="thugs", agent="bias", valid=False, reason="not found")
+    other = Span(text="clearly", start=0, end=7, agent="framing", score=0.5)
+    reports = {"bias": rep("biased", loaded, made_up), "evidence": rep("biased", hedge),
+               "framing": rep("neutral", other)}
+    assert decision_evidence(NS(reports=reports, debate=None)) == [loaded, made_up]
+    # a hedge is the evidence when it is all the biased agents have; a neutral agent's spans never are
+    alone = {"evidence": rep("biased", hedge), "framing": rep("neutral", loaded)}
+    assert decision_evidence(NS(reports=alone, debate=None)) == [hedge]
+    # a loaded word inside a quotation the trace records as attributed gives way to the writer's hedge ...
+    quote = Span(text='"the mob"', start=0, end=9, category="grounding", agent="evidence", reason="grounding: "
+                 "attributed quotation", note="attributed quotation")
+    quoted = {"bias": rep("biased", loaded), "evidence": rep("biased", hedge, counter=(quote,))}
+    assert decision_evidence(NS(reports=quoted, debate=None)) == [hedge]
+    # ... and is the evidence when it is all there is (the verifier then judges the quotation)
+    only = {"bias": rep("biased", loaded), "evidence": rep("neutral", counter=(quote,))}
+    assert decision_evidence(NS(reports=only, debate=None)) == [loaded]

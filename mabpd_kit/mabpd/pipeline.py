@@ -47,7 +47,7 @@ from mabpd_kit import runs
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.agents import item_seed, make_agents
-from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan
+from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan, secondary
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
@@ -62,9 +62,40 @@ if TYPE_CHECKING:
     from mabpd_kit.llm import LLM
     from mabpd_kit.text import CleanText
 
-__all__ = ["BatchResult", "Decision", "Pipeline"]
+__all__ = ["BatchResult", "Decision", "Pipeline", "decision_evidence"]
 
 _FAIL_FLAGS = {"empty": "empty input (nothing left after cleaning)", "not_text": "input is not text"}
+
+
+def decision_evidence(d: Any) -> list[Span]:
+    """The evidence behind a biased decision (what the verifier examines and ``mabpd evaluate`` scores):
+    the spans of the biased arguments of the last debate round when the item was debated, else of the
+    biased round-1 reports, pooled over those agents and narrowed as an agent narrows its own report
+    (:func:`mabpd_kit.mabpd.cues.primary`): a decision that cites the writer's loaded word does not also
+    cite a stance adverbial ("clearly"), a quantifier, an epistemic frame or a scare quote
+    (:func:`~mabpd_kit.mabpd.cues.secondary`), nor a span inside a quotation the trace records as a
+    source's words (an agent's grounding span "attributed quotation"). When the writer's own words are
+    all secondary, they are the evidence (not the source's); when the quoted words are all there is, they
+    are (the verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the
+    verifier says so). Read from the trace only, so the pipeline and the evaluation get the same spans;
+    each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision` (or anything with its ``reports`` and
+    ``debate``)."""
+    if d.debate is not None and d.debate.rounds:
+        spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
+    else:
+        spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
+    quoted = [(g.start, g.end) for r in d.reports.values() for g in getattr(r, "counter_spans", ())
+              if g.category == "grounding" and g.note == "attributed quotation" and g.start is not None]
+    valid = [s for s in spans if s.valid]
+    own = [s for s in valid if not _inside(s, quoted)]
+    main = [s for s in own if not secondary(s)]
+    kept = {id(s) for s in (main or own or valid)}
+    return [s for s in spans if not s.valid or id(s) in kept]
+
+
+def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
+    return span.start is not None and span.end is not None and any(
+        a <= span.start and span.end <= b for a, b in regions)
 
 
 class Decision(BaseModel):
@@ -375,10 +406,8 @@ class Pipeline:
         return respan(s, orig_start=a, orig_end=b)
 
     def _biased_spans(self, d: Decision) -> list[Span]:
-        """The evidence behind a biased decision: final-round spans of biased arguments, else report spans."""
-        if d.debate:
-            return [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
-        return [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
+        """The evidence behind a biased decision, which the verifier examines: :func:`decision_evidence`."""
+        return decision_evidence(d)
 
     def _finish(self, d: Decision, t0: float) -> Decision:
         d.pre_verifier_label = d.label
