@@ -10,8 +10,8 @@ fresh interpreter (``--child``), writing its results file in a temporary folder:
    interpreter; goal: under 1 GB and within 10% of each other;
 2. **throughput** on ``--speed-sentences`` (default 200,000): 1 and 2 local processes (goal >= 1.9x)
    and a 2-worker Dask ``LocalCluster`` (goal >= 0.85 of the 2-process pool); ``--repeats`` runs of
-   each, alternating, the fastest counting (the machine may be shared: the load average is printed
-   beside every figure);
+   each, alternating (every other repeat in reverse order), the fastest counting (the machine may be
+   shared: the load average is printed beside every figure);
 3. **identical records**: the three results files compared item by item (id, n_sentences, n_biased,
    and every sentence's score).
 
@@ -194,7 +194,9 @@ def main() -> None:
             best: dict[str, dict] = {}
             least_cpu: dict[str, float] = {}  # CPU seconds of the work, the least of the repeats (contention inflates it)
             for rep in range(args.repeats):
-                for name, w, engine in runs_:
+                # every other repeat in reverse order: this box's speed drifts under sustained load, so a fixed
+                # order would always give the last executor the slowest minutes
+                for name, w, engine in (runs_ if rep % 2 == 0 else runs_[::-1]):
                     out = d / f"speed-{engine}{w}-{rep}.jsonl"
                     r = run(out, n, w, engine)
                     r["out"] = out
