@@ -45,6 +45,7 @@ True
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
@@ -114,6 +115,7 @@ def content_tokens(text: str) -> list[str]:
     return [k for k in (_key(t) for t in _TOKEN.findall(text)) if k not in FUNCTION_WORDS]
 
 
+@lru_cache(maxsize=4096)  # a pure function of a span's text, asked of the same spans by each agent and the decision
 def adverbial(text: str) -> bool:
     """Is ``text`` only a stance, degree, focusing or frequency adverbial (:data:`ADVERBIALS`) or a
     quantifier (:data:`QUANTIFIERS`), e.g. "clearly", "in fact", "reportedly", "completely", "merely",
