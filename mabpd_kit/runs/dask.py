@@ -84,9 +84,8 @@ QUIET_WORKERS: dict[str, Any] = {
 #: where fork is safe (Linux), a LocalCluster's workers are forked from this process (Dask's default is
 #: spawn): they start with mabpd-kit imported and the lexicon built, instead of importing distributed and
 #: mabpd-kit and compiling the lexicon again in each (2 workers: 9.3 -> 2.8 s for a 20-sentence run).
-#: Left alone when the caller's Dask configuration names a method of its own.
+#: A method other than Dask's default (spawn) in the caller's configuration is left alone.
 FORK_WORKERS: dict[str, Any] = {"distributed.worker.multiprocessing-method": "fork"}
-
 
 
 class DaskMissing(ImportError, ValueError):
