@@ -146,7 +146,7 @@ class Dask:
         import dask
 
         settings = dict(QUIET_WORKERS)
-        if sys.platform.startswith("linux") and dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "spawn":
+        if self._forks():
             settings.update(FORK_WORKERS)
         with dask.config.set(settings):  # the workers take the configuration of this moment
             cluster = distributed.LocalCluster(**opts)
@@ -156,6 +156,14 @@ class Dask:
             cluster.close()
             raise
         return client, [cluster, client]
+
+    def _forks(self) -> bool:
+        """Does this executor start a ``LocalCluster`` whose workers fork from this process (:data:`FORK_WORKERS`)?"""
+        if self.client is not None or self.scheduler is not None or not sys.platform.startswith("linux"):
+            return False
+        import dask
+
+        return dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "spawn"
 
     def _threads(self, client: Any) -> int:
         try:
@@ -171,6 +179,12 @@ class Dask:
         parts = Path(checkpoint.parts_dir)
         parts.mkdir(parents=True, exist_ok=True)
         token = uuid.uuid4().hex[:12]
+        prepare = getattr(job.step, "prepare", None)
+        if prepare is not None and not getattr(job.step, "online", False) and self._forks():
+            # built here, before the fork, as the local pool does: the workers inherit the pipeline (not on
+            # the LLM path: a connection stays in the process that opened it). Measured
+            # on 200,000 sentences (2 workers): 101-109 CPU-s in the workers against 117-118 when each built its own
+            prepare()
         client, started = self._connect()
         ac = distributed.as_completed()
         inflight: dict[str, Any] = {}
