@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
-           "noisy_or", "primary", "respan", "secondary"]
+           "noisy_or", "primary", "quotations", "respan", "secondary"]
 
 _SPEECH_WORDS = frozenset("""
 said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
@@ -337,6 +337,11 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     labels = ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else []
     return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
                 ascribed=labels, to_orig=to_orig, injection=guard)
+
+
+def quotations(text: str) -> list[tuple[int, int]]:
+    """Every quoted stretch of ``text``, its marks included (what :func:`analyse_cues` reads quotations from)."""
+    return [m.span() for m in _QUOTE_RE.finditer(text)] if '"' in text or "'" in text else []
 
 
 def respan(span: Span, **update: Any) -> Span:
