@@ -189,6 +189,15 @@ def test_epistemic_frames_and_absolutes_are_secondary():
     assert [s.text for s in rep.spans] == ["slammed"]                 # not "Everyone knows"
 
 
+def test_a_vague_source_cue_is_an_evidential_frame_like_the_lexicons():
+    # the cue finds the frames the lexicon's vague attributions are ("critics say"): secondary as they are
+    rep, cues = _report(FramingAgent, "Skeptics worried that the so-called reform would fail.")
+    assert any(c == "vague_source" for c, _, _ in cues.cues)
+    assert [s.text for s in rep.spans] == ["so-called"]               # not "Skeptics worried"
+    alone, _ = _report(FramingAgent, "Opponents warned the plan would fail.")
+    assert [s.text for s in alone.spans] == ["Opponents warned"] and alone.verdict == "biased"
+
+
 def test_stance_phrase_is_whole(lex):
     assert [m.text for m in lex.match("The truth is that the plan failed.")] == ["The truth is"]
 

@@ -441,11 +441,12 @@ def secondary(span: Span) -> bool:
     """Is a span secondary evidence: a stance, degree, focusing or frequency adverbial or a quantifier
     ("clearly", "in fact", "reportedly", "completely", "merely", "once again", "all";
     :func:`mabpd_kit.lexicon.boundaries.adverbial`), or an epistemic or evidential frame
-    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"), which qualify a clause rather than
+    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"; the cues ``assertion_marker`` and
+    ``vague_source`` find the same boosters and vague attributions), which qualify a clause rather than
     name anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
     from mabpd_kit.lexicon.boundaries import adverbial
 
-    return span.category in ("scare_quotes", "assertion_marker") and (span.reason or "").startswith("cue") \
+    return span.category in ("scare_quotes", "assertion_marker", "vague_source") and (span.reason or "").startswith("cue") \
         or span.category in FRAME_CATEGORIES or adverbial(span.text)
 
 
