@@ -7,7 +7,8 @@ hedges and boosters (stance adverbials), and scare quotes as secondary evidence.
 inflection of fixed noun phrases, whole words (hyphenated compounds, denying parts), the loaded
 constituent of a compound (political sides, classifiers of ideology nouns), focusing/frequency/degree
 words and quantifiers, epistemic frames and absolutes, whole stance phrases, mentioned expressions,
-secondary evidence against the sentence's primary evidence, cue-span boundaries, nouns of attack.
+secondary evidence against the sentence's primary evidence, cue-span boundaries, nouns of attack. The
+decision's evidence: primary over secondary, a source's quoted words and the words inside scare quotes.
 """
 
 from __future__ import annotations
@@ -188,6 +189,15 @@ def test_epistemic_frames_and_absolutes_are_secondary():
     assert [s.text for s in rep.spans] == ["slammed"]                 # not "Everyone knows"
 
 
+def test_a_vague_source_cue_is_an_evidential_frame_like_the_lexicons():
+    # the cue finds the frames the lexicon's vague attributions are ("critics say"): secondary as they are
+    rep, cues = _report(FramingAgent, "Skeptics worried that the so-called reform would fail.")
+    assert any(c == "vague_source" for c, _, _ in cues.cues)
+    assert [s.text for s in rep.spans] == ["so-called"]               # not "Skeptics worried"
+    alone, _ = _report(FramingAgent, "Opponents warned the plan would fail.")
+    assert [s.text for s in alone.spans] == ["Opponents warned"] and alone.verdict == "biased"
+
+
 def test_stance_phrase_is_whole(lex):
     assert [m.text for m in lex.match("The truth is that the plan failed.")] == ["The truth is"]
 
@@ -265,6 +275,23 @@ def test_a_decision_cites_the_writers_words_not_a_sources_quoted_ones():
     assert '"a disgraceful sham."' in [g.text for g in d.reports["evidence"].counter_spans]
     assert d.label == "biased" and set(decision_spans(d)) == {"Clearly"}
     assert d.verifier.check == "upheld" and d.verifier.span.text == "Clearly"
+
+
+def test_a_decision_cites_the_writers_words_not_the_words_inside_scare_quotes():
+    """A loaded word inside quotation marks is not the writer's use of it: the writer distances itself from
+    it (a scare quote, whose writer's part is the marks) or mentions it. Beside the writer's own loaded word
+    it gives way; alone, the decision cites the scare quote, marks and all (the framing agent's evidence)."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze('The mayor slammed the "radical" plan on Tuesday.')
+    assert [s.text for s in d.reports["bias"].spans] == ["slammed", "radical"]  # the agents' reports stay
+    assert d.label == "biased" and set(decision_spans(d)) == {"slammed"}
+    d = Pipeline().analyze("The mayor slammed the 'cancel culture' crowd at the meeting.")
+    assert d.label == "biased" and set(decision_spans(d)) == {"slammed"}
+    d = Pipeline().analyze('The council voted for the "radical" plan on Tuesday.')
+    assert d.label == "biased" and set(decision_spans(d)) == {'"radical"'}
+    assert d.verifier.check == "upheld"
 
 
 def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_only():

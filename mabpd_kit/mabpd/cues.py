@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
-           "noisy_or", "primary", "respan", "secondary"]
+           "noisy_or", "primary", "quotations", "respan", "secondary"]
 
 _SPEECH_WORDS = frozenset("""
 said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
@@ -339,6 +339,11 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
                 ascribed=labels, to_orig=to_orig, injection=guard)
 
 
+def quotations(text: str) -> list[tuple[int, int]]:
+    """Every quoted stretch of ``text``, its marks included (what :func:`analyse_cues` reads quotations from)."""
+    return [m.span() for m in _QUOTE_RE.finditer(text)] if '"' in text or "'" in text else []
+
+
 def respan(span: Span, **update: Any) -> Span:
     """A copy of a span with some fields changed."""
     return span.model_copy(update=update)
@@ -436,11 +441,12 @@ def secondary(span: Span) -> bool:
     """Is a span secondary evidence: a stance, degree, focusing or frequency adverbial or a quantifier
     ("clearly", "in fact", "reportedly", "completely", "merely", "once again", "all";
     :func:`mabpd_kit.lexicon.boundaries.adverbial`), or an epistemic or evidential frame
-    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"), which qualify a clause rather than
+    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"; the cues ``assertion_marker`` and
+    ``vague_source`` find the same boosters and vague attributions), which qualify a clause rather than
     name anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
     from mabpd_kit.lexicon.boundaries import adverbial
 
-    return span.category in ("scare_quotes", "assertion_marker") and (span.reason or "").startswith("cue") \
+    return span.category in ("scare_quotes", "assertion_marker", "vague_source") and (span.reason or "").startswith("cue") \
         or span.category in FRAME_CATEGORIES or adverbial(span.text)
 
 

@@ -47,7 +47,7 @@ from mabpd_kit import runs
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.agents import item_seed, make_agents
-from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan, secondary
+from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, quotations, respan, secondary
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
@@ -74,20 +74,24 @@ def decision_evidence(d: Any) -> list[Span]:
     (:func:`mabpd_kit.mabpd.cues.primary`): a decision that cites the writer's loaded word does not also
     cite a stance adverbial ("clearly"), a quantifier, an epistemic frame or a scare quote
     (:func:`~mabpd_kit.mabpd.cues.secondary`), nor a span inside a quotation the trace records as a
-    source's words (an agent's grounding span "attributed quotation"). When the writer's own words are
+    source's words (an agent's grounding span "attributed quotation"), nor a word inside any quotation
+    marks of the text (:func:`~mabpd_kit.mabpd.cues.quotations`): a scare quote's word is the one the
+    writer distances itself from (the writer's part is the marks, the scare quote's own span), a quoted
+    name's is mentioned; neither is the writer's use of it. When the writer's own words are
     all secondary, they are the evidence (not the source's); when the quoted words are all there is, they
     are (the verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the
-    verifier says so). Read from the trace only, so the pipeline and the evaluation get the same spans;
-    each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision` (or anything with its ``reports`` and
-    ``debate``)."""
+    verifier says so). Read from the trace only (with its cleaned text), so the pipeline and the evaluation
+    get the same spans; each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision`
+    (or anything with its ``reports`` and ``debate``, and optionally ``clean_text``)."""
     if d.debate is not None and d.debate.rounds:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
     else:
         spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
     quoted = [(g.start, g.end) for r in d.reports.values() for g in getattr(r, "counter_spans", ())
               if g.category == "grounding" and g.note == "attributed quotation" and g.start is not None]
+    marks = quotations(getattr(d, "clean_text", None) or "")
     valid = [s for s in spans if s.valid]
-    own = [s for s in valid if not _inside(s, quoted)]
+    own = [s for s in valid if not _inside(s, quoted) and not _within(s, marks)]
     main = [s for s in own if not secondary(s)]
     kept = {id(s) for s in (main or own or valid)}
     return [s for s in spans if not s.valid or id(s) in kept]
@@ -96,6 +100,12 @@ def decision_evidence(d: Any) -> list[Span]:
 def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
     return span.start is not None and span.end is not None and any(
         a <= span.start and span.end <= b for a, b in regions)
+
+
+def _within(span: Span, quotes: Sequence[tuple[int, int]]) -> bool:
+    """Is a span inside quotation marks (not the quotation with its marks, a scare quote's own span)?"""
+    return span.start is not None and span.end is not None and any(
+        a < span.start and span.end < b for a, b in quotes)
 
 
 class Decision(BaseModel):
