@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
 from mabpd_kit.lexicon.boundaries import loaded_part, trim
-from mabpd_kit.mabpd.speech import VERB_FORMS as _ASCRIBING_VERBS, ascribed
+from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -34,14 +34,6 @@ __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
            "noisy_or", "primary", "quotations", "respan", "secondary"]
 
-_SPEECH_WORDS = frozenset("""
-said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
-explained explains asked asks asking argued argues arguing claimed claims claiming insisted insists insisting
-noted notes noting announced announces declared declares warned warns warning replied replies responded
-responds posted testified recalled remarked admitted admits acknowledged suggested urged urges called calls
-calling described describes describing continued quipped conceded boasted complained complains lamented
-alleged alleges vowed vows promised shouted yelled chanted read reads stating telling according
-""".split())
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: a double-quoted stretch, or a single-quoted one not opened inside a word ("it's"): the opening mark is
 #: matched first and the word check made behind it (``'(?<!\w')`` is ``(?<!\w)'``), so the regex engine

@@ -28,7 +28,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["VERB_FORMS", "ascribed"]
+__all__ = ["SPEECH_WORDS", "VERB_FORMS", "ascribed"]
+
+#: verbs of saying (and "according"): beside a quotation they attribute it to a source (:mod:`.cues`)
+SPEECH_WORDS = frozenset("""
+said says say saying told tells tell stated states wrote writes writing tweeted tweets added adds adding
+explained explains asked asks asking argued argues arguing claimed claims claiming insisted insists insisting
+noted notes noting announced announces declared declares warned warns warning replied replies responded
+responds posted testified recalled remarked admitted admits acknowledged suggested urged urges called calls
+calling described describes describing continued quipped conceded boasted complained complains lamented
+alleged alleges vowed vows promised shouted yelled chanted read reads stating telling according
+""".split())
 
 _DESCRIBE_VERBS = """describe describes described describing portray portrays portrayed portraying depict depicts
 depicted characterize characterizes characterized characterise characterises characterised paint paints painted
