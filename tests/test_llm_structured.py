@@ -60,6 +60,27 @@ def test_close_truncated(cut, expected):
     assert json.loads(close_truncated(cut)) == expected
 
 
+# A reply SmolLM2-135M-Instruct gave on llama-cpp-python's server in json_schema mode (recorded
+# in resources/packs/smollm2-135m-samples.pack.json as a failure, "no JSON object found"): a raw
+# newline inside a string. The part after "confiden" is completed by hand; the rest is verbatim.
+SMOLLM2_FRAMING_REPLY = (
+    '{ "rationale":"The article\'s framing device is the use of emotive language to present a\n",'
+    '"patterns":[],"counter_argument":"{{", "verdict" : "biased", "confidence" : 1.0, "framing_score" : 1.0}'
+)
+
+
+def test_a_raw_newline_inside_a_string_is_read_as_the_model_meant_it():
+    from mabpd_kit.mabpd.schemas import FramingOutput
+    from mabpd_kit.llm.structured import validate
+
+    assert "\n" in SMOLLM2_FRAMING_REPLY and "\\n" not in SMOLLM2_FRAMING_REPLY  # a real newline
+    out, error = validate(SMOLLM2_FRAMING_REPLY, FramingOutput)
+    assert error == "" and out.verdict == "biased" and out.framing_score == 1.0
+    assert out.rationale.endswith("present a\n")
+    # cut off by max_tokens inside the wrapped string: still read
+    assert extract_json('{"rationale": "two\nlines and cut')["rationale"] == "two\nlines and cut"
+
+
 def test_extract_json_without_json_raises():
     with pytest.raises(ValueError, match="no JSON"):
         extract_json("I cannot answer that.")

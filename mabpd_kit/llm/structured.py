@@ -170,9 +170,13 @@ def close_truncated(text: str) -> str:
 
 def extract_json(text: str) -> Any:
     """The first JSON value in ``text``: inside a ```json fence, surrounded by prose, or cut
-    off (closed by :func:`close_truncated`). Raises ``ValueError`` when there is none."""
+    off (closed by :func:`close_truncated`). Raises ``ValueError`` when there is none.
+
+    Control characters inside strings are accepted (``strict=False``): a real model
+    (SmolLM2-135M-Instruct on llama-cpp-python's server, in ``json_schema`` mode) wraps long
+    strings with a raw newline, which strict JSON forbids, and the value is plainly meant."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for cand in candidates:
         starts = [i for i in (cand.find("{"), cand.find("[")) if i >= 0]
         if not starts:
@@ -184,7 +188,7 @@ def extract_json(text: str) -> Any:
         except ValueError:
             pass
         try:
-            return json.loads(close_truncated(cand[start:].strip().removesuffix("```")))
+            return json.loads(close_truncated(cand[start:].strip().removesuffix("```")), strict=False)
         except ValueError:
             continue
     raise ValueError("no JSON object found in the reply")
