@@ -322,3 +322,24 @@ def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_
     # ... and is the evidence when it is all there is (the verifier then judges the quotation)
     only = {"bias": rep("biased", loaded), "evidence": rep("neutral", counter=(quote,))}
     assert decision_evidence(NS(reports=only, debate=None)) == [loaded]
+
+
+@pytest.mark.parametrize("text", [
+    "The senator slammed the plan after a fierce attack killed two guards.",   # across an adjective
+    "The senator slammed the plan a day after the 2019 attack.",               # across a number
+    "Two guards died in the Riverside attack, and the senator slammed the plan.",  # across a name
+    "The senator slammed the plan after a string of deadly attacks.",          # after a preposition; -ly adjective
+])
+def test_a_noun_of_attack_is_a_noun_across_its_modifiers(text):
+    rep, _ = _report(BiasAgent, text)
+    assert [s.text for s in rep.spans] == ["slammed"]
+
+
+@pytest.mark.parametrize("text, verb", [
+    ("The rebels attack the village at night, and the senator slammed the plan.", "attack"),  # plural subject
+    ("The senator slammed the plan; the mayor attacks her rivals daily.", "attacks"),         # an object follows
+    ("The Mayor's Aide Slams Plan", "Slams"),                            # a name before a form in -s: its subject
+])
+def test_a_verb_of_attack_stays_a_verb(text, verb):
+    rep, _ = _report(BiasAgent, text)
+    assert verb in [s.text for s in rep.spans]

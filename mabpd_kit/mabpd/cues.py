@@ -25,6 +25,7 @@ from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
 from mabpd_kit.lexicon.boundaries import loaded_part, trim
 from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
+from mabpd_kit.mabpd.spans import noun_reading
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -203,12 +204,10 @@ class Cues:
     def nominal(self, span: Span) -> bool:
         """Is a verb of attack ("attack", "slam", "blast") used as a noun, right after a determiner, a possessive
         or a quantifier ("the attack", "Tapper's attack", "a blast")? The verb is the metaphor of criticism
-        ("Trump attacked the mayor"); the noun names an event, in news most often literal violence. A gerund
+        ("Trump attacked the mayor"); the noun names an event, in news most often literal violence. Also across
+        the noun's modifiers ("a fierce attack", "the 2007 attack": :func:`.spans.noun_reading`); a gerund
         ("the smearing of") is not such a noun."""
-        if span.category != "attack_verbs" or not span.start or span.text.lower().endswith("ing"):
-            return False
-        prev = _WORD_RE.findall(self.text[max(0, span.start - 30):span.start])[-1:]
-        return bool(prev) and (prev[0].lower() in _NOUN_SLOT or prev[0].lower().endswith(("'s", "\u2019s")))
+        return span.category == "attack_verbs" and bool(span.start) and noun_reading(self.text, span.start, span.end)
 
     def mentioned(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical Islam'",
@@ -220,10 +219,6 @@ class Cues:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
         return self.in_reported(start, end) or (
             start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
-
-
-#: the words after which a word is a noun: determiners, possessive pronouns, quantifiers
-_NOUN_SLOT = frozenset("a an the this that these those my your his her its our their such any no some many several".split())
 
 
 def _attributed(before: str, after: str) -> bool:
