@@ -343,3 +343,20 @@ def test_a_noun_of_attack_is_a_noun_across_its_modifiers(text):
 def test_a_verb_of_attack_stays_a_verb(text, verb):
     rep, _ = _report(BiasAgent, text)
     assert verb in [s.text for s in rep.spans]
+
+
+def test_a_decision_citing_a_loaded_word_does_not_also_cite_a_device_of_selective_presentation():
+    """"Left unsaid" marks what the sentence leaves out (selective emphasis, taxonomy ``selection``): a claim
+    about the sentence, not the writer's loaded word. Beside "slammed" it gives way in the decision's evidence
+    (the agents still cite it); alone, it is the evidence and the verifier upholds on it."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+    from mabpd_kit.mabpd.spans import structural
+
+    d = Pipeline().analyze("Left unsaid is that the mayor slammed the plan on Tuesday.")
+    assert [s.text for s in d.reports["bias"].spans] == ["Left unsaid", "slammed"]
+    assert structural(d.reports["bias"].spans[0]) and not structural(d.reports["bias"].spans[1])
+    assert d.label == "biased" and set(decision_spans(d)) == {"slammed"}
+    d = Pipeline().analyze("Left unsaid is that the mayor changed the plan on Tuesday.")
+    assert d.label == "biased" and set(decision_spans(d)) == {"Left unsaid"}
+    assert d.verifier.check == "upheld"

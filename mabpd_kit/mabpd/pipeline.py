@@ -50,6 +50,7 @@ from mabpd_kit.mabpd.agents import item_seed, make_agents
 from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, quotations, respan, secondary
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
+from mabpd_kit.mabpd.spans import structural
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
 from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport
@@ -73,7 +74,9 @@ def decision_evidence(d: Any) -> list[Span]:
     biased round-1 reports, pooled over those agents and narrowed as an agent narrows its own report
     (:func:`mabpd_kit.mabpd.cues.primary`): a decision that cites the writer's loaded word does not also
     cite a stance adverbial ("clearly"), a quantifier, an epistemic frame or a scare quote
-    (:func:`~mabpd_kit.mabpd.cues.secondary`), nor a span inside a quotation the trace records as a
+    (:func:`~mabpd_kit.mabpd.cues.secondary`), nor a device of selective presentation (one-sided sourcing,
+    selective emphasis: :func:`~mabpd_kit.mabpd.spans.structural`, a claim about the sentence rather than a
+    loaded word of it; the agents still cite it), nor a span inside a quotation the trace records as a
     source's words (an agent's grounding span "attributed quotation"), nor a word inside any quotation
     marks of the text (:func:`~mabpd_kit.mabpd.cues.quotations`): a scare quote's word is the one the
     writer distances itself from (the writer's part is the marks, the scare quote's own span), a quoted
@@ -92,7 +95,7 @@ def decision_evidence(d: Any) -> list[Span]:
     marks = quotations(getattr(d, "clean_text", None) or "")
     valid = [s for s in spans if s.valid]
     own = [s for s in valid if not _inside(s, quoted) and not _within(s, marks)]
-    main = [s for s in own if not secondary(s)]
+    main = [s for s in own if not secondary(s) and not structural(s)]
     kept = {id(s) for s in (main or own or valid)}
     return [s for s in spans if not s.valid or id(s) in kept]
 

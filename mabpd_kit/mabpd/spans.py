@@ -5,6 +5,12 @@ narrowing of their reports (:mod:`.cues`) and the decision's evidence (:func:`.p
   attacks", "Tapper's attack") rather than a verb ("the senator attacked the plan", "they attack the
   plan")? A verb of attack used as a noun names an event, in news most often literal violence; the
   metaphor of criticism is the verb (:meth:`.cues.Cues.nominal`).
+- :func:`structural`: is a span a device of selective presentation (the taxonomies ``selection`` and
+  ``omission``: one-sided sourcing, selective emphasis, agentless passives, vague attribution)? Such a
+  span marks what a sentence foregrounds, leaves out or whom it sources ("left unsaid", "notably", "mistakes
+  were made", a tag placing a source in a camp): evidence of a choice of what to tell, a claim about the
+  sentence, rather than the writer's loaded word for what it tells; the evidence agent already treats these
+  claims apart from word-level bias (:meth:`.agents.EvidenceAgent.accepts`).
 
 The word classes are closed classes of English grammar (determiners, prepositions, pronouns, auxiliaries),
 not lists from any annotated corpus.
@@ -20,10 +26,11 @@ False
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mabpd_kit.lexicon.boundaries import FUNCTION_WORDS
 
-__all__ = ["NOUN_SLOT", "noun_reading"]
+__all__ = ["NOUN_SLOT", "STRUCTURAL_TAXONOMIES", "noun_reading", "structural"]
 
 #: the words after which a word is a noun: determiners, possessive pronouns, quantifiers
 NOUN_SLOT = frozenset("a an the this that these those my your his her its our their such any no some many several".split())
@@ -37,6 +44,8 @@ _OBJECT_START = frozenset("a an the this these those my your his her its our the
 _LY_ADJECTIVES = frozenset("""deadly costly cowardly early elderly friendly unfriendly likely unlikely lonely lovely ugly
 silly weekly daily monthly yearly nightly timely untimely orderly disorderly unruly lively kindly""".split())
 _WORD_RE = re.compile(r"[A-Za-z0-9][\w'\u2019-]*|[^\w\s]")
+#: taxonomies of selective presentation: claims about what a sentence includes or omits
+STRUCTURAL_TAXONOMIES = frozenset({"selection", "omission"})
 
 
 def noun_reading(text: str, start: int, end: int) -> bool:
@@ -68,3 +77,8 @@ def _outside_phrase(word: str, low: str, *, next_to_head: bool, plural_or_verb: 
     return (not word[0].isalnum() or low in FUNCTION_WORDS or (low.endswith("ly") and low not in _LY_ADJECTIVES)
             or (plural_or_verb and word[0].isupper())
             or (next_to_head and low.endswith("s") and not low.endswith("ss")))
+
+
+def structural(span: Any) -> bool:
+    """Is a span a device of selective presentation (:data:`STRUCTURAL_TAXONOMIES`), not a loaded word?"""
+    return getattr(span, "taxonomy", None) in STRUCTURAL_TAXONOMIES
