@@ -111,8 +111,10 @@ def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_pat
             continue
         assert d.label in ("biased", "neutral") and d.route != "failed"
         for span in d.spans():
-            if span.valid:
-                assert span.start is not None and d.clean_text[span.start:span.end] == span.text
+            if span.valid:  # an exact match shows the article's own words; a fuzzy one the model's, at the nearest window
+                assert span.start is not None and 0 <= span.start < span.end <= len(d.clean_text)
+                if span.reason != "fuzzy":
+                    assert d.clean_text[span.start:span.end] == span.text, (span.reason, span.text)
         if d.label == "biased":  # the burden of proof: a biased decision stands on a span in the text
             assert any(s.valid for s in d.spans()), d.explanation()
         if d.verifier is not None and d.label == "biased":  # the verifier upheld it on a quote in the text
@@ -198,15 +200,18 @@ def test_kill_9_mid_batch_and_resume_repeats_no_answered_call(server, proxy, tmp
     answered = {json.dumps(r, sort_keys=True): r for r in proxy.posted}
     done_before = [json.loads(x) for x in ck.read_text().splitlines() if x.strip()]
     decided_before = {x["id"] for x in done_before if not x["record"]["failed"]}
+    from mabpd_kit.llm.cache import ResponseCache, request_key
+
+    # what the killed run kept (its usable answers) is read before the resume: an answer the first run found
+    # unusable and removed may come back usable when asked again (llama.cpp at temperature 0 is not bit-for-bit
+    # repeatable), and is then rightly in the cache at the end
+    cache = ResponseCache(Path(env["MABPD_CACHE_DIR"]))
+    usable = {k for k, r in answered.items() if cache.get(request_key(_url(proxy), r, 0)) is not None}
     before = len(proxy.posted)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr[-2000:]
     resumed, n, _failed = (int(x) for x in out.stdout.split())
     assert n == len(texts) and resumed == len(decided_before)  # decided items are kept; failed ones are retried
-    from mabpd_kit.llm.cache import ResponseCache, request_key
-
-    cache = ResponseCache(Path(env["MABPD_CACHE_DIR"]))
-    usable = {k for k, r in answered.items() if cache.get(request_key(_url(proxy), r, 0)) is not None}
     sent_again = {json.dumps(r, sort_keys=True) for r in proxy.posted[before:]}
     # an answer that was usable (and so cached) is replayed, never asked again; unusable ones are asked again
     assert not usable & sent_again, "an answered call was sent again"

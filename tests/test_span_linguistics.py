@@ -360,3 +360,13 @@ def test_a_decision_citing_a_loaded_word_does_not_also_cite_a_device_of_selectiv
     d = Pipeline().analyze("Left unsaid is that the mayor changed the plan on Tuesday.")
     assert d.label == "biased" and set(decision_spans(d)) == {"Left unsaid"}
     assert d.verifier.check == "upheld"
+
+
+def test_a_quote_in_another_case_takes_the_articles_letters():
+    # SmolLM2-135M-Instruct on llama-cpp-python quoted "the" for an article that begins "The"
+    from mabpd_kit.mabpd.cues import ground_span
+    from mabpd_kit.mabpd.schemas import Span
+
+    text = "The mayor rammed the plan through."
+    g = ground_span(Span(text="the mayor rammed", category="biased"), text, 0.9)
+    assert g.valid and text[g.start:g.end] == g.text == "The mayor rammed"

@@ -481,7 +481,11 @@ def _ground(span: Span, text: str, ratio: float) -> Span:
 
     check = validate_span(span.text, text, ratio=ratio)
     if check.valid:
-        return span.model_copy(update={"start": check.start, "end": check.end, "valid": True, "reason": check.method})
+        # an exact match (up to case, spacing and quote marks: "the" for "The", SmolLM2 on llama-cpp-python)
+        # takes the article's own words; a fuzzy one keeps the model's (its offsets are the nearest window)
+        said = text[check.start:check.end] if check.method == "exact" else span.text
+        return span.model_copy(update={"text": said, "start": check.start, "end": check.end,
+                                       "valid": True, "reason": check.method})
     return span.model_copy(update={"start": None, "end": None, "valid": False, "reason": check.reason or "not found in the text"})
 
 
