@@ -201,10 +201,11 @@ class Dask:
                     if nxt is None:
                         return
                     index, items = nxt
-                    args = (job, items, str(parts), token, index)
-                    fut = client.submit(*((run_partition, *args, self.concurrency) if self.concurrency is not None
-                                          else (run_partition_on_loop, *args)),
-                                        key=f"mabpd-partition-{token}-{index}", pure=False)
+                    args: tuple[Any, ...] = (job, items, str(parts), token, index)
+                    task = run_partition_on_loop if self.concurrency is None else run_partition
+                    if self.concurrency is not None:
+                        args += (self.concurrency,)
+                    fut = client.submit(task, *args, key=f"mabpd-partition-{token}-{index}", pure=False)
                     inflight[fut.key] = fut
                     ac.add(fut)
 
@@ -309,11 +310,10 @@ class _Part:
             self.fh.close()
             if kind is None:
                 os.replace(self.tmp, self.dir / self.name)  # committed: whole or not at all
+                _sync_dir(self.dir)
         finally:
-            if kind is not None or self.tmp.exists():
-                self.tmp.unlink(missing_ok=True)
+            self.tmp.unlink(missing_ok=True)  # gone already once committed
             _gc_restore(self.gc_state)
-        _sync_dir(self.dir)
 
     def result(self) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
         return self.name, self.rows, _shippable(self.job.fatal[0]) if self.job.fatal else None
@@ -342,9 +342,9 @@ async def run_partition_on_loop(job: Job, items: list[Item], parts_dir: str, tok
                                 index: int) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
     """:func:`run_partition` for driven (rule-based) steps, as a coroutine function: Dask runs such a
     task on the worker's own thread (its event loop) instead of handing it to its thread pool, as the
-    local pool runs a chunk in its worker's one thread. Measured on this project's 2-core machine (see
-    ``bench/bench_runner.py``), the task thread of a pool worker spent 10-25% more CPU on the same items
-    than the main thread does. Between items, the loop gets a turn every :data:`YIELD_S` seconds."""
+    local pool runs a chunk in its worker's one thread. Measured on this project's 2-core machine, a local
+    pool worker that ran its chunks in a thread spent 10-25% more CPU on the same items than in its main
+    thread. Between items, the loop gets a turn every :data:`YIELD_S` seconds."""
     job = _job(token, job)
     with _Part(job, parts_dir, token, index) as part:
         mark = time.monotonic()
