@@ -350,6 +350,9 @@ class CorpusConfig(_Frozen):
     # -- parallel runner and report
     workers: int | None = Field(None, description="processes for the rule-based path (None = all cores)")
     chunk_articles: int = Field(64, gt=0, description="articles per task sent to a worker process")
+    dask_partition_articles: int = Field(
+        256, gt=0, description="articles per Dask partition (one task, one committed part file): each partition pays "
+                               "a round trip through the scheduler, so it is a few seconds of work, not a local chunk")
     report_articles: int = Field(500, gt=0, description="articles with a drill-down in the HTML report (the most biased first)")
     report_groups: int = Field(30, gt=0, description="groups drawn in the report's charts (the largest first)")
     report_max_rows: int = Field(1_000, gt=0, description="rows of the report's article table (the most biased "

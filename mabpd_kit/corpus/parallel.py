@@ -4,7 +4,8 @@
 file, which is the run's checkpoint (one line per article, flushed as it ends):
 
 - **rule-based**: on ``workers`` local processes (every core by default; chunks of
-  ``settings.chunk_articles`` articles per task), or on a Dask cluster (``engine="dask"``);
+  ``settings.chunk_articles`` articles per task), or on a Dask cluster (``engine="dask"``; partitions of
+  ``settings.dask_partition_articles`` articles);
 - **LLM**: in this process, ``concurrency`` articles at once, each article's sentences sent
   together; every call waits for the endpoint's limit and goes through the record/replay cache,
   so a resumed article pays for no call already answered;
@@ -196,7 +197,7 @@ def analyze(
     res = runs.run(items, step, record=ArticleResult, fail=step.fail, checkpoint=out, fingerprint=fp,
                    concurrency=concurrency, deadline_s=deadline, progress="corpus" if progress else False,
                    engine=engine if engine is not None else "local", workers=n_workers if llm is None or dask else None,
-                   chunk=st.chunk_articles, scheduler=scheduler)
+                   chunk=st.dask_partition_articles if dask else st.chunk_articles, scheduler=scheduler)
     wall = time.perf_counter() - t0
     loaded = load(out, settings=st)
     loaded.resumed, loaded.computed, loaded.wall_s, loaded.stopped = res.resumed, res.computed or 0, wall, res.stopped
