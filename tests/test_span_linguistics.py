@@ -294,6 +294,22 @@ def test_a_decision_cites_the_writers_words_not_the_words_inside_scare_quotes():
     assert d.verifier.check == "upheld"
 
 
+
+@pytest.mark.parametrize("text, own", [
+    ('The city paid a massive fee for the "consultants" last year.', "massive"),   # a degree word of the writer's
+    ('Apparently the "consultants" were paid last year.', "Apparently"),          # an evidential hedge
+])
+def test_a_scare_quote_gives_way_to_the_writers_own_secondary_words(text, own):
+    """A scare quote's words are the ones the writer distances itself from (the writer's part is the marks):
+    beside the writer's own words, even a hedge or a degree word, the decision cites those. The framing agent
+    still cites its scare quote, and the label and the verifier's check do not change."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert [s.text for s in d.reports["framing"].spans] == ['"consultants"']
+    assert d.label == "biased" and set(decision_spans(d)) == {own} and d.verifier.check == "upheld"
+
 def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_only():
     from types import SimpleNamespace as NS
 
