@@ -386,3 +386,32 @@ def test_a_quote_in_another_case_takes_the_articles_letters():
     text = "The mayor rammed the plan through."
     g = ground_span(Span(text="the mayor rammed", category="biased"), text, 0.9)
     assert g.valid and text[g.start:g.end] == g.text == "The mayor rammed"
+
+
+@pytest.mark.parametrize("text, name, word", [
+    ("Voters in the Jim Crow South were turned away, and the mayor slammed the plan.", "Crow", "slammed"),
+    ("The senator, a Democratic Socialist, slammed the plan on Tuesday.", "Socialist", "slammed"),
+])
+def test_a_word_of_a_proper_name_gives_way_to_the_writers_own_words(text, name, word):
+    """A name refers; its words do not describe (issue 23): a lexicon word after another capitalised word in
+    running text is part of a name, and the decision cites the writer's own word beside it (the agents still
+    cite both)."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert [s.text for s in d.reports["bias"].spans] == [name, word]
+    assert d.label == "biased" and set(decision_spans(d)) == {word}
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Mayor Slams Radical Plan For Downtown", "Radical"),                 # a headline: capitals tell nothing
+    ("The mayor slammed the Marxist Antonio Gramsci on Tuesday.", "Marxist"),  # a modifier before a name
+    ("The pundit slammed the Never Trumpers on Tuesday.", "Never Trumpers"),   # the entry is the loaded name
+])
+def test_capitalised_words_that_are_not_part_of_a_name_stay(text, word):
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert d.label == "biased" and word in decision_spans(d)
