@@ -415,3 +415,16 @@ def test_capitalised_words_that_are_not_part_of_a_name_stay(text, word):
 
     d = Pipeline().analyze(text)
     assert d.label == "biased" and word in decision_spans(d)
+
+
+@pytest.mark.parametrize("word", ["utterly", "fully", "perfectly", "altogether", "quite"])
+def test_every_maximizer_is_a_degree_adverbial(word):
+    """Maximizers (amplifiers, Quirk et al. 1985, ch. 8) scale the word next to them, like "completely" and "totally"."""
+    assert adverbial(word)
+
+
+def test_a_maximizer_gives_way_to_the_word_it_scales():
+    rep, _ = _report(BiasAgent, "The plan was utterly idiotic, the mayor wrote.")
+    assert [s.text for s in rep.spans] == ["idiotic"]
+    rep, _ = _report(BiasAgent, "The mayor found the plan utterly confusing.")  # alone, it is the evidence
+    assert [s.text for s in rep.spans] == ["utterly"] and rep.verdict == "biased"
