@@ -8,7 +8,8 @@ inflection of fixed noun phrases, whole words (hyphenated compounds, denying par
 constituent of a compound (political sides, classifiers of ideology nouns), focusing/frequency/degree
 words and quantifiers, epistemic frames and absolutes, whole stance phrases, mentioned expressions,
 secondary evidence against the sentence's primary evidence, cue-span boundaries, nouns of attack. The
-decision's evidence: primary over secondary, a source's quoted words and the words inside scare quotes.
+decision's evidence: primary over secondary, a source's quoted words and the words inside scare quotes; a
+scare quote beside the writer's own secondary words, words of a proper name; maximizers as degree adverbials.
 """
 
 from __future__ import annotations
