@@ -8,7 +8,8 @@ inflection of fixed noun phrases, whole words (hyphenated compounds, denying par
 constituent of a compound (political sides, classifiers of ideology nouns), focusing/frequency/degree
 words and quantifiers, epistemic frames and absolutes, whole stance phrases, mentioned expressions,
 secondary evidence against the sentence's primary evidence, cue-span boundaries, nouns of attack. The
-decision's evidence: primary over secondary, a source's quoted words and the words inside scare quotes.
+decision's evidence: primary over secondary, a source's quoted words and the words inside scare quotes; a
+scare quote beside the writer's own secondary words, words of a proper name; maximizers as degree adverbials.
 """
 
 from __future__ import annotations
@@ -294,6 +295,22 @@ def test_a_decision_cites_the_writers_words_not_the_words_inside_scare_quotes():
     assert d.verifier.check == "upheld"
 
 
+
+@pytest.mark.parametrize("text, own", [
+    ('The city paid a massive fee for the "consultants" last year.', "massive"),   # a degree word of the writer's
+    ('Apparently the "consultants" were paid last year.', "Apparently"),          # an evidential hedge
+])
+def test_a_scare_quote_gives_way_to_the_writers_own_secondary_words(text, own):
+    """A scare quote's words are the ones the writer distances itself from (the writer's part is the marks):
+    beside the writer's own words, even a hedge or a degree word, the decision cites those. The framing agent
+    still cites its scare quote, and the label and the verifier's check do not change."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert [s.text for s in d.reports["framing"].spans] == ['"consultants"']
+    assert d.label == "biased" and set(decision_spans(d)) == {own} and d.verifier.check == "upheld"
+
 def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_only():
     from types import SimpleNamespace as NS
 
@@ -370,3 +387,45 @@ def test_a_quote_in_another_case_takes_the_articles_letters():
     text = "The mayor rammed the plan through."
     g = ground_span(Span(text="the mayor rammed", category="biased"), text, 0.9)
     assert g.valid and text[g.start:g.end] == g.text == "The mayor rammed"
+
+
+@pytest.mark.parametrize("text, name, word", [
+    ("Voters in the Jim Crow South were turned away, and the mayor slammed the plan.", "Crow", "slammed"),
+    ("The senator, a Democratic Socialist, slammed the plan on Tuesday.", "Socialist", "slammed"),
+])
+def test_a_word_of_a_proper_name_gives_way_to_the_writers_own_words(text, name, word):
+    """A name refers; its words do not describe (issue 23): a lexicon word after another capitalised word in
+    running text is part of a name, and the decision cites the writer's own word beside it (the agents still
+    cite both)."""
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert [s.text for s in d.reports["bias"].spans] == [name, word]
+    assert d.label == "biased" and set(decision_spans(d)) == {word}
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Mayor Slams Radical Plan For Downtown", "Radical"),                 # a headline: capitals tell nothing
+    ("The mayor slammed the Marxist Antonio Gramsci on Tuesday.", "Marxist"),  # a modifier before a name
+    ("The pundit slammed the Never Trumpers on Tuesday.", "Never Trumpers"),   # the entry is the loaded name
+])
+def test_capitalised_words_that_are_not_part_of_a_name_stay(text, word):
+    from mabpd_kit.evaluate.spans import decision_spans
+    from mabpd_kit.mabpd import Pipeline
+
+    d = Pipeline().analyze(text)
+    assert d.label == "biased" and word in decision_spans(d)
+
+
+@pytest.mark.parametrize("word", ["utterly", "fully", "perfectly", "altogether", "quite"])
+def test_every_maximizer_is_a_degree_adverbial(word):
+    """Maximizers (amplifiers, Quirk et al. 1985, ch. 8) scale the word next to them, like "completely" and "totally"."""
+    assert adverbial(word)
+
+
+def test_a_maximizer_gives_way_to_the_word_it_scales():
+    rep, _ = _report(BiasAgent, "The plan was utterly idiotic, the mayor wrote.")
+    assert [s.text for s in rep.spans] == ["idiotic"]
+    rep, _ = _report(BiasAgent, "The mayor found the plan utterly confusing.")  # alone, it is the evidence
+    assert [s.text for s in rep.spans] == ["utterly"] and rep.verdict == "biased"

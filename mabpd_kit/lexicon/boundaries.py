@@ -72,7 +72,8 @@ NEUTRAL_HEADS = frozenset("""media press outlet outlets news people person perso
 party parties country nation nations government""".split())
 
 #: stance and degree adverbials: epistemic hedges ("reportedly", "apparently"), boosters ("of course",
-#: "clearly", "in fact", "certainly"), general degree adverbs ("completely", "deeply"), focusing subjuncts
+#: "clearly", "in fact", "certainly"), general degree adverbs ("completely", "deeply"; with the maximizers among
+#: the amplifiers of Quirk et al. 1985, ch. 8: "utterly", "fully", "perfectly", "altogether", "quite"), focusing subjuncts
 #: ("merely", "just", "even") and adverbs of repetition and frequency ("again", "once again", "always",
 #: "constantly"). They qualify a whole clause or a word next to them instead of naming anything, so they
 #: are secondary evidence of bias (:func:`adverbial`); written from the grammar of English adverbials
@@ -82,6 +83,7 @@ reportedly allegedly apparently purportedly supposedly ostensibly seemingly evid
 obviously clearly undeniably unquestionably undoubtedly indisputably indeed actually admittedly frankly honestly
 certainly definitely surely completely totally entirely wholly absolutely extremely incredibly deeply profoundly
 hugely vastly immensely enormously tremendously exceedingly terribly awfully thoroughly very
+utterly fully perfectly altogether quite
 merely simply just only even again still already always never forever constantly endlessly perpetually
 invariably repeatedly continually
 """.split())

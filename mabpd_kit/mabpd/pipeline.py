@@ -50,7 +50,7 @@ from mabpd_kit.mabpd.agents import item_seed, make_agents
 from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, quotations, respan, secondary
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
-from mabpd_kit.mabpd.spans import structural
+from mabpd_kit.mabpd.spans import in_name, scare_quote, structural
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
 from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport
@@ -80,11 +80,13 @@ def decision_evidence(d: Any) -> list[Span]:
     source's words (an agent's grounding span "attributed quotation"), nor a word inside any quotation
     marks of the text (:func:`~mabpd_kit.mabpd.cues.quotations`): a scare quote's word is the one the
     writer distances itself from (the writer's part is the marks, the scare quote's own span), a quoted
-    name's is mentioned; neither is the writer's use of it. When the writer's own words are
-    all secondary, they are the evidence (not the source's); when the quoted words are all there is, they
-    are (the verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the
-    verifier says so). Read from the trace only (with its cleaned text), so the pipeline and the evaluation
-    get the same spans; each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision`
+    name's is mentioned, as is a word of a proper name (:func:`~mabpd_kit.mabpd.spans.in_name`: "Jim
+    Crow"); none is the writer's use of it. A scare quote's own span gives way too, even to a hedge or a
+    degree word of the writer's ("massive", "apparently"). When the writer's own words are all secondary,
+    they are the evidence; else the scare quotes; when quoted words are all there is, they are (the
+    verifier then judges the quotation). Invalid spans are kept (nothing grounds on them; the verifier
+    says so). Read from the trace only (with its cleaned text), so the pipeline and the evaluation get
+    the same spans; each agent's report, score and arguments stay as they are. ``d``: a :class:`Decision`
     (or anything with its ``reports`` and ``debate``, and optionally ``clean_text``)."""
     if d.debate is not None and d.debate.rounds:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
@@ -92,11 +94,12 @@ def decision_evidence(d: Any) -> list[Span]:
         spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
     quoted = [(g.start, g.end) for r in d.reports.values() for g in getattr(r, "counter_spans", ())
               if g.category == "grounding" and g.note == "attributed quotation" and g.start is not None]
-    marks = quotations(getattr(d, "clean_text", None) or "")
+    text = getattr(d, "clean_text", None) or ""
+    marks = quotations(text)
     valid = [s for s in spans if s.valid]
-    own = [s for s in valid if not _inside(s, quoted) and not _within(s, marks)]
+    own = [s for s in valid if not (_inside(s, quoted) or _within(s, marks) or scare_quote(s) or in_name(text, s))]
     main = [s for s in own if not secondary(s) and not structural(s)]
-    kept = {id(s) for s in (main or own or valid)}
+    kept = {id(s) for s in (main or own or [s for s in valid if scare_quote(s)] or valid)}
     return [s for s in spans if not s.valid or id(s) in kept]
 
 

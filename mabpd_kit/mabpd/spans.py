@@ -5,6 +5,8 @@ narrowing of their reports (:mod:`.cues`) and the decision's evidence (:func:`.p
   attacks", "Tapper's attack") rather than a verb ("the senator attacked the plan", "they attack the
   plan")? A verb of attack used as a noun names an event, in news most often literal violence; the
   metaphor of criticism is the verb (:meth:`.cues.Cues.nominal`).
+- :func:`in_name`: is a lexicon word part of a multi-word proper name ("Jim Crow", "the Daily Beast", "a
+  Democratic Socialist")? A name refers; its words are not the writer's description of anything.
 - :func:`structural`: is a span a device of selective presentation (the taxonomies ``selection`` and
   ``omission``: one-sided sourcing, selective emphasis, agentless passives, vague attribution)? Such a
   span marks what a sentence foregrounds, leaves out or whom it sources ("left unsaid", "notably", "mistakes
@@ -30,7 +32,7 @@ from typing import Any
 
 from mabpd_kit.lexicon.boundaries import FUNCTION_WORDS
 
-__all__ = ["NOUN_SLOT", "STRUCTURAL_TAXONOMIES", "noun_reading", "structural"]
+__all__ = ["NOUN_SLOT", "STRUCTURAL_TAXONOMIES", "in_name", "noun_reading", "scare_quote", "structural"]
 
 #: the words after which a word is a noun: determiners, possessive pronouns, quantifiers
 NOUN_SLOT = frozenset("a an the this that these those my your his her its our their such any no some many several".split())
@@ -79,6 +81,42 @@ def _outside_phrase(word: str, low: str, *, next_to_head: bool, plural_or_verb: 
             or (next_to_head and low.endswith("s") and not low.endswith("ss")))
 
 
+def scare_quote(span: Any) -> bool:
+    """Is a span a scare quote (the cue's span, marks and all), whose words the writer distances itself from?"""
+    return getattr(span, "category", None) == "scare_quotes" and (getattr(span, "reason", None) or "").startswith("cue")
+
+
 def structural(span: Any) -> bool:
     """Is a span a device of selective presentation (:data:`STRUCTURAL_TAXONOMIES`), not a loaded word?"""
     return getattr(span, "taxonomy", None) in STRUCTURAL_TAXONOMIES
+
+
+#: minor words a title or a headline leaves in lower case (besides which its words are capitalised)
+_MINOR = frozenset("a an the of and or but nor for in on at to by with from as vs is are".split())
+_LEXICON_TERM = re.compile(r"lexicon: (['\"])(.*?)\1 \(")
+
+
+def in_name(text: str, span: Any) -> bool:
+    """Is a lexicon word an inner or last word of a multi-word proper name: capitalised, right after another
+    capitalised word ("Jim Crow", "the Daily Beast", "a Democratic Socialist")? A name refers to a thing; its
+    words do not describe it, so they are not the writer's evaluative words. Capitals tell a name only inside
+    running text: not after the first word of a sentence or a possessive ("Pelosi's"), nor in a sentence
+    written in title case (a headline, where every major word is capitalised). An entry of the lexicon that
+    spans the capitalised words is the loaded name itself ("Never Trumpers", "Deep State"): not a name in this
+    sense. Modifiers come before their head, so a capitalised word before a name ("the Marxist Antonio
+    Gramsci") stays an adjective."""
+    start, end = getattr(span, "start", None), getattr(span, "end", None)
+    m = _LEXICON_TERM.match(getattr(span, "reason", None) or "")
+    if start is None or end is None or m is None or not text[start:end][:1].isupper():
+        return False
+    before = _WORD_RE.findall(text[:start])
+    if len(before) < 2 or before[-2][0] in ".!?:;\"\u201c(" or _title_case(text):
+        return False
+    prev = before[-1].replace("\u2019", "'")
+    return prev[0].isupper() and not prev.endswith("'s") and prev.lower() not in m.group(2).split()
+
+
+def _title_case(text: str) -> bool:
+    """Is ``text`` written in title case (most of its major words capitalised: a headline)?"""
+    major = [w for w in _WORD_RE.findall(text) if w[0].isalpha() and w.lower() not in _MINOR]
+    return len(major) >= 3 and sum(w[0].isupper() for w in major) >= 0.6 * len(major)
