@@ -55,3 +55,25 @@ def test_the_llm_path_on_dask_connects_in_each_worker_and_shares_the_cache(fake_
     res = analyze(read(df), tmp_path / "dask.jsonl", config=cfg, llm=fresh, settings=st, engine="dask", workers=2)
     assert _key(tmp_path / "dask.jsonl") == _key(tmp_path / "local.jsonl") and res.computed == 8
     assert len(srv.requests) == calls  # the workers answered every call from the shared cache folder
+
+
+def test_a_dask_partition_is_dask_partition_articles_and_a_local_task_chunk_articles(tmp_path, monkeypatch):
+    """Each Dask partition pays a round trip through the scheduler and a committed part file, so it is larger
+    than a local pool's task: ``dask_partition_articles`` sizes it, ``chunk_articles`` the local chunks."""
+    from mabpd_kit import runs
+
+    seen: dict[str, int] = {}
+    real = runs.executor
+
+    def spy(engine=None, **kw):
+        seen[engine] = kw["chunk"]
+        return real(engine, **kw)
+
+    monkeypatch.setattr(runs, "executor", spy)
+    st = CorpusConfig(chunk_articles=5, dask_partition_articles=7)
+    assert CorpusConfig().dask_partition_articles > CorpusConfig().chunk_articles
+    df = pd.DataFrame({"text": TEXTS[:16]})
+    local = analyze(read(df), tmp_path / "local.jsonl", settings=st, workers=2)
+    dask = analyze(read(df), tmp_path / "dask.jsonl", settings=st, engine="dask", workers=2)
+    assert seen == {"local": 5, "dask": 7}
+    assert _key(tmp_path / "dask.jsonl") == _key(tmp_path / "local.jsonl") and dask.computed == local.computed == 16
