@@ -207,6 +207,7 @@ POLITICAL_SIDES = frozenset("left right".split())
 #: words a loaded constituent never leaves behind alone: negators, degree words of political position, and
 #: the adverbials (a compound with one of them is a fixed expression: "Never Trumpers", "far left")
 _KEEP_WHOLE = frozenset("not no never non far hard ultra extreme".split()) | ADVERBIALS
+_NOT_A_CONSTITUENT = FUNCTION_WORDS | _KEEP_WHOLE
 
 
 #: classifying modifiers of an ideology noun: ethnic, colour and religious adjectives that say *whose* supremacy
@@ -235,7 +236,7 @@ def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
     women", "tip of the iceberg") is an idiom or a slogan and means as a whole. The entry and band stay
     the phrase's; only the span shown narrows."""
     words = [(w.start() + m.start, w.end() + m.start) for w in _TOKEN.finditer(text[m.start:m.end])]
-    if len(words) < 2 or any(_key(text[a:b]) in FUNCTION_WORDS | _KEEP_WHOLE for a, b in words):
+    if len(words) < 2 or any(_key(text[a:b]) in _NOT_A_CONSTITUENT for a, b in words):
         return m
     if (head := _ideology_head(text, words)) is not None:
         return type(m)(*head, text[slice(*head)], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)

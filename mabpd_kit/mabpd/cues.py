@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
-from mabpd_kit.lexicon.boundaries import loaded_part, trim
+from mabpd_kit.lexicon.boundaries import adverbial, loaded_part, negated, trim
 from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.mabpd.spans import noun_reading
 from mabpd_kit.types import Span
@@ -196,8 +196,6 @@ class Cues:
     def denied_or_reported(self, span: Span) -> bool:
         """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), mentioned
         rather than used (:meth:`mentioned`), or denied by a negator ("is not a racist": :func:`mabpd_kit.lexicon.boundaries.negated`)?"""
-        from mabpd_kit.lexicon.boundaries import negated
-
         return self.in_speech(span.start, span.end) or self.mentioned(span.start, span.end) or (
             span.start is not None and (negated(self.text, span.start) or self.nominal(span)))
 
@@ -431,8 +429,6 @@ def secondary(span: Span) -> bool:
     (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"; the cues ``assertion_marker`` and
     ``vague_source`` find the same boosters and vague attributions), which qualify a clause rather than
     name anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
-    from mabpd_kit.lexicon.boundaries import adverbial
-
     return span.category in ("scare_quotes", "assertion_marker", "vague_source") and (span.reason or "").startswith("cue") \
         or span.category in FRAME_CATEGORIES or adverbial(span.text)
 

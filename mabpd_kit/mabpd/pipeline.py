@@ -54,6 +54,8 @@ from mabpd_kit.mabpd.spans import in_name, scare_quote, structural
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
 from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport
+from mabpd_kit.language import document_language
+from mabpd_kit.text import CleanText, clean, truncate_words
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
 if TYPE_CHECKING:
@@ -61,7 +63,6 @@ if TYPE_CHECKING:
 
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM
-    from mabpd_kit.text import CleanText
 
 __all__ = ["BatchResult", "Decision", "Pipeline", "decision_evidence"]
 
@@ -354,8 +355,6 @@ class Pipeline:
         return collect()
 
     def _start(self, text: Any, id: str, gold: Any) -> tuple[Decision, "CleanText | None"]:
-        from mabpd_kit.text import CleanText, clean, truncate_words
-
         d = Decision(id=id, text=_raw(text), gold=_gold(gold), mode=self.mode, models=self._models)
         if isinstance(text, (bytes, bytearray)) and b"\x00" in text:
             return self._fail(d, ValueError("binary input (NUL bytes)"), None), None
@@ -385,8 +384,6 @@ class Pipeline:
         A text in Latin script shorter than ``config.text.language_min_chars`` is too short to tell
         ("shot worst say senator." looks like Nigerian Pidgin to py3langid): it is taken to be in
         ``config.text.languages[0]``, as a short article is (:func:`mabpd_kit.language.document_language`)."""
-        from mabpd_kit.language import document_language
-
         if not self.config.text.detect_language:
             return None
         known = tuple(self.config.text.languages)
