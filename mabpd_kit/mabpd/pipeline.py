@@ -98,7 +98,8 @@ def decision_evidence(d: Any) -> list[Span]:
     text = getattr(d, "clean_text", None) or ""
     marks = quotations(text)
     valid = [s for s in spans if s.valid]
-    own = [s for s in valid if not (_inside(s, quoted) or _within(s, marks) or scare_quote(s) or in_name(text, s))]
+    own = [s for s in valid if not ((quoted and _inside(s, quoted)) or (marks and _within(s, marks)) or scare_quote(s)
+                                    or in_name(text, s))]
     main = [s for s in own if not secondary(s) and not structural(s)]
     kept = {id(s) for s in (main or own or [s for s in valid if scare_quote(s)] or valid)}
     return [s for s in spans if not s.valid or id(s) in kept]
@@ -401,8 +402,12 @@ class Pipeline:
         d.reports = reports
         spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
         d.store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
-        filled = [self._orig(s, ct) for s in d.store.spans]
-        if any(a is not b for a, b in zip(filled, d.store.spans)):  # rule-based spans carry raw offsets already
+        filled = None  # rule-based spans carry raw offsets already: then nothing is copied
+        for i, s in enumerate(d.store.spans):
+            if (f := self._orig(s, ct)) is not s:
+                filled = filled or list(d.store.spans)
+                filled[i] = f
+        if filled is not None:
             d.store.spans = filled
         d.scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
         d.score = d.scoring.score

@@ -54,7 +54,10 @@ class AgentReport(StepRecord):
 
     def grounded(self) -> bool:
         """Does the agent cite at least one valid span for its (biased) reading?"""
-        return any(s.valid for s in self.spans)
+        for s in self.spans:  # a loop, not any(<generator>): asked of every report several times a sentence
+            if s.valid:
+                return True
+        return False
 
 
 class Argument(StepRecord):

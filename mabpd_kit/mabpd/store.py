@@ -144,18 +144,15 @@ def score(components: Mapping[str, float], config: Config, stated: Mapping[str, 
     ``components`` maps agent name (on the roster: "bias", "evidence", "framing", ...) to its score in [0, 1];
     ``stated`` (optional, for the trace) the scores the agents reported before grounding.
     """
-    role_weights = config.scoring.weights  # the one mapping (SAD's vote reads it too)
-    raw = {a: role_weights[a] for a in components}
-    total = sum(raw.values())
-    weights = {a: (w / total if total > 0 else 0.0) for a, w in raw.items()}
-    value = sum(weights[a] * float(components[a]) for a in components)
-    return ScoreBreakdown(
-        components={a: float(v) for a, v in components.items()},
-        weights=weights,
-        score=round(min(max(value, 0.0), 1.0), 12),
-        boundary=config.scoring.boundary,
-        stated={a: float(v) for a, v in (stated or {}).items()},
-    )
+    scoring = config.scoring
+    role_weights = scoring.weights  # the one mapping (SAD's vote reads it too)
+    comps = {a: float(v) for a, v in components.items()}
+    raw = [role_weights[a] for a in comps]
+    total = sum(raw)
+    weights = dict(zip(comps, [w / total for w in raw])) if total > 0 else dict.fromkeys(comps, 0.0)
+    value = sum([w * v for w, v in zip(weights.values(), comps.values())])  # in agent order, as before
+    return ScoreBreakdown(components=comps, weights=weights, score=round(min(max(value, 0.0), 1.0), 12),
+                          boundary=scoring.boundary, stated={a: float(v) for a, v in stated.items()} if stated else {})
 
 
 def score_reports(reports: Mapping[str, AgentReport], config: Config) -> ScoreBreakdown:
