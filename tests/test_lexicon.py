@@ -310,3 +310,15 @@ def test_cli_check_build_and_match(tmp_path, capsys):
     assert main(["lexicon", "match", "They", "slammed", "the", "thugs"]) == 0
     printed = capsys.readouterr().out
     assert "attack_verbs" in printed and "signal: 'thug' (pejorative_labels, 0.90)" in printed
+
+
+@pytest.mark.parametrize("text", [
+    "", "mob", "Mob rule.", "the far-left mob", "(radical) left-wing 'thugs' -slammed", "  \u2019mob\u2019 \u0130stanbul mob",
+    "x\nmob\tmob_mob mob-mob", "so-called, so called; the truth is: mob!", "\u00e9mob mob\u00e9 mob",
+])
+def test_the_word_start_scan_finds_what_the_lookbehind_pattern_finds(lex, text):
+    from mabpd_kit.lexicon.match import _finditer, _lower_same_length
+
+    low = _lower_same_length(text)
+    for rx, scan in ((lex._re, lex._scan), (lex._prot_re, lex._prot_scan)):
+        assert [m.span(1) for m in _finditer(rx, scan, low)] == [m.span(1) for m in rx.finditer(low)]
