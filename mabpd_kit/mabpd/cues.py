@@ -182,7 +182,7 @@ class Cues:
 
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
-        return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
+        return bool(self.reported) and start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
 
     def is_primary(self, span: Span) -> bool:
         """Does a span name the writer's own loaded words: not :func:`secondary` and not
@@ -210,12 +210,12 @@ class Cues:
     def mentioned(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical Islam'",
         the "Beg to Differ" podcast)? A word mentioned is not a word used: the writer names the expression."""
-        return start is not None and end is not None and any(
+        return bool(self.quotes) and start is not None and end is not None and any(
             q.name and q.start <= start and end <= q.end for q in self.quotes)
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
-        return self.in_reported(start, end) or (
+        return self.in_reported(start, end) or (bool(self.ascribed) and
             start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
 
 
@@ -287,8 +287,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
     writer's text: no lexicon match or cue inside it is read."""
     words = set(_TOKEN_RE.findall(text.lower()))
-    guard = find_instructions(text, words=words_from_tokens(words)) if config.agents.injection_guard else None
-    guard = guard or None
+    guard = (find_instructions(text, words=words_from_tokens(words)) or None) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
     if '"' in text or "'" in text:
@@ -445,6 +444,8 @@ def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:
     """Drop spans overlapping a stronger one (reading order kept)."""
+    if len(spans) < 2:  # nothing to overlap
+        return list(spans)
     chosen: list[Span] = []
     for s in sorted(spans, key=lambda s: (-s.score, s.start or 0)):
         if all(s.end <= c.start or s.start >= c.end for c in chosen):
