@@ -86,9 +86,11 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
         _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
-#: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 #: every cue's trigger words (a text with none of them runs no cue regex)
 _ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
+#: "vague_source" also needs one of its verbs: in an ASCII text, inside the lower-cased text (speed)
+_VAGUE_VERBS = ("said", "say", "argue", "believe", "contend", "fear", "warn", "worr", "charge", "complain")
+#: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
     "scare_quotes": ("framing", "short quoted words nobody is said to have spoken: the writer distances itself"),
@@ -223,9 +225,7 @@ def _attributed(before: str, after: str) -> bool:
     """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source;
     so does a verb of naming right before it ("Warren described him as her 'friend'", "groups that
     call themselves 'accelerationists'"): a mixed quotation, the named source's word."""
-    if before.rstrip().endswith(":") or after.lstrip().startswith(":"):
-        return True
-    if _NAMING_RE.search(before):
+    if before.rstrip().endswith(":") or after.lstrip().startswith(":") or _NAMING_RE.search(before):
         return True
     return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
                 or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
@@ -286,7 +286,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     With ``config.agents.injection_guard``, instruction-like text addressed to the model
     (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
     writer's text: no lexicon match or cue inside it is read."""
-    words = set(_TOKEN_RE.findall(text.lower()))
+    words = set(_TOKEN_RE.findall(low := text.lower()))
     guard = (find_instructions(text, words=words_from_tokens(words)) or None) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
@@ -304,7 +304,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
-        if not triggers.isdisjoint(words):
+        if not triggers.isdisjoint(words) and (name != "vague_source" or not text.isascii() or any(v in low for v in _VAGUE_VERBS)):
             cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))  # boundaries
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     if "according" in words:
