@@ -227,8 +227,7 @@ def _attributed(before: str, after: str) -> bool:
     call themselves 'accelerationists'"): a mixed quotation, the named source's word."""
     if before.rstrip().endswith(":") or after.lstrip().startswith(":") or _NAMING_RE.search(before):
         return True
-    return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
-                or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
+    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(before.lower())) or not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(after.lower()))
 
 
 _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[A-Z\"'\u201c\u2018])")
@@ -244,8 +243,7 @@ def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
         start = m.end()
     m = _SENTENCE_END_RE.search(text, b)
     end = m.start() + 1 if m else len(text)
-    outside = (text[start:a] + " " + text[b:end]).lower()
-    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(outside))
+    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall((text[start:a] + " " + text[b:end]).lower()))
 
 
 #: a verb of naming, at most three words before the quotation (then an optional "as"): the quotation is
