@@ -86,9 +86,11 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
         _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
-#: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 #: every cue's trigger words (a text with none of them runs no cue regex)
 _ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
+#: "vague_source" also needs one of its verbs: in an ASCII text, inside the lower-cased text (speed)
+_VAGUE_VERBS = ("said", "say", "argue", "believe", "contend", "fear", "warn", "worr", "charge", "complain")
+#: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
     "scare_quotes": ("framing", "short quoted words nobody is said to have spoken: the writer distances itself"),
@@ -182,7 +184,7 @@ class Cues:
 
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
-        return start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
+        return bool(self.reported) and start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
 
     def is_primary(self, span: Span) -> bool:
         """Does a span name the writer's own loaded words: not :func:`secondary` and not
@@ -210,12 +212,12 @@ class Cues:
     def mentioned(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical Islam'",
         the "Beg to Differ" podcast)? A word mentioned is not a word used: the writer names the expression."""
-        return start is not None and end is not None and any(
+        return bool(self.quotes) and start is not None and end is not None and any(
             q.name and q.start <= start and end <= q.end for q in self.quotes)
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
-        return self.in_reported(start, end) or (
+        return self.in_reported(start, end) or (bool(self.ascribed) and
             start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
 
 
@@ -223,12 +225,9 @@ def _attributed(before: str, after: str) -> bool:
     """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source;
     so does a verb of naming right before it ("Warren described him as her 'friend'", "groups that
     call themselves 'accelerationists'"): a mixed quotation, the named source's word."""
-    if before.rstrip().endswith(":") or after.lstrip().startswith(":"):
+    if before.rstrip().endswith(":") or after.lstrip().startswith(":") or _NAMING_RE.search(before):
         return True
-    if _NAMING_RE.search(before):
-        return True
-    return bool(_SPEECH_WORDS.intersection(_TOKEN_RE.findall(before.lower()))
-                or _SPEECH_WORDS.intersection(_TOKEN_RE.findall(after.lower())))
+    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(before.lower())) or not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(after.lower()))
 
 
 _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[A-Z\"'\u201c\u2018])")
@@ -244,8 +243,7 @@ def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
         start = m.end()
     m = _SENTENCE_END_RE.search(text, b)
     end = m.start() + 1 if m else len(text)
-    outside = (text[start:a] + " " + text[b:end]).lower()
-    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(outside))
+    return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall((text[start:a] + " " + text[b:end]).lower()))
 
 
 #: a verb of naming, at most three words before the quotation (then an optional "as"): the quotation is
@@ -286,9 +284,8 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     With ``config.agents.injection_guard``, instruction-like text addressed to the model
     (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
     writer's text: no lexicon match or cue inside it is read."""
-    words = set(_TOKEN_RE.findall(text.lower()))
-    guard = find_instructions(text, words=words_from_tokens(words)) if config.agents.injection_guard else None
-    guard = guard or None
+    words = set(_TOKEN_RE.findall(low := text.lower()))
+    guard = (find_instructions(text, words=words_from_tokens(words)) or None) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
     if '"' in text or "'" in text:
@@ -305,7 +302,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
-        if not triggers.isdisjoint(words):
+        if not triggers.isdisjoint(words) and (name != "vague_source" or not text.isascii() or any(v in low for v in _VAGUE_VERBS)):
             cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))  # boundaries
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     if "according" in words:
@@ -445,6 +442,8 @@ def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:
     """Drop spans overlapping a stronger one (reading order kept)."""
+    if len(spans) < 2:  # nothing to overlap
+        return list(spans)
     chosen: list[Span] = []
     for s in sorted(spans, key=lambda s: (-s.score, s.start or 0)):
         if all(s.end <= c.start or s.start >= c.end for c in chosen):
