@@ -59,7 +59,6 @@ import hashlib
 import importlib
 import random
 from abc import ABC, abstractmethod
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from pydantic import BaseModel
@@ -77,8 +76,6 @@ from mabpd_kit.types import Mode, Span, Usage, Verdict
 if TYPE_CHECKING:
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM, Structured
-
-_START = itemgetter(1)  # (kind, start, end) -> start
 
 __all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "agent_class", "fence", "item_seed",
            "llm_usage", "make_agents", "messages", "shown"]
@@ -218,18 +215,12 @@ class Agent(ABC):
                     score=self.config.agents.cue_bands.get(cue, 0.6), valid=True, reason=f"cue: {cue}", note=info + note)
 
     def _grounding_spans(self, cues: Cues) -> list[Span]:
-        # what dedupe keeps of these spans (every score 0.0: in reading order, each overlapping none
-        # kept before it), chosen before any Span is made
-        chosen: list[tuple[str, int, int]] = []
-        for g in sorted(cues.grounding, key=_START):
-            if all(g[2] <= c[1] or g[1] >= c[2] for c in chosen):
-                chosen.append(g)
         spans = []
-        for kind, a, b in chosen:
+        for kind, a, b in cues.grounding:
             oa, ob = cues.orig(a, b)
             spans.append(Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category="grounding",
                               agent=self.role, score=0.0, valid=True, reason=f"grounding: {kind}", note=kind))
-        return spans
+        return dedupe(spans)
 
     @abstractmethod
     def _rule_report(self, cues: Cues) -> AgentReport:

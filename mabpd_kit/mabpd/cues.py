@@ -88,8 +88,10 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
 }
 #: every cue's trigger words (a text with none of them runs no cue regex)
 _ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
-#: "vague_source" also needs one of its verbs: in an ASCII text, inside the lower-cased text (speed)
-_VAGUE_VERBS = ("said", "say", "argue", "believe", "contend", "fear", "warn", "worr", "charge", "complain")
+#: cue -> stems of which its regex needs one (a speed test on an ASCII text's lower case, where IGNORECASE
+#: matches what the lower case holds; any other text runs the regex)
+_CUE_STEMS: dict[str, tuple[str, ...]] = {
+    "vague_source": ("said", "say", "argue", "believe", "contend", "fear", "warn", "worr", "charge", "complain")}
 #: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
@@ -302,7 +304,8 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
-        if not triggers.isdisjoint(words) and (name != "vague_source" or not text.isascii() or any(v in low for v in _VAGUE_VERBS)):
+        stems = _CUE_STEMS.get(name)
+        if not triggers.isdisjoint(words) and (stems is None or not text.isascii() or any(v in low for v in stems)):
             cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))  # boundaries
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     if "according" in words:
