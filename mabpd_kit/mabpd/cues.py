@@ -439,6 +439,8 @@ def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
     :meth:`Cues.denied_or_reported`) are dropped when another span is left, and kept when they are all
     the report has (they are then its evidence: each agent's evidence is its own, so a framing agent's
     scare quote stays even where another agent cites a loaded word)."""
+    if len(spans) < 2:  # a lone span is kept either way
+        return list(spans)
     main = [s for s in spans if not secondary(s)] if cues is None else [s for s in spans if cues.is_primary(s)]
     return main if main else list(spans)
 
