@@ -93,6 +93,8 @@ def decision_evidence(d: Any) -> list[Span]:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
     else:
         spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
+    if sum(s.valid for s in spans) < 2:  # every choice below keeps a lone valid span, and invalid ones stay
+        return spans
     quoted = [(g.start, g.end) for r in d.reports.values() for g in getattr(r, "counter_spans", ())
               if g.category == "grounding" and g.note == "attributed quotation" and g.start is not None]
     text = getattr(d, "clean_text", None) or ""

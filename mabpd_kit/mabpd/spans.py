@@ -106,8 +106,10 @@ def in_name(text: str, span: Any) -> bool:
     sense. Modifiers come before their head, so a capitalised word before a name ("the Marxist Antonio
     Gramsci") stays an adjective."""
     start, end = getattr(span, "start", None), getattr(span, "end", None)
+    if start is None or end is None or not text[start:end][:1].isupper():  # most loaded words: lower case
+        return False
     m = _LEXICON_TERM.match(getattr(span, "reason", None) or "")
-    if start is None or end is None or m is None or not text[start:end][:1].isupper():
+    if m is None:
         return False
     before = _WORD_RE.findall(text[:start])
     if len(before) < 2 or before[-2][0] in ".!?:;\"\u201c(" or _title_case(text):
