@@ -89,6 +89,20 @@ def test_no_framing_cue_where_there_is_none(lex, text):
     assert reps["framing"].verdict == "neutral" and not reps["framing"].spans
 
 
+@pytest.mark.parametrize("text", [
+    "CRITICS SAID the Plan was CLEARLY the Worst Ever.", "Some People Warned it was Killed, Of All Time.",
+    "He Lashed Out and Claimed Victory; let's Be Honest, it's No Secret.", "Observers fear an All-Time High.",
+    "the fact is: the protesters Were Brutally Shot.", "Many contend Unprecedented things, purportedly.",
+])
+def test_cue_regexes_on_the_lower_case_find_what_ignorecase_finds(lex, text):
+    # an ASCII text runs each cue regex without IGNORECASE over its lower case (a speed-up): same spans
+    from mabpd_kit.mabpd.cues import _CUE_PATTERNS, _CUE_PLAIN
+
+    for name, (pat, _) in _CUE_PATTERNS.items():
+        assert [m.span() for m in _CUE_PLAIN[name].finditer(text.lower())] == [m.span() for m in pat.finditer(text)]
+    assert {c[0] for c in analyse_cues(text, lex, Config()).cues}  # the cues are found at all
+
+
 def test_rule_agents_are_deterministic(lex):
     t = 'Radical leftists "reformed" the so-called plan, critics say.'
     a, _ = report_all(lex, t)

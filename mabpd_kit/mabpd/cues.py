@@ -88,6 +88,9 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
 }
 #: every cue's trigger words (a text with none of them runs no cue regex)
 _ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
+#: each cue regex without IGNORECASE, run on an ASCII text's lower case (same offsets; 2-3 times faster)
+_CUE_PLAIN: dict[str, re.Pattern[str]] = {name: re.compile(pat.pattern, pat.flags & ~re.IGNORECASE)
+                                          for name, (pat, _) in _CUE_PATTERNS.items()}
 #: cue -> stems of which its regex needs one (a speed test on an ASCII text's lower case, where IGNORECASE
 #: matches what the lower case holds; any other text runs the regex)
 _CUE_STEMS: dict[str, tuple[str, ...]] = {
@@ -303,10 +306,12 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
                 quotes.append(Quotation(a, b, n_words, attributed, named))
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
+    ascii = text.isascii()
     for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
         stems = _CUE_STEMS.get(name)
-        if not triggers.isdisjoint(words) and (stems is None or not text.isascii() or any(v in low for v in stems)):
-            cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))  # boundaries
+        if not triggers.isdisjoint(words) and (stems is None or not ascii or any(v in low for v in stems)):
+            found = _CUE_PLAIN[name].finditer(low) if ascii else pat.finditer(text)
+            cues.extend((name, *cut) for m in found if (cut := trim(text, m.start(), m.end())))  # boundaries
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     if "according" in words:
         grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
