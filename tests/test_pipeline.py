@@ -274,3 +274,16 @@ def test_pipeline_invariants_on_random_sentences(pipe, words):
         assert d.pre_verifier_label == d.debate.rounds[-1].vote.label
     for s in d.spans(valid_only=True):
         assert d.clean_text[s.start : s.end] == s.text
+
+
+def test_decisions_are_recorded_as_plain_assignment_would(pipe):
+    # pipeline._record sets several fields at once, bypassing pydantic's __setattr__: only right while
+    # Decision does not validate assignment
+    from mabpd_kit.mabpd.pipeline import _record
+
+    assert not Decision.model_config.get("validate_assignment")
+    a, b = Decision(id="x", text="t"), Decision(id="x", text="t")
+    a.label, a.score, a.flags = "biased", 0.7, ["injection"]
+    _record(b, label="biased", score=0.7, flags=["injection"])
+    assert a.model_fields_set == b.model_fields_set and a.model_dump_json() == b.model_dump_json()
+    assert a.model_dump(exclude_unset=True) == b.model_dump(exclude_unset=True)

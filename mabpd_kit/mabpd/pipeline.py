@@ -107,6 +107,13 @@ def decision_evidence(d: Any) -> list[Span]:
     return [s for s in spans if not s.valid or id(s) in kept]
 
 
+def _record(d: "Decision", **fields: Any) -> None:
+    """``d.<field> = value`` for several fields, without pydantic's ``__setattr__`` for each (0.5 us; Decision
+    does not validate assignment, a test checks it: assigning is storing the value and marking the field set)."""
+    d.__dict__.update(fields)
+    d.__pydantic_fields_set__.update(fields)
+
+
 def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
     return span.start is not None and span.end is not None and any(
         a <= span.start and span.end <= b for a, b in regions)
@@ -324,7 +331,7 @@ class Pipeline:
             d.debate = await sad.debate(first, revise, self.config)
             d.label = d.debate.label
         if self.config.verifier.enabled and d.label == "biased":
-            d.verifier = await self.verifier.verify("biased", self._biased_spans(d), cues)
+            d.verifier = await self.verifier.verify("biased", decision_evidence(d), cues)
         return d
 
     def redecide(self, decision: Decision) -> Decision:
@@ -364,18 +371,18 @@ class Pipeline:
         if isinstance(text, str) and text.count("\x00") > 0:
             return self._fail(d, ValueError("binary input (NUL characters)"), None), None
         ct = clean(text, max_chars=self.config.text.max_chars)
-        d.flags = list(ct.flags)
+        flags = list(ct.flags)
         bad = [f for f in ct.flags if f in _FAIL_FLAGS]
         if bad:
+            _record(d, flags=flags)
             return self._fail(d, ValueError(_FAIL_FLAGS[bad[0]]), None), None
         if self.config.text.truncate_words:
             tr = truncate_words(ct.text, self.config.text.truncate_words)
             if tr.truncated:  # a prefix of the cleaned text: its offset map is a prefix of the map
-                d.flags.append("truncated")
+                flags.append("truncated")
                 n = len(tr.text)
                 ct = CleanText(text=tr.text, raw=ct.raw, flags=ct.flags, src_start=ct.src_start[:n], src_end=ct.src_end[:n])
-        d.text = ct.raw  # decoded input: raw offsets of spans point into it
-        d.clean_text = ct.text
+        _record(d, flags=flags, text=ct.raw, clean_text=ct.text)  # the decoded input: raw offsets point into it
         if (why := self._language(d)) is not None:
             return self._fail(d, ValueError(why), None), None
         return d, ct
@@ -401,21 +408,19 @@ class Pipeline:
                 f"use an LLM endpoint, or add {lang!r} to text.languages")
 
     def _route(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport]) -> None:
-        d.reports = reports
         spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
-        d.store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
+        store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
         filled = None  # rule-based spans carry raw offsets already: then nothing is copied
-        for i, s in enumerate(d.store.spans):
+        for i, s in enumerate(store.spans):
             if (f := self._orig(s, ct)) is not s:
-                filled = filled or list(d.store.spans)
+                filled = filled or list(store.spans)
                 filled[i] = f
         if filled is not None:
-            d.store.spans = filled
-        d.scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
-        d.score = d.scoring.score
-        d.routing = route(reports, d.score, self.config)
-        d.route = d.routing.route
-        d.label = d.routing.label
+            store.spans = filled
+        scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
+        routing = route(reports, scoring.score, self.config)
+        _record(d, reports=reports, store=store, scoring=scoring, score=scoring.score, routing=routing,
+                route=routing.route, label=routing.label)
 
     @staticmethod
     def _orig(s: Span, ct: "CleanText") -> Span:
@@ -425,15 +430,9 @@ class Pipeline:
         a, b = ct.to_orig(s.start, s.end)
         return respan(s, orig_start=a, orig_end=b)
 
-    def _biased_spans(self, d: Decision) -> list[Span]:
-        """The evidence behind a biased decision, which the verifier examines: :func:`decision_evidence`."""
-        return decision_evidence(d)
-
     def _finish(self, d: Decision, t0: float) -> Decision:
-        d.pre_verifier_label = d.label
-        if d.verifier is not None:
-            d.label = d.verifier.label
-        d.pred = 1 if d.label == "biased" else 0
+        label = d.verifier.label if d.verifier is not None else d.label
+        _record(d, pre_verifier_label=d.label, label=label, pred=1 if label == "biased" else 0)
         steps: list[Any] = list(d.reports.values())
         if d.debate:  # round 1 restates the reports (no calls); later rounds are calls of their own
             steps += [w.argument for r in d.debate.rounds[1:] for w in r.arguments]
