@@ -7,6 +7,7 @@ import re
 import pytest
 
 from mabpd_kit.caseless import Caseless
+from mabpd_kit.lexicon import boundaries
 from mabpd_kit.mabpd import cues, speech
 
 TEXTS = [
@@ -14,10 +15,10 @@ TEXTS = [
     "Warren Described him as her 'friend' and Accused them Of lying.",
     "the so-called 'Reform', known As \"Medicare for All\"; Termed 'radical'.",
     "Straße: Ärzte SAGTEN es. İstanbul's So-Called plan, 3 MILLION people.",  # not ASCII: the folded pattern
-    "", "K", "\u212a is a Kelvin sign; \u017f a long s.",
+    "He is NOT a Racist; there is No crisis, it Isn't So radical, if Not ruinous.", "", "K", "\u212a is a Kelvin sign; \u017f a long s.",
 ]
 PATTERNS = [pat for pat, _ in cues._CUE_PATTERNS.values()] + [
-    cues._NUMBER_RE, cues._NAMING_RE, cues._MENTION_RE, speech._DESCRIBE_RE, speech._ACCUSE_RE]
+    cues._NUMBER_RE, cues._NAMING_RE, cues._MENTION_RE, speech._DESCRIBE_RE, speech._ACCUSE_RE, boundaries._NEGATED_RE]
 
 
 @pytest.mark.parametrize("text", TEXTS)

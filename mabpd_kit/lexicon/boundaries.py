@@ -48,6 +48,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from mabpd_kit.caseless import Caseless
+
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
            "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "loaded_part", "negated", "trim"]
 
@@ -132,8 +134,7 @@ def adverbial(text: str) -> bool:
 
 #: a negator right before a word, across an article or a degree word ("is not a racist", "no crisis", "isn't
 #: so radical"); "not only" / "not just" (additive focus) and "if not" ("bad, if not ruinous") affirm instead
-_NEGATED_RE = re.compile(r"(?<!\bif )(?:\b(?:not|no|never|nor|without)|n't)(?:\s+(?:a|an|the|so|very|really|even|that|too|being|be))*\s*$",
-                         re.IGNORECASE)
+_NEGATED_RE = Caseless(r"(?<!\bif )(?:\b(?:not|no|never|nor|without)|n't)(?:\s+(?:a|an|the|so|very|really|even|that|too|being|be))*\s*$")
 
 
 def negated(text: str, start: int) -> bool:
