@@ -93,17 +93,25 @@ def decision_evidence(d: Any) -> list[Span]:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
     else:
         spans = [s for r in d.reports.values() if r.verdict == "biased" for s in r.spans]
-    if sum(s.valid for s in spans) < 2:  # every choice below keeps a lone valid span, and invalid ones stay
+    valid = [s for s in spans if s.valid]
+    if len(valid) < 2:  # every choice below keeps a lone valid span, and invalid ones stay
         return spans
     quoted = [(g.start, g.end) for r in d.reports.values() for g in getattr(r, "counter_spans", ())
               if g.category == "grounding" and g.note == "attributed quotation" and g.start is not None]
     text = getattr(d, "clean_text", None) or ""
     marks = quotations(text)
-    valid = [s for s in spans if s.valid]
-    own = [s for s in valid if not ((quoted and _inside(s, quoted)) or (marks and _within(s, marks)) or scare_quote(s)
-                                    or in_name(text, s))]
-    main = [s for s in own if not secondary(s) and not structural(s)]
-    kept = {id(s) for s in (main or own or [s for s in valid if scare_quote(s)] or valid)}
+    own: list[Span] = []
+    main: list[Span] = []
+    for s in valid:  # one pass: the writer's own words (own), and those not secondary or structural (main)
+        if scare_quote(s) or (quoted and _inside(s, quoted)) or (marks and _within(s, marks)) or in_name(text, s):
+            continue
+        own.append(s)
+        if not secondary(s) and not structural(s):
+            main.append(s)
+    chosen = main or own or [s for s in valid if scare_quote(s)] or valid
+    if len(valid) == len(spans):  # no invalid span to keep in its place: the choice, in reading order
+        return chosen
+    kept = {id(s) for s in chosen}
     return [s for s in spans if not s.valid or id(s) in kept]
 
 
@@ -328,10 +336,10 @@ class Pipeline:
             async def revise(agent: str, rnd: int, own: Argument, others: list[Argument]) -> Argument:
                 return await self.agents[agent].revise(rnd, own, others, cues, seed=seed)
 
-            d.debate = await sad.debate(first, revise, self.config)
-            d.label = d.debate.label
+            debate = await sad.debate(first, revise, self.config)
+            _record(d, debate=debate, label=debate.label)
         if self.config.verifier.enabled and d.label == "biased":
-            d.verifier = await self.verifier.verify("biased", decision_evidence(d), cues)
+            _record(d, verifier=await self.verifier.verify("biased", decision_evidence(d), cues))
         return d
 
     def redecide(self, decision: Decision) -> Decision:
@@ -397,8 +405,9 @@ class Pipeline:
         if not self.config.text.detect_language:
             return None
         known = tuple(self.config.text.languages)
-        d.language = lang = document_language(d.clean_text, min_chars=self.config.text.language_min_chars,
-                                              assume=known[0] if known else "en")
+        lang = document_language(d.clean_text, min_chars=self.config.text.language_min_chars,
+                                 assume=known[0] if known else "en")
+        _record(d, language=lang)
         if lang == "und" or lang in self.config.text.languages:
             return None
         d.flags.append("unsupported_language")
@@ -441,7 +450,7 @@ class Pipeline:
         used = [s.usage for s in steps if s.usage.calls]
         if used:  # rule-based steps cost nothing: the decision keeps its zero usage
             d.usage = Usage.total(used)
-        d.latency_s = time.perf_counter() - t0
+        _record(d, latency_s=time.perf_counter() - t0)
         return d
 
     def _fail(self, d: Decision, exc: BaseException, t0: float | None, made: Sequence[Any] = ()) -> Decision:

@@ -147,10 +147,9 @@ def score(components: Mapping[str, float], config: Config, stated: Mapping[str, 
     scoring = config.scoring
     role_weights = scoring.weights  # the one mapping (SAD's vote reads it too)
     comps = {a: float(v) for a, v in components.items()}
-    raw = [role_weights[a] for a in comps]
-    total = sum(raw)
-    weights = dict(zip(comps, [w / total for w in raw])) if total > 0 else dict.fromkeys(comps, 0.0)
-    value = sum([w * v for w, v in zip(weights.values(), comps.values())])  # in agent order, as before
+    total = sum([role_weights[a] for a in comps])
+    weights = {a: role_weights[a] / total for a in comps} if total > 0 else dict.fromkeys(comps, 0.0)
+    value = sum([w * comps[a] for a, w in weights.items()])  # in agent order, as before
     return ScoreBreakdown(components=comps, weights=weights, score=round(min(max(value, 0.0), 1.0), 12),
                           boundary=scoring.boundary, stated={a: float(v) for a, v in stated.items()} if stated else {})
 
