@@ -244,10 +244,10 @@ class Agent(ABC):
             rationale = f"{what}: " + "; ".join(rationale_bits)
         else:
             rationale = none_found or f"no {what} found"
-        cited = self._cited(spans if biased else counter)
         return AgentReport(agent=self.role, verdict=verdict, confidence=score if biased else 1.0 - score,
                            score=score, spans=spans, counter_spans=counter, rationale=rationale,
-                           counter_argument=counter_biased(cited, cues) if biased else counter_neutral(cues, self.config))
+                           counter_argument=counter_biased(self._cited(spans), cues) if biased
+                           else counter_neutral(cues, self.config))
 
     def _cited(self, spans: Sequence[Span]) -> list[Span]:
         """The spans an argument cites: the strongest ``sad.max_spans``."""
