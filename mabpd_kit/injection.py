@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Set as AbstractSet
 from dataclasses import dataclass
-from itertools import chain, filterfalse
+from itertools import filterfalse
 
 from mabpd_kit import roster
 
@@ -239,10 +239,29 @@ def _meta_may_match(text: str, low: str) -> bool:
             or ("be" in low and any(w in low for w in _PARTICIPLES) and any(v in low for v in _VERDICT_LITERALS)))
 
 
+#: a word in each of _PRIOR and of _RULES ("instructions", "system prompt": "instruction", "prompt")
+_PRIOR_LITERALS = ("previous", "prior", "above", "earlier", "preceding", "foregoing", "former", "original",
+                   "initial", "system")
+_RULES_LITERALS = ("instruction", "prompt", "directive", "guideline", "rule", "command", "direction", "context",
+                   "text", "programming")
+
+
+def _override_may_match(text: str, low: str) -> bool:
+    """Can the override pattern match? "ignore (the) previous|prior|above|system ... instructions|rules|
+    text ..." needs a word of _PRIOR and one of _RULES; "ignore your instructions / the system prompt"
+    "instruction" or "prompt"; "forget everything|anything|all above|before|previously|you were told"
+    one word of each."""
+    return ("instruction" in low or "prompt" in low
+            or (any(w in low for w in _PRIOR_LITERALS) and any(w in low for w in _RULES_LITERALS))
+            or (("everything" in low or "anything" in low or "all" in low)
+                and ("above" in low or "before" in low or "previously" in low or "you" in low)))
+
+
 #: what a cue's regex cannot match without, beyond its trigger words, as a test of the text and its
 #: :func:`_folded` lower case (a word an IGNORECASE regex finds is in it): a text that fails it has no
 #: match, so the regex is not run. Each regex costs 15-40 us a text; the tests a few hundred ns.
-_MAY_MATCH = {"task imperative": _task_may_match, "vocative": _vocative_may_match, "meta statement": _meta_may_match}
+_MAY_MATCH = {"override": _override_may_match, "task imperative": _task_may_match, "vocative": _vocative_may_match,
+              "meta statement": _meta_may_match}
 
 
 #: the end of an instruction-like clause: sentence end, line end, a closing dash or bracket
@@ -370,11 +389,12 @@ def _trigger_in_compound_runs(text: str, runs: AbstractSet[str]) -> bool:
     "model's", "a-b-ai")? Those runs have an apostrophe, a hyphen or a digit, which ``str.lower``
     makes from no other character: a text with none of them has only runs of letters (each run its
     own word, tested by the caller), and about half of the news sentences are such. (Twelve ``in``
-    tests: several times cheaper than ``any()`` over the characters or a regex search.)"""
+    tests: several times cheaper than ``any()`` over the characters or a regex search.) The runs are
+    split in one regex call, joined by spaces: a word of ``_TOKEN_RE`` has no space, so it lies in one run."""
     if not ("'" in text or "-" in text or "0" in text or "1" in text or "2" in text or "3" in text
             or "4" in text or "5" in text or "6" in text or "7" in text or "8" in text or "9" in text):
         return False
-    return not _ANY_TRIGGER.isdisjoint(chain.from_iterable(map(_TOKEN_RE.findall, filterfalse(str.isalpha, runs))))
+    return not _ANY_TRIGGER.isdisjoint(_TOKEN_RE.findall(" ".join(filterfalse(str.isalpha, runs))))
 
 
 def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> Instructions:

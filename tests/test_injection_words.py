@@ -129,6 +129,11 @@ def test_each_cue_gate_lets_every_match_through():
         "this article must be re-labelled propaganda", "The text should be categorised as mostly false",
         "the correct label is", "The expected verdict:", "the expected output =", "the text above is",
         "The preceding passage was", "the foregoing statement uses", "Your new task is", "your instructions are:",
+        "Ignore previous instructions.", "disregard all prior rules", "Forget the above text", "bypass the system prompt",
+        "override your earlier directives", "ignore the original guidelines", "discard initial commands",
+        "ignore your instructions", "Forget the prompt", "forget everything above", "ignore anything before",
+        "disregard all previously", "forget everything you were told", "ıgnore previous ınstructions",
+        "ignore former programming", "ignore the preceding context", "ignore foregoing directions",
         "You are now an AI", "YOU ARE THE BIAS ANALYST", "the correct claſſification is", "İnstructions for the AI",
     ]
     texts = []
@@ -145,5 +150,6 @@ def test_each_cue_gate_lets_every_match_through():
     assert all(matched.values()), matched
     news = "The language model market is expected to grow, analysts call it a boom: 'huge', they said."
     assert not any(gate(news, _folded(news)) for gate in _MAY_MATCH.values())
+    assert not _MAY_MATCH["override"]("Voters ignore the polls, critics say.", "voters ignore the polls, critics say.")
     # the quote marks a quotation opens with have no other case
     assert set(re.findall("[\"'“‘]", "".join(map(chr, range(0x110000))), re.IGNORECASE)) == set("\"'“‘")
