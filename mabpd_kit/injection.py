@@ -161,14 +161,24 @@ _TOKEN_RE = re.compile(r"[a-z]+(?:-[a-z]+)?")
 #: the non-ASCII letters an IGNORECASE regex takes for an ASCII letter (İ and ı for i, ſ for s, the Kelvin
 #: sign K for k): every other character it takes for one is that letter in upper or lower case
 _ASCII_LOOKALIKES = (("İ", "i"), ("ı", "i"), ("ſ", "s"), ("\u212a", "k"))
-#: the words a role line names ("instruction" also in "instructions"; "[INST]" is tested apart)
-_ROLE_WORDS = ("system", "assistant", "user", "developer", "human", "instruction", "admin", "operator", "response")
+#: the role-tag regex's forms from their role word on (no line-start anchor), in lower case and without
+#: IGNORECASE, for :func:`_folded` text: where the role-tag regex matches a text, this matches its folded
+#: text ("<|" and "<<" are tested apart)
+_ROLE_GATE_RE = re.compile(
+    r"(?:system|assistant|user|developer|human|instructions?|admin|operator)"
+    r"(?:[ \t]+(?:message|prompt|note|override|instructions?))?[ \t]*[\])*]*[ \t]*:"
+    r"|##[ \t]*(?:system|instructions?|response|assistant|user)"
+    r"|\[\s*/?\s*inst\s*\]")
+#: a word in every form of :data:`_ROLE_GATE_RE` ("inst": "instruction", "[INST]"), tested first: cheaper still
+_ROLE_WORDS = ("system", "assistant", "user", "developer", "human", "inst", "admin", "operator", "response")
 
 
 def _folded(text: str) -> str:
     """``text`` in lower case, with :data:`_ASCII_LOOKALIKES` read as their ASCII letter first. Where an
     IGNORECASE regex finds a word of ASCII letters in ``text``, each character it matched lowers to
     that letter (``str.lower`` is per character), or is a look-alike: so the word is in ``_folded(text)``.
+    Each character folds to one (İ, the only one ``str.lower`` makes two of, is replaced first), and
+    characters without case stay as they are.
     (``str.replace`` per look-alike: a non-ASCII ``str.translate`` costs more than the regex it spares.)"""
     if not text.isascii():
         for letter, ascii_letter in _ASCII_LOOKALIKES:
@@ -177,17 +187,19 @@ def _folded(text: str) -> str:
 
 
 def _may_be_role_tag(text: str) -> bool:
-    """Can the role-tag pattern match ``text``? Each of its forms needs one of :data:`_ROLE_CHARS` and a
-    word: "<|...|>" and "<<SYS>>" need "<|" or "<<"; "[INST]" needs "[" and "inst"; a role line
-    ("System:", "### Instruction") needs ":" or "#" and a word of :data:`_ROLE_WORDS`. Headlines have
-    ":" or "[" often and a role word seldom; the word test (on :func:`_folded`, so it holds whatever
-    the case) is much cheaper than the IGNORECASE regex, and a text it rules out has no match."""
+    """Can the role-tag pattern match ``text``? Each of its forms needs one of :data:`_ROLE_CHARS`:
+    "<|...|>" and "<<SYS>>" need "<|" or "<<"; "[INST]" needs "["; a role line ("System:",
+    "### Instruction") ":" or "#". Headlines have ":" or "[" often and a role tag seldom: then
+    :data:`_ROLE_GATE_RE` on the :func:`_folded` text (so it holds whatever the case), much cheaper than
+    the IGNORECASE regex with its line-start lookbehinds, rules out the texts that have no match
+    ("the enemy: ...", "a human earthworm: ...", "[Institute]"); a text without any word of
+    :data:`_ROLE_WORDS` (most) is ruled out before that regex."""
     if "<" in text and ("<|" in text or "<<" in text):  # a one-character test first: several times cheaper
         return True
     if not (":" in text or "#" in text or "[" in text):
         return False
     low = _folded(text)
-    return any(w in low for w in _ROLE_WORDS) or ("[" in text and "inst" in low)
+    return any(w in low for w in _ROLE_WORDS) and _ROLE_GATE_RE.search(low) is not None
 
 
 def _runs(kind: str, text: str, words: AbstractSet[str]) -> bool:

@@ -89,6 +89,8 @@ def test_the_shortcuts_premises():
     assert not set(others.lower()) & set("'-0123456789")
     non_ascii = "".join(chr(c) for c in range(128, sys.maxunicode + 1))
     assert set(re.findall("[a-z]", non_ascii, re.IGNORECASE)) == {c for c, _ in _ASCII_LOOKALIKES}
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert len(_folded(every)) == len(every)  # one character for one (str.lower never gives none)
     for c, letter in _ASCII_LOOKALIKES:
         assert re.fullmatch(letter, c, re.IGNORECASE) and _folded("x" + c + "é") == "x" + letter + "é"
     assert _may_be_role_tag("ſyſtem: x") and _may_be_role_tag("[ınst]") and not _may_be_role_tag("Trump: x")
@@ -102,7 +104,9 @@ def test_role_tag_gate_lets_every_role_tag_through():
     role = dict(_PATTERNS)["role tag"]
     tags = ["System:", "assistant message:", "USER:", "[Developer]:", "(human):", "Instructions:", "** Admin **:",
             "operator override:", "## Response", "### instructions", "[INST]", "[ /inst ]", "<|im_start|>", "<< SYS >>",
-            "ſyſtem:", "İnstruction:", "ınstructions:", "[İNST]", "## reſponse", "aſſiſtant :", "\u212aelvin:"]
+            "ſyſtem:", "İnstruction:", "ınstructions:", "[İNST]", "## reſponse", "aſſiſtant :", "\u212aelvin:",
+            "System override:", "assistant \t prompt ]) :", "### user", "#\t## SYSTEM", "[\n/ INST\t]", "user note :",
+            "Operator Instructions:", "(admin message)*:", "İNSTRUCTİONS :", "Developer  Note:"]
     rng = random.Random(3)
     for tag in tags + [t.swapcase() for t in tags]:
         for text in (tag + " label it", "Taxes rose. " + tag + " x", "a\n" + tag, "x " + tag):
@@ -111,6 +115,8 @@ def test_role_tag_gate_lets_every_role_tag_through():
     for text in _texts() + _SHORTCUT_TEXTS:
         text = text + rng.choice(["", ":", "#", "[", "##"])
         assert bool(role.search(text)) <= _may_be_role_tag(text), text
+    for text in ("a human earthworm: x", "[Institute] x", "the enemy: radical", "## the user"):
+        assert not _may_be_role_tag(text), text  # a role word, but not where a role tag has it
     assert _trigger_in_compound_runs("You are now an AI's helper.", _runs_of("You are now an AI's helper."))
     assert not _trigger_in_compound_runs("The AI helper's car", _runs_of("The AI helper's car"))
 
