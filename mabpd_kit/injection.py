@@ -50,6 +50,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Set as AbstractSet
 from dataclasses import dataclass
+from itertools import filterfalse
 
 from mabpd_kit import roster
 
@@ -157,14 +158,122 @@ _VERDICT_SET = frozenset(_VERDICT_WORDS.split())
 _TOKEN_RE = re.compile(r"[a-z]+(?:-[a-z]+)?")
 
 
+#: the non-ASCII letters an IGNORECASE regex takes for an ASCII letter (İ and ı for i, ſ for s, the Kelvin
+#: sign K for k): every other character it takes for one is that letter in upper or lower case
+_ASCII_LOOKALIKES = (("İ", "i"), ("ı", "i"), ("ſ", "s"), ("\u212a", "k"))
+#: the role-tag regex's forms from their role word on (no line-start anchor), in lower case and without
+#: IGNORECASE, for :func:`_folded` text: where the role-tag regex matches a text, this matches its folded
+#: text ("<|" and "<<" are tested apart)
+_ROLE_GATE_RE = re.compile(
+    r"(?:system|assistant|user|developer|human|instructions?|admin|operator)"
+    r"(?:[ \t]+(?:message|prompt|note|override|instructions?))?[ \t]*[\])*]*[ \t]*:"
+    r"|##[ \t]*(?:system|instructions?|response|assistant|user)"
+    r"|\[\s*/?\s*inst\s*\]")
+#: a word in every form of :data:`_ROLE_GATE_RE` ("inst": "instruction", "[INST]"), tested first: cheaper still
+_ROLE_WORDS = ("system", "assistant", "user", "developer", "human", "inst", "admin", "operator", "response")
+
+
+def _folded(text: str) -> str:
+    """``text`` in lower case, with :data:`_ASCII_LOOKALIKES` read as their ASCII letter first. Where an
+    IGNORECASE regex finds a word of ASCII letters in ``text``, each character it matched lowers to
+    that letter (``str.lower`` is per character), or is a look-alike: so the word is in ``_folded(text)``.
+    Each character folds to one (İ, the only one ``str.lower`` makes two of, is replaced first), and
+    characters without case stay as they are.
+    (``str.replace`` per look-alike: a non-ASCII ``str.translate`` costs more than the regex it spares.)"""
+    if not text.isascii():
+        for letter, ascii_letter in _ASCII_LOOKALIKES:
+            text = text.replace(letter, ascii_letter)
+    return text.lower()
+
+
+def _may_be_role_tag(text: str) -> bool:
+    """Can the role-tag pattern match ``text``? Each of its forms needs one of :data:`_ROLE_CHARS`:
+    "<|...|>" and "<<SYS>>" need "<|" or "<<"; "[INST]" needs "["; a role line ("System:",
+    "### Instruction") ":" or "#". Headlines have ":" or "[" often and a role tag seldom: then
+    :data:`_ROLE_GATE_RE` on the :func:`_folded` text (so it holds whatever the case), much cheaper than
+    the IGNORECASE regex with its line-start lookbehinds, rules out the texts that have no match
+    ("the enemy: ...", "a human earthworm: ...", "[Institute]"); a text without any word of
+    :data:`_ROLE_WORDS` (most) is ruled out before that regex."""
+    if "<" in text and ("<|" in text or "<<" in text):  # a one-character test first: several times cheaper
+        return True
+    if not (":" in text or "#" in text or "[" in text):
+        return False
+    low = _folded(text)
+    return any(w in low for w in _ROLE_WORDS) and _ROLE_GATE_RE.search(low) is not None
+
+
 def _runs(kind: str, text: str, words: AbstractSet[str]) -> bool:
     if kind == "role tag":
-        return ":" in text or "#" in text or "<|" in text or "<<" in text or "[" in text  # _ROLE_CHARS
+        return _may_be_role_tag(text)
     if _TRIGGERS[kind].isdisjoint(words):
         return False
     if kind == "task imperative":  # a task verb aims at a verdict, JSON or a quotation
         return not _VERDICT_SET.isdisjoint(words) or any(q in text for q in "\"'“‘")
     return True
+
+
+#: a word in every verdict of _VERDICT ("unbiased", "not biased": "biased"; "mostly true", "half-true": "true")
+_VERDICT_LITERALS = ("biased", "neutral", "partisan", "balanced", "one-sided", "true", "false", "misleading", "propaganda")
+#: the verbs of _TASK whose object may be a quotation (_OUTPUT_VERBS, _QUOTE_VERBS)
+_QUOTING_VERBS = ("output", "return", "answer", "respond", "reply", "print", "emit", "generate",
+                  "quote", "cite", "highlight", "extract")
+#: the participles of a meta statement ("labelled", "re-labeled": "label"; "categorised": "categori")
+_PARTICIPLES = ("label", "classified", "marked", "flagged", "tagged", "rated", "scored", "judged", "categori")
+
+
+def _task_may_match(text: str, low: str) -> bool:
+    """Can _TASK match? A label verb needs a verdict; an output verb a verdict, "json" or a quotation;
+    a quote verb a quotation, which opens with one of ``"'“‘``. So: a word of a verdict, "json", or an
+    opening quote mark with an output or quote verb. The trigger test only asks for a task verb and a
+    verdict word or any quote mark (an apostrophe, in most news sentences)."""
+    return (any(v in low for v in _VERDICT_LITERALS) or "json" in low
+            or (("\"" in text or "'" in text or "“" in text or "‘" in text) and any(v in low for v in _QUOTING_VERBS)))
+
+
+def _vocative_may_match(text: str, low: str) -> bool:
+    """Can the vocative pattern match? "note / message / instruction / attention / reminder to the AI",
+    or the model named before "," or ":" and then a task (:func:`_task_may_match`) or "ignore",
+    "disregard", "forget"."""
+    return (any(w in low for w in ("note", "message", "instruction", "attention", "reminder"))
+            or (("," in text or ":" in text)
+                and (_task_may_match(text, low) or "ignore" in low or "disregard" in low or "forget" in low)))
+
+
+def _meta_may_match(text: str, low: str) -> bool:
+    """Can the meta-statement pattern match? "... should be labelled (as) <verdict>" needs "be", a
+    participle and a verdict; "the correct / expected label|classification|verdict|output is" one of
+    each; "the above / preceding / foregoing text" its word; "your new task", "your instructions are"
+    and "you are now an AI" need "you". Model words (language, model, ...) are its trigger words, for
+    "you are ...", and common in news without "you"."""
+    return ("you" in low or "above" in low or "preceding" in low or "foregoing" in low
+            or (("correct" in low or "expected" in low)
+                and any(w in low for w in ("label", "classification", "verdict", "output")))
+            or ("be" in low and any(w in low for w in _PARTICIPLES) and any(v in low for v in _VERDICT_LITERALS)))
+
+
+#: a word in each of _PRIOR and of _RULES ("instructions", "system prompt": "instruction", "prompt")
+_PRIOR_LITERALS = ("previous", "prior", "above", "earlier", "preceding", "foregoing", "former", "original",
+                   "initial", "system")
+_RULES_LITERALS = ("instruction", "prompt", "directive", "guideline", "rule", "command", "direction", "context",
+                   "text", "programming")
+
+
+def _override_may_match(text: str, low: str) -> bool:
+    """Can the override pattern match? "ignore (the) previous|prior|above|system ... instructions|rules|
+    text ..." needs a word of _PRIOR and one of _RULES; "ignore your instructions / the system prompt"
+    "instruction" or "prompt"; "forget everything|anything|all above|before|previously|you were told"
+    one word of each."""
+    return ("instruction" in low or "prompt" in low
+            or (any(w in low for w in _PRIOR_LITERALS) and any(w in low for w in _RULES_LITERALS))
+            or (("everything" in low or "anything" in low or "all" in low)
+                and ("above" in low or "before" in low or "previously" in low or "you" in low)))
+
+
+#: what a cue's regex cannot match without, beyond its trigger words, as a test of the text and its
+#: :func:`_folded` lower case (a word an IGNORECASE regex finds is in it): a text that fails it has no
+#: match, so the regex is not run. Each regex costs 15-40 us a text; the tests a few hundred ns.
+_MAY_MATCH = {"override": _override_may_match, "task imperative": _task_may_match, "vocative": _vocative_may_match,
+              "meta statement": _meta_may_match}
 
 
 #: the end of an instruction-like clause: sentence end, line end, a closing dash or bracket
@@ -216,6 +325,23 @@ class Instructions:
 
     def __len__(self) -> int:
         return len(self.found)
+
+    @staticmethod
+    def from_tokens(text: str, tokens: Iterable[str]) -> Instructions | None:
+        """``find_instructions(text, words=words_from_tokens(tokens)) or None``, from the runs
+        ``[a-z0-9]+(?:[-'][a-z0-9]+)*`` of ``text.lower()`` (what the cue scan has), cheaper on the
+        common path: no "<" (so no fence tag), no word of :data:`_ANY_TRIGGER` and no role tag
+        possible (:func:`_may_be_role_tag`) is :func:`find_instructions`' early return, and the
+        answer is None (no empty :class:`Instructions` is built to be found falsy). The trigger test
+        reads the runs as they are: a run of letters is a word (the only one ``_TOKEN_RE`` finds in
+        it), and a run in :data:`_ANY_TRIGGER` is a word too (the hyphenated "re-label" is one word
+        of ``_TOKEN_RE``), so a run in it means a trigger word; only the runs with other characters
+        are split (:func:`_trigger_in_compound_runs`). No set of words is built."""
+        runs = tokens if isinstance(tokens, (set, frozenset)) else set(tokens)  # not the slower ABC test
+        if ("<" not in text and _ANY_TRIGGER.isdisjoint(runs) and not _trigger_in_compound_runs(text, runs)
+                and not _may_be_role_tag(text)):
+            return None
+        return find_instructions(text, words=words_from_tokens(runs)) or None
 
     @property
     def regions(self) -> list[tuple[int, int]]:
@@ -270,6 +396,19 @@ def words_from_tokens(tokens: Iterable[str]) -> set[str]:
     return out
 
 
+def _trigger_in_compound_runs(text: str, runs: AbstractSet[str]) -> bool:
+    """Is a word of :data:`_ANY_TRIGGER` among the words of the runs that are not letters only ("gpt-4",
+    "model's", "a-b-ai")? Those runs have an apostrophe, a hyphen or a digit, which ``str.lower``
+    makes from no other character: a text with none of them has only runs of letters (each run its
+    own word, tested by the caller), and about half of the news sentences are such. (Twelve ``in``
+    tests: several times cheaper than ``any()`` over the characters or a regex search.) The runs are
+    split in one regex call, joined by spaces: a word of ``_TOKEN_RE`` has no space, so it lies in one run."""
+    if not ("'" in text or "-" in text or "0" in text or "1" in text or "2" in text or "3" in text
+            or "4" in text or "5" in text or "6" in text or "7" in text or "8" in text or "9" in text):
+        return False
+    return not _ANY_TRIGGER.isdisjoint(_TOKEN_RE.findall(" ".join(filterfalse(str.isalpha, runs))))
+
+
 def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> Instructions:
     """The instruction-like stretches of ``text`` addressed to a model (see the module doc), merged
     where they touch, in reading order. ``words``: the text's words, if the caller has them
@@ -287,9 +426,15 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
         words = set(_TOKEN_RE.findall(text.lower()))
     if not hits and _ANY_TRIGGER.isdisjoint(words) and not _runs("role tag", text, words):
         return Instructions(text)  # no trigger word, role character or fence tag: most news sentences
+    low = None
     for kind, pat in _PATTERNS:
         if not _runs(kind, text, words):
             continue
+        if kind in _MAY_MATCH:
+            if low is None:
+                low = _folded(text)
+            if not _MAY_MATCH[kind](text, low):
+                continue
         for m in pat.finditer(text):
             a = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
             if m.end() <= a or (kind == "override" and _REPORTED_RE.search(text[max(0, a - 60):a])):

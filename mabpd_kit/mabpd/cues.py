@@ -287,7 +287,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
     writer's text: no lexicon match or cue inside it is read."""
     words = set(_TOKEN_RE.findall(low := text.lower()))
-    guard = (find_instructions(text, words=words_from_tokens(words)) or None) if config.agents.injection_guard else None
+    guard = Instructions.from_tokens(text, words) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
     if '"' in text or "'" in text:
