@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.caseless import Caseless
 from mabpd_kit.config import Config
-from mabpd_kit.injection import BLOCKED, Instructions, find_instructions, words_from_tokens
+from mabpd_kit.injection import BLOCKED, Instructions
 from mabpd_kit.lexicon.boundaries import adverbial, loaded_part, negated, trim
 from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.mabpd.spans import noun_reading
