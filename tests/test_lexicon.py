@@ -322,3 +322,36 @@ def test_the_word_start_scan_finds_what_the_lookbehind_pattern_finds(lex, text):
     low = _lower_same_length(text)
     for rx, scan in ((lex._re, lex._scan), (lex._prot_re, lex._prot_scan)):
         assert [m.span(1) for m in _finditer(rx, scan, low)] == [m.span(1) for m in rx.finditer(low)]
+
+
+_REMEMBERED = [
+    "The radical left-wing mob slammed it, then Slammed it again.", "It would be allowed; the would-be dictator.",
+    "He rammed the zoning overhaul through, rammed it through.", "A heart attack; an attack on the plan; ATTACK ON the plan.",
+    "Of course, the truth is: mainstream media, the Mainstream Media.", "a non-partisan group, rage-tweeting again",
+]
+
+
+def test_remembered_hit_fields_equal_fresh_ones():
+    """_fields_for remembers a hit's fields by the stretch matched: the second time gives what a fresh lexicon
+    gives, and the memo starts over instead of growing past its bound."""
+    import mabpd_kit.lexicon.match as match_mod
+
+    warm, cold = Lexicon.from_json(resource_path()), Lexicon.from_json(resource_path())
+    for text in _REMEMBERED * 2:
+        cold._hit_info.clear()
+        assert warm.occurrences(text) == cold.occurrences(text)
+        warm._last_match = cold._last_match = None
+        cold._hit_info.clear()
+        assert warm.match(text) == cold.match(text)
+    assert warm._hit_info and None in warm._hit_info.values()  # "would be": function words only
+    bound = match_mod._HIT_INFO_MAX
+    try:
+        match_mod._HIT_INFO_MAX = 2
+        small = Lexicon.from_json(resource_path())
+        for text in _REMEMBERED:
+            cold._hit_info.clear()
+            assert small.occurrences(text) == cold.occurrences(text)
+            assert len(small._hit_info) <= 2
+    finally:
+        match_mod._HIT_INFO_MAX = bound
+
