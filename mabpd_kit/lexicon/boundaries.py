@@ -149,11 +149,24 @@ def negated(text: str, start: int) -> bool:
 
 def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     """``text[start:end]`` narrowed to its loaded words (module doc), or None when it has none."""
-    toks = [(m.start() + start, m.end() + start, _key(m.group())) for m in _TOKEN.finditer(text[start:end])]
+    cut = _narrowed(text[start:end])
+    if cut is None:
+        return None
+    if not cut:
+        return start, end  # a stance phrase is whole: "the truth is", "the fact is" (its words are its form)
+    a, b, phrase = cut
+    return _whole_words(text, start + a, start + b, phrase)
+
+
+@lru_cache(maxsize=4096)  # a pure function of the span's text; the same hits recur from sentence to sentence
+def _narrowed(span: str) -> tuple[int, int, bool] | tuple[()] | None:
+    """The part of :func:`trim` that reads only ``span``: None (no loaded word), ``()`` (a stance phrase,
+    kept whole), or the loaded words' offsets in ``span`` and whether they are more than one token."""
+    toks = [(m.start(), m.end(), _key(m.group())) for m in _TOKEN.finditer(span)]
     if not toks or all(k in FUNCTION_WORDS for _, _, k in toks):
         return None
     if " ".join(k for _, _, k in toks) in _PHRASES:
-        return start, end  # a stance phrase is whole: "the truth is", "the fact is" (its words are its form)
+        return ()
     i, j = 0, len(toks)
     while i < j and toks[i][2] in _LEAD:
         i += 1
@@ -165,7 +178,7 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
             j -= 1
     if i >= j:
         return None
-    return _whole_words(text, toks[i][0], toks[j - 1][1], j - i > 1)
+    return toks[i][0], toks[j - 1][1], j - i > 1
 
 
 #: the parts of a hyphenated compound that negate or oppose its other part: "non-partisan", "anti-fascist",

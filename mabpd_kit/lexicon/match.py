@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Lexicon"]
 
 _GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
+_MISSING = object()
+_HIT_INFO_MAX = 65536  # stretches remembered by Lexicon._fields_for before the memo starts over
 
 
 def _gap_re(max_gap_words: int) -> str:
@@ -151,6 +153,9 @@ class Lexicon:
         # both of one sentence several times (cue scan, lexicon signal, verifier). One entry each, so
         # nothing grows; a different text simply replaces it. Hits are immutable (frozen LexMatch).
         self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
+        # The fields of a hit by the lower-cased stretch it matched (see _fields_for): the same few hundred
+        # stretches recur from sentence to sentence.
+        self._hit_info: dict[str, tuple[Any, ...] | None] = {}
         self._last_protected: tuple[str, tuple[tuple[int, int, Protected], ...]] | None = None
 
     # -- constructors ------------------------------------------------------------------------
@@ -215,14 +220,31 @@ class Lexicon:
             return []
         low = _lower_same_length(text) if low is None else low
         out = []
+        info = self._hit_info
         for m in _finditer(self._re, self._scan, low):
             a, b = m.span(1)
-            if not content_tokens(low[a:b]):  # function words only: the modal "would be", not "would-be"
-                continue
-            t = self._term_for(low[a:b])
-            c = self.categories[t.category]
-            out.append(LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note))
+            matched = low[a:b]
+            fields = info.get(matched, _MISSING)
+            if fields is _MISSING:
+                fields = self._fields_for(matched)
+            if fields is not None:  # None: function words only, the modal "would be", not "would-be"
+                out.append(LexMatch(a, b, text[a:b], *fields))
         return out
+
+    def _fields_for(self, matched: str) -> tuple[Any, ...] | None:
+        """What a hit on the lower-cased stretch ``matched`` says past its offsets and text (term,
+        category, taxonomy, meta-category, band, note), or None when it is function words only. A pure
+        function of ``matched``, remembered in ``_hit_info`` (cleared when it grows large)."""
+        if not content_tokens(matched):
+            fields = None
+        else:
+            t = self._term_for(matched)
+            c = self.categories[t.category]
+            fields = (t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        if len(self._hit_info) >= _HIT_INFO_MAX:
+            self._hit_info.clear()
+        self._hit_info[matched] = fields
+        return fields
 
     def _term_for(self, matched: str) -> Term:
         """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
