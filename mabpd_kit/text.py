@@ -116,8 +116,11 @@ def normalise_quotes(s: str) -> str:
     """Typographic quotes to ASCII, one character for one (offsets unchanged).
 
     ``str.replace`` per quote character present is several times faster than ``str.translate``
-    with a dict table (which looks up every character in Python).
+    with a dict table (which looks up every character in Python). ASCII text (most news) can hold one of
+    them only, the grave accent: two C-speed tests, not the character-class search (1.8 us a sentence).
     """
+    if s.isascii():
+        return s.replace("`", "'") if "`" in s else s
     if not _HAS_QUOTE.search(s):
         return s
     for fancy, plain in QUOTE_MAP.items():
