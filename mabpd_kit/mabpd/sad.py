@@ -166,10 +166,20 @@ def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument
             f = max(q, sad.neutral_floor)
         base.append((a, n_cited, n_valid, q, f))
     weights = config.scoring.weights  # built from the roster on every read: once per round
+    # g's "share of the other agents with the same verdict", from one tally of the counted voices:
+    # the others counted = all counted less the agent itself (if counted), the same integers the
+    # per-agent count over the others gives, so the same quotient.
+    every = sad.agreement_over == "all"
+    counted = [every or b[4] > 0 for b in base]
+    tally: dict[str, int] = {}
+    for b, c in zip(base, counted):
+        if c:
+            tally[b[0].verdict] = tally.get(b[0].verdict, 0) + 1
+    n_counted = sum(tally.values())
     out = []
-    for i, (a, n_cited, n_valid, q, f) in enumerate(base):
-        voices = [b for j, b in enumerate(base) if j != i and (sad.agreement_over == "all" or b[4] > 0)]
-        share = sum(1 for b in voices if b[0].verdict == a.verdict) / len(voices) if voices else 0.5
+    for (a, n_cited, n_valid, q, f), c in zip(base, counted):
+        n_voices = n_counted - c
+        share = (tally.get(a.verdict, 0) - c) / n_voices if n_voices else 0.5
         g = 1.0 + sad.agreement_gain * (share - 0.5)
         k = min(max(a.confidence * f * g, 0.0), 1.0)
         out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, agree_share=share, g=g, k=k,
