@@ -142,3 +142,20 @@ def test_agreement_is_reported_before_the_dual_threshold():
     first = [arg("bias", "biased", 0.9, valid=1), arg("evidence", "biased", 0.8, valid=1)]
     res = drive(debate(first, counting([]), DUAL))
     assert len(res.rounds) == 1 and res.stop_reason == "agreement"
+
+
+def test_agree_share_from_one_tally_is_the_per_agent_count():
+    """weigh counts the voices once; each agent's share must be what counting its others gives."""
+    import itertools
+
+    agents = ("bias", "evidence", "framing")
+    kinds = [("biased", 1, 0), ("biased", 0, 2), ("neutral", 0, 0), ("neutral", 1, 1), ("biased", 1, 1)]
+    for cfg in (CFG, WEIGHTED, CFG.replace(**{"sad.evidence_weighting": False})):
+        for n in (1, 2, 3):
+            for combo in itertools.product(kinds, repeat=n):
+                args = [arg(agents[i], v, 0.7, valid=ok, invalid=bad) for i, (v, ok, bad) in enumerate(combo)]
+                got = weigh(args, cfg)
+                for w in got:
+                    voices = [o for o in got if o is not w and (cfg.sad.agreement_over == "all" or o.f > 0)]
+                    want = sum(1 for o in voices if o.verdict == w.verdict) / len(voices) if voices else 0.5
+                    assert w.agree_share == want and type(w.agree_share) is float

@@ -96,3 +96,18 @@ def test_llm_verifier_quote_that_does_not_ground_is_replaced_by_the_strongest_va
     srv, rep = _llm_verify(fake_server, upheld, spans, t)
     assert srv.calls == 1 and rep.check == "llm" and rep.label == "biased"
     assert rep.span.valid and rep.span.text == "slammed" and "not in the text" in rep.reason
+
+
+def test_strongest_is_the_sorted_valid_spans():
+    """strongest skips the sort for none or one valid span; it must equal the plain stable sort."""
+    import itertools
+
+    from mabpd_kit.mabpd.verifier import strongest
+
+    pool = [Span(text=f"s{i}", start=st_, end=(st_ or 0) + 1, score=sc, valid=ok)
+            for i, (st_, sc, ok) in enumerate([(3, 0.8, True), (None, 0.8, True), (0, 0.8, True), (5, 0.9, False),
+                                                (1, 0.6, True), (7, 0.9, True)])]
+    for n in range(4):
+        for combo in itertools.permutations(pool, n):
+            want = sorted((s for s in combo if s.valid), key=lambda s: (-s.score, s.start or 0))
+            assert [id(s) for s in strongest(combo)] == [id(s) for s in want]
