@@ -89,19 +89,17 @@ def _looks_english(text: str) -> bool:
     itself and nothing else to whitespace), so two hits there are two hits in the whole text;
     only a prefix without them (about one English sentence in ten) reads the whole text."""
     cut = text.rfind(" ", 0, _PREFIX_CHARS) if len(text) > _PREFIX_CHARS else -1
-    if cut > 0:
-        strong = weak = 0
-        for w in text[:cut].lower().split():
-            if w in _EN_WORDS:
-                strong += 1
-            elif w in _EN_WEAK:
-                weak += 1
-            else:
-                continue
-            if strong and strong + weak >= 2:
-                return True
-    strong = weak = 0
+    if cut > 0 and _english_hits(text[:cut].lower().split()) is None:
+        return True
     words = text.lower().split()
+    hits = _english_hits(words)
+    return hits is None or (hits > 0 and 5 * hits >= len(words))
+
+
+def _english_hits(words: list[str]) -> int | None:
+    """The English function words among ``words`` (weak ones only beside a strong one), or None as soon
+    as there are two with a strong one: English, whatever follows."""
+    strong = weak = 0
     for w in words:
         if w in _EN_WORDS:
             strong += 1
@@ -110,9 +108,8 @@ def _looks_english(text: str) -> bool:
         else:
             continue
         if strong and strong + weak >= 2:
-            return True
-    hits = strong + weak if strong else 0
-    return hits >= 2 or (hits > 0 and 5 * hits >= len(words))
+            return None
+    return strong + weak if strong else 0
 
 
 def _ascii_letters(text: str) -> int:

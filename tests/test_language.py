@@ -99,19 +99,9 @@ _TRICKY = [
 
 def _looks_english_plain(text: str) -> bool:
     """The rule of language._looks_english over the whole text, without its prefix shortcut."""
-    strong = weak = 0
     words = text.lower().split()
-    for w in words:
-        if w in language._EN_WORDS:
-            strong += 1
-        elif w in language._EN_WEAK:
-            weak += 1
-        else:
-            continue
-        if strong and strong + weak >= 2:
-            return True
-    hits = strong + weak if strong else 0
-    return hits >= 2 or (hits > 0 and 5 * hits >= len(words))
+    hits = language._english_hits(words)
+    return hits is None or (hits > 0 and 5 * hits >= len(words))
 
 
 def _variants():

@@ -360,25 +360,11 @@ def test_remembered_hit_fields_equal_fresh_ones():
 def test_trim_reads_the_span_once_then_its_surroundings(text):
     """trim remembers what it reads inside a span (_narrowed) and still looks around it each time: the same
     span text in another sentence grows or drops with its own hyphenated neighbours."""
-    from mabpd_kit.lexicon.boundaries import _whole_words, trim
+    from mabpd_kit.lexicon.boundaries import _narrowed, trim
 
-    def plain(a: int, b: int):  # trim written out without the memo
-        from mabpd_kit.lexicon.boundaries import _LEAD, _PHRASES, _TOKEN, _TRAIL, FUNCTION_WORDS, NEUTRAL_HEADS, _key
-        toks = [(m.start() + a, m.end() + a, _key(m.group())) for m in _TOKEN.finditer(text[a:b])]
-        if not toks or all(k in FUNCTION_WORDS for _, _, k in toks):
-            return None
-        if " ".join(k for _, _, k in toks) in _PHRASES:
-            return a, b
-        i, j = 0, len(toks)
-        while i < j and toks[i][2] in _LEAD:
-            i += 1
-        while j > i and toks[j - 1][2] in _TRAIL:
-            j -= 1
-        if j - i >= 2 and toks[j - 1][2] in NEUTRAL_HEADS and any(k not in FUNCTION_WORDS for _, _, k in toks[i:j - 1]):
-            j -= 1
-            while j > i and toks[j - 1][2] in _TRAIL:
-                j -= 1
-        return None if i >= j else _whole_words(text, toks[i][0], toks[j - 1][1], j - i > 1)
+    def plain(a: int, b: int):  # trim with the memo emptied first: computed afresh
+        _narrowed.cache_clear()
+        return trim(text, a, b)
 
     for a in range(len(text) + 1):
         for b in range(a, min(len(text), a + 30) + 1):
