@@ -314,7 +314,7 @@ def test_a_scare_quote_gives_way_to_the_writers_own_secondary_words(text, own):
 def test_decision_evidence_keeps_invalid_spans_and_pools_over_the_biased_agents_only():
     from types import SimpleNamespace as NS
 
-    from mabpd_kit.mabpd.pipeline import decision_evidence
+    from mabpd_kit.mabpd.evidence import decision_evidence
     from mabpd_kit.types import Span
 
     def rep(verdict, *spans, counter=()):

@@ -9,7 +9,7 @@ the definition is in that module and in docs/evaluation.md). Which spans:
   ``counter_spans`` are not claims of bias and are left out), whatever the agent's verdict: what the
   agent highlights. Invalid spans (quotes not found in the text) never count;
 - **the decision's spans** (:func:`decision_spans`): the evidence behind a final *biased* label, the
-  spans the verifier examined (:func:`mabpd_kit.mabpd.pipeline.decision_evidence`): the valid spans of
+  spans the verifier examined (:func:`mabpd_kit.mabpd.evidence.decision_evidence`): the valid spans of
   the biased arguments of the last debate round when the item was debated, else of the biased round-1
   reports, pooled over those agents and narrowed to the writer's primary words (secondary spans and a
   source's quoted words only when nothing else is cited); none
@@ -48,7 +48,7 @@ def agent_spans(decision: Any, agent: str) -> list[str]:
 def decision_spans(decision: Any) -> list[str]:
     """The texts of the valid spans behind the final label: the biased evidence of a biased decision, none
     otherwise (see the module doc; the same spans the pipeline hands the verifier)."""
-    from mabpd_kit.mabpd.pipeline import decision_evidence
+    from mabpd_kit.mabpd.evidence import decision_evidence
 
     if getattr(decision, "failed", False) or decision.label != "biased":
         return []

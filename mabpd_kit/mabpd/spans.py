@@ -1,5 +1,5 @@
 """Span classes read off a span and its sentence alone (no lexicon, no agent): shared by the agents'
-narrowing of their reports (:mod:`.cues`) and the decision's evidence (:func:`.pipeline.decision_evidence`).
+narrowing of their reports (:mod:`.cues`) and the decision's evidence (:func:`.evidence.decision_evidence`).
 
 - :func:`noun_reading`: is a word the head of a noun phrase ("the savage attack", "a string of jihadist
   attacks", "Tapper's attack") rather than a verb ("the senator attacked the plan", "they attack the
