@@ -212,70 +212,6 @@ def _runs(kind: str, text: str, words: AbstractSet[str]) -> bool:
     return True
 
 
-#: a word in every verdict of _VERDICT ("unbiased", "not biased": "biased"; "mostly true", "half-true": "true")
-_VERDICT_LITERALS = ("biased", "neutral", "partisan", "balanced", "one-sided", "true", "false", "misleading", "propaganda")
-#: the verbs of _TASK whose object may be a quotation (_OUTPUT_VERBS, _QUOTE_VERBS)
-_QUOTING_VERBS = ("output", "return", "answer", "respond", "reply", "print", "emit", "generate",
-                  "quote", "cite", "highlight", "extract")
-#: the participles of a meta statement ("labelled", "re-labeled": "label"; "categorised": "categori")
-_PARTICIPLES = ("label", "classified", "marked", "flagged", "tagged", "rated", "scored", "judged", "categori")
-
-
-def _task_may_match(text: str, low: str) -> bool:
-    """Can _TASK match? A label verb needs a verdict; an output verb a verdict, "json" or a quotation;
-    a quote verb a quotation, which opens with one of ``"'“‘``. So: a word of a verdict, "json", or an
-    opening quote mark with an output or quote verb. The trigger test only asks for a task verb and a
-    verdict word or any quote mark (an apostrophe, in most news sentences)."""
-    return (any(v in low for v in _VERDICT_LITERALS) or "json" in low
-            or (("\"" in text or "'" in text or "“" in text or "‘" in text) and any(v in low for v in _QUOTING_VERBS)))
-
-
-def _vocative_may_match(text: str, low: str) -> bool:
-    """Can the vocative pattern match? "note / message / instruction / attention / reminder to the AI",
-    or the model named before "," or ":" and then a task (:func:`_task_may_match`) or "ignore",
-    "disregard", "forget"."""
-    return (any(w in low for w in ("note", "message", "instruction", "attention", "reminder"))
-            or (("," in text or ":" in text)
-                and (_task_may_match(text, low) or "ignore" in low or "disregard" in low or "forget" in low)))
-
-
-def _meta_may_match(text: str, low: str) -> bool:
-    """Can the meta-statement pattern match? "... should be labelled (as) <verdict>" needs "be", a
-    participle and a verdict; "the correct / expected label|classification|verdict|output is" one of
-    each; "the above / preceding / foregoing text" its word; "your new task", "your instructions are"
-    and "you are now an AI" need "you". Model words (language, model, ...) are its trigger words, for
-    "you are ...", and common in news without "you"."""
-    return ("you" in low or "above" in low or "preceding" in low or "foregoing" in low
-            or (("correct" in low or "expected" in low)
-                and any(w in low for w in ("label", "classification", "verdict", "output")))
-            or ("be" in low and any(w in low for w in _PARTICIPLES) and any(v in low for v in _VERDICT_LITERALS)))
-
-
-#: a word in each of _PRIOR and of _RULES ("instructions", "system prompt": "instruction", "prompt")
-_PRIOR_LITERALS = ("previous", "prior", "above", "earlier", "preceding", "foregoing", "former", "original",
-                   "initial", "system")
-_RULES_LITERALS = ("instruction", "prompt", "directive", "guideline", "rule", "command", "direction", "context",
-                   "text", "programming")
-
-
-def _override_may_match(text: str, low: str) -> bool:
-    """Can the override pattern match? "ignore (the) previous|prior|above|system ... instructions|rules|
-    text ..." needs a word of _PRIOR and one of _RULES; "ignore your instructions / the system prompt"
-    "instruction" or "prompt"; "forget everything|anything|all above|before|previously|you were told"
-    one word of each."""
-    return ("instruction" in low or "prompt" in low
-            or (any(w in low for w in _PRIOR_LITERALS) and any(w in low for w in _RULES_LITERALS))
-            or (("everything" in low or "anything" in low or "all" in low)
-                and ("above" in low or "before" in low or "previously" in low or "you" in low)))
-
-
-#: what a cue's regex cannot match without, beyond its trigger words, as a test of the text and its
-#: :func:`_folded` lower case (a word an IGNORECASE regex finds is in it): a text that fails it has no
-#: match, so the regex is not run. Each regex costs 15-40 us a text; the tests a few hundred ns.
-_MAY_MATCH = {"override": _override_may_match, "task imperative": _task_may_match, "vocative": _vocative_may_match,
-              "meta statement": _meta_may_match}
-
-
 #: the end of an instruction-like clause: sentence end, line end, a closing dash or bracket
 _END_RE = re.compile(r"[.!?](?=[\s\"'”’)\]]|$)|\n|\s[—–]|\s--|[)\]]|[—–](?=\s)")
 _WORDS_RE = re.compile(r"\w+(?:['-]\w+)*")
@@ -426,15 +362,9 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
         words = set(_TOKEN_RE.findall(text.lower()))
     if not hits and _ANY_TRIGGER.isdisjoint(words) and not _runs("role tag", text, words):
         return Instructions(text)  # no trigger word, role character or fence tag: most news sentences
-    low = None
     for kind, pat in _PATTERNS:
         if not _runs(kind, text, words):
             continue
-        if kind in _MAY_MATCH:
-            if low is None:
-                low = _folded(text)
-            if not _MAY_MATCH[kind](text, low):
-                continue
         for m in pat.finditer(text):
             a = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
             if m.end() <= a or (kind == "override" and _REPORTED_RE.search(text[max(0, a - 60):a])):

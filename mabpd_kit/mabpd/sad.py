@@ -146,12 +146,11 @@ class SADResult(BaseModel):
         return pd.DataFrame(rows)
 
 
-def weigh(arguments: Sequence[Argument], config: Config, weights: dict[str, float] | None = None) -> list[WeighedArgument]:
+def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument]:
     """Compute q, f, g, k and the role weight for every argument of one round (SPEC 1.6).
 
     ``sad.agreement_over`` picks the agents counted in g: ``"all"`` others, or only the others
-    with f > 0 (``"weighted"``, under which an ungrounded biased argument never changes the vote).
-    ``weights``: ``config.scoring.weights`` if already read (:func:`debate` reads it once, not per round)."""
+    with f > 0 (``"weighted"``, under which an ungrounded biased argument never changes the vote)."""
     sad = config.sad
     base = []
     for a in arguments:
@@ -166,22 +165,11 @@ def weigh(arguments: Sequence[Argument], config: Config, weights: dict[str, floa
         else:
             f = max(q, sad.neutral_floor)
         base.append((a, n_cited, n_valid, q, f))
-    if weights is None:
-        weights = config.scoring.weights  # built from the roster on every read
-    # g's "share of the other agents with the same verdict", from one tally of the counted voices:
-    # the others counted = all counted less the agent itself (if counted), the same integers the
-    # per-agent count over the others gives, so the same quotient.
-    every = sad.agreement_over == "all"
-    counted = [every or b[4] > 0 for b in base]
-    tally: dict[str, int] = {}
-    for b, c in zip(base, counted):
-        if c:
-            tally[b[0].verdict] = tally.get(b[0].verdict, 0) + 1
-    n_counted = sum(tally.values())
+    weights = config.scoring.weights  # built from the roster on every read: once per round
     out = []
-    for (a, n_cited, n_valid, q, f), c in zip(base, counted):
-        n_voices = n_counted - c
-        share = (tally.get(a.verdict, 0) - c) / n_voices if n_voices else 0.5
+    for i, (a, n_cited, n_valid, q, f) in enumerate(base):
+        voices = [b for j, b in enumerate(base) if j != i and (sad.agreement_over == "all" or b[4] > 0)]
+        share = sum(1 for b in voices if b[0].verdict == a.verdict) / len(voices) if voices else 0.5
         g = 1.0 + sad.agreement_gain * (share - 0.5)
         k = min(max(a.confidence * f * g, 0.0), 1.0)
         out.append(WeighedArgument(argument=a, n_cited=n_cited, n_valid=n_valid, q=q, f=f, agree_share=share, g=g, k=k,
@@ -191,9 +179,8 @@ def weigh(arguments: Sequence[Argument], config: Config, weights: dict[str, floa
 
 def vote(weighed: Sequence[WeighedArgument], config: Config) -> Vote:
     """Role-weighted vote: biased iff B / (B + N) >= boundary; B + N = 0 -> neutral."""
-    # sum() over lists of the same products in the same order (the same floats), without the verdict property
-    B = sum([w.w * w.k for w in weighed if w.argument.verdict == "biased"])
-    N = sum([w.w * w.k for w in weighed if w.argument.verdict == "neutral"])
+    B = sum(w.w * w.k for w in weighed if w.verdict == "biased")
+    N = sum(w.w * w.k for w in weighed if w.verdict == "neutral")
     share = B / (B + N) if B + N > 0 else None
     label: Verdict = "biased" if share is not None and share >= config.sad.vote_boundary else "neutral"
     return Vote(B=B, N=N, share=share, boundary=config.sad.vote_boundary, label=label)
@@ -209,8 +196,8 @@ def stop_stats(weighed: Sequence[WeighedArgument], v: Vote) -> tuple[float, floa
     return s, c
 
 
-def _round(index: int, args: Sequence[Argument], config: Config, weights: dict[str, float] | None = None) -> Round:
-    weighed = weigh(args, config, weights)
+def _round(index: int, args: Sequence[Argument], config: Config) -> Round:
+    weighed = weigh(args, config)
     v = vote(weighed, config)
     s, c = stop_stats(weighed, v)
     return Round(index=index, arguments=weighed, vote=v, agreed=len({a.verdict for a in args}) <= 1, s=s, c=c)
@@ -239,15 +226,14 @@ async def debate(first: Sequence[Argument], revise: Revise, config: Config) -> S
     Rule-based agents never wait, so ``runs.drive(debate(...))`` runs it without an event loop.
     """
     sad = config.sad
-    weights = config.scoring.weights  # a frozen config and the roster: the same mapping every round
-    rounds = [_round(1, first, config, weights)]
+    rounds = [_round(1, first, config)]
     current = list(first)
     reason = _stop(rounds[-1], config)
     while len(rounds) < sad.rounds and reason is None:
         idx = len(rounds) + 1
         prev = current
         current = await runs.gather(*(revise(a.agent, idx, a, [o for o in prev if o is not a]) for a in prev))
-        rounds.append(_round(idx, current, config, weights))
+        rounds.append(_round(idx, current, config))
         reason = _stop(rounds[-1], config)
     early = len(rounds) < sad.rounds
     return SADResult(rounds=rounds, label=rounds[-1].vote.label, stopped_early=early,

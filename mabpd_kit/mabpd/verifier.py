@@ -92,16 +92,8 @@ _NO_VALID = "no cited span was found in the text: a biased decision needs a vali
 
 
 def strongest(spans: Sequence[Span]) -> list[Span]:
-    """The valid spans, strongest first (score, then position). A stable sort of the valid spans in
-    their order: none or one needs no sort (most decisions cite one)."""
-    valid = [s for s in spans if s.valid]
-    if len(valid) > 1:
-        valid.sort(key=_strength)
-    return valid
-
-
-def _strength(s: Span) -> tuple[float, int]:
-    return -s.score, s.start or 0
+    """The valid spans, strongest first (score, then position)."""
+    return sorted((s for s in spans if s.valid), key=lambda s: (-s.score, s.start or 0))
 
 
 def _report(check: Check, verdict: Verdict, reason: str, span: Span | None) -> VerifierReport:
