@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
 from pydantic import BaseModel
 
 from mabpd_kit import runs
@@ -21,6 +22,20 @@ class Rec(BaseModel):
 class Node:
     def __init__(self) -> None:
         self.me = self  # a reference cycle: only the collector frees it
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_python_starts_it():
+    """Each test starts from CPython's own collector state, whatever earlier tests (or a library) left:
+    enabled, the default thresholds, nothing frozen; and the state found is put back afterwards."""
+    enabled, threshold = gc.isenabled(), gc.get_threshold()
+    gc.enable()
+    gc.set_threshold(700, 10, 10)
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+    (gc.enable if enabled else gc.disable)()
 
 
 def _fail(item: runs.Item, exc: BaseException) -> Rec:

@@ -160,6 +160,12 @@ def _check_bindings() -> None:
 
 
 _STARTED: list[int] = []  # pids this process started (stopped at exit)
+_PORTS: dict[int, int] = {}  # port -> pid of every server this process started and has not stopped
+
+
+def started_servers() -> dict[int, int]:
+    """The servers this process started and has not stopped, as {port: pid} (dead ones left out)."""
+    return {port: pid for port, pid in _PORTS.items() if _alive(pid)}
 
 
 def threads() -> int:
@@ -248,6 +254,7 @@ def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start
             raise SetupError(f"the local server did not answer within {start_timeout_s:g} s (log: {log_path})")
         time.sleep(0.25)
     srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx)
+    _PORTS[port] = proc.pid
     if record:
         tmp = _state_file().with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(srv)))
@@ -277,4 +284,5 @@ def stop(srv: LocalServer | None = None, *, wait_s: float = 10.0) -> bool:
             _state_file().unlink()
     if srv.pid in _STARTED:
         _STARTED.remove(srv.pid)
+    _PORTS.pop(srv.port, None)
     return True

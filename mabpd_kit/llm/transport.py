@@ -5,7 +5,8 @@ a 5xx, a dropped connection or a time-out - except a 5xx whose message refuses t
 (some servers validate it only after accepting the request): that is an answer, and the client falls
 back to the next mode at once instead of sending the refused form again. A server that computes on this machine (``profile.local_compute``) gets no
 second copy of a timed-out request, because it is still computing the first one and a copy would
-queue behind it and time out in turn; its time-out grows with the prompt; dropped connections, 429
+queue behind it and time out in turn; its time-out grows with the prompt, and a server the kit started
+waits window after window while it keeps computing (:mod:`.progress`); dropped connections, 429
 and 5xx are still sent again (a 5xx that refuses the ``response_format`` is not: the client falls back).
 """
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from .errors import EndpointError
     from .profiles import ServerProfile
 
+from .progress import cpu_seconds, server_pid, wait_while_progressing
+
 __all__ = ["build_request", "send"]
 
 
@@ -34,10 +37,14 @@ async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: L
 
     body = {**request, **prof.extra_body()}
     timeout = prof.timeout(cfg.timeout_s, request, cfg.timeout_per_1k_chars_s)
+    pid = server_pid(str(client.base_url)) if prof.local_compute else None
     for attempt in range(cfg.max_retries + 1):
         try:
-            return await client.post("/chat/completions", body=body, cast_to=object,
-                                     options={"timeout": timeout, "max_retries": 0})
+            if pid is None:
+                return await client.post("/chat/completions", body=body, cast_to=object,
+                                         options={"timeout": timeout, "max_retries": 0})
+            return await _watched(client, body, pid, timeout, cfg, lambda s: error(_timeout_exc(client), request,
+                                                                                    timeout_s=round(s), retries=0))
         except openai.APITimeoutError as exc:
             if not prof.retry_timeouts():
                 raise error(exc, request, timeout_s=timeout, retries=0) from None
@@ -50,6 +57,23 @@ async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: L
                 raise  # a 5xx that refuses the response_format is an answer: the client falls back at once
             await asyncio.sleep(_retry_after(exc) or _backoff(attempt))
     raise AssertionError("unreachable")
+
+
+async def _watched(client: Any, body: dict[str, Any], pid: int, window_s: float, cfg: LLMConfig,
+                   timed_out: Callable[[float], BaseException]) -> Any:
+    """A call to a local server the kit started: it waits while the server keeps computing (:mod:`.progress`)."""
+    bound = cfg.local_max_wait_s or 30 * 24 * 3600.0  # the HTTP time-out: the watch decides when to give up
+    call = client.post("/chat/completions", body=body, cast_to=object, options={"timeout": bound, "max_retries": 0})
+    return await wait_while_progressing(call, window_s=window_s, progress=lambda: cpu_seconds(pid),
+                                        min_cpu_s=cfg.local_progress_cpu_s, max_wait_s=cfg.local_max_wait_s,
+                                        timed_out=timed_out)
+
+
+def _timeout_exc(client: Any) -> BaseException:
+    import httpx
+    import openai
+
+    return openai.APITimeoutError(request=httpx.Request("POST", f"{client.base_url}chat/completions"))
 
 
 def build_request(messages: list[dict[str, Any]], *, model: str, temperature: float, max_tokens: int | None,
