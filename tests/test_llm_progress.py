@@ -65,7 +65,7 @@ def test_a_call_to_a_server_that_makes_no_progress_times_out_after_one_window(fa
     t0 = time.perf_counter()
     with pytest.raises(EndpointError, match="no answer"):
         llm.chat("hi")
-    assert time.perf_counter() - t0 < 3.0 and srv.calls == 1  # one window, not sent again
+    assert time.perf_counter() - t0 < 4.5 and srv.calls == 1  # one window (an answer would take 5 s), sent once
 
 
 def test_local_max_wait_bounds_a_call_even_while_the_server_computes(fake_server, monkeypatch, busy):
@@ -74,7 +74,7 @@ def test_local_max_wait_bounds_a_call_even_while_the_server_computes(fake_server
     t0 = time.perf_counter()
     with pytest.raises(EndpointError, match="no answer"):
         llm.chat("hi")
-    assert time.perf_counter() - t0 < 4.0
+    assert time.perf_counter() - t0 < 5.5  # the answer would take 6 s
 
 
 def test_only_a_server_the_kit_started_is_watched(monkeypatch):
