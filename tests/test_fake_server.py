@@ -78,16 +78,14 @@ def test_refused_response_format(fake_server):
 def test_latency_and_in_flight_count(fake_server):
     srv = fake_server(lambda r: "ok", latency=0.2)
     threads = [threading.Thread(target=lambda: _post(srv, _chat()).read()) for _ in range(5)]
-    t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert time.perf_counter() - t0 < 1.0  # served concurrently, not one after another
     deadline = time.monotonic() + 2.0  # a handler leaves just after its reply is sent: the client may be faster
     while srv.in_flight and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert srv.max_in_flight == 5 and srv.in_flight == 0
+    assert srv.max_in_flight == 5 and srv.in_flight == 0  # served concurrently, not one after another
 
 
 def test_hang_is_released_when_the_server_stops():
@@ -107,7 +105,7 @@ def test_hang_is_released_when_the_server_stops():
     srv.stop()
     t.join(5)
     assert not t.is_alive() and errors
-    assert time.perf_counter() - t0 < 2.0
+    assert time.perf_counter() - t0 < 4.5  # released by the stop, not by the client's 10 s time-out
 
 
 def test_by_role_and_sequence_helpers():

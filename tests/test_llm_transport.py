@@ -61,7 +61,7 @@ def test_timeout_is_retried_then_reported(fake_server):
     t0 = time.perf_counter()
     with pytest.raises(EndpointError, match="no answer .* within 0.2 s"):
         _llm(srv, timeout_s=0.2, max_retries=1).chat("hi")
-    assert srv.calls == 2 and time.perf_counter() - t0 < 3
+    assert srv.calls == 2 and time.perf_counter() - t0 < 8  # two 0.2 s windows and a back-off, not a hang
 
 
 def test_slow_answer_within_timeout_succeeds_after_one_timeout(fake_server):
