@@ -81,6 +81,9 @@ QUIET_WORKERS: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.tick.interval": "1s",
+    # a worker process that starts slowly on a loaded machine (a classroom laptop) is waited for, not failed:
+    # Dask's 30 s connect time-out was what timed out the nanny start-up beside a CPU-bound load
+    "distributed.comm.timeouts.connect": "120s",
 }
 #: where fork is safe (Linux), a LocalCluster's workers are forked from this process (Dask's default is
 #: spawn): they start with mabpd-kit imported and the lexicon built, instead of importing distributed and
