@@ -282,6 +282,8 @@ class ArticleScoreConfig(_Frozen):
     scale: tuple[float, ...] = _fitted("article_score", "scale")
     l2: float = _fitted("article_score", "l2", ge=0, description="the L2 penalty of the fitted coefficients (by CV)")
     base_rate: float = _fitted("article_score", "base_rate", gt=0, lt=1, description="training share of positives")
+    em_tol: float = Field(1e-6, gt=0, description="EM prior estimate: stop when the base rate moves less than this")
+    em_max_iter: int = Field(1_000, gt=0, description="EM prior estimate: most iterations")
     l2_grid: tuple[float, ...] = Field((0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
                                        description="L2 penalties tried by the inner cross-validation (log-loss decides)")
     inner_folds: int = Field(5, ge=2, description="folds of the inner CV that picks the penalty")
