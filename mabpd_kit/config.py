@@ -371,6 +371,7 @@ class MetricsConfig(_Frozen):
 
     bootstrap_resamples: int = 10_000
     seed: int = 0
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the Wilson intervals of error rates (leaning audit)")
 
 
 class Config(_Frozen):
