@@ -258,7 +258,7 @@ def _fitted(name: str, key: str, **kw: Any) -> Any:  # a default read from a fit
 
 
 class ArticleScoreConfig(_Frozen):
-    """Issue 23: the calibrated article score, a regularised logistic regression on length-aware
+    """Issue 23: the hyperpartisan-style article score, a regularised logistic regression on length-aware
     article features read from the trace (:mod:`mabpd_kit.corpus.score`). Coefficients are per
     standardised feature ((x - center) / scale), so coefficient x value is a feature's share of the
     log-odds against the average training article.
@@ -331,7 +331,7 @@ class CorpusConfig(_Frozen):
     top_spans: int = Field(5, ge=0, description="strongest spans kept per article")
     # -- the article decision (issue 23)
     article_decision: Literal["score", "count"] = Field(
-        "score", description="score: biased iff the calibrated probability p_biased >= score_threshold (score); "
+        "score", description="score: biased iff the hyperpartisan-style article score p_biased >= score_threshold; "
                              "count: the legacy rule article_stat >= article_threshold")
     score_threshold: float = Field(0.5, ge=0, le=1, description="an article is biased iff p_biased >= this (score decision)")
     score: ArticleScoreConfig = Field(default_factory=lambda: ArticleScoreConfig())

@@ -1,4 +1,4 @@
-"""The calibrated article score (issue 23): the fit recovers a planted signal, its probability is
+"""The hyperpartisan-style article score (issue 23): the fit recovers a planted signal, its probability is
 calibrated, nested CV never shows the outer test fold to the fit, adapt's label count, the shipped
 coefficients, the corpus decision by the score, and the report's escaped "why"."""
 

@@ -125,7 +125,8 @@ def _sigmoid(t: Any) -> Any:
 
 
 def probability(a: Any, params: ArticleScoreConfig | None = None) -> float | None:
-    """An article record's calibrated probability of being biased (None when it has no features)."""
+    """An article record's probability of being hyperpartisan in HyperPartisan's sense, calibrated to the
+    training base rate (None when it has no features; :func:`prior_adjusted` for another base rate)."""
     p = params or shipped()
     x = features(a, p.top_k)
     return None if x is None else float(_sigmoid(logit(x, p)))
