@@ -19,6 +19,7 @@ A class can share one file: ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -28,22 +29,9 @@ from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, mo
 from mabpd_kit import roster
 from mabpd_kit.types import FrozenModel as _Frozen
 
-__all__ = [
-    "Config",
-    "TextConfig",
-    "LexiconConfig",
-    "ScoringConfig",
-    "RouterConfig",
-    "SADConfig",
-    "VerifierConfig",
-    "AgentsConfig",
-    "LLMConfig",
-    "RadarConfig",
-    "IdentityConfig",
-    "MetricsConfig",
-    "CorpusConfig",
-    "ArticleScoreConfig",
-]
+__all__ = ["Config", "TextConfig", "LexiconConfig", "ScoringConfig", "RouterConfig", "SADConfig", "VerifierConfig",
+           "AgentsConfig", "LLMConfig", "RadarConfig", "IdentityConfig", "MetricsConfig", "CorpusConfig",
+           "ArticleScoreConfig"]
 
 
 class TextConfig(_Frozen):
@@ -257,19 +245,29 @@ class IdentityConfig(_Frozen):
     sim_n_options: int = Field(4, ge=2, description="belief simulator: options per question")
 
 
+@functools.lru_cache(maxsize=None)
+def _fit_values(name: str) -> dict[str, Any]:
+    """The ``values`` of the fit artefact ``resources/fits/NAME.json`` (:mod:`mabpd_kit.fits` writes it)."""
+    p = Path(__file__).parent / "resources" / "fits" / f"{name}.json"
+    try:
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(p.read_text("utf-8"))["values"].items()}
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"fit artefact {p.name} unreadable ({type(exc).__name__}): run `mabpd fit {name}`") from None
+
+
+def _fitted(name: str, key: str, **kw: Any) -> Any:  # a default read from a fit artefact when built, never on import
+    return Field(default_factory=lambda: _fit_values(name)[key], **kw)
+
+
 class ArticleScoreConfig(_Frozen):
-    """Issue 23: the calibrated article score, a regularised logistic regression on length-aware
+    """Issue 23: the hyperpartisan-style article score, a regularised logistic regression on length-aware
     article features read from the trace (:mod:`mabpd_kit.corpus.score`). Coefficients are per
     standardised feature ((x - center) / scale), so coefficient x value is a feature's share of the
     log-odds against the average training article.
 
-    Provenance of the shipped numbers: fitted on all 642 analysed articles of HyperPartisan train
-    (the rule-based pipeline after the sixth span step, merged at be4b7ae; the L2 penalty picked by
-    5-fold CV on log-loss, seed 0, ``bench/bench_article_score.py`` section 2) after nested 5x5-fold CV
-    estimated the procedure (accuracy 0.755, AUC 0.796; length only 0.712);
-    intervals are 95% percentile bootstrap (1,000 resamples of articles, the penalty fixed).
-    ``bench/bench_article_score.py`` fits them again and says whether they still match: a change
-    to the sentence pipeline (lexicon, cues, agents) changes the features, so refit then."""
+    A hyperpartisan-style score, fitted on SemEval-2019 HyperPartisan (another construct than sentence
+    bias). Its fitted numbers are read from ``resources/fits/article_score.json`` (:mod:`mabpd_kit.fits`,
+    with data, commit, date, method) when first built; ``mabpd fit article_score`` refits them."""
 
     features: tuple[str, ...] = Field(
         ("share_biased", "log_biased", "spans_per_100w", "top_score", "mix_biased_language", "mix_framing_bias",
@@ -278,22 +276,23 @@ class ArticleScoreConfig(_Frozen):
                     "that meta-category; top_score: mean of the top_k sentence scores; log_biased: ln(1 + biased "
                     "sentences); log_words: ln(1 + words))")
     top_k: int = Field(3, ge=1, description="sentences in the top_score feature (the strongest k sentence scores)")
-    intercept: float = -0.708723
-    coef: tuple[float, ...] = (-0.28909, 1.34463, 0.276372, 0.413834, -0.491793, -0.651088, -0.287821, -0.37721, -0.301386)
-    coef_lo: tuple[float, ...] = (-0.616598, 0.826209, -0.0802146, 0.0593973, -0.82639, -0.964328, -0.548085, -0.660317, -0.686794)
-    coef_hi: tuple[float, ...] = (0.0839182, 1.82368, 0.586071, 0.850084, -0.133094, -0.327605, -0.0391678, -0.116289, 0.16077)
-    center: tuple[float, ...] = (0.246581, 1.72173, 1.62622, 0.569842, 0.433946, 0.296625, 0.102811, 0.0778331, 5.99129)
-    scale: tuple[float, ...] = (0.163139, 0.911564, 1.23205, 0.263928, 0.313799, 0.271793, 0.178861, 0.174986, 0.875312)
-    l2: float = Field(3.0, ge=0, description="the L2 penalty the shipped coefficients were fitted with (chosen by CV)")
-    l2_grid: tuple[float, ...] = Field(
-        (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
-        description="L2 penalties tried by the inner cross-validation (log-loss decides)")
+    intercept: float = _fitted("article_score", "intercept")
+    coef: tuple[float, ...] = _fitted("article_score", "coef")
+    coef_lo: tuple[float, ...] = _fitted("article_score", "coef_lo")
+    coef_hi: tuple[float, ...] = _fitted("article_score", "coef_hi")
+    center: tuple[float, ...] = _fitted("article_score", "center")
+    scale: tuple[float, ...] = _fitted("article_score", "scale")
+    l2: float = _fitted("article_score", "l2", ge=0, description="the L2 penalty of the fitted coefficients (by CV)")
+    base_rate: float = _fitted("article_score", "base_rate", gt=0, lt=1, description="training share of positives")
+    em_tol: float = Field(1e-6, gt=0, description="EM prior estimate: stop when the base rate moves less than this")
+    em_max_iter: int = Field(1_000, gt=0, description="EM prior estimate: most iterations")
+    l2_grid: tuple[float, ...] = Field((0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
+                                       description="L2 penalties tried by the inner cross-validation (log-loss decides)")
     inner_folds: int = Field(5, ge=2, description="folds of the inner CV that picks the penalty")
     resamples: int = Field(1_000, gt=0, description="bootstrap resamples for the coefficient intervals")
-    curve_sizes: tuple[int, ...] = Field((25, 50, 100, 200, 400), description="labelled articles of the learning "
-                                         "curve (all of them is added)")
+    curve_sizes: tuple[int, ...] = Field((25, 50, 100, 200, 400), description="learning-curve sizes (and all)")
     curve_repeats: int = Field(20, gt=0, description="repeats (seeded draws) per learning-curve size")
-    n_train: int = Field(642, ge=0, description="articles the shipped coefficients were fitted on")
+    n_train: int = _fitted("article_score", "n_train", ge=0, description="articles the coefficients were fitted on")
 
     @model_validator(mode="after")
     def _lengths(self) -> "ArticleScoreConfig":
@@ -317,12 +316,10 @@ class CorpusConfig(_Frozen):
     article_stat: Literal["n_biased", "share_biased", "spans_per_100w", "n_spans"] = Field(
         "n_biased", description="the article statistic the decision rule thresholds: biased sentences (count), their "
                                 "share, evidence spans per 100 words, evidence spans (count)")
-    article_threshold: float = Field(
-        10.5, ge=0,
-        description="an article is biased iff article_stat >= this. Adapted on HyperPartisan train (5-fold CV, seed 0; "
-                    "mabpd_kit.corpus.adapt): with the default stat, 11 or more biased sentences. A count grows with "
-                    "length (HyperPartisan's biased articles are longer): adapt it on your own labelled sample. "
-                    "Sentence-level defaults stay zero-shot")
+    article_threshold: float = _fitted(
+        "count_threshold", "article_threshold", ge=0,
+        description="an article is biased iff article_stat >= this; fitted on HyperPartisan train (resources/fits/"
+                    "count_threshold.json, `mabpd fit`). A count grows with length: adapt it on your own labelled sample")
     min_sentence_words: int = Field(3, ge=1, description="shorter 'sentences' (datelines, captions) are kept but not analysed")
     min_analysed_share: float = Field(
         0.5, ge=0, le=1,
@@ -336,10 +333,10 @@ class CorpusConfig(_Frozen):
     top_spans: int = Field(5, ge=0, description="strongest spans kept per article")
     # -- the article decision (issue 23)
     article_decision: Literal["score", "count"] = Field(
-        "score", description="score: biased iff the calibrated probability p_biased >= score_threshold (score); "
+        "score", description="score: biased iff the hyperpartisan-style article score p_biased >= score_threshold; "
                              "count: the legacy rule article_stat >= article_threshold")
     score_threshold: float = Field(0.5, ge=0, le=1, description="an article is biased iff p_biased >= this (score decision)")
-    score: ArticleScoreConfig = ArticleScoreConfig()
+    score: ArticleScoreConfig = Field(default_factory=lambda: ArticleScoreConfig())
     # -- threshold adaptation
     adapt_folds: int = Field(5, ge=2, description="k of the k-fold cross-validation that adapts the article threshold")
     adapt_objective: Literal["accuracy", "macro_f1"] = Field("accuracy", description="what the adapted threshold maximises")
@@ -376,6 +373,7 @@ class MetricsConfig(_Frozen):
 
     bootstrap_resamples: int = 10_000
     seed: int = 0
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the Wilson intervals of error rates (leaning audit)")
 
 
 class Config(_Frozen):
@@ -392,7 +390,7 @@ class Config(_Frozen):
     radar: RadarConfig = RadarConfig()
     identity: IdentityConfig = IdentityConfig()
     metrics: MetricsConfig = MetricsConfig()
-    corpus: CorpusConfig = CorpusConfig()
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)  # built when first asked for: it reads fit artefacts
 
     @model_validator(mode="after")
     def _check(self) -> "Config":

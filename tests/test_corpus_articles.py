@@ -65,8 +65,8 @@ def test_the_decision_rule_and_rededicing_a_stored_run(tmp_path):
     assert frame["pred"].tolist() == [int(v >= 0.5) for v in p]
     assert res.with_threshold(p[0]).to_frame()["pred"].tolist() == [1, 0]
     count = load(tmp_path / "r.jsonl", settings=CorpusConfig(article_decision="count"))  # the legacy count rule
-    assert count.stat == "n_biased" and count.threshold == 10.5
-    assert count.to_frame()["pred"].tolist() == [0, 0]  # two biased sentences: under the default 11
+    assert count.stat == "n_biased" and count.threshold == CorpusConfig().article_threshold  # the fit artefact's
+    assert count.to_frame()["pred"].tolist() == [0, 0]  # two biased sentences: under the default
     assert count.with_threshold(2).to_frame()["pred"].tolist() == [1, 0]
     by_share = load(tmp_path / "r.jsonl", settings=CorpusConfig(article_decision="count", article_stat="share_biased",
                                                                  article_threshold=0.4))

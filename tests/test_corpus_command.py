@@ -32,7 +32,7 @@ def test_analyze_a_csv_then_resume_export_and_report(tmp_path, capsys):
     assert (tmp_path / "news.csv.mabpd.jsonl").exists()  # the default results file, next to the corpus
     sent = pd.read_csv(tmp_path / "sent.csv")
     assert sent["label"].tolist() == ["biased", "neutral"] and set(sent["outlet"]) == {"a", "b"}
-    assert "2 decided articles judged biased (the calibrated article score p_biased >= 0.25" in err
+    assert "2 decided articles judged biased (the hyperpartisan-style article score p_biased >= 0.25" in err
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "p_biased &ge; 0.25</code>" in page and "<th>p_biased</th>" in page and "Why: p_biased" in page
     assert run(_parse(add_arguments, argv)) == 0

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "identity": "identity-bias debate and simulator",
     "pack": "course packs: record LLM answers once, replay them offline",
     "serve": "a real model on this machine (llama.cpp), no key, no network",
+    "fit": "refit the kit's fitted numbers (article score, count threshold) into their artefacts",
 }
 
 

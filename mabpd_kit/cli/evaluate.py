@@ -63,9 +63,42 @@ def run(args: argparse.Namespace) -> int:
                   data_dir=args.data_dir, out_dir=out, truncate=args.truncate, anchors=not args.no_anchors,
                   n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
+    _leaning_audit(ev, name, args, out)
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
         print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
               "see the error column of results.csv", file=sys.stderr)
         return 1
     return 0
+
+
+def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -> None:
+    """The bias of the bias detector (issue 38): false-positive and false-negative rates by outlet leaning
+    (BABE's ``type``) with Wilson intervals, the baseline configuration beside the ten LLMs' labels shipped
+    with BABE train; written to ``leaning_audit.csv``."""
+    from mabpd_kit.evaluate.audit import leaning_audit, leaning_gaps
+
+    pred = ev.predictions  # type: ignore[attr-defined]
+    if name != "babe" or "type" not in pred:
+        return
+    df = pred[pred["system"] == ev.baseline][["id", "gold", "pred", "type"]]  # type: ignore[attr-defined]
+    if not args.no_anchors and args.split == "train":
+        from mabpd_kit.data import load_babe
+
+        llm = load_babe("train", data_dir=args.data_dir, download=False)
+        cols = [c for c in llm.columns if c.endswith("_label")]
+        df = df.merge(llm[["id", *cols]].astype({"id": str}), on="id", how="left")
+    audit = leaning_audit(df, gold="gold")
+    gaps = leaning_gaps(audit).set_index("system")
+    pct = f"{100 * audit.attrs['confidence']:.0f}%"
+    print(f"\nthe bias of the bias detector: error rates by outlet leaning ({pct} Wilson intervals; '{ev.baseline}' is "  # type: ignore[attr-defined]
+          "'kit', the others are the LLM labels shipped with BABE train)")
+    print(f"  {'system':<13} " + "  ".join(f"{g + ' FPR':<17}  {g + ' FNR':<17}" for g in audit["group"].unique())
+          + "  FPR right-left")
+    for s, t in audit.groupby("system", sort=False):
+        cells = "  ".join(f"{r.fpr:.3f} [{r.fpr_lo:.2f},{r.fpr_hi:.2f}]  {r.fnr:.3f} [{r.fnr_lo:.2f},{r.fnr_hi:.2f}]"
+                          for r in t.itertuples())
+        g = gaps.loc[s] if s in gaps.index else None
+        gap = "" if g is None else f"  {g.fpr_diff:+.3f} [{g.fpr_diff_lo:+.2f},{g.fpr_diff_hi:+.2f}]"
+        print(f"  {s:<13} {cells}{gap}")
+    audit.to_csv(out / "leaning_audit.csv", index=False)

@@ -52,6 +52,7 @@ _FACE = {
     "ScoreFit": ("mabpd_kit.corpus.scorefit", "ScoreFit"),
     "score_coefficients": ("mabpd_kit.corpus.score", "coefficients"),
     "explain": ("mabpd_kit.corpus.score", "explain"),
+    "prior_adjusted": ("mabpd_kit.corpus.score", "prior_adjusted"),
     "report": ("mabpd_kit.corpus.reporting", "report"),
     "report_html": ("mabpd_kit.corpus.reporting", "report_html"),
 }

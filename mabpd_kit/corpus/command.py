@@ -218,7 +218,8 @@ def _decided(out: Path, st: Any) -> str:
     stat, thr = st.rule
     df = summarize(out, threshold=thr, stat=stat, score=st.score).frame
     ok = df[~df["failed"]]
-    what = ("the calibrated article score p_biased" if stat == "p_biased" else f"the count rule {stat}") + f" >= {thr:g}"
+    what = (f"the hyperpartisan-style article score p_biased >= {thr:g}, fitted on SemEval-2019 HyperPartisan"
+            if stat == "p_biased" else f"the count rule {stat} >= {thr:g}")
     mean = f"; mean p_biased {ok['p_biased'].astype(float).mean():.2f}" if len(ok) and ok["p_biased"].notna().any() else ""
     return f"{int(ok['pred'].sum()) if len(ok) else 0} of {len(ok)} decided articles judged biased ({what}{mean})"
 

@@ -1,5 +1,14 @@
-"""The calibrated article score (issue 23): a probability that an article is biased, from
-length-aware features its record already holds, and why each article got its probability.
+"""The hyperpartisan-style article score (issues 23, 38): a probability that an article is
+*hyperpartisan in the sense of SemEval-2019 HyperPartisan*, the data it was fitted on (another
+construct than sentence-level media bias), from length-aware features its record already holds;
+why each article got its probability; and its prior adjustment.
+
+**Prior adjustment** (:func:`adjust_prior`, :func:`estimate_base_rate`, :func:`prior_adjusted`).
+The probabilities are calibrated to the training share of positives (``params.base_rate``, 0.37 on
+HyperPartisan train). A corpus with another share makes them wrong in a known way; give its base
+rate, or let EM estimate it from the unlabelled corpus (Saerens, Latinne & Decaestecker 2002):
+``p' = (q/pi) p / ((q/pi) p + ((1-q)/(1-pi)) (1-p))`` with ``pi`` the training rate and ``q`` the
+corpus rate, and EM iterates ``q <- mean(p')`` until it settles.
 
 Features (:data:`FEATURES`, read from an :class:`~mabpd_kit.corpus.articles.ArticleResult`, never
 recomputed from the text):
@@ -44,8 +53,12 @@ from mabpd_kit.config import ArticleScoreConfig
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CATEGORIES", "FEATURES", "coefficients", "explain", "feature_frame", "feature_vector", "features",
-           "fit_logistic", "logit", "probability", "shipped"]
+__all__ = ["CATEGORIES", "FEATURES", "NAME", "adjust_prior", "coefficients", "estimate_base_rate", "explain",
+           "feature_frame", "feature_vector", "features", "fit_logistic", "logit", "prior_adjusted", "probability",
+           "shipped"]
+
+#: what the score is, in the words every output uses
+NAME = "hyperpartisan-style article score (fitted on SemEval-2019 HyperPartisan)"
 
 #: the SPEC 1.2 meta-categories of evidence spans, in the order of the mix_* features
 CATEGORIES = ("biased language", "framing bias", "unsupported claims", "selective presentation")
@@ -112,7 +125,8 @@ def _sigmoid(t: Any) -> Any:
 
 
 def probability(a: Any, params: ArticleScoreConfig | None = None) -> float | None:
-    """An article record's calibrated probability of being biased (None when it has no features)."""
+    """An article record's probability of being hyperpartisan in HyperPartisan's sense, calibrated to the
+    training base rate (None when it has no features; :func:`prior_adjusted` for another base rate)."""
     p = params or shipped()
     x = features(a, p.top_k)
     return None if x is None else float(_sigmoid(logit(x, p)))
@@ -164,6 +178,66 @@ def coefficients(params: ArticleScoreConfig | None = None) -> "pd.DataFrame":
              for f, c, lo, hi, m, s in zip(p.features, p.coef, p.coef_lo, p.coef_hi, p.center, p.scale)]
     df = pd.DataFrame(rows)
     df["odds_ratio"] = np.exp(df["coef"].astype(float))
+    return df
+
+
+# -- prior adjustment (Saerens, Latinne & Decaestecker 2002) ---------------------------------------
+
+
+def adjust_prior(p: Any, base_rate: float, train_rate: float | None = None) -> np.ndarray:
+    """Probabilities ``p`` (calibrated to ``train_rate``, default the shipped score's) moved to a corpus
+    whose share of positives is ``base_rate``."""
+    pi = shipped().base_rate if train_rate is None else float(train_rate)
+    for name, v in (("base_rate", base_rate), ("train_rate", pi)):
+        if not 0 < v < 1:
+            raise ValueError(f"{name} must be between 0 and 1 (exclusive), not {v!r}")
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    a, b = base_rate / pi * p, (1 - base_rate) / (1 - pi) * (1 - p)
+    return a / (a + b)
+
+
+def estimate_base_rate(p: Any, train_rate: float | None = None, params: ArticleScoreConfig | None = None
+                       ) -> tuple[float, int]:
+    """EM estimate of an unlabelled corpus's share of positives from its probabilities ``p``:
+    ``(base_rate, iterations)``. Stops when the rate moves less than ``params.em_tol``."""
+    par = params or shipped()
+    pi = par.base_rate if train_rate is None else float(train_rate)
+    p = np.asarray(p, dtype=float)
+    p = p[np.isfinite(p)]
+    if not len(p):
+        raise ValueError("estimating a base rate needs at least one probability")
+    q = pi
+    for it in range(1, par.em_max_iter + 1):
+        new = float(np.clip(adjust_prior(p, q, pi).mean(), 1e-6, 1 - 1e-6))
+        if abs(new - q) < par.em_tol:
+            return new, it
+        q = new
+    return q, par.em_max_iter
+
+
+def prior_adjusted(data: Any, base_rate: float | str = "em", params: ArticleScoreConfig | None = None,
+                   column: str = "p_biased") -> "pd.DataFrame":
+    """The articles' frame (``data``: CorpusResults or its ``to_frame()``) with ``p_adjusted``: the score's
+    probability moved to ``base_rate`` (a number you know, or ``"em"``: estimated from these articles).
+    ``frame.attrs``: ``base_rate``, ``base_rate_source`` (given / EM), ``train_rate``, ``em_iterations``."""
+    par = params or shipped()
+    df = data.to_frame() if hasattr(data, "to_frame") and not hasattr(data, "columns") else data.copy()
+    if column not in df:
+        raise ValueError(f"no column {column!r} to adjust (columns: {list(df.columns)})")
+    p = df[column].to_numpy(dtype=float)
+    ok = np.isfinite(p)
+    iters = 0
+    if isinstance(base_rate, str):
+        if base_rate.lower() != "em":
+            raise ValueError(f"base_rate must be a number in (0, 1) or 'em', not {base_rate!r}")
+        q, iters = estimate_base_rate(p[ok], par.base_rate, par)
+    else:
+        q = float(base_rate)
+    adj = np.full(len(p), np.nan)
+    adj[ok] = adjust_prior(p[ok], q, par.base_rate)
+    df["p_adjusted"] = adj
+    df.attrs.update(base_rate=q, base_rate_source="EM" if iters else "given", train_rate=par.base_rate,
+                    em_iterations=iters, score=NAME)
     return df
 
 

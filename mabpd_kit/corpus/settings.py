@@ -2,8 +2,8 @@
 (:class:`mabpd_kit.config.CorpusConfig`); this module re-exports the class and resolves them.
 
 >>> from mabpd_kit.corpus.settings import CorpusConfig
->>> CorpusConfig().article_threshold
-10.5
+>>> CorpusConfig().article_threshold   # from resources/fits/count_threshold.json
+8.5
 """
 
 from __future__ import annotations
