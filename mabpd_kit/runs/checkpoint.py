@@ -221,7 +221,8 @@ class Checkpoint:
         except ImportError:  # Windows: no advisory locks; one process per file is then up to the user
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        real = self.path.resolve()  # two paths to one file (a symbolic link) share one lock
+        fh = open(real.with_name(real.name + ".lock"), "a+")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
