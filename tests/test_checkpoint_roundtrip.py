@@ -215,7 +215,7 @@ def test_run_many_and_run_systems_read_back_every_claim_offline(tmp_path, capsys
     assert (table["n"] == 30).all() and (table["failed"] == 0).all()
 
 
-def test_run_many_reads_back_every_claim_against_a_server(fake_server, tmp_path):
+def test_run_many_and_run_systems_read_back_every_claim_against_a_server(fake_server, tmp_path):
     from mabpd_kit.llm import connect
     from mabpd_kit.testing import Reply, last_user, synth_logprobs, system_prompt
 
@@ -236,3 +236,7 @@ def test_run_many_reads_back_every_claim_against_a_server(fake_server, tmp_path)
     assert [r.id for r in got] == list(claims.id) and len(res) == 6 and res.unreadable == 0
     assert not [r.error for r in got if r.failed]
     assert all(r.rounds_run == 3 and math.isnan(r.stop.s) for r in got)
+    table, results = run_systems(claims.head(4), config=cfg, llm=llm, checkpoint_dir=tmp_path / "sys", progress=False)
+    for name, r in results.items():
+        assert [x.id for x in r] == list(claims.id[:4]) and not r.failed, name
+    assert (table["n"] == 4).all() and (table["failed"] == 0).all()
