@@ -16,6 +16,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 __all__ = ["COMMANDS", "error_line", "main"]
 
@@ -41,8 +42,17 @@ def module_name(command: str) -> str:
     return f"{__name__}.{command}"
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose error (a bad flag or value) is one line naming it, not the usage block."""
+
+    def error(self, message: str) -> "NoReturn":
+        from mabpd_kit.printable import printable
+
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mabpd", description="mabpd-kit: multi-agent debate for media bias")
+    parser = _Parser(prog="mabpd", description="mabpd-kit: multi-agent debate for media bias")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
@@ -50,10 +60,16 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=help_, description=help_)
         if name == chosen:  # import only the module that will run
             importlib.import_module(module_name(name)).add_arguments(p)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad flag or value (one line on stderr)
+        return exc.code if isinstance(exc.code, int) else 2
     if not args.command:
         parser.print_help()
         return 0
+    from mabpd_kit.printable import Printable
+
+    stderr, sys.stderr = sys.stderr, Printable(sys.stderr)  # an endpoint's text never drives the terminal
     try:
         return int(importlib.import_module(module_name(args.command)).run(args) or 0)
     except KeyboardInterrupt:
@@ -64,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"mabpd {args.command}: {error_line(exc)}", file=sys.stderr)
         return 2
+    finally:
+        sys.stderr = stderr
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:

@@ -17,6 +17,8 @@ import sys
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from mabpd_kit.argtypes import number
+
 if TYPE_CHECKING:
     from mabpd_kit.llm import LLM
 
@@ -34,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
     parser.add_argument("--refresh", action="store_true",
                         help="probe again even if a stored result is still valid, and overwrite it")
-    parser.add_argument("--timeout", type=float, default=15.0, help="seconds per probe request (default 15; one retry)")
+    parser.add_argument("--timeout", type=number(0.1, 3600), default=15.0, help="seconds per probe request (default 15; one retry)")
 
 
 def _version(name: str) -> str:

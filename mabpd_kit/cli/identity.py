@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from mabpd_kit.argtypes import integer, number
+
 __all__ = ["add_arguments", "run"]
 
 CONDITIONS = ("vanilla", "anonymised")  # as mabpd_kit.identity.CONDITIONS (not imported: --help stays fast)
@@ -15,15 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``mabpd identity simulate|run|measure``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sim = sub.add_parser("simulate", help="belief simulator: plant w_self / w_peer, measure IBC")
-    sim.add_argument("--w-self", type=float, default=None, help="own-answer weight (default: config)")
-    sim.add_argument("--w-peer", type=float, default=None, help="peer-answer weight (default: config)")
-    sim.add_argument("--agents", type=int, default=None)
-    sim.add_argument("--rounds", type=int, default=None, help="debate rounds after round 0")
-    sim.add_argument("--questions", type=int, default=300)
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--w-self", type=number(0), default=None, help="own-answer weight (default: config)")
+    sim.add_argument("--w-peer", type=number(0), default=None, help="peer-answer weight (default: config)")
+    sim.add_argument("--agents", type=integer(2, 99), default=None)
+    sim.add_argument("--rounds", type=integer(1, 99), default=None, help="debate rounds after round 0")
+    sim.add_argument("--questions", type=integer(1), default=300)
+    sim.add_argument("--seed", type=integer(0), default=0)
     run_ = sub.add_parser("run", help="debate on MMLU or GSM8K (offline: the simulator answers)")
     run_.add_argument("--dataset", choices=["mmlu", "gsm8k"], default="mmlu")
-    run_.add_argument("--n", type=int, default=20, help="questions (seeded sample)")
+    run_.add_argument("--n", type=integer(1), default=20, help="questions (seeded sample)")
     run_.add_argument("--conditions", nargs="+", choices=list(CONDITIONS), default=list(CONDITIONS))
     run_.add_argument("--checkpoint", default="identity_run.jsonl",
                       help="JSONL checkpoint (one line per condition and question); a rerun resumes from it")

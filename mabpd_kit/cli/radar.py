@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mabpd_kit.argtypes import integer, number
 from mabpd_kit.config import Config
 
 __all__ = ["add_arguments", "run"]
@@ -24,18 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="radar_command", metavar="ACTION")
     cal = sub.add_parser("calibrate", help="replay logged trajectories over the tau grid (dev/test halves)")
     cal.add_argument("--run", default=None, help="RADAR answer-map JSON (default: the logged Llama-3-8B run)")
-    cal.add_argument("--simulate", type=int, default=0, metavar="N", help="use N simulated claims instead")
+    cal.add_argument("--simulate", type=integer(0), default=0, metavar="N", help="use N simulated claims instead")
     cal.add_argument("--objective", choices=["accuracy", "macro_f1"], default=None)
-    cal.add_argument("--cost-per-round", type=float, default=None)
-    cal.add_argument("--seed", type=int, default=0, help="seed of the dev/test split")
+    cal.add_argument("--cost-per-round", type=number(0), default=None)
+    cal.add_argument("--seed", type=integer(0), default=0, help="seed of the dev/test split")
     cal.add_argument("--data-dir", default=None)
     deb = sub.add_parser("debate", help="debate one claim (offline rule-based stand-in without an endpoint)")
     deb.add_argument("claim", help="the claim text")
     deb.add_argument("--evidence", action="append", default=[], help="an evidence sentence (repeatable)")
     deb.add_argument("--evidence-file", default=None, help="a text file, one evidence sentence per line")
     deb.add_argument("--system", choices=SYSTEMS, default="radar")
-    deb.add_argument("--tau-s", type=float, default=None)
-    deb.add_argument("--tau-v", type=float, default=None)
+    deb.add_argument("--tau-s", type=number(-1, 1), default=None)
+    deb.add_argument("--tau-v", type=number(0, 1), default=None)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,13 +13,15 @@ import argparse
 import signal
 import time
 
+from mabpd_kit.argtypes import integer
+
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-path", help="a GGUF model file (default: the shipped SmolLM2-135M-Instruct, or MABPD_LOCAL_MODEL)")
-    parser.add_argument("--port", type=int, help="loopback port (default: a free one)")
-    parser.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens (default 8192)")
+    parser.add_argument("--port", type=integer(1, 65535), help="loopback port (default: a free one)")
+    parser.add_argument("--n-ctx", type=integer(256), default=8192, help="context window in tokens (default 8192)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the running local server and exit")
     what.add_argument("--stop", action="store_true", help="stop the running local server and exit")

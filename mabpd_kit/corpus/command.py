@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mabpd_kit.argtypes import integer, number
+
 __all__ = ["CORPUS_OPTIONS", "add_corpus_options", "add_report_arguments", "is_corpus", "refusal",
            "run", "run_report"]
 
@@ -61,14 +63,14 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
     group.add_argument("--mode", choices=("article", "direct"),
                        help="article: sentence by sentence (default); direct: the paper's whole article, cut to 600 "
                             "words, decided by that one decision's label (no threshold)")
-    group.add_argument("--workers", type=int, help="processes for the rule-based path (default: every core), or "
+    group.add_argument("--workers", type=integer(1), help="processes for the rule-based path (default: every core), or "
                                                    "the workers of a local Dask cluster (--engine dask)")
     group.add_argument("--engine", choices=("local", "dask"),
                        help="local: this machine's processes (default); dask: a Dask cluster (pip install "
                             "'mabpd-kit[scale]'; a LocalCluster of --workers, or --scheduler ADDRESS)")
     group.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
                                                               "(needs --engine dask)")
-    group.add_argument("--threshold", type=float, help="the article decision's threshold: on the probability p_biased "
+    group.add_argument("--threshold", type=number(0), help="the article decision's threshold: on the probability p_biased "
                        "(default config.corpus.score_threshold, 0.5), or with corpus.article_decision 'count' on "
                        "the count (config.corpus.article_threshold)")
     group.add_argument("--export", help="also write rows to this .jsonl/.csv/.parquet file")
@@ -86,7 +88,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", default="report.html", help="the HTML file to write")
     parser.add_argument("--by", help="group column (outlet, topic...)")
     parser.add_argument("--date", help="date column for the trend")
-    parser.add_argument("--threshold", type=float, help="the article decision's threshold (default: the shipped "
+    parser.add_argument("--threshold", type=number(0), help="the article decision's threshold (default: the shipped "
                         "value; on p_biased unless corpus.article_decision is 'count')")
     parser.add_argument("--title", default="Corpus analysis")
 
@@ -153,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus.inputs import CorpusError, read
     from mabpd_kit.corpus.parallel import analyze
     from mabpd_kit.corpus.reporting import report
-    from mabpd_kit.corpus.store import export, iter_results, load
+    from mabpd_kit.corpus.store import export, failed_sentences_note, iter_results, load
+    from mabpd_kit.corpus.summary import missing_column
 
     why = refusal(args)
     if why is not None:
@@ -163,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "ablation", None) is not None:
         cfg = cfg.ablation(args.ablation)  # part of the fingerprint: another ablation is analysed anew
     st = _settings(args, cfg)
+    why = _threshold_refusal(args.threshold, st)
+    if why is not None:
+        print(f"mabpd analyze: error: {why}", file=sys.stderr)
+        return 2
     out = Path(args.out or f"{str(args.corpus).rstrip('/')}.mabpd.jsonl")
     llm = None
     if args.llm:
@@ -195,13 +202,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"mabpd analyze: {counts['computed']} articles analysed now, {counts['resumed']} from the results file: "
           f"{done} articles ({counts['sentences']} sentences analysed), {counts['failed']} failed (reasons in the "
-          f"file) -> {out}", file=sys.stderr)
+          f"file){failed_sentences_note(counts)} -> {out}", file=sys.stderr)
     print(f"mabpd analyze: {_decided(out, st)}", file=sys.stderr)
     if args.export:
         level = args.level or "article"
         n = export(out, args.export, level=level, settings=st)
         print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
+        why = missing_column(out, args.by) if args.by else None
+        if why is not None:
+            print(f"mabpd analyze: error: --by: {why}; no report written", file=sys.stderr)
+            return 2
         with _quiet_dates():
             report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st)
         note = _date_note(iter_results(out), args.date) if args.date else None
@@ -224,12 +235,29 @@ def _decided(out: Path, st: Any) -> str:
     return f"{int(ok['pred'].sum()) if len(ok) else 0} of {len(ok)} decided articles judged biased ({what}{mean})"
 
 
+def _threshold_refusal(threshold: float | None, st: Any) -> str | None:
+    """Why ``--threshold`` cannot be the article rule's (one line), or None: the score decision's is a
+    probability (0 to 1); the count rule's any count (the flag's type already refused nan, inf and < 0)."""
+    if threshold is not None and st.article_decision == "score" and threshold > 1:
+        return (f"--threshold {threshold:g} is on the probability p_biased, so from 0 to 1 (with "
+                "corpus.article_decision 'count' it is a count)")
+    return None
+
+
 def run_report(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus.reporting import report
+    from mabpd_kit.corpus.settings import resolve
     from mabpd_kit.corpus.store import iter_results, load
+    from mabpd_kit.corpus.summary import missing_column
 
     if not Path(args.results).is_file():
         print(f"mabpd report: no results file {args.results}", file=sys.stderr)
+        return 2
+    why = _threshold_refusal(args.threshold, resolve(None))
+    if why is None and args.by and (missing := missing_column(args.results, args.by)) is not None:
+        why = f"--by: {missing}"
+    if why is not None:
+        print(f"mabpd report: error: {why}", file=sys.stderr)
         return 2
     res = load(args.results, threshold=args.threshold)
     if not len(res):

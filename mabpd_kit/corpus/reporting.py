@@ -157,7 +157,7 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
     n_bias = int(ok["pred"].sum()) if len(ok) else 0
     out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title>"
            f"<style>{_CSS}</style></head><body data-drill='{st.report_articles}'><h1>{e(title)}</h1>",
-           f"<p>{len(df)} articles, {len(df) - len(ok)} failed{_reasons(df)}, {n_bias} of {len(ok)} "
+           f"<p>{len(df)} articles, {len(df) - len(ok)} failed{_reasons(df)}{e(summary.note)}, {n_bias} of {len(ok)} "
            f"judged biased. <b>Rule:</b> an article is biased iff <code>{e(stat)} &ge; {thr:g}</code> "
            f"({e(_origin(stat, thr, score))}; the sentence decisions are zero-shot).</p>"]
     out.append("<h2>Overview</h2><div class='charts'>")

@@ -26,7 +26,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusResults", "Writer", "export", "iter_results", "load"]
+__all__ = ["CorpusResults", "Writer", "export", "failed_sentences_note", "iter_results", "load"]
 
 Level = Literal["article", "sentence", "span"]
 
@@ -99,7 +99,7 @@ class CorpusResults(Results[ArticleResult]):
     @property
     def articles(self) -> list[ArticleResult]:
         if self._records is None:
-            self._records = _last_records(self.path) if self.path else []
+            self._records = _last_records(self._read(Checkpoint(self.path))) if self.path else []
         return self._records
 
     @articles.setter
@@ -109,7 +109,9 @@ class CorpusResults(Results[ArticleResult]):
     records = articles  # type: ignore[assignment]
 
     def __iter__(self) -> Iterator[ArticleResult]:
-        return iter(self.articles) if self._records is not None else _unique(iter_results(self.path or ""))
+        if self._records is not None:
+            return iter(self.articles)
+        return _unique(self._read(Checkpoint(self.path))) if self.path else iter(())  # unreadable lines counted
 
     def __getitem__(self, key: int | str) -> ArticleResult:  # type: ignore[override]
         if isinstance(key, str):
@@ -120,23 +122,33 @@ class CorpusResults(Results[ArticleResult]):
         return self.articles[key]
 
     def counts(self) -> dict[str, Any]:
-        """Articles, failed articles and analysed sentences in the results file (read without building the
-        records), with this run's ``resumed`` and ``computed``: what the CLI prints is what the file holds."""
-        n_sent = 0
+        """Articles, failed articles, analysed sentences and the sentences that failed inside decided
+        articles (``failed_sentences``, in ``incomplete`` articles: a rerun analyses those articles again)
+        in the results file (read without building the records), with this run's ``resumed`` and
+        ``computed``: what the CLI prints is what the file holds."""
+        n_sent = n_bad = incomplete = 0
         if self._records is not None:
             n_sent = sum(a.n_sentences for a in self._records)
+            n_bad = sum(a.n_failed_sentences for a in self._records if not a.failed)
+            incomplete = sum(a.incomplete for a in self._records)
         elif self.path and Path(self.path).exists():
             with Path(self.path).open("rb") as fh:
                 for raw in fh:
                     m = _N_SENT.search(raw)
                     n_sent += int(m.group(1)) if m else 0
-        return {"articles": len(self), "failed": self.n_failed, "sentences": n_sent, "resumed": self.resumed,
-                "computed": self.computed or 0, "wall_s": self.wall_s, "stopped": self.stopped}
+                    m = _N_FAILED_SENT.search(raw)
+                    if m and int(m.group(1)) and not _FAILED.match(raw):
+                        n_bad += int(m.group(1))
+                        incomplete += 1
+        return {"articles": len(self), "failed": self.n_failed, "sentences": n_sent, "failed_sentences": n_bad,
+                "incomplete": incomplete, "resumed": self.resumed, "computed": self.computed or 0,
+                "wall_s": self.wall_s, "stopped": self.stopped}
 
     def summary(self) -> str:
         c = self.counts()
         return (f"{c['articles']} articles ({self.resumed} from checkpoint, {c['computed']} computed), "
-                f"{c['failed']} failed, {c['sentences']} sentences analysed, {self.wall_s:.1f} s")
+                f"{c['failed']} failed, {c['sentences']} sentences analysed{failed_sentences_note(c)}, "
+                f"{self.wall_s:.1f} s")
 
     def with_threshold(self, threshold: float) -> "CorpusResults":
         """The same articles decided at another threshold (nothing is analysed again)."""
@@ -175,6 +187,19 @@ class CorpusResults(Results[ArticleResult]):
 
 #: an article record's own sentence count (the first ``n_sentences`` of its line: sentences have none)
 _N_SENT = re.compile(rb'"n_sentences":([0-9]+)')
+_N_FAILED_SENT = re.compile(rb'"n_failed_sentences":([0-9]+)')
+#: a line the runner wrote for a failed article (its head says so)
+_FAILED = re.compile(rb'\{"id": "(?:[^"\\]|\\.)*", "digest": "[^"]*", "fingerprint": "[^"]*", "failed": true')
+
+
+def failed_sentences_note(counts: dict[str, Any]) -> str:
+    """'; 28 of 247 sentences failed (in 9 decided articles): ...' for :meth:`CorpusResults.counts`, or ''."""
+    bad = counts.get("failed_sentences", 0)
+    if not bad:
+        return ""
+    n = counts.get("incomplete", 0)
+    return (f"; {bad} of {counts['sentences'] + bad} sentences failed (in {n} decided article{'s' * (n != 1)}): "
+            f"rerun the same analysis to complete them")
 
 
 def _unique(records: Iterator[ArticleResult]) -> Iterator[ArticleResult]:
@@ -186,10 +211,10 @@ def _unique(records: Iterator[ArticleResult]) -> Iterator[ArticleResult]:
             yield a
 
 
-def _last_records(path: str | Path) -> list[ArticleResult]:
+def _last_records(records: Iterator[ArticleResult]) -> list[ArticleResult]:
     """The last record of each id, in file order of the last version."""
     last: dict[str, ArticleResult] = {}
-    for a in iter_results(path):
+    for a in records:
         last.pop(a.id, None)  # keep file order of the last version
         last[a.id] = a
     return list(last.values())

@@ -15,6 +15,8 @@ each, not with their text, sentences or traces.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
     from mabpd_kit.corpus.store import CorpusResults
 
-__all__ = ["Summary", "summarize"]
+__all__ = ["Summary", "missing_column", "summarize"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
 STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased")
@@ -51,6 +53,7 @@ class _Head(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     n_words: int = 0
     n_sentences: int = 0
+    n_failed_sentences: int = 0
     n_biased: int = 0
     share_biased: float | None = None
     n_spans: int = 0
@@ -71,8 +74,21 @@ class _Head(BaseModel):
 class Summary:
     """The compact article frame of a run and a way back to any article's full record."""
 
-    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any, score: Any = None) -> None:
+    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any, score: Any = None,
+                 failed_sentences: int = 0, incomplete: int = 0) -> None:
         self.frame, self.threshold, self.stat, self._source, self.score = frame, threshold, stat, source, score
+        #: sentences that failed inside decided articles, and those articles (a rerun analyses them again)
+        self.failed_sentences, self.incomplete = failed_sentences, incomplete
+
+    @property
+    def note(self) -> str:
+        """'; 28 of 247 sentences failed (in 9 decided articles): ...', or '' when none did."""
+        from mabpd_kit.corpus.store import failed_sentences_note
+
+        ok = ~self.frame["failed"] if len(self.frame) else []
+        done = int(self.frame.loc[ok, "n_sentences"].sum()) if len(self.frame) else 0
+        return failed_sentences_note({"failed_sentences": self.failed_sentences, "incomplete": self.incomplete,
+                                      "sentences": done})
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -91,15 +107,18 @@ class Summary:
                     yield ArticleResult.model_validate_json(raw)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(offset, record JSON)`` for every readable line of a results file (offsets in bytes)."""
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bytes]]:
+    """``(offset, line, record JSON)`` for every whole line of a results file (offsets in bytes)."""
     with path.open("rb") as fh:
         offset = 0
         for raw in fh:
             rec = body(raw)
             if rec is not None:
-                yield offset, rec
+                yield offset, raw, rec
             offset += len(raw)
+
+
+_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
 def _heads(source: Any) -> Iterator[tuple[int, Any]]:
@@ -107,13 +126,30 @@ def _heads(source: Any) -> Iterator[tuple[int, Any]]:
         p = Path(source)
         if not p.exists():
             return
-        for offset, line in _lines(p):
+        for offset, raw, line in _lines(p):
             try:
                 yield offset, _Head.model_validate_json(line)
-            except (ValueError, ValidationError):
-                continue  # a torn or foreign line, skipped as the loader skips it
+            except (ValueError, ValidationError) as exc:
+                m = _ID.match(raw)
+                if m is None:
+                    continue  # a foreign line, skipped as the loader skips it
+                # a whole line whose record does not read: a failed article, counted (never skipped)
+                yield offset, _Head(id=json.loads(m.group(1)), failed=True,
+                                    error=f"unreadable record: {str(exc).splitlines()[0][:120]}")
     else:
         yield from enumerate(source)
+
+
+def missing_column(source: "str | Path", name: str) -> str | None:
+    """None when some article of a results file has metadata column ``name``, else one line naming the
+    columns it has (read until the first article that has it)."""
+    seen: set[str] = set()
+    for _, a in _heads(source):
+        if name in a.meta:
+            return None
+        seen.update(a.meta)
+    have = ", ".join(sorted(seen)[:12]) or "none"
+    return f"no article has a column {name!r} (the results' columns: {have})"
 
 
 def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = (), threshold: float,
@@ -127,7 +163,8 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     import pandas as pd
 
     src = source if isinstance(source, (str, Path)) else list(source)
-    names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset"]
+    names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset",
+             "_failed_sentences"]
     cols: dict[str, list[Any]] = {c: [] for c in names}
     where: dict[str, int] = {}
     order: list[int] = []
@@ -138,7 +175,8 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
         cats = {intern(k): v for k, v in a.categories.items()}
         row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
                article_pred(value, threshold, mode=a.mode, failed=a.failed, n_biased=a.n_biased), value,
-               *(got[s] for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset]
+               *(got[s] for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset,
+               0 if a.failed else a.n_failed_sentences]
         i = where.get(a.id)
         if i is None:
             where[a.id] = len(order)
@@ -149,9 +187,12 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
             order[i] = seq
             for c, v in zip(names, row):
                 cols[c][i] = v
+    bad = [n for n in cols.pop("_failed_sentences") if n]
+    names.pop()
     frame = pd.DataFrame(cols, columns=names)
     frame["order"] = order
     frame = frame.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     frame["failed"] = frame["failed"].astype(bool)
     frame["pred"] = frame["pred"].astype("Int64")
-    return Summary(frame, threshold=threshold, stat=stat, source=src, score=score)
+    return Summary(frame, threshold=threshold, stat=stat, source=src, score=score, failed_sentences=sum(bad),
+                   incomplete=len(bad))

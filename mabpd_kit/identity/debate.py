@@ -34,7 +34,7 @@ from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
 from mabpd_kit.identity.logs import CONDITIONS, Condition, DebateRecord, LogRow, log_frame
 from mabpd_kit.identity.measures import ibc
-from mabpd_kit.identity.questions import Question, is_correct, parse_answer, reply_fault
+from mabpd_kit.identity.questions import Question, is_correct, parse_answer, reply_fault, usable
 from mabpd_kit.identity.simulator import SIMULATOR_MODEL, BeliefSpec, simulate_questions
 from mabpd_kit.types import Usage
 
@@ -156,7 +156,7 @@ async def _answer(
                 seed=call_seed(cfg.identity.seed, 0, rnd),  # the LLM layer adds sample_index: call_seed(seed, agent, rnd)
                 sample_index=agent,
                 tag=f"identity/{condition}/r{rnd}/a{agent}",
-                accept=lambda c: fault(c) is None,  # a fault is never cached (nor replayed)
+                accept=lambda c: usable(c, q, max_tokens=cfg.identity.max_tokens),  # only a parsed answer is cached
             )
             reason = fault(comp)
         except LLMError as exc:  # logged with its error; the question is failed and debated again on resume

@@ -37,6 +37,7 @@ __all__ = [
     "parse_number",
     "questions_from_frame",
     "reply_fault",
+    "usable",
 ]
 
 LETTERS = string.ascii_uppercase
@@ -245,9 +246,11 @@ def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None
 
     In this order: a refusal or a content filter's cut is a fault; so is an empty reply. A reply that
     names an option (or a number) is an answer, however it is worded and even if cut at max_tokens.
-    A reply that names none is a fault when it was cut at ``max_tokens`` or is garbled (undecodable
-    bytes, control characters, no letter or digit); otherwise it is the model's own unparsed answer
-    (an abstention in full sentences), kept as data.
+    A reply that names none is a fault when it was cut at ``max_tokens``, is garbled (undecodable
+    bytes, control characters, no letter or digit), opens by declining (a refusal written as text,
+    :func:`mabpd_kit.radar.replies.reply_note`) or is a body, not prose (JSON or markup: an endpoint's
+    error page); otherwise it is the model's own unparsed answer (an abstention in full sentences),
+    kept as data (not cached: only a parsed answer is, :func:`usable`).
 
     >>> from mabpd_kit.llm import Completion
     >>> q = Question(id="q", question="?", answer="A", options={"A": "a", "B": "b"})
@@ -270,7 +273,19 @@ def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None
         return f"cut at max_tokens{budget} before naming an answer"
     if _garbled(text):
         return f"garbled reply {text[:40]!r}"
+    from mabpd_kit.radar.replies import reply_note  # the one refusal detector (RADAR's debaters and Judge use it)
+
+    if reply_note(text) == "refusal":
+        return f"refused: {text.strip()[:80]!r}"
+    if text.lstrip()[:1] in ("{", "[", "<"):
+        return f"not an answer but a JSON or markup body {text.strip()[:40]!r}"
     return None
+
+
+def usable(reply: Any, question: Question, *, max_tokens: int | None = None) -> bool:
+    """Worth caching: no fault (:func:`reply_fault`) and an answer parsed from it. An unparsed abstention is
+    data for this run's log, but a rerun asks again rather than replaying it."""
+    return reply_fault(reply, question, max_tokens=max_tokens) is None and parse_answer(reply.text, question).ok
 
 
 def is_correct(answer: str | None, question: Question) -> bool:

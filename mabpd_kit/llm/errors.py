@@ -114,7 +114,9 @@ def endpoint_error(exc: BaseException, *, where: str, key: str, key_env: str, mo
         msg = f"{where} answered HTTP {status}: {detail[:300]}"
     else:
         msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
-    detail = redact(str(getattr(exc, "message", "") or ""), key)[:300]
-    err = EndpointError(redact(msg, key), status=status, detail=detail)
+    from mabpd_kit.printable import printable  # the server's text: no control sequence reaches a terminal or log
+
+    detail = printable(redact(str(getattr(exc, "message", "") or ""), key)[:300])
+    err = EndpointError(printable(redact(msg, key)), status=status, detail=detail)
     err.unreachable = isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError))
     return err

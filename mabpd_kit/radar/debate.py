@@ -452,7 +452,7 @@ class RadarDebate:
             used = sorted({st.source for r in results for st in r.states})
             noted = {k: m[k] for k in ("one_hot_rounds", "empty_turns", "refusal_turns", "judge_empty",
                                        "judge_refusals") if m[k]}
-            print(f"{self.system}: {len(results)} claims, {len(results.failed)} failed, "
+            print(f"{self.system}: {len(results)} claims, {m['failed']} failed, "  # unreadable records count as failed
                   f"sources = {', '.join(used) or 'none'}"
                   + (" (offline rule-based stand-in)" if self.llm is None else "")
                   + (f", {results.resumed} from the checkpoint" if results.resumed else "")

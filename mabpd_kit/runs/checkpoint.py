@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mabpd_kit.runs.encoding import dumps, loads
+
 __all__ = ["Busy", "Checkpoint", "Index", "body", "digest", "fingerprint", "line", "read_checkpoint"]
 
 R = TypeVar("R", bound=BaseModel)
@@ -54,7 +56,7 @@ def fingerprint(*parts: Any) -> str:
 
 def line(id: str, dg: str, fp: str, rec: BaseModel) -> str:
     """One checkpoint line (with its newline)."""
-    body = rec.model_dump_json()
+    body = dumps(rec)  # NaN and +-inf kept (JSON constants), so every record reads back
     failed = bool(getattr(rec, "failed", False))
     head = json.dumps({"id": id, "digest": dg, "fingerprint": fp, "failed": failed,
                        "retry": failed or bool(getattr(rec, "incomplete", False)), "size": len(body.encode("utf-8"))},
@@ -134,6 +136,8 @@ class Checkpoint:
         self._fh: Any = None
         self._lock: Any = None
         self._tally: tuple[int, int] | None = None  # counted by the last in-order check; any write drops it
+        #: lines :meth:`records` found whole but could not read as a record: ``(count, first id and reason)``
+        self.unreadable: tuple[int, str] = (0, "")
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -191,12 +195,20 @@ class Checkpoint:
         return n, bad
 
     def records(self, record: type[R]) -> Iterator[R]:
-        """Every readable record, in file order (after :meth:`reconcile`: the run's input order)."""
+        """Every readable record, in file order (after :meth:`reconcile`: the run's input order). A whole
+        line whose record does not read is counted in :attr:`unreadable` (the index counts it)."""
+        self.unreadable = (0, "")
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
             for raw in fh:
-                rec = _parse(raw, record)
+                try:
+                    rec = _parse(raw, record, strict=True)
+                except (ValueError, KeyError, TypeError) as exc:
+                    m = _HEAD.match(raw)
+                    why = f"{m.group(1).decode('utf-8', 'replace') if m else '?'}: {str(exc).splitlines()[0][:200]}"
+                    self.unreadable = (self.unreadable[0] + 1, self.unreadable[1] or why)
+                    continue
                 if rec is not None:
                     yield rec
 
@@ -209,7 +221,8 @@ class Checkpoint:
         except ImportError:  # Windows: no advisory locks; one process per file is then up to the user
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        real = self.path.resolve()  # two paths to one file (a symbolic link) share one lock
+        fh = open(real.with_name(real.name + ".lock"), "a+")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -360,16 +373,25 @@ def body(raw: bytes) -> bytes | None:
         return None
 
 
-def _parse(raw: bytes, record: type[R]) -> R | None:
+def _parse(raw: bytes, record: type[R], strict: bool = False) -> R | None:
+    """The record of a line (None for a torn, blank or foreign line); a whole line of the writer's
+    layout whose record does not read raises with ``strict``, else is None."""
     if not raw.endswith(b"\n") or not raw.strip():
         return None
     m = _HEAD.match(raw)
+    counted = False  # a line the index counts (so a reader must count it too)
     try:
         if m is not None:
-            return record.model_validate_json(raw[m.end():-2]) if _whole(raw, m) else None
+            if not _whole(raw, m):
+                return None
+            counted = True
+            return loads(raw[m.end():-2], record)
         rec = json.loads(raw)
+        counted = isinstance(rec, dict) and "record" in rec
         return record.model_validate(rec["record"])
     except (ValueError, KeyError, TypeError, ValidationError):
+        if strict and counted:
+            raise
         return None
 
 

@@ -35,6 +35,9 @@ class Results(Generic[R]):
 
     stopped: str | None = None
     record_type: type[BaseModel] | None = None
+    #: lines of the checkpoint that hold a record which does not read back (found by the last full read):
+    #: counted in ``len()`` and as failed, never skipped silently
+    unreadable: int = 0
 
     def __init__(self, records: Sequence[R] | None, *, checkpoint: str | None = None, resumed: int = 0,
                  wall_s: float = 0.0, computed: int | None = None, record: type[R] | None = None) -> None:
@@ -69,7 +72,7 @@ class Results(Generic[R]):
 
     def __len__(self) -> int:
         if self._records is not None:
-            return len(self._records)
+            return len(self._records) + self.unreadable
         return self._count()[0]
 
     def _count(self) -> tuple[int, int]:
@@ -86,7 +89,15 @@ class Results(Generic[R]):
         from mabpd_kit.runs.checkpoint import Checkpoint
 
         assert self.record_type is not None, "a lazy Results needs its record type"
-        return Checkpoint(self.checkpoint).records(self.record_type) if self.checkpoint else iter(())  # type: ignore[arg-type]
+        return self._read(Checkpoint(self.checkpoint)) if self.checkpoint else iter(())
+
+    def _read(self, ck: Any) -> Iterator[R]:
+        yield from ck.records(self.record_type)
+        n, first = ck.unreadable
+        if n and n != self.unreadable:
+            print(f"mabpd-kit: {n} record(s) in {self.checkpoint} could not be read back (first: {first}); "
+                  f"they count as failed", file=sys.stderr)
+        self.unreadable = n
 
     def __getitem__(self, i: int) -> R:
         return self.records[i]
@@ -101,7 +112,8 @@ class Results(Generic[R]):
     @property
     def n_failed(self) -> int:
         """Failed records, counted from the checkpoint's keys when lazy."""
-        return self._count()[1] if self._records is None else sum(bool(r.failed) for r in self._records)  # type: ignore[attr-defined]
+        read = self._count()[1] if self._records is None else sum(bool(r.failed) for r in self._records)  # type: ignore[attr-defined]
+        return read + self.unreadable
 
     @property
     def usage(self) -> Usage:
