@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["article_html", "category_mix_chart", "group_chart", "threshold_chart", "trend_chart"]
 
 _TITLES = {"biased_rate": "share of biased articles", "share_biased": "share of biased sentences",
-           "spans_per_100w": "evidence spans per 100 words"}
+           "spans_per_100w": "evidence spans per 100 words",
+           "prevalence": "corrected share of sentences judged biased (BABE-style lexical/framing bias)",
+           "biased_per_1000w": "flagged sentences per 1,000 words", "spans_per_100w_rate": "evidence spans per 100 words"}
 
 
 def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, title: str | None = None,
