@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,14 @@ def test_leave_one_outlet_out_covers_outlets_that_share_the_detectors_error_rate
     assert "covered 5/5" in note and note.count("\n") == 6
 
 
+def test_the_intervals_hold_the_true_share_at_about_their_nominal_rate():
+    held = []
+    for seed in range(8):  # 8 replications x 5 outlets, error rates shared by every outlet
+        df = _outlets({"a": 0.2, "b": 0.5, "c": 0.8, "d": 0.35, "e": 0.65}, seed=100 + seed)
+        held += prevalence_validity(df, draws=300)["covered"].tolist()
+    assert sum(held) >= 0.85 * len(held)  # 95% intervals (0.97 over 30 replications)
+
+
 def test_an_outlet_whose_own_labels_would_correct_it_is_not_corrected_by_them():
     # outlet "odd": its detector flags neutral sentences far more often; only its own labels would show it
     df = _outlets({"a": 0.3, "b": 0.5, "c": 0.7, "odd": 0.3}, seed=2, fpr={"odd": 0.6})
@@ -83,3 +92,16 @@ def test_the_shipped_sentence_error_rates_are_what_the_fit_gives_at_head():
     for key in ("edges", "biased", "neutral", "spread"):
         assert fresh["values"][key] == art["values"][key], f"{key} is stale: refit (fit_sentence_error_rates)"
     assert fresh["values"]["validity"] == art["values"]["validity"]
+
+
+def test_the_evaluate_section_reads_one_systems_decisions():
+    from mabpd_kit.evaluate.validity import validity_section
+
+    df = _outlets({"a": 0.2, "b": 0.5, "c": 0.8}, seed=5)
+    pred = df.rename(columns={"label": "gold", "flag": "pred"}).assign(system="full", failed=False)
+    other = pred.assign(system="single-agent", pred=1)
+    text = validity_section(pd.concat([pred, other]), "full")
+    assert text.startswith("Validity of the corrected share") and re.search(r"covered [0-3]/3, Spearman", text)
+    assert text.count("\n") == 5  # heading, header, 3 outlets, summary
+    assert "not run" in validity_section(pred[pred["outlet"] == "a"], "full")
+    assert "lack" in validity_section(pred.drop(columns="score"), "full")

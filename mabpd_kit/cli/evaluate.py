@@ -63,9 +63,20 @@ def run(args: argparse.Namespace) -> int:
                   data_dir=args.data_dir, out_dir=out, truncate=args.truncate, anchors=not args.no_anchors,
                   n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
+    _prevalence_validity(ev, name, args.split)
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
         print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
               "see the error column of results.csv", file=sys.stderr)
         return 1
     return 0
+
+
+def _prevalence_validity(ev: object, dataset: str, split: str) -> None:
+    """Issue 38, item 6: on BABE train, the leave-one-outlet-out check of the corrected share (the
+    first configuration's decisions). Never on a test split."""
+    if dataset != "babe" or split != "train":
+        return
+    from mabpd_kit.evaluate.validity import validity_section
+
+    print(validity_section(ev.predictions, ev.baseline))

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["FIT_SECTIONS", "babe_decisions", "babe_sentences", "config_digest", "fit_sentence_error_rates", "prevalence_validity",
-           "save_fit", "validity_note", "validity_summary"]
+           "save_fit", "validity_note", "validity_section", "validity_summary"]
 
 
 def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int = 50,
@@ -53,6 +53,8 @@ def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int
     rows = []
     for g in sorted(sizes[sizes >= min_n].index, key=str):
         inside, rest = data[data[group] == g], data[data[group] != g]
+        if rest["label"].nunique() < 2:
+            raise ValueError(f"leaving out {g!r} leaves no biased and neutral sentences to take the error rates from")
         rates = error_rates(rest["flag"], rest["score"], rest["label"], e, groups=rest[group] if spread else None,
                             source=f"all but {g}")
         est = estimate(bin_counts(inside["flag"], inside["score"], e), rates, draws=draws or st.prevalence_draws,
@@ -193,3 +195,24 @@ def save_fit(artefact: dict[str, Any], path: Any = None) -> Any:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(artefact, indent=1) + "\n", encoding="utf-8")
     return out
+
+
+def validity_section(predictions: "pd.DataFrame", system: str) -> str:
+    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check of the corrected
+    share on one system's decisions (:attr:`Evaluation.predictions`: ``system``, ``outlet``, ``gold``,
+    ``pred``, ``score``), or a line saying why it cannot be run."""
+    need = {"system", "outlet", "gold", "pred", "score"}
+    if not need <= set(predictions.columns):
+        return f"validity of the corrected share: not run (the results lack {sorted(need - set(predictions.columns))})"
+    rows = predictions[predictions["system"] == system]
+    if "failed" in rows:
+        rows = rows[~rows["failed"].astype(bool)]
+    df = rows.rename(columns={"gold": "label", "pred": "flag"})[["outlet", "label", "flag", "score"]]
+    big = int((df["outlet"].value_counts() >= 50).sum())
+    if big < 3:
+        return (f"validity of the corrected share: not run ({big} outlets with >= 50 sentences; "
+                "it needs 3 or more: drop --limit)")
+    table = prevalence_validity(df.astype({"label": float, "flag": float, "score": float}))
+    return (f"Validity of the corrected share of biased sentences ({system}; leave-one-outlet-out: each outlet's "
+            "error rates come from the other outlets; cc = classify-and-count, annot = the annotators' share; "
+            "an interval wider than 0.5 is a miss):\n" + validity_note(table))
