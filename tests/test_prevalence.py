@@ -141,3 +141,28 @@ def test_the_shipped_error_rates_are_babe_train_with_their_provenance():
     assert r.edges == CorpusConfig().prevalence_bins
     assert 0.6 < r.tpr < 0.75 and 0.25 < r.fpr < 0.35
     assert art["values"]["validity"]["groups"] == 9
+
+
+def test_your_own_labelled_sentences_replace_the_shipped_error_rates():
+    from mabpd_kit.corpus.threshold import adapt_rates
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for k in range(400):
+        y = int(rng.random() < 0.5)
+        flagged = rng.random() < (0.9 if y else 0.05)  # a far better detector than on BABE
+        rows.append({"id": f"a{k // 10}", "outlet": f"o{k % 4}", "gold": y if k % 7 else None,
+                     "label": "biased" if flagged else "neutral", "score": 0.85 if flagged else 0.0})
+    rows.append({"id": "x", "outlet": "o1", "gold": 1, "label": "failed", "score": None})
+    sent = pd.DataFrame(rows)
+    mine = adapt_rates(sent, gold="gold", group="outlet")
+    assert sum(mine.biased) + sum(mine.neutral) == sum(1 for k in range(400) if k % 7)
+    assert mine.tpr > 0.8 and mine.fpr < 0.1 and mine.spread is not None
+    assert "your labelled sample" in mine.source
+    shipped = prevalence(sent, "outlet", settings=ST)
+    own = prevalence(sent, "outlet", rates=mine, settings=ST)
+    assert (own["width"] < shipped["width"]).all()  # a better detector, known on this corpus: narrower
+    with pytest.raises(ValueError, match="needs labelled biased and neutral"):
+        adapt_rates(sent.assign(gold=1))
+    with pytest.raises(ValueError, match="no column 'truth'"):
+        adapt_rates(sent, gold="truth")

@@ -52,6 +52,7 @@ _FACE = {
     "densities": ("mabpd_kit.corpus.density", "densities"),
     "rate_ratios": ("mabpd_kit.corpus.density", "rate_ratios"),
     "adapt": ("mabpd_kit.corpus.threshold", "adapt"),
+    "adapt_rates": ("mabpd_kit.corpus.threshold", "adapt_rates"),
     "Adaptation": ("mabpd_kit.corpus.threshold", "Adaptation"),
     "compare_rules": ("mabpd_kit.corpus.threshold", "compare_rules"),
     "adapt_score": ("mabpd_kit.corpus.scorefit", "adapt_score"),
