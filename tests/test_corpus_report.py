@@ -166,6 +166,9 @@ def test_the_report_says_what_its_group_estimates_support_and_gives_rate_ratios(
     table = table[:table.index("</table>")]
     assert table.count("<tr>") == 1 + 2 * 2  # header + (2 groups x 2 measures) against the largest
     assert "Rate ratios against" in html and "length as the exposure" in html
+    groups = html[html.index("<table id='groups'>"):]
+    groups = groups[:groups.index("</table>")]
+    assert groups.count("<tr>") == 1 + 3 and "corrected share [95%]" in groups  # header + 3 outlets
 
 
 def test_a_leaning_column_asks_for_the_leaning_audit(tmp_path):

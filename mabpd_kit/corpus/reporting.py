@@ -220,7 +220,7 @@ def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str |
     e = html.escape
     agg = groups.aggregate(ok, by, settings=st)
     out: list[str] = []
-    if "prevalence" in agg:
+    if "prevalence" in agg and agg["prevalence"].notna().any():
         shown = agg.assign(small=agg["small"] | agg["wide"],
                            warning=agg["warning"].where(~agg["wide"], "interval wider than "
                                                         f"{st.prevalence_max_width:g}: too uncertain to compare"))
@@ -252,6 +252,7 @@ def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str |
                        "with article length); the black line its 95% bootstrap interval over articles. Not the "
                        "measure to compare groups with."))
     out.append("</div>")
+    out += _group_table(agg, by, st)
     out += _ratio_table(ok, by, agg, st)
     out.append(f"<p class='note' id='supports'>{e(_supports())}</p>")
     small = agg[agg["small"]]
@@ -275,6 +276,31 @@ def _supports() -> str:
             "BABE-style lexical or framing bias, where the intervals (or a rate ratio's interval) leave no doubt; "
             "they cannot support claims about a group's politics, intent, accuracy or hyperpartisanship, nor "
             "comparisons between groups whose intervals overlap or are flagged too wide." + check)
+
+
+def _group_table(agg: Any, by: str, st: CorpusConfig) -> list[str]:
+    """The group figures behind the charts: sentences, classify-and-count, the corrected share and the
+    density, each with its 95% interval (the largest groups first)."""
+    if "prevalence" not in agg and "biased_per_1000w" not in agg:
+        return []
+    e = html.escape
+
+    def iv(r: Any, m: str, f: str = "{:.2f}") -> str:
+        if m not in r or _missing(r[m]):
+            return ""
+        return f"{f.format(r[m])} [{f.format(r[m + '_lo'])}, {f.format(r[m + '_hi'])}]"
+
+    out = [f"<h3>Groups by {e(by)}</h3><table id='groups'><thead><tr><th>{e(by)}</th><th>articles</th>"
+           "<th>sentences</th><th>flagged (classify-and-count)</th><th>corrected share [95%]</th>"
+           "<th>flagged per 1,000 words [95%]</th><th>note</th></tr></thead><tbody>"]
+    for r in agg.sort_values("n", ascending=False).head(st.report_groups).to_dict("records"):
+        note = "interval too wide to compare" if r.get("wide") is True else r.get("warning") or ""
+        sents = "" if _missing(r.get("n_sentences")) else f"{int(r['n_sentences'])}"
+        out.append(f"<tr><td>{e(str(r[by]))}</td><td>{int(r['n'])}</td><td>{sents}</td>"
+                   f"<td>{iv(r, 'cc')}</td><td>{iv(r, 'prevalence')}</td><td>{iv(r, 'biased_per_1000w', '{:.1f}')}</td>"
+                   f"<td>{e(str(note))}</td></tr>")
+    out.append("</tbody></table>")
+    return out
 
 
 def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:

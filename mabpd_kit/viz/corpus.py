@@ -54,7 +54,8 @@ def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, tit
     if not len(data):
         return describe(chart, f"No {by} to show.")
     best = data.sort_values(measure, ascending=False).iloc[0]
-    return describe(chart, f"{_TITLES.get(measure, measure).capitalize()} for {len(data)} values of {by}, with 95% "
+    name = _TITLES.get(measure, measure)
+    return describe(chart, f"{name[:1].upper() + name[1:]} for {len(data)} values of {by}, with 95% "
                            f"intervals; highest {best[by]} at {best[measure]:.2f} (n = {int(best['n'])}"
                            f"{', a small group' if best['small'] else ''}); {int(data['small'].sum())} small groups faded.")
 
