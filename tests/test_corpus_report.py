@@ -155,6 +155,8 @@ def test_the_first_chart_is_the_corrected_share_and_names_its_construct(report_p
     article_chart = html.index("Share of articles judged biased by the article rule")
     assert html.index("Sentences the kit flags as biased per 1,000 words") < article_chart
     assert "hyperpartisan-style article score fitted on HyperPartisan" in html
+    per_month = html.index("Corrected share of sentences judged biased (BABE-style lexical/framing bias) per month")
+    assert per_month < html.index("share of biased articles per month")  # the construct first, by month too
 
 
 def test_the_report_says_what_its_group_estimates_support_and_gives_rate_ratios(report_path):

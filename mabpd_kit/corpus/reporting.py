@@ -177,6 +177,8 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
         out += _group_section(ok, by, st, stat, leaning)
     elif len(ok) and "bins" in ok:
         out += _group_section(ok.assign(corpus="every article"), "corpus", st, stat, None, brief=True)
+    if date and len(ok) and "bins" in ok:
+        out += _month_prevalence(ok, date, st)
     if date and len(ok):
         tr = groups.trend(ok, date, settings=st)
         if len(tr):
@@ -262,6 +264,20 @@ def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str |
     out += _leaning_audit(ok, leaning)
     out.append("<div class='charts'>")
     return out
+
+
+def _month_prevalence(ok: Any, date: str, st: CorpusConfig) -> list[str]:
+    """The corrected share of sentences judged biased per month, with its 95% band."""
+    from mabpd_kit.corpus import groups
+    from mabpd_kit.viz import corpus as vc
+
+    dated = ok.assign(month=groups.month(ok[date]).to_numpy())
+    agg = groups.aggregate(dated[dated["month"].notna()], "month", measures=(), settings=st, exposure=False)
+    if not len(agg) or "prevalence" not in agg or agg["prevalence"].isna().all():
+        return []
+    return [_figure(_svg(vc.trend_chart(agg, measure="prevalence", title=f"{CONSTRUCT} per month")),
+                    "the corrected share of sentences judged biased per month; the band is its 95% interval, hollow "
+                    f"points are months with fewer than {st.min_group} articles.")]
 
 
 def _supports() -> str:
