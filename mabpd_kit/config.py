@@ -346,6 +346,10 @@ class CorpusConfig(_Frozen):
     confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the intervals")
     seed: int = Field(0, description="seed of the bootstrap and of the CV folds")
     min_group: int = Field(10, ge=1, description="groups with fewer articles are flagged 'too small' (wide CIs)")
+    prevalence_bins: tuple[float, ...] = Field((0.5, 0.7, 0.8, 0.9), description="score cuts of the sentences the kit calls biased: the bins of the corrected share (corpus.prevalence; chosen by leave-one-outlet-out coverage on BABE train)")
+    prevalence_draws: int = Field(2_000, gt=0, description="error-rate draws of the corrected share's posterior (corpus.prevalence)")
+    prevalence_max_width: float = Field(0.5, gt=0, le=1, description="a corrected share whose interval is wider than this is flagged 'wide': too uncertain to compare groups")
+    prevalence_min_class: int = Field(20, ge=1, description="outlets with fewer validation sentences of a class do not count towards how much its error rates vary")
     # -- parallel runner and report
     workers: int | None = Field(None, description="processes for the rule-based path (None = all cores)")
     chunk_articles: int = Field(64, gt=0, description="articles per task sent to a worker process")

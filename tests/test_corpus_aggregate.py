@@ -134,3 +134,25 @@ def test_compare_rules_reports_each_rule_and_the_nested_choice():
     nested = out.index[-1]
     assert nested.startswith("nested: ") and nested.count("n_biased>=") == 5  # the informative rule in every fold
     assert out.loc[nested, "cv_accuracy"] == pytest.approx(out.loc["n_biased", "cv_accuracy"], abs=0.02)
+
+
+def test_aggregate_of_a_run_adds_the_corrected_share_and_the_densities(tmp_path):
+    """Issue 38: given the run itself, aggregate reads each article's sentences: the corrected share
+    (and classify-and-count, labelled as such) and the densities per word sit beside the article measures."""
+    from mabpd_kit.corpus import analyze, read
+    from mabpd_kit.corpus.groups import with_bins
+
+    biased = "Critics slammed the disastrous so-called reform. Lawmakers rammed the bill through at night."
+    neutral = "The council met on Monday to discuss the budget. The vote is scheduled for next week."
+    rows = [{"text": biased if k % 2 else neutral, "outlet": "loud" if k % 2 else "calm"} for k in range(12)]
+    st = CorpusConfig(min_group=2, bootstrap_resamples=200, prevalence_draws=300)
+    res = analyze(read(pd.DataFrame(rows)), tmp_path / "run.jsonl", workers=1, settings=st)
+    out = aggregate(res, "outlet", settings=st).set_index("outlet")
+    assert out.loc["calm", "cc"] == 0 and out.loc["loud", "cc"] > 0.5
+    assert out.loc["loud", "prevalence_lo"] > out.loc["calm", "prevalence_hi"]
+    assert out.loc["loud", "biased_per_1000w"] > 0 == out.loc["calm", "biased_per_1000w"]
+    assert out.loc["loud", "n_sentences"] == 12  # 6 articles x 2 sentences
+    again = aggregate(with_bins(res), "outlet", settings=st).set_index("outlet")
+    assert np.allclose(again["prevalence"], out["prevalence"])
+    plain = aggregate(res.to_frame(), "outlet", settings=st)  # no sentences: no corrected share, densities kept
+    assert "prevalence" not in plain and "biased_per_1000w" in plain

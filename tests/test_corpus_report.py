@@ -143,3 +143,42 @@ def test_a_large_group_interval_is_drawn_in_bounded_memory():
         assert peak < 100e6, f"{peak / 1e6:.0f} MB for one interval"
         half = 1.96 * x.std() / np.sqrt(len(x))  # the normal interval the bootstrap approaches
         assert lo < mean < hi and abs((hi - lo) / 2 - half) < 0.15 * half, (lo, hi, half)
+
+
+def test_the_first_chart_is_the_corrected_share_and_names_its_construct(report_path):
+    """Issue 38: the headline is a measure whose construct the title names, not the article score."""
+    html = report_path.read_text(encoding="utf-8")
+    first = html[html.index("<figure>"):html.index("</figure>")]
+    assert "corrected share of sentences judged biased (babe-style lexical/framing bias)" in first.lower()
+    svg = first[first.index("<svg"):]
+    assert "Corrected share of sentences judged biased (BABE-style lexical/framing bias) by outlet" in svg  # title
+    article_chart = html.index("Share of articles judged biased by the article rule")
+    assert html.index("Sentences the kit flags as biased per 1,000 words") < article_chart
+    assert "hyperpartisan-style article score fitted on HyperPartisan" in html
+    per_month = html.index("Corrected share of sentences judged biased (BABE-style lexical/framing bias) per month")
+    assert per_month < html.index("share of biased articles per month")  # the construct first, by month too
+
+
+def test_the_report_says_what_its_group_estimates_support_and_gives_rate_ratios(report_path):
+    html = report_path.read_text(encoding="utf-8")
+    note = html[html.index("id='supports'"):]
+    note = note[:note.index("</p>")]
+    assert "cannot support" in note and "leave-one-outlet-out" in note and "of 9 outlets" in note
+    table = html[html.index("<table id='ratios'>"):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 1 + 2 * 2  # header + (2 groups x 2 measures) against the largest
+    assert "Rate ratios against" in html and "length as the exposure" in html
+    groups = html[html.index("<table id='groups'>"):]
+    groups = groups[:groups.index("</table>")]
+    assert groups.count("<tr>") == 1 + 3 and "corrected share [95%]" in groups  # header + 3 outlets
+
+
+def test_a_leaning_column_asks_for_the_leaning_audit(tmp_path):
+    rows = [{"text": BIASED if k % 2 else NEUTRAL, "outlet": f"o{k % 2}", "leaning": ["left", "right"][k % 2]}
+            for k in range(8)]
+    st = CorpusConfig(min_group=2, bootstrap_resamples=50, prevalence_draws=200)
+    res = analyze(read(pd.DataFrame(rows)), tmp_path / "run.jsonl", workers=1, settings=st)
+    html = report(res, tmp_path / "r.html", by="outlet", settings=st, leaning="leaning").read_text(encoding="utf-8")
+    assert "id='leaning-audit'" in html or "The bias of the bias detector, by leaning" in html
+    plain = report(res, tmp_path / "p.html", by="outlet", settings=st).read_text(encoding="utf-8")
+    assert "leaning-audit" not in plain and "bias of the bias detector" not in plain

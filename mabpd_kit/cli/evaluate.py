@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
                   n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
     _leaning_audit(ev, name, args, out)
+    _prevalence_validity(ev, name, args.split)
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
         print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
@@ -102,3 +103,13 @@ def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -
         gap = "" if g is None else f"  {g.fpr_diff:+.3f} [{g.fpr_diff_lo:+.2f},{g.fpr_diff_hi:+.2f}]"
         print(f"  {s:<13} {cells}{gap}")
     audit.to_csv(out / "leaning_audit.csv", index=False)
+
+
+def _prevalence_validity(ev: object, dataset: str, split: str) -> None:
+    """Issue 38, item 6: on BABE train, the leave-one-outlet-out check of the corrected share (the
+    first configuration's decisions). Never on a test split."""
+    if dataset != "babe" or split != "train":
+        return
+    from mabpd_kit.evaluate.validity import validity_section
+
+    print(validity_section(ev.predictions, ev.baseline))

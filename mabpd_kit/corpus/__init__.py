@@ -6,7 +6,8 @@ intervals and effect sizes, and write one offline HTML report.
 >>> corpus = mk.corpus.read("articles.csv", text_col="body", id_col="url")   # CSV/TSV/JSONL/Parquet/folder/DataFrame
 >>> res = mk.corpus.analyze(corpus, "run.jsonl")      # resumable; every core on the rule-based path
 >>> df = res.to_frame()                                # one row per article; to_frame("sentence"), ("span")
->>> mk.corpus.aggregate(df, by="outlet")               # share of biased articles per outlet, 95% CIs
+>>> mk.corpus.aggregate(res, by="outlet")              # per outlet: corrected share of biased sentences, densities per word, 95% CIs
+>>> mk.corpus.rate_ratios(df, by="outlet")             # outlet to outlet, length as the exposure
 >>> mk.corpus.compare(df, by="outlet")                 # Cohen's h and Cliff's delta, outlet to outlet
 >>> mk.corpus.report(res, "report.html", by="outlet")  # one self-contained offline HTML file
 >>> mk.corpus.score_coefficients()                     # the calibrated article score's coefficients, with CIs
@@ -45,7 +46,13 @@ _FACE = {
     "bootstrap_mean": ("mabpd_kit.corpus.groups", "bootstrap_mean"),
     "cohens_h": ("mabpd_kit.corpus.groups", "cohens_h"),
     "cliffs_delta": ("mabpd_kit.corpus.groups", "cliffs_delta"),
+    "prevalence": ("mabpd_kit.corpus.prevalence", "prevalence"),
+    "error_rates": ("mabpd_kit.corpus.prevalence", "error_rates"),
+    "ErrorRates": ("mabpd_kit.corpus.prevalence", "ErrorRates"),
+    "densities": ("mabpd_kit.corpus.density", "densities"),
+    "rate_ratios": ("mabpd_kit.corpus.density", "rate_ratios"),
     "adapt": ("mabpd_kit.corpus.threshold", "adapt"),
+    "adapt_rates": ("mabpd_kit.corpus.threshold", "adapt_rates"),
     "Adaptation": ("mabpd_kit.corpus.threshold", "Adaptation"),
     "compare_rules": ("mabpd_kit.corpus.threshold", "compare_rules"),
     "adapt_score": ("mabpd_kit.corpus.scorefit", "adapt_score"),

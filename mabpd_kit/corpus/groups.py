@@ -22,28 +22,23 @@ are present. A group with fewer than ``settings.min_group`` articles is flagged 
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mabpd_kit.corpus.prevalence import group_seed
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["aggregate", "bootstrap_mean", "category_mix", "cliffs_delta", "cohens_h", "compare", "group_seed",
-           "month", "trend"]
+           "month", "trend", "with_bins"]
 
 #: the article measures aggregated by default: the rule's decision and the evidence behind it
 MEASURES = ("pred", "share_biased", "spans_per_100w")
-
-
-def group_seed(seed: int, group: Any) -> list[int]:
-    """The seed of one group's bootstrap: the run's seed and a stable hash of the group's name."""
-    return [int(seed), zlib.crc32(str(group).encode("utf-8"))]
 
 
 def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float,
@@ -136,14 +131,23 @@ def month(values: Any) -> Any:
     return d.dt.strftime("%Y-%m").where(d.notna(), None)
 
 
-def aggregate(df: "pd.DataFrame", by: str, *, measures: Sequence[str] = MEASURES,
-              settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def aggregate(df: "pd.DataFrame | Any", by: str, *, measures: Sequence[str] = MEASURES,
+              settings: CorpusConfig | None = None, rates: Any = None, exposure: bool = True) -> "pd.DataFrame":
     """One row per group: ``n`` articles, each measure's mean with its bootstrap interval
     (``<measure>_lo``/``_hi``; ``pred`` is reported as ``biased_rate``), ``small`` and a ``warning``
-    when ``n < settings.min_group``. Rows are ordered by group name."""
+    when ``n < settings.min_group``. Rows are ordered by group name.
+
+    With ``exposure`` and an ``n_words`` column, the group's densities with length as the exposure
+    (:func:`mabpd_kit.corpus.density.densities`: ``words``, ``biased_per_1000w``, ``spans_per_100w_rate``
+    and their intervals). With each article's sentence bins (pass the :class:`CorpusResults` itself,
+    or a frame with a ``bins`` column), the corrected share of biased sentences and classify-and-count
+    (:func:`mabpd_kit.corpus.prevalence.prevalence`; ``rates``: your labelled sample's error rates,
+    default the shipped BABE train ones)."""
     import pandas as pd
 
     st = resolve(settings)
+    if not hasattr(df, "columns") and hasattr(df, "to_frame"):
+        df = with_bins(df, rates=rates, settings=st)
     if by not in df:
         raise ValueError(f"no column {by!r} to group by (columns: {list(df.columns)})")
     data = _ok(df)
@@ -162,7 +166,37 @@ def aggregate(df: "pd.DataFrame", by: str, *, measures: Sequence[str] = MEASURES
         row["warning"] = (f"only {len(part)} articles (< {st.min_group}): a wide interval, compare with care"
                           if row["small"] else "")
         rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    return _with_measures(out, data, by, st, rates, exposure) if len(out) else out
+
+
+def _with_measures(out: "pd.DataFrame", data: "pd.DataFrame", by: str, st: CorpusConfig, rates: Any,
+                   exposure: bool) -> "pd.DataFrame":
+    """``out`` with the densities (an ``n_words`` column) and the corrected share (a ``bins`` column)."""
+    if exposure and "n_words" in data:
+        from mabpd_kit.corpus.density import densities
+
+        dens = densities(data, by, settings=st)
+        if len(dens):
+            out = out.merge(dens.drop(columns=["n", "small"]), on=by, how="left")
+    if "bins" in data:
+        from mabpd_kit.corpus.prevalence import prevalence
+
+        prev = prevalence(data, by, rates=rates, settings=st)
+        if len(prev):
+            out = out.merge(prev, on=by, how="left")
+    return out
+
+
+def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None = None) -> "pd.DataFrame":
+    """The article frame of a :class:`CorpusResults` with each article's sentences per bin (``bins``,
+    cut at the error rates' edges: ``rates`` or the shipped ones)."""
+    from mabpd_kit.corpus.prevalence import article_bins, shipped_rates
+
+    edges = (rates or shipped_rates()).edges
+    frame = results.to_frame()
+    bins = {a.id: article_bins(a.sentences, edges) for a in results}
+    return frame.assign(bins=frame["id"].map(bins))
 
 
 def compare(df: "pd.DataFrame", by: str, *, measure: str = "share_biased", groups: Sequence[Any] | None = None,
@@ -230,10 +264,10 @@ def trend(df: "pd.DataFrame", date: str = "published_at", *, by: str | None = No
     data["month"] = month(data[date]).to_numpy()
     data = data[data["month"].notna()]
     if by is None:
-        return aggregate(data, "month", measures=("pred",), settings=settings)
+        return aggregate(data, "month", measures=("pred",), settings=settings, exposure=False)
     import pandas as pd
 
-    frames = [aggregate(part, "month", measures=("pred",), settings=settings).assign(**{by: g})
+    frames = [aggregate(part, "month", measures=("pred",), settings=settings, exposure=False).assign(**{by: g})
               for g, part in data.groupby(by, sort=True)]
     return pd.concat(frames, ignore_index=True) if frames else aggregate(data, "month", measures=("pred",),
-                                                                           settings=settings)
+                                                                           settings=settings, exposure=False)

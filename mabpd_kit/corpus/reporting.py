@@ -4,9 +4,15 @@ Everything is inline: charts are SVG made by vl-convert (no Vega script, no CDN)
 is plain HTML, and a few lines of inline JavaScript sort and filter the article table and open the
 drill-down. The file makes no network request.
 
-- **Overview**: the share of biased articles per group with 95% intervals (small groups faded and
-  warned), the category mix of the evidence per group, the trend per month (when a date column is
-  given), and the rule and its threshold.
+- **Overview** (issue 38): first the corrected share of sentences judged biased per group (BABE-style
+  lexical/framing bias: classify-and-count corrected for the detector's error rates on BABE train,
+  :mod:`mabpd_kit.corpus.prevalence`), then the flagged sentences per 1,000 words (length as the
+  exposure) and the rate ratios of every group against the largest (:mod:`mabpd_kit.corpus.density`),
+  one sentence on what these estimates can and cannot support (with the leave-one-outlet-out check's
+  figures), the leaning audit when a leaning column is given, the category mix of the evidence, and
+  only then the share of articles the article rule (a hyperpartisan-style score) judges biased; small
+  or too-uncertain groups faded and warned; the trend per month (when a date column is given), and
+  the rule and its threshold.
 - **Articles**: a table of the articles (sortable by any column, filtered by text, group and
   decision): every article up to ``settings.report_max_rows``, else that many, the most biased
   first, with how many more are not shown (every row: :func:`~mabpd_kit.corpus.export`).
@@ -130,14 +136,18 @@ def _source(results: Any) -> Any:
 
 #: columns of the summary frame (a metadata column of the same name is not read)
 _FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sentences", "share_biased", "p_biased",
-                    "spans_per_100w", "n_spans", "top_category", "categories", "offset", "decision", "top_spans"})
+                    "spans_per_100w", "n_spans", "top_category", "categories", "offset", "decision", "top_spans",
+                    "n_words", "bins"})
 
 
 def report_html(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
                 title: str = "Corpus analysis", settings: CorpusConfig | None = None,
-                threshold: float | None = None) -> str:
+                threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> str:
     """The report as one HTML string (see the module docstring). ``results``: a :class:`CorpusResults`
-    or a results file (read in one streaming pass; only the articles shown in full are read again)."""
+    or a results file (read in one streaming pass; only the articles shown in full are read again).
+    ``rates``: the sentence error rates of the corrected share (your labelled sample's,
+    :func:`mabpd_kit.corpus.prevalence.error_rates`; default the shipped BABE train ones); ``leaning``:
+    a column of the outlets' political leaning, for the detector's own bias (the leaning audit)."""
     from mabpd_kit.corpus import groups
     from mabpd_kit.corpus.summary import summarize
     from mabpd_kit.viz import corpus as vc
@@ -148,8 +158,10 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
     thr = threshold if threshold is not None else st.rule[1] if is_file else results.threshold
     stat = st.rule[0] if is_file else results.stat
     score = st.score if is_file else getattr(results, "score", None) or st.score
-    cols = [c for c in dict.fromkeys((by, date)) if c and c not in _FIXED]
-    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat, score=score)
+    cols = [c for c in dict.fromkeys((by, date, leaning)) if c and c not in _FIXED]
+    rates = rates or _shipped_rates()
+    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat, score=score,
+                        edges=rates.edges if rates else None)
     df = summary.frame
     by = by if by in cols else None
     date = date if date in cols else None
@@ -162,20 +174,11 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
            f"({e(_origin(stat, thr, score))}; the sentence decisions are zero-shot).</p>"]
     out.append("<h2>Overview</h2><div class='charts'>")
     if by and len(ok) and ok[by].notna().any():
-        agg = groups.aggregate(ok, by, settings=st)
-        small = agg[agg["small"]]
-        out.append(_figure(_svg(vc.group_chart(agg, by, top=st.report_groups)),
-                           f"each bar is the share of a {by}'s articles judged biased, the black line its 95% "
-                           "bootstrap interval over articles; faded bars are groups with fewer than "
-                           f"{st.min_group} articles."))
-        mix = groups.category_mix(ok, by)
-        if len(mix):
-            top = agg.sort_values("n", ascending=False)[by].head(st.report_groups).tolist()
-            out.append(_figure(_svg(vc.category_mix_chart(mix, by, groups=top)),
-                               f"which kinds of evidence the flagged sentences of each {by} carry ({len(top)} largest groups)."))
-        if len(small):
-            out.append(f"<p class='warn'>{len(small)} {e(by)} groups have fewer than {st.min_group} articles: "
-                       "their intervals are wide; compare them with care.</p>")
+        out += _group_section(ok, by, st, stat, leaning)
+    elif len(ok) and "bins" in ok:
+        out += _group_section(ok.assign(corpus="every article"), "corpus", st, stat, None, brief=True)
+    if date and len(ok) and "bins" in ok:
+        out += _month_prevalence(ok, date, st)
     if date and len(ok):
         tr = groups.trend(ok, date, settings=st)
         if len(tr):
@@ -192,6 +195,168 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
     out += _drill(summary, ok, st, thr, stat, score)
     out.append(f"<script>{_JS}</script></body></html>")
     return "".join(out)
+
+
+def _shipped_rates() -> Any:
+    """The shipped sentence error rates, or None when the artefact cannot be read (then no corrected share)."""
+    from mabpd_kit.corpus.prevalence import shipped_rates
+
+    try:
+        return shipped_rates()
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+#: the construct the corrected share measures, named in the first chart's title
+CONSTRUCT = "Corrected share of sentences judged biased (BABE-style lexical/framing bias)"
+
+
+def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str | None,
+                   brief: bool = False) -> list[str]:
+    """The group comparisons: the corrected share first, then the densities with length as the exposure,
+    their rate ratios, what the estimates can and cannot support, then the article score's share
+    (``brief``: the whole corpus as one group, the first two charts only)."""
+    from mabpd_kit.corpus import groups
+    from mabpd_kit.viz import corpus as vc
+
+    e = html.escape
+    agg = groups.aggregate(ok, by, settings=st)
+    out: list[str] = []
+    if "prevalence" in agg and agg["prevalence"].notna().any():
+        shown = agg.assign(small=agg["small"] | agg["wide"],
+                           warning=agg["warning"].where(~agg["wide"], "interval wider than "
+                                                        f"{st.prevalence_max_width:g}: too uncertain to compare"))
+        out.append(_figure(_svg(vc.group_chart(shown, by, "prevalence", top=st.report_groups,
+                                               title=f"{CONSTRUCT} by {by}")),
+                           f"each bar estimates the share of a {by}'s sentences that BABE's annotators would call "
+                           "biased: the share the kit flags (classify-and-count), corrected for the detector's error "
+                           "rates on BABE train; the black line is the 95% interval, which carries the uncertainty of "
+                           "those rates, how much they vary between outlets, and the sample (sentences clustered in "
+                           f"articles). Faded: fewer than {st.min_group} articles, or an interval wider than "
+                           f"{st.prevalence_max_width:g}."))
+    if "biased_per_1000w" in agg:
+        out.append(_figure(_svg(vc.group_chart(agg, by, "biased_per_1000w", top=st.report_groups,
+                                               title=f"Sentences the kit flags as biased per 1,000 words by {by}")),
+                           "each bar is a group's flagged sentences over its words (length is the exposure, so longer "
+                           "articles do not count as more biased); the black line is the 95% bootstrap interval over "
+                           "articles."))
+    if brief:
+        return out
+    mix = groups.category_mix(ok, by)
+    if len(mix):
+        top = agg.sort_values("n", ascending=False)[by].head(st.report_groups).tolist()
+        out.append(_figure(_svg(vc.category_mix_chart(mix, by, groups=top)),
+                           f"which kinds of evidence the flagged sentences of each {by} carry ({len(top)} largest groups)."))
+    out.append(_figure(_svg(vc.group_chart(agg, by, top=st.report_groups,
+                                           title=f"Share of articles judged biased by the article rule, by {by}")),
+                       f"each bar is the share of a {by}'s articles judged biased by the article rule ({stat}: "
+                       "a hyperpartisan-style article score fitted on HyperPartisan, another construct, which rises "
+                       "with article length); the black line its 95% bootstrap interval over articles. Not the "
+                       "measure to compare groups with."))
+    out.append("</div>")
+    out += _group_table(agg, by, st)
+    out += _ratio_table(ok, by, agg, st)
+    out.append(f"<p class='note' id='supports'>{e(_supports())}</p>")
+    small = agg[agg["small"]]
+    if len(small):
+        out.append(f"<p class='warn'>{len(small)} {e(by)} groups have fewer than {st.min_group} articles: "
+                   "their intervals are wide; compare them with care.</p>")
+    out += _leaning_audit(ok, leaning)
+    out.append("<div class='charts'>")
+    return out
+
+
+def _month_prevalence(ok: Any, date: str, st: CorpusConfig) -> list[str]:
+    """The corrected share of sentences judged biased per month, with its 95% band."""
+    from mabpd_kit.corpus import groups
+    from mabpd_kit.viz import corpus as vc
+
+    dated = ok.assign(month=groups.month(ok[date]).to_numpy())
+    agg = groups.aggregate(dated[dated["month"].notna()], "month", measures=(), settings=st, exposure=False)
+    if not len(agg) or "prevalence" not in agg or agg["prevalence"].isna().all():
+        return []
+    return [_figure(_svg(vc.trend_chart(agg, measure="prevalence", title=f"{CONSTRUCT} per month")),
+                    "the corrected share of sentences judged biased per month; the band is its 95% interval, hollow "
+                    f"points are months with fewer than {st.min_group} articles.")]
+
+
+def _supports() -> str:
+    """What the group estimates can and cannot support, with the validity check's figures."""
+    from mabpd_kit.corpus.prevalence import shipped_validity
+
+    v = shipped_validity()
+    check = (f" On BABE train, leave-one-outlet-out, the 95% intervals held the annotators' share for "
+             f"{v['covered']} of {v['groups']} outlets (Spearman {v['spearman']:.2f}, mean absolute error "
+             f"{v['mae']:.3f}, median width {v['median_width']:.2f}), so an interval can miss." if v else "")
+    return ("What these group estimates support: ranking and comparing groups by how much of their text reads as "
+            "BABE-style lexical or framing bias, where the intervals (or a rate ratio's interval) leave no doubt; "
+            "they cannot support claims about a group's politics, intent, accuracy or hyperpartisanship, nor "
+            "comparisons between groups whose intervals overlap or are flagged too wide." + check)
+
+
+def _group_table(agg: Any, by: str, st: CorpusConfig) -> list[str]:
+    """The group figures behind the charts: sentences, classify-and-count, the corrected share and the
+    density, each with its 95% interval (the largest groups first)."""
+    if "prevalence" not in agg and "biased_per_1000w" not in agg:
+        return []
+    e = html.escape
+
+    def iv(r: Any, m: str, f: str = "{:.2f}") -> str:
+        if m not in r or _missing(r[m]):
+            return ""
+        return f"{f.format(r[m])} [{f.format(r[m + '_lo'])}, {f.format(r[m + '_hi'])}]"
+
+    out = [f"<h3>Groups by {e(by)}</h3><table id='groups'><thead><tr><th>{e(by)}</th><th>articles</th>"
+           "<th>sentences</th><th>flagged (classify-and-count)</th><th>corrected share [95%]</th>"
+           "<th>flagged per 1,000 words [95%]</th><th>note</th></tr></thead><tbody>"]
+    for r in agg.sort_values("n", ascending=False).head(st.report_groups).to_dict("records"):
+        note = "interval too wide to compare" if r.get("wide") is True else r.get("warning") or ""
+        sents = "" if _missing(r.get("n_sentences")) else f"{int(r['n_sentences'])}"
+        out.append(f"<tr><td>{e(str(r[by]))}</td><td>{int(r['n'])}</td><td>{sents}</td>"
+                   f"<td>{iv(r, 'cc')}</td><td>{iv(r, 'prevalence')}</td><td>{iv(r, 'biased_per_1000w', '{:.1f}')}</td>"
+                   f"<td>{e(str(note))}</td></tr>")
+    out.append("</tbody></table>")
+    return out
+
+
+def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:
+    """Rate ratios of every group against the largest, length as the exposure, with 95% intervals."""
+    from mabpd_kit.corpus.density import rate_ratios
+
+    if "n_words" not in ok or len(agg) < 2:
+        return []
+    names = agg.sort_values("n", ascending=False)[by].head(st.report_groups).tolist()
+    ref = names[0]
+    rows = [rate_ratios(ok, by, measure=m, groups=[g, ref], settings=st) for g in names[1:]
+            for m in ("biased_per_1000w", "spans_per_100w_rate")]
+    e = html.escape
+    out = [f"<h3>Rate ratios against {e(str(ref))} (the largest group; length as the exposure)</h3>",
+           "<table id='ratios'><thead><tr><th>group</th><th>measure</th><th>ratio</th><th>95% interval</th>"
+           "<th>reading</th></tr></thead><tbody>"]
+    for r in (x.iloc[0] for x in rows if len(x)):
+        reading = ("no clear difference" if not r["clear"] else "higher" if r["ratio"] > 1 else "lower")
+        out.append(f"<tr><td>{e(str(r['group_a']))}</td><td>{e(str(r['measure']))}</td>"
+                   f"<td>{r['ratio']:.2f}</td><td>[{r['ratio_lo']:.2f}, {r['ratio_hi']:.2f}]</td>"
+                   f"<td>{reading}{' (small group)' if r['small'] else ''}</td></tr>")
+    out.append("</tbody></table>")
+    return out
+
+
+def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
+    """The detector's own bias by the outlets' leaning (issue 38, item 5).
+
+    HOOK: ``leaning_audit(frame, by=...)`` is written by another engineer in
+    ``mabpd_kit/evaluate/audit.py``; until it is on this branch the report says it is not available."""
+    if not leaning or leaning not in ok:
+        return []
+    try:
+        from mabpd_kit.evaluate.audit import leaning_audit  # type: ignore[import-not-found]
+    except ImportError:
+        return [f"<p class='note' id='leaning-audit'>The detector's own bias by {html.escape(leaning)} (the "
+                "leaning audit) is not available in this build.</p>"]
+    table = leaning_audit(ok, by=leaning)
+    return [f"<h3>The bias of the bias detector, by {html.escape(leaning)}</h3>",
+            table.to_html(index=False, float_format=lambda v: f"{v:.3f}", border=0)]
 
 
 def _reasons(df: Any) -> str:
@@ -313,11 +478,11 @@ def _table(summary: Any, shown: Any, by: str | None, date: str | None) -> list[s
 
 def report(results: "CorpusResults | str | Path", path: str | Path, *, by: str | None = None,
            date: str | None = None, title: str = "Corpus analysis", settings: CorpusConfig | None = None,
-           threshold: float | None = None) -> Path:
+           threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> Path:
     """Write the report to ``path`` (``results``: a :class:`CorpusResults` or a results file, streamed);
     returns the path. ``threshold``: the article rule's (default: the results' or the settings')."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold),
-                 encoding="utf-8")
+    p.write_text(report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold,
+                             rates=rates, leaning=leaning), encoding="utf-8")
     return p

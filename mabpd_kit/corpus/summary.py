@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["Summary", "missing_column", "summarize"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
-STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased")
+STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased", "n_words")
 
 
 class _Sent(BaseModel):
@@ -153,17 +153,20 @@ def missing_column(source: "str | Path", name: str) -> str | None:
 
 
 def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = (), threshold: float,
-              stat: str = "n_biased", score: Any = None) -> Summary:
+              stat: str = "n_biased", score: Any = None, edges: Sequence[float] | None = None) -> Summary:
     """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
     each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at
     ``threshold``), ``value`` (the rule's statistic), the statistics of :data:`STATS`,
     ``top_category``, ``categories`` (a dict) and ``offset`` (where the record is; an index for a
     :class:`CorpusResults`). ``p_biased`` is the article score's probability (``score``: its
-    parameters, default the shipped ones). Rows are in file order of each id's last record."""
+    parameters, default the shipped ones). With ``edges``, ``bins``: the article's sentences per bin of
+    :func:`mabpd_kit.corpus.prevalence.article_bins`. Rows are in file order of each id's last record."""
     import pandas as pd
 
     src = source if isinstance(source, (str, Path)) else list(source)
-    names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset",
+    from mabpd_kit.corpus.prevalence import article_bins
+
+    names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset", "bins",
              "_failed_sentences"]
     cols: dict[str, list[Any]] = {c: [] for c in names}
     where: dict[str, int] = {}
@@ -176,7 +179,7 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
         row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
                article_pred(value, threshold, mode=a.mode, failed=a.failed, n_biased=a.n_biased), value,
                *(got[s] for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset,
-               0 if a.failed else a.n_failed_sentences]
+               None if edges is None else article_bins(a.sentences, edges), 0 if a.failed else a.n_failed_sentences]
         i = where.get(a.id)
         if i is None:
             where[a.id] = len(order)
@@ -194,5 +197,6 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     frame = frame.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     frame["failed"] = frame["failed"].astype(bool)
     frame["pred"] = frame["pred"].astype("Int64")
+    frame = frame.drop(columns="bins") if edges is None else frame
     return Summary(frame, threshold=threshold, stat=stat, source=src, score=score, failed_sentences=sum(bad),
                    incomplete=len(bad))

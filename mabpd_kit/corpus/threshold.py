@@ -34,7 +34,7 @@ from mabpd_kit.corpus.settings import CorpusConfig, resolve
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Adaptation", "adapt", "best_threshold", "compare_rules", "gold_labels"]
+__all__ = ["Adaptation", "adapt", "adapt_rates", "best_threshold", "compare_rules", "gold_labels"]
 
 
 class Adaptation(BaseModel):
@@ -259,3 +259,30 @@ def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "s
                  "cv_accuracy": m.accuracy(y, pred), "cv_macro_f1": m.macro_f1(y, pred),
                  "cv_precision": m.precision(y, pred), "cv_recall": m.recall(y, pred)})
     return pd.DataFrame(rows)
+
+
+def adapt_rates(data: Any, *, gold: str = "gold", group: str | None = None, settings: CorpusConfig | None = None,
+                config: Any = None) -> Any:
+    """The sentence error rates of the corrected share from your own labelled sentences, in place of the
+    shipped BABE train ones: a :class:`~mabpd_kit.corpus.store.CorpusResults` or its ``to_frame("sentence")``
+    with a 0/1 gold column (``gold``, 1 = biased; missing ones, failed and skipped sentences are left out).
+    ``group`` (e.g. ``"outlet"``): fit how much the rates vary between outlets too.
+
+    Use it with ``mk.corpus.aggregate(results, by="outlet", rates=r)`` or ``mk.corpus.report(..., rates=r)``.
+    """
+    from mabpd_kit.corpus.prevalence import error_rates
+
+    st = resolve(settings, config)
+    df = data.to_frame("sentence") if hasattr(data, "to_frame") and not hasattr(data, "columns") else data
+    for col in (gold, "label", "score", *([group] if group else [])):
+        if col not in df:
+            raise ValueError(f"no column {col!r} to adapt the error rates on (columns: {list(df.columns)})")
+    labels = gold_labels(df[gold], gold)
+    keep = labels.notna() & df["label"].isin(["biased", "neutral"]) & df["score"].notna()
+    if labels[keep].nunique() < 2:
+        raise ValueError(f"adapting the error rates needs labelled biased and neutral sentences; got "
+                         f"{int(keep.sum())} with labels {sorted(set(labels[keep].tolist()))}")
+    part = df[keep]
+    return error_rates((part["label"] == "biased").astype(float), part["score"].astype(float),
+                       labels[keep].astype(float), groups=part[group] if group else None,
+                       source=f"your labelled sample ({int(keep.sum())} sentences)", settings=st)

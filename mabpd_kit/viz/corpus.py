@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["article_html", "category_mix_chart", "group_chart", "threshold_chart", "trend_chart"]
 
 _TITLES = {"biased_rate": "share of biased articles", "share_biased": "share of biased sentences",
-           "spans_per_100w": "evidence spans per 100 words"}
+           "spans_per_100w": "evidence spans per 100 words",
+           "prevalence": "corrected share of sentences judged biased (BABE-style lexical/framing bias)",
+           "biased_per_1000w": "flagged sentences per 1,000 words", "spans_per_100w_rate": "evidence spans per 100 words"}
 
 
 def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, title: str | None = None,
@@ -52,7 +54,8 @@ def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, tit
     if not len(data):
         return describe(chart, f"No {by} to show.")
     best = data.sort_values(measure, ascending=False).iloc[0]
-    return describe(chart, f"{_TITLES.get(measure, measure).capitalize()} for {len(data)} values of {by}, with 95% "
+    name = _TITLES.get(measure, measure)
+    return describe(chart, f"{name[:1].upper() + name[1:]} for {len(data)} values of {by}, with 95% "
                            f"intervals; highest {best[by]} at {best[measure]:.2f} (n = {int(best['n'])}"
                            f"{', a small group' if best['small'] else ''}); {int(data['small'].sum())} small groups faded.")
 
@@ -78,8 +81,9 @@ def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | No
 
 
 def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None,
-                coverage: float = 0.98) -> alt.LayerChart:
-    """The share of biased articles per month (``trend(...)``) with its interval band; months under
+                coverage: float = 0.98, measure: str = "biased_rate") -> alt.LayerChart:
+    """The share of biased articles per month (``trend(...)``; or another ``measure`` of a frame with a
+    ``month`` column, e.g. ``prevalence`` from ``aggregate(..., "month")``) with its interval band; months under
     ``min_group`` articles are drawn as hollow points. Only the span of months holding the central
     ``coverage`` of the articles is drawn (stray dates, such as a 1900 default, would squash the
     axis); the title says how many articles that leaves out."""
@@ -97,19 +101,19 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
              else alt.value(OUTCOME_COLORS["biased"]))
     base = alt.Chart(shown.assign(month=shown["month"] + "-01", size=shown["small"].map(
         {True: "few articles", False: "enough articles"}))).encode(x=x)
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("biased_rate_lo:Q", title="share of biased articles"),
-                                              y2="biased_rate_hi:Q", color=color)
-    line = base.mark_line().encode(y="biased_rate:Q", color=color)
+    name = _TITLES.get(measure, measure)
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y(f"{measure}_lo:Q", title=name), y2=f"{measure}_hi:Q", color=color)
+    line = base.mark_line().encode(y=f"{measure}:Q", color=color)
     points = base.mark_point(size=40).encode(
-        y="biased_rate:Q", color=color,
+        y=f"{measure}:Q", color=color,
         fill=alt.Fill("size:N", scale=alt.Scale(domain=["enough articles", "few articles"],
                                                 range=[OUTCOME_COLORS["biased"], "white"]), title=None),
-        tooltip=["month", "n", alt.Tooltip("biased_rate:Q", format=".2f"), "warning"])
+        tooltip=["month", "n", alt.Tooltip(f"{measure}:Q", format=".2f"), "warning"])
     note = f"; {left_out} articles with stray dates not drawn" if left_out else ""
     chart = alt.layer(band, line, points).properties(width=420, height=200)
-    chart = chart.properties(title=title or f"share of biased articles per month (95% CI band{note})")
+    chart = chart.properties(title=title or f"{name} per month (95% CI band{note})")
     span = f"from {shown['month'].min()} to {shown['month'].max()}" if len(shown) else "none"
-    return describe(chart, f"Share of biased articles per month, {span}, with a 95% interval band; "
+    return describe(chart, f"{name[:1].upper() + name[1:]} per month, {span}, with a 95% interval band; "
                            f"{int(shown['small'].sum()) if len(shown) else 0} months with few articles drawn hollow.")
 
 

@@ -1,0 +1,218 @@
+"""Is the corrected share of biased sentences valid for comparing groups? (issue 38, item 6)
+
+:func:`prevalence_validity` runs a leave-one-outlet-out check on labelled sentences (BABE train):
+for every outlet with at least ``min_n`` sentences, the error rates come from the *other* outlets
+only, so no outlet's own labels correct its estimate; the outlet's sentences are then estimated as
+an unlabelled corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`). Per outlet: ``n``,
+classify-and-count (``cc``), the corrected ``estimate``, its interval and ``width``, the annotators'
+share (``truth``) and whether the interval holds it (``covered``; an interval wider than
+``max_width`` counts as a miss). :func:`validity_summary` gives coverage, Spearman's rho of the
+estimates against the annotators' shares, the mean absolute error (corrected and classify-and-count)
+and the median width.
+
+>>> import pandas as pd
+>>> rows = [("a", 1, 1, .9), ("a", 1, 0, 0), ("a", 0, 0, 0), ("b", 0, 1, .8), ("b", 0, 0, 0), ("b", 1, 1, .9)] * 30
+>>> df = pd.DataFrame(rows, columns=["outlet", "label", "flag", "score"])
+>>> table = prevalence_validity(df, min_n=50, edges=(), draws=200)
+>>> table[["outlet", "n", "truth"]].round(2).to_dict("records")
+[{'outlet': 'a', 'n': 90, 'truth': 0.67}, {'outlet': 'b', 'n': 90, 'truth': 0.33}]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["FIT_SECTIONS", "babe_decisions", "babe_sentences", "config_digest", "fit_sentence_error_rates", "prevalence_validity",
+           "save_fit", "validity_note", "validity_section", "validity_summary"]
+
+
+def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int = 50,
+                        edges: Sequence[float] | None = None, draws: int | None = None, confidence: float = 0.95,
+                        max_width: float | None = None, spread: bool = True, seed: int = 0) -> "pd.DataFrame":
+    """Leave-one-group-out check of the corrected share: ``df`` has ``group``, the gold ``label``
+    (0/1), the kit's ``flag`` (0/1) and ``score`` per sentence. One row per group with ``min_n`` or
+    more sentences (ordered by name); the error rates of each come from every other sentence."""
+    import pandas as pd
+
+    from mabpd_kit.config import CorpusConfig
+    from mabpd_kit.corpus.prevalence import bin_counts, error_rates, estimate, group_seed
+
+    st = CorpusConfig()
+    e = tuple(edges) if edges is not None else st.prevalence_bins
+    max_width = st.prevalence_max_width if max_width is None else max_width
+    missing = [c for c in (group, "label", "flag", "score") if c not in df]
+    if missing:
+        raise ValueError(f"prevalence_validity needs columns {missing} (columns: {list(df.columns)})")
+    data = df[df[group].notna() & df["label"].notna() & df["score"].notna()]
+    sizes = data[group].value_counts()
+    rows = []
+    for g in sorted(sizes[sizes >= min_n].index, key=str):
+        inside, rest = data[data[group] == g], data[data[group] != g]
+        if rest["label"].nunique() < 2:
+            raise ValueError(f"leaving out {g!r} leaves no biased and neutral sentences to take the error rates from")
+        rates = error_rates(rest["flag"], rest["score"], rest["label"], e, groups=rest[group] if spread else None,
+                            source=f"all but {g}")
+        est = estimate(bin_counts(inside["flag"], inside["score"], e), rates, draws=draws or st.prevalence_draws,
+                       confidence=confidence, seed=group_seed(seed, g))
+        truth = float(inside["label"].astype(float).mean())
+        width = est["hi"] - est["lo"]
+        rows.append({group: g, "n": len(inside), "cc": float(inside["flag"].astype(float).mean()),
+                     "estimate": est["estimate"], "lo": est["lo"], "hi": est["hi"], "width": width, "truth": truth,
+                     "covered": bool(est["lo"] <= truth <= est["hi"] and width <= max_width)})
+    return pd.DataFrame(rows)
+
+
+def validity_summary(table: "pd.DataFrame") -> dict[str, float]:
+    """Coverage (covered / groups), Spearman's rho of estimate and truth, MAE of the corrected share and
+    of classify-and-count, and the median interval width."""
+    if not len(table):
+        return {"groups": 0, "covered": 0, "coverage": math.nan, "spearman": math.nan, "mae": math.nan,
+                "mae_cc": math.nan, "median_width": math.nan}
+    rho = float(table["estimate"].rank().corr(table["truth"].rank())) if len(table) > 2 else math.nan  # Spearman
+    return {"groups": len(table), "covered": int(table["covered"].sum()), "coverage": float(table["covered"].mean()),
+            "spearman": rho, "mae": float((table["estimate"] - table["truth"]).abs().mean()),
+            "mae_cc": float((table["cc"] - table["truth"]).abs().mean()),
+            "median_width": float(table["width"].median())}
+
+
+def validity_note(table: "pd.DataFrame", group: str = "outlet") -> str:
+    """The check as text: the table and one summary line."""
+    s = validity_summary(table)
+    head = f"{group:<16} {'n':>4} {'cc':>5} {'corr':>5} {'95% interval':>13} {'width':>5} {'annot':>5} covered"
+    lines = [head] + [f"{str(r[group])[:16]:<16} {r['n']:>4} {r['cc']:>5.2f} {r['estimate']:>5.2f} "
+                      f"[{r['lo']:.2f}, {r['hi']:.2f}] {r['width']:>5.2f} {r['truth']:>5.2f} {'yes' if r['covered'] else 'NO'}"
+                      for r in table.to_dict("records")]
+    lines.append(f"covered {s['covered']}/{s['groups']}, Spearman {s['spearman']:.2f}, MAE {s['mae']:.3f} "
+                 f"(classify-and-count {s['mae_cc']:.3f}), median width {s['median_width']:.2f}")
+    return "\n".join(lines)
+
+
+def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
+    """BABE's items joined with the kit's decisions (any frame with ``id``, ``pred``, ``score``,
+    ``failed``): the columns :func:`prevalence_validity` reads. Failed decisions are left out."""
+    d = decisions.to_frame() if hasattr(decisions, "to_frame") else decisions
+    d = d[~d["failed"].astype(bool)] if "failed" in d else d
+    out = items[["id", "outlet", "label"]].merge(d[["id", "pred", "score"]], on="id", how="inner")
+    return out.rename(columns={"pred": "flag"}).assign(flag=lambda f: f["flag"].astype(float),
+                                                       score=lambda f: f["score"].astype(float))
+
+
+#: the Config sections the sentence decisions, hence their error rates, depend on
+FIT_SECTIONS = ("text", "lexicon", "scoring", "router", "sad", "verifier", "agents")
+
+
+def config_digest(config: Any = None, sections: Sequence[str] = FIT_SECTIONS) -> str:
+    """A short digest of the Config sections a fit depends on (their JSON dump, sorted keys)."""
+    import hashlib
+    import json
+
+    from mabpd_kit.config import Config
+
+    cfg = config or Config()
+    dump = {s: getattr(cfg, s).model_dump(mode="json") for s in sections}
+    return hashlib.sha256(json.dumps(dump, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
+    """The kit's rule-based decisions on every BABE train sentence, joined with outlet and label
+    (:func:`babe_sentences`): the validation sample of the sentence error rates. BABE test is never read."""
+    import pandas as pd
+
+    from mabpd_kit.data.babe import load_babe
+    from mabpd_kit.mabpd.pipeline import Pipeline
+
+    items = load_babe("train", data_dir=data_dir, llm_labels=False, download=False)
+    pipe = Pipeline(config=config) if config is not None else Pipeline()
+    rows = [(i, d.pred, d.score, d.failed) for i, d in
+            ((i, pipe.analyze(t, id=i)) for i, t in zip(items["id"], items["text"]))]
+    out = babe_sentences(pd.DataFrame(rows, columns=["id", "pred", "score", "failed"]), items)
+    out.attrs["source"] = items.attrs.get("source", [])
+    return out
+
+
+def fit_sentence_error_rates(data_dir: Any = None, config: Any = None, *, sentences: "pd.DataFrame | None" = None,
+                             commit: str | None = None) -> dict[str, Any]:
+    """The ``sentence_error_rates`` fit artefact from BABE train (the kit's decisions per sentence,
+    :func:`babe_decisions`, unless ``sentences`` are given): bin counts of biased and neutral
+    sentences and their spread between outlets, with provenance (data file sha256, commit, date,
+    config digest). Write it with :func:`save_fit`."""
+    import datetime
+    import hashlib
+    from pathlib import Path
+
+    from mabpd_kit.config import Config
+    from mabpd_kit.corpus.prevalence import error_rates
+
+    cfg = config or Config()
+    df = sentences if sentences is not None else babe_decisions(data_dir, cfg)
+    rates = error_rates(df["flag"], df["score"], df["label"], cfg.corpus.prevalence_bins, groups=df["outlet"],
+                        source="BABE train", settings=cfg.corpus)
+    files = [Path(p) for p in df.attrs.get("source", [])]
+    data = [{"file": f"BABE/{p.relative_to(p.parents[1]).as_posix()}" if len(p.parents) > 1 else p.name,
+             "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in files if p.is_file()]
+    return {"name": "sentence_error_rates",
+            "method": "kit's rule-based sentence decisions on BABE train: per annotator class, sentences per bin "
+                      "(neutral; biased cut at corpus.prevalence_bins), and the Dirichlet-multinomial spread "
+                      "between outlets (>= corpus.prevalence_min_class sentences of a class)",
+            "data": data, "commit": commit or _git_head(), "date": datetime.datetime.now(datetime.timezone.utc)
+            .isoformat(timespec="seconds"), "config_digest": config_digest(cfg),
+            "values": {**rates.to_values(), "validity": _check(df, cfg)}}
+
+
+def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
+    """The leave-one-outlet-out check stored with the artefact: its summary and its table."""
+    table = prevalence_validity(df, edges=cfg.corpus.prevalence_bins, draws=cfg.corpus.prevalence_draws,
+                                max_width=cfg.corpus.prevalence_max_width, seed=cfg.corpus.seed)
+    return {**{k: (round(v, 4) if isinstance(v, float) else v) for k, v in validity_summary(table).items()},
+            "table": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
+                      for r in table.to_dict("records")]}
+
+
+def _git_head() -> str:
+    import subprocess
+    from pathlib import Path
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=Path(__file__).resolve().parents[2])
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def save_fit(artefact: dict[str, Any], path: Any = None) -> Any:
+    """Write a fit artefact as JSON (default ``mabpd_kit/resources/fits/<name>.json``); returns the path.
+    A local stand-in for ``mabpd_kit.fits.save`` until the two are joined."""
+    import json
+    from pathlib import Path
+
+    out = Path(path) if path else Path(__file__).resolve().parents[1] / "resources" / "fits" / f"{artefact['name']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(artefact, indent=1) + "\n", encoding="utf-8")
+    return out
+
+
+def validity_section(predictions: "pd.DataFrame", system: str) -> str:
+    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check of the corrected
+    share on one system's decisions (:attr:`Evaluation.predictions`: ``system``, ``outlet``, ``gold``,
+    ``pred``, ``score``), or a line saying why it cannot be run."""
+    need = {"system", "outlet", "gold", "pred", "score"}
+    if not need <= set(predictions.columns):
+        return f"validity of the corrected share: not run (the results lack {sorted(need - set(predictions.columns))})"
+    rows = predictions[predictions["system"] == system]
+    if "failed" in rows:
+        rows = rows[~rows["failed"].astype(bool)]
+    df = rows.rename(columns={"gold": "label", "pred": "flag"})[["outlet", "label", "flag", "score"]]
+    big = int((df["outlet"].value_counts() >= 50).sum())
+    if big < 3:
+        return (f"validity of the corrected share: not run ({big} outlets with >= 50 sentences; "
+                "it needs 3 or more: drop --limit)")
+    table = prevalence_validity(df.astype({"label": float, "flag": float, "score": float}))
+    return (f"Validity of the corrected share of biased sentences ({system}; leave-one-outlet-out: each outlet's "
+            "error rates come from the other outlets; cc = classify-and-count, annot = the annotators' share; "
+            "an interval wider than 0.5 is a miss):\n" + validity_note(table))
