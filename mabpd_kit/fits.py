@@ -9,13 +9,16 @@ settings the fit depends on: :data:`DEPENDS`) and ``values`` (the fitted numbers
     mabpd fit all            # refit every fit from its named data and write the artefacts
     mabpd fit all --check    # refit and compare with the shipped artefacts (exit 1 when they differ)
 
-The fits (:data:`FITS`), both from HyperPartisan train (SemEval-2019 Task 4, by article, 645 articles)
+The fits (:data:`FITS`), the first two from HyperPartisan train (SemEval-2019 Task 4, by article, 645 articles)
 through the rule-based pipeline (no LLM):
 
 - ``article_score``: the hyperpartisan-style article score (:mod:`mabpd_kit.corpus.score`): the
   penalty by inner CV, the coefficients on every analysed article, bootstrap intervals, and the
   training base rate (the prior its probabilities are calibrated to);
-- ``count_threshold``: the legacy count rule's threshold (:func:`mabpd_kit.corpus.threshold.adapt`).
+- ``count_threshold``: the legacy count rule's threshold (:func:`mabpd_kit.corpus.threshold.adapt`);
+- ``sentence_error_rates``: from BABE train's sentences (the dev split; BABE test is never read): the
+  kit's error rates per score bin that correct a group's share of biased sentences
+  (:mod:`mabpd_kit.corpus.prevalence`), with the leave-one-outlet-out check of that correction.
 
 :func:`verify` refits and compares (values, data checksums, config digest); :func:`check_digest`
 compares the digest alone, without data (a setting changed since the fit means it is stale).
@@ -42,6 +45,7 @@ __all__ = ["DEPENDS", "FITS", "FITS_DIR", "Fit", "check_digest", "compare", "con
            "save", "verify"]
 
 FITS_DIR = Path(__file__).parent / "resources" / "fits"
+BABE_FILES = ("BABE/derived/babe_hf_train3121_reconstructed.csv",)
 HP_FILES = ("SemEval2019-Task4-Hyperpartisan/articles-training-byarticle-20181122.xml",
             "SemEval2019-Task4-Hyperpartisan/ground-truth-training-byarticle-20181122.xml")
 
@@ -54,6 +58,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
                       "corpus.score.inner_folds", "corpus.score.resamples", "corpus.seed", "corpus.confidence"),
     "count_threshold": (*_PIPELINE, "corpus.article_stat", "corpus.adapt_folds", "corpus.adapt_objective",
                         "corpus.adapt_resamples", "corpus.seed", "corpus.confidence"),
+    "sentence_error_rates": (*_PIPELINE, "corpus.prevalence_bins", "corpus.prevalence_draws",
+                             "corpus.prevalence_max_width", "corpus.prevalence_min_class", "corpus.seed"),
 }
 
 
@@ -174,10 +180,35 @@ def _count_threshold(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
          "n": a.n}
 
 
-#: fit name -> (data files, recipe from the feature frame to (method, values))
-FITS: dict[str, tuple[tuple[str, ...], Callable[["pd.DataFrame"], tuple[str, dict[str, Any]]]]] = {
-    "article_score": (HP_FILES, _article_score),
-    "count_threshold": (HP_FILES, _count_threshold),
+def _sentence_error_rates(babe: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+    from mabpd_kit.evaluate.validity import fit_sentence_error_rates
+
+    return fit_sentence_error_rates(babe)
+
+
+class _Inputs:
+    """What the fits read, each computed once per command: HyperPartisan train's article features and the
+    kit's decisions on BABE train's sentences (both from rule-based runs of the default Config)."""
+
+    def __init__(self, root: Path, workers: int | None, frame: "pd.DataFrame | None" = None) -> None:
+        self.root, self.workers, self._got = root, workers, {"hp": frame} if frame is not None else {}
+
+    def get(self, what: str) -> "pd.DataFrame":
+        if what not in self._got:
+            if what == "hp":
+                self._got[what] = hp_features(self.root, self.workers)
+            else:
+                from mabpd_kit.evaluate.validity import babe_decisions
+
+                self._got[what] = babe_decisions(self.root)
+        return self._got[what]
+
+
+#: fit name -> (data files, the input it reads, recipe from that input to (method, values))
+FITS: dict[str, tuple[tuple[str, ...], str, Callable[["pd.DataFrame"], tuple[str, dict[str, Any]]]]] = {
+    "article_score": (HP_FILES, "hp", _article_score),
+    "count_threshold": (HP_FILES, "hp", _count_threshold),
+    "sentence_error_rates": (BABE_FILES, "babe", _sentence_error_rates),
 }
 
 
@@ -198,12 +229,10 @@ def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: "pd.Dat
     root = find(data_dir)
     if root is None:
         raise FileNotFoundError("fitting needs the benchmark data: set MABPD_DATA_DIR or pass --data-dir")
-    out = []
+    out, inputs = [], _Inputs(root, workers, frame)
     for n in _names(name):
-        files, recipe = FITS[n]
-        if frame is None:
-            frame = hp_features(root, workers)
-        method, values = recipe(frame)
+        files, what, recipe = FITS[n]
+        method, values = recipe(inputs.get(what))
         out.append(Fit(name=n, method=method, config_digest=config_digest(n), values=_plain(values),
                        **provenance(files, root)))
     return out

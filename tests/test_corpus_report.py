@@ -179,6 +179,7 @@ def test_a_leaning_column_asks_for_the_leaning_audit(tmp_path):
     st = CorpusConfig(min_group=2, bootstrap_resamples=50, prevalence_draws=200)
     res = analyze(read(pd.DataFrame(rows)), tmp_path / "run.jsonl", workers=1, settings=st)
     html = report(res, tmp_path / "r.html", by="outlet", settings=st, leaning="leaning").read_text(encoding="utf-8")
-    assert "id='leaning-audit'" in html or "The bias of the bias detector, by leaning" in html
+    assert "id='leaning-audit'" in html and "The bias of the bias detector, by outlet leaning" in html
+    assert "measured on BABE train" in html and "false-positive rate" in html  # what it is, and on which data
     plain = report(res, tmp_path / "p.html", by="outlet", settings=st).read_text(encoding="utf-8")
     assert "leaning-audit" not in plain and "bias of the bias detector" not in plain

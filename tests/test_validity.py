@@ -15,7 +15,6 @@ import pytest
 from mabpd_kit.evaluate.validity import (
     fit_sentence_error_rates,
     prevalence_validity,
-    save_fit,
     validity_note,
     validity_summary,
 )
@@ -73,25 +72,15 @@ def test_bad_input_is_one_line():
         prevalence_validity(pd.DataFrame({"outlet": ["a"], "label": [1]}))
 
 
-def test_a_stale_artefact_is_told_from_a_fresh_one(tmp_path):
-    art = json.loads(ARTEFACT.read_text(encoding="utf-8"))
+def test_a_stale_artefact_is_told_from_a_fresh_one():
+    from mabpd_kit import fits
+
+    shipped = fits.load("sentence_error_rates")
     df = _outlets({"a": 0.2, "b": 0.5, "c": 0.8}, seed=4)
-    fresh = fit_sentence_error_rates(sentences=df, commit="test")
-    assert fresh["values"]["biased"] != art["values"]["biased"]
-    saved = save_fit(fresh, tmp_path / "x.json")
-    assert json.loads(saved.read_text(encoding="utf-8"))["values"]["validity"]["groups"] == 3
-
-
-@pytest.mark.skipif(not (Path(os.environ.get("MABPD_DATA_DIR", "/nonexistent")) / "BABE").is_dir(),
-                    reason="BABE train not available (set MABPD_DATA_DIR)")
-def test_the_shipped_sentence_error_rates_are_what_the_fit_gives_at_head():
-    art = json.loads(ARTEFACT.read_text(encoding="utf-8"))
-    fresh = fit_sentence_error_rates(commit="test")
-    assert fresh["config_digest"] == art["config_digest"], "the decisions' Config changed: refit the artefact"
-    assert fresh["data"] == art["data"]
-    for key in ("edges", "biased", "neutral", "spread"):
-        assert fresh["values"][key] == art["values"][key], f"{key} is stale: refit (fit_sentence_error_rates)"
-    assert fresh["values"]["validity"] == art["values"]["validity"]
+    method, values = fit_sentence_error_rates(df)
+    fresh = shipped.model_copy(update={"values": fits._plain(values)})
+    assert values["validity"]["groups"] == 3
+    assert any("biased" in d for d in fits.compare(shipped, fresh))  # other sentences, other rates: stale
 
 
 def test_the_evaluate_section_reads_one_systems_decisions():

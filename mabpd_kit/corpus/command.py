@@ -34,7 +34,7 @@ __all__ = ["CORPUS_OPTIONS", "add_corpus_options", "add_report_arguments", "is_c
 #: ``(attribute, flag)`` of every corpus option: given on plain-text input, each is refused.
 CORPUS_OPTIONS = (("text_col", "--text-col"), ("id_col", "--id-col"), ("out", "--out"), ("mode", "--mode"),
                   ("workers", "--workers"), ("threshold", "--threshold"), ("export", "--export"),
-                  ("level", "--level"), ("report", "--report"), ("by", "--by"), ("date", "--date"),
+                  ("level", "--level"), ("report", "--report"), ("by", "--by"), ("date", "--date"), ("leaning", "--leaning"),
                   ("follow_symlinks", "--follow-symlinks"), ("engine", "--engine"), ("scheduler", "--scheduler"))
 #: ``(attribute, flag, why)`` of the text-input options of ``mabpd analyze``: refused on a corpus.
 _TEXT_OPTIONS = (
@@ -78,6 +78,8 @@ def add_corpus_options(group: "argparse._ActionsContainer") -> None:
     group.add_argument("--report", help="also write the offline HTML report here")
     group.add_argument("--by", help="group column for the report (outlet, topic...); needs --report")
     group.add_argument("--date", help="date column for the report's trend; needs --report")
+    group.add_argument("--leaning", help="column of the outlets' political leaning: the report shows the detector's "
+                       "own error rates by leaning (the bias of the bias detector); needs --report")
     group.add_argument("--follow-symlinks", action="store_true",
                        help="a folder: read what its symbolic links point to, even outside the folder "
                             "(default: such a link is flagged, not read)")
@@ -88,6 +90,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", default="report.html", help="the HTML file to write")
     parser.add_argument("--by", help="group column (outlet, topic...)")
     parser.add_argument("--date", help="date column for the trend")
+    parser.add_argument("--leaning", help="column of the outlets' political leaning (the detector's own bias by leaning)")
     parser.add_argument("--threshold", type=number(0), help="the article decision's threshold (default: the shipped "
                         "value; on p_biased unless corpus.article_decision is 'count')")
     parser.add_argument("--title", default="Corpus analysis")
@@ -111,6 +114,7 @@ def refusal(args: argparse.Namespace) -> str | None:
         return f"{flags} {'is' if len(given) == 1 else 'are'} for plain-text input, not a corpus: {given[0][1]}"
     for attr, flag, needs, why in (("by", "--by", "report", "it groups the report"),
                                    ("date", "--date", "report", "it is the report's trend"),
+                                   ("leaning", "--leaning", "report", "the report shows the detector's bias by it"),
                                    ("level", "--level", "export", "it says which rows --export writes")):
         if getattr(args, attr, None) is not None and not getattr(args, needs, None):
             return f"{flag} needs --{needs} ({why})"
@@ -209,12 +213,13 @@ def run(args: argparse.Namespace) -> int:
         n = export(out, args.export, level=level, settings=st)
         print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
-        why = missing_column(out, args.by) if args.by else None
-        if why is not None:
-            print(f"mabpd analyze: error: --by: {why}; no report written", file=sys.stderr)
-            return 2
+        for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
+            why = missing_column(out, col) if col else None
+            if why is not None:
+                print(f"mabpd analyze: error: {flag}: {why}; no report written", file=sys.stderr)
+                return 2
         with _quiet_dates():
-            report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st)
+            report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st, leaning=args.leaning)
         note = _date_note(iter_results(out), args.date) if args.date else None
         if note:
             print(f"mabpd analyze: {note}", file=sys.stderr)
@@ -254,8 +259,9 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"mabpd report: no results file {args.results}", file=sys.stderr)
         return 2
     why = _threshold_refusal(args.threshold, resolve(None))
-    if why is None and args.by and (missing := missing_column(args.results, args.by)) is not None:
-        why = f"--by: {missing}"
+    for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
+        if why is None and col and (missing := missing_column(args.results, col)) is not None:
+            why = f"{flag}: {missing}"
     if why is not None:
         print(f"mabpd report: error: {why}", file=sys.stderr)
         return 2
@@ -264,7 +270,7 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"mabpd report: {args.results} holds no article results", file=sys.stderr)
         return 2
     with _quiet_dates():
-        report(res, args.output, by=args.by, date=args.date, title=args.title)
+        report(res, args.output, by=args.by, date=args.date, title=args.title, leaning=args.leaning)
     note = _date_note(iter_results(args.results), args.date) if args.date else None
     if note:
         print(f"mabpd report: {note}", file=sys.stderr)

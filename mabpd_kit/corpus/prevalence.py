@@ -183,6 +183,19 @@ def shipped_validity() -> dict[str, Any] | None:
         return None
 
 
+def shipped_by_leaning() -> list[dict[str, Any]]:
+    """The detector's error rates by outlet leaning on BABE train, stored with the shipped error rates
+    (:func:`mabpd_kit.evaluate.validity.fit_sentence_error_rates`); [] when the artefact has none."""
+    import json
+    from importlib import resources
+
+    try:
+        path = resources.files("mabpd_kit") / "resources" / "fits" / "sentence_error_rates.json"
+        return list(json.loads(path.read_text(encoding="utf-8"))["values"].get("by_leaning") or [])
+    except (OSError, ValueError, KeyError):
+        return []
+
+
 def estimate(counts: Any, rates: ErrorRates, *, draws: int = 2_000, confidence: float = 0.95,
              seed: int | Sequence[int] = 0, deff: float = 1.0) -> dict[str, float]:
     """The corrected share of biased sentences of one group from its sentences per score bin:

@@ -343,20 +343,28 @@ def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:
 
 
 def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
-    """The detector's own bias by the outlets' leaning (issue 38, item 5).
-
-    HOOK: ``leaning_audit(frame, by=...)`` is written by another engineer in
-    ``mabpd_kit/evaluate/audit.py``; until it is on this branch the report says it is not available."""
+    """The detector's own bias by outlet leaning (issue 38, item 5), shown when the user maps a leaning
+    column: a corpus has no annotations, so the rates are the ones measured on BABE train's annotated
+    sentences (stored with the shipped sentence error rates), said as such."""
     if not leaning or leaning not in ok:
         return []
-    try:
-        from mabpd_kit.evaluate.audit import leaning_audit  # type: ignore[import-not-found]
-    except ImportError:
-        return [f"<p class='note' id='leaning-audit'>The detector's own bias by {html.escape(leaning)} (the "
-                "leaning audit) is not available in this build.</p>"]
-    table = leaning_audit(ok, by=leaning)
-    return [f"<h3>The bias of the bias detector, by {html.escape(leaning)}</h3>",
-            table.to_html(index=False, float_format=lambda v: f"{v:.3f}", border=0)]
+    from mabpd_kit.corpus.prevalence import shipped_by_leaning
+
+    rows = shipped_by_leaning()
+    if not rows:
+        return [f"<p class='note' id='leaning-audit'>The detector's error rates by leaning are not in this "
+                f"build's fit artefact: run <code>mabpd fit sentence_error_rates</code>.</p>"]
+    cells = "".join(f"<tr><td>{html.escape(str(r['group']))}</td><td>{r['fpr']:.3f} [{r['fpr_lo']:.2f}, "
+                    f"{r['fpr_hi']:.2f}]</td><td>{r['fnr']:.3f} [{r['fnr_lo']:.2f}, {r['fnr_hi']:.2f}]</td>"
+                    f"<td>{r['n_neutral']}</td><td>{r['n_biased']}</td></tr>" for r in rows)
+    return [f"<h3 id='leaning-audit'>The bias of the bias detector, by outlet leaning</h3>",
+            f"<p>Your column <code>{html.escape(leaning)}</code> groups the outlets by leaning. This corpus has "
+            "no annotations, so the detector's own error rates cannot be measured on it; these were measured on "
+            "BABE train's annotated sentences (false-positive rate: neutral sentences judged biased; "
+            "false-negative rate: biased sentences missed; 95% Wilson intervals). Where the rates differ "
+            "between leanings, a difference between your groups can come from the detector.</p>",
+            "<table><thead><tr><th>leaning</th><th>false-positive rate</th><th>false-negative rate</th>"
+            f"<th>neutral sentences</th><th>biased sentences</th></tr></thead><tbody>{cells}</tbody></table>"]
 
 
 def _reasons(df: Any) -> str:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FIT_SECTIONS", "babe_decisions", "babe_sentences", "config_digest", "fit_sentence_error_rates", "prevalence_validity",
-           "save_fit", "validity_note", "validity_section", "validity_summary"]
+__all__ = ["babe_decisions", "babe_sentences", "fit_sentence_error_rates", "prevalence_validity", "validity_note",
+           "validity_section", "validity_summary"]
 
 
 def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int = 50,
@@ -97,25 +97,10 @@ def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
     ``failed``): the columns :func:`prevalence_validity` reads. Failed decisions are left out."""
     d = decisions.to_frame() if hasattr(decisions, "to_frame") else decisions
     d = d[~d["failed"].astype(bool)] if "failed" in d else d
-    out = items[["id", "outlet", "label"]].merge(d[["id", "pred", "score"]], on="id", how="inner")
+    keep = ["id", "outlet", "label", *(["type"] if "type" in items else [])]  # type: the outlet's leaning
+    out = items[keep].merge(d[["id", "pred", "score"]], on="id", how="inner")
     return out.rename(columns={"pred": "flag"}).assign(flag=lambda f: f["flag"].astype(float),
                                                        score=lambda f: f["score"].astype(float))
-
-
-#: the Config sections the sentence decisions, hence their error rates, depend on
-FIT_SECTIONS = ("text", "lexicon", "scoring", "router", "sad", "verifier", "agents")
-
-
-def config_digest(config: Any = None, sections: Sequence[str] = FIT_SECTIONS) -> str:
-    """A short digest of the Config sections a fit depends on (their JSON dump, sorted keys)."""
-    import hashlib
-    import json
-
-    from mabpd_kit.config import Config
-
-    cfg = config or Config()
-    dump = {s: getattr(cfg, s).model_dump(mode="json") for s in sections}
-    return hashlib.sha256(json.dumps(dump, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
 def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
@@ -135,33 +120,32 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
     return out
 
 
-def fit_sentence_error_rates(data_dir: Any = None, config: Any = None, *, sentences: "pd.DataFrame | None" = None,
-                             commit: str | None = None) -> dict[str, Any]:
-    """The ``sentence_error_rates`` fit artefact from BABE train (the kit's decisions per sentence,
-    :func:`babe_decisions`, unless ``sentences`` are given): bin counts of biased and neutral
-    sentences and their spread between outlets, with provenance (data file sha256, commit, date,
-    config digest). Write it with :func:`save_fit`."""
-    import datetime
-    import hashlib
-    from pathlib import Path
-
+def fit_sentence_error_rates(sentences: "pd.DataFrame", config: Any = None) -> tuple[str, dict[str, Any]]:
+    """The ``sentence_error_rates`` fit (:mod:`mabpd_kit.fits` writes it with its provenance) from the kit's
+    decisions per BABE train sentence (:func:`babe_decisions`): bin counts of biased and neutral sentences,
+    their spread between outlets, and the leave-one-outlet-out check; returns (method, values)."""
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.prevalence import error_rates
 
     cfg = config or Config()
-    df = sentences if sentences is not None else babe_decisions(data_dir, cfg)
+    df = sentences
     rates = error_rates(df["flag"], df["score"], df["label"], cfg.corpus.prevalence_bins, groups=df["outlet"],
                         source="BABE train", settings=cfg.corpus)
-    files = [Path(p) for p in df.attrs.get("source", [])]
-    data = [{"file": f"BABE/{p.relative_to(p.parents[1]).as_posix()}" if len(p.parents) > 1 else p.name,
-             "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in files if p.is_file()]
-    return {"name": "sentence_error_rates",
-            "method": "kit's rule-based sentence decisions on BABE train: per annotator class, sentences per bin "
-                      "(neutral; biased cut at corpus.prevalence_bins), and the Dirichlet-multinomial spread "
-                      "between outlets (>= corpus.prevalence_min_class sentences of a class)",
-            "data": data, "commit": commit or _git_head(), "date": datetime.datetime.now(datetime.timezone.utc)
-            .isoformat(timespec="seconds"), "config_digest": config_digest(cfg),
-            "values": {**rates.to_values(), "validity": _check(df, cfg)}}
+    method = ("kit's rule-based sentence decisions on BABE train: per annotator class, sentences per bin "
+              "(neutral; biased cut at corpus.prevalence_bins), and the Dirichlet-multinomial spread "
+              "between outlets (>= corpus.prevalence_min_class sentences of a class)")
+    return method, {**rates.to_values(), "validity": _check(df, cfg), "by_leaning": _by_leaning(df)}
+
+
+def _by_leaning(df: "pd.DataFrame") -> list[dict[str, Any]]:
+    """The detector's own error rates by the outlet's leaning on these sentences (the leaning audit of
+    :mod:`mabpd_kit.evaluate.audit`), for the corpus report to show beside a user's leaning column."""
+    if "type" not in df:
+        return []
+    from mabpd_kit.evaluate.audit import leaning_audit
+
+    table = leaning_audit(df.assign(pred=df["flag"]), group="type", gold="label", systems=["pred"])
+    return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in table.to_dict("records")]
 
 
 def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
@@ -171,30 +155,6 @@ def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
     return {**{k: (round(v, 4) if isinstance(v, float) else v) for k, v in validity_summary(table).items()},
             "table": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
                       for r in table.to_dict("records")]}
-
-
-def _git_head() -> str:
-    import subprocess
-    from pathlib import Path
-
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parents[2])
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def save_fit(artefact: dict[str, Any], path: Any = None) -> Any:
-    """Write a fit artefact as JSON (default ``mabpd_kit/resources/fits/<name>.json``); returns the path.
-    A local stand-in for ``mabpd_kit.fits.save`` until the two are joined."""
-    import json
-    from pathlib import Path
-
-    out = Path(path) if path else Path(__file__).resolve().parents[1] / "resources" / "fits" / f"{artefact['name']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(artefact, indent=1) + "\n", encoding="utf-8")
-    return out
 
 
 def validity_section(predictions: "pd.DataFrame", system: str) -> str:
