@@ -187,3 +187,17 @@ def test_the_corpus_export_is_all_or_nothing_on_a_full_disk(tmp_path):
         with pytest.raises(OSError):
             export(out, disk / "sentences.csv", level="sentence")
         assert [p.name for p in disk.iterdir()] == []
+
+
+def test_the_cli_says_a_full_results_disk_in_one_line_and_exits_non_zero(tmp_path, capsys):
+    from mabpd_kit.cli import main
+
+    src = tmp_path / "c.csv"
+    pd.DataFrame({"text": [f"Article {i}. The senator slammed the disastrous plan. " * 30 for i in range(60)]}
+                 ).to_csv(src, index=False)
+    with _small_disk(tmp_path / "disk", "64k") as disk:
+        rc = main(["analyze", str(src), "--out", str(disk / "res.jsonl"), "--quiet"])
+        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+        assert rc != 0 and len(err) == 1 and "cannot write the results file" in err[0], err
+        assert "Traceback" not in err[0]
+        _readable(disk / "res.jsonl")
