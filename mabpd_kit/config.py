@@ -199,6 +199,7 @@ class LLMConfig(_Frozen):
     timeout_per_1k_chars_s: float = Field(10.0, ge=0, description="local servers compute the whole prompt first: seconds added to timeout_s per 1,000 prompt characters")
     server: str = Field("auto", description="the server's profile (llm/profiles.py): auto (asked from the server), openai-compatible, openai, vllm, ollama, llama-server, llama-cpp-python")
     max_retries: int = 3
+    max_reply_bytes: int = Field(16_000_000, gt=0, description="a reply body longer than this is not read further (never held whole): its item fails with that reason")
     cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
     repair_retries: int = 1
     item_deadline_s: float | None = Field(None, gt=0, description="one item's wall-clock budget (all its calls); past it the item fails with that reason. None: 300 s on a remote server, none on a local one (its per-call time-outs bound each call)")
