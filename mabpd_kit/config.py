@@ -307,6 +307,9 @@ class CorpusConfig(_Frozen):
 
     # -- reading
     max_bytes: int = Field(1_000_000, gt=0, description="a text longer than this (UTF-8 bytes) is a bad row, flagged 'too large'")
+    max_row_bytes: int = Field(4_000_000, gt=0, description="a CSV/TSV/JSONL line (or a quoted field over lines) longer than this is a bad row, 'too large', never held whole")
+    max_decompressed_bytes: int = Field(4_000_000_000, gt=0, description="a .gz/.bz2/.xz/.zip corpus (or a .json array) is read no further than this once decompressed: one error (a compression bomb)")
+    max_depth: int = Field(64, ge=1, description="folders nested deeper than this in a corpus folder are flagged, not read")
     chunk_rows: int = Field(2_000, gt=0, description="rows read at a time from CSV/TSV/JSONL/Parquet (memory does not grow with the corpus)")
     text_columns: tuple[str, ...] = Field(
         ("text", "content", "body", "article", "sentence", "full_text"),
