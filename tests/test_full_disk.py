@@ -201,3 +201,13 @@ def test_the_cli_says_a_full_results_disk_in_one_line_and_exits_non_zero(tmp_pat
         assert rc != 0 and len(err) == 1 and "cannot write the results file" in err[0], err
         assert "Traceback" not in err[0]
         _readable(disk / "res.jsonl")
+
+
+def test_a_new_cache_on_a_full_disk_is_a_miss_not_a_failure(fake_server, tmp_path, capsys):
+    with _small_disk(tmp_path / "cache", "64k") as disk:
+        _fill(disk)
+        srv = fake_server(lambda r: "answer")
+        llm = connect(base_url=srv.base_url, model="fake", cache_dir=disk / "new")
+        assert [llm.chat(f"q{i}").text for i in range(2)] == ["answer", "answer"]
+        assert len(srv.requests) == 2
+        assert capsys.readouterr().err.count("cannot be written") == 1

@@ -146,8 +146,17 @@ class ResponseCache:
 
     # -- responses ------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._read("SELECT value FROM responses WHERE key = ?", (key,))
         return None if row is None else json.loads(row[0])
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> Any:
+        """The first row of a query, or None; a cache that cannot be opened (a new file on a full disk) is a
+        miss, said once like a failed write: the call is sent, never failed for want of a cache."""
+        try:
+            return self._conn().execute(sql, args).fetchone()
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
+            self._said(exc)
+            return None
 
     def delete(self, key: str) -> None:
         """Remove one answer (a reply that turned out unusable must not be replayed)."""
@@ -167,12 +176,15 @@ class ResponseCache:
             self._conn().execute(sql, args)
             return True
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
-            if self.write_error is None:
-                self.write_error = f"{type(exc).__name__}: {exc}"
-                print(f"mabpd-kit: the LLM cache {self.path} cannot be written ({self.write_error}); answers are "
-                      "used but not stored, so a rerun pays for them again: free disk space or set MABPD_CACHE_DIR",
-                      file=sys.stderr)
+            self._said(exc)
             return False
+
+    def _said(self, exc: BaseException) -> None:
+        if self.write_error is None:
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            print(f"mabpd-kit: the LLM cache {self.path} cannot be written ({self.write_error}); answers are "
+                  "used but not stored, so a rerun pays for them again: free disk space or set MABPD_CACHE_DIR",
+                  file=sys.stderr)
 
     # -- claims: one sender per uncached request, across processes ---------------------
     @contextlib.asynccontextmanager
@@ -213,7 +225,7 @@ class ResponseCache:
     # -- capability probes ------------------------------------------------------
     def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
         """The stored probe result, or None (none stored, or older than ``max_age_s``)."""
-        row = self._conn().execute("SELECT value, created FROM capabilities WHERE key = ?", (key,)).fetchone()
+        row = self._read("SELECT value, created FROM capabilities WHERE key = ?", (key,))
         if row is None or (max_age_s is not None and time.time() - float(row[1] or 0.0) > max_age_s):
             return None
         return json.loads(row[0])
