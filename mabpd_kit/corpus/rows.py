@@ -118,9 +118,11 @@ def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int 
                 reader = csv.reader(feed, delimiter=sep, strict=True)
                 continue
             except csv.Error as exc:
+                if "field larger than field limit" in str(exc) and header is not None:
+                    yield _skip_field(feed, max_row)  # a quoted field over the bound: read past its end
+                    reader = csv.reader(feed, delimiter=sep, strict=True)
+                    continue
                 fields, error = None, str(exc)
-                if "field larger than field limit" in error:
-                    error = f"too large (a field over {max_row / 1e6:g} MB: Config.corpus.max_row_bytes)"
             lines = feed.buf
             if not lines:
                 return
@@ -165,11 +167,26 @@ def _overlong(feed: _Feed, header: Any, path: Any, no: int, limit: Any) -> Itera
                                      "Config.corpus.max_row_bytes)")
 
 
+def _skip_field(feed: _Feed, limit: Any) -> Row:
+    """The bad row of a quoted field longer than ``limit``: its lines are read past (never held) to the
+    line that closes the quote (quotes counted: an odd number toggles), and the parser starts after it."""
+    first, last = feed.buf[0][0], feed.buf[-1][0]
+    inside = sum(t.count('"') for _, (t, _) in feed.buf if t is not None) % 2 == 1
+    while inside:
+        try:
+            last, (text, _) = feed.pending.popleft() if feed.pending else next(feed._src)
+        except StopIteration:
+            return Row(f"line{first}", None, f"too large (a quoted field from line {first} runs over "
+                                             f"{limit / 1e6:g} MB and its quote never closes: lines {first}-{last} "
+                                             "not read; Config.corpus.max_row_bytes)")
+        inside = not (text is not None and text.count('"') % 2 == 1)
+    return Row(f"line{first}", None, f"too large (a quoted field over {limit / 1e6:g} MB, lines {first}-{last}: "
+                                     "not read; Config.corpus.max_row_bytes)")
+
+
 def _misfit(fields: list[str] | None, n_header: int, n_lines: int, error: str | None) -> str | None:
     """Why a parsed row is malformed, or None."""
     if fields is None:
-        if error and error.startswith("too large"):
-            return error
         if error and "end of data" in error:
             return "a quote opened here is never closed (unterminated quote)"
         return f"broken quoting ({error})"
