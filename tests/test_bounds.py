@@ -232,3 +232,14 @@ def test_a_huge_quoted_field_over_many_lines_is_one_bad_row(tmp_path):
     never.write_text('id,text\n1,A first row.\n2,"never closed\n' + "x,row\n" * 30_000)
     docs = list(read(never, id_col="id", settings=CorpusConfig(max_row_bytes=100_000)))
     assert len(docs) == 2 and "its quote never closes: lines 3-30003 not read" in docs[1].reason
+
+
+def test_the_cli_reads_a_compressed_corpus_as_a_corpus(tmp_path, capsys):
+    from mabpd_kit.cli import main
+
+    src = tmp_path / "c.csv.xz"
+    with lzma.open(src, "wt", encoding="utf-8") as fh:
+        fh.write("text\nThe senator slammed the disastrous plan.\nA plain report of the vote.\n")
+    out = tmp_path / "res.jsonl"
+    assert main(["analyze", str(src), "--out", str(out), "--quiet"]) == 0
+    assert len(out.read_text().splitlines()) == 2 and "2 articles" in capsys.readouterr().err

@@ -40,8 +40,8 @@ class ReplyTooLarge(EndpointError):
 
     def __init__(self, where: str, limit: int, declared: int | None) -> None:
         said = f" (it declares {declared / 1e6:.1f} MB)" if declared is not None else ""
-        super().__init__(f"the reply to {where} is larger than config.llm.max_reply_bytes = {limit / 1e6:g} MB"
-                         f"{said}: stopped reading it; this item fails, the batch goes on")
+        super().__init__(redact(f"the reply to {where} is larger than config.llm.max_reply_bytes = {limit / 1e6:g} MB"
+                                f"{said}: stopped reading it; this item fails, the batch goes on"))
         self.garbled = False
 
 
