@@ -211,3 +211,25 @@ def test_a_new_cache_on_a_full_disk_is_a_miss_not_a_failure(fake_server, tmp_pat
         assert [llm.chat(f"q{i}").text for i in range(2)] == ["answer", "answer"]
         assert len(srv.requests) == 2
         assert capsys.readouterr().err.count("cannot be written") == 1
+
+
+def test_no_paid_answer_is_lost_when_the_results_disk_fills(fake_server, tmp_path):
+    """The item whose line could not be written had its answer stored in the cache (another disk): the
+    rerun once there is room asks the endpoint only for the items never asked, each request once in all."""
+    srv = fake_server(lambda r: "y" * 9_000)
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path / "cache")
+
+    async def step(item: runs.Item) -> Rec:
+        return Rec(id=item.id, blob=(await llm.achat(f"item {item.id}")).text)
+
+    with _small_disk(tmp_path / "disk") as disk:
+        ck = disk / "run.jsonl"
+        with pytest.raises(runs.WriteFailed):
+            runs.run(_items(30), step, record=Rec, fail=_fail, checkpoint=ck, concurrency=1)
+        kept, asked = _readable(ck), len(srv.requests)
+        assert asked == kept + 1  # the one in hand when the disk filled was answered, not written
+        subprocess.run(["mount", "-o", "remount,size=2m", str(disk)], check=True)
+        res = runs.run(_items(30), step, record=Rec, fail=_fail, checkpoint=ck, concurrency=1)
+        assert not res.failed and res.resumed == kept and _readable(ck) == 30
+        prompts = [r["messages"][-1]["content"] for r in srv.requests]
+        assert len(prompts) == 30 == len(set(prompts))  # every request sent once: none paid twice
