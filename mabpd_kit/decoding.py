@@ -87,33 +87,66 @@ def decode(raw: bytes) -> str:
     return decode_bytes(raw).text
 
 
-def iter_lines(fh: IO[bytes]) -> Iterator[tuple[str, bool]]:
+def iter_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[str | None, bool]]:
     """``(line, fallback)`` for every physical line of a binary file, line ending kept.
 
     A UTF-16/UTF-32 BOM makes the whole file that encoding; otherwise each line is decoded by
     :func:`decode_bytes` on its own (``fallback``: it was not UTF-8), so one Windows-1252 row does not
     turn the rest of a UTF-8 file into mojibake. Lines end at ``\\n``; a file that uses ``\\r`` alone
-    (old Mac) is split at ``\\r``."""
+    (old Mac) is split at ``\\r``.
+
+    ``max_line``: a line longer than this many bytes (characters, for UTF-16/32) is never held whole:
+    the rest of it is read past and dropped, and it comes as ``(None, False)``. Memory stays within
+    ``max_line`` plus one read (1 MB) whatever the file holds."""
     head = fh.read(65536)
     enc, skip = bom(head)
     if enc is not None and enc != "utf-8":
         text = io.TextIOWrapper(_Prefixed(head[skip:], fh), encoding=enc, errors="replace", newline="")
-        for line in text:
-            yield line, False
+        yield from _wide_lines(text, max_line)
         return
     sep = b"\r" if b"\r" in head and b"\n" not in head else b"\n"
-    rest = b""
-    chunk = head[skip:]
-    while chunk:
-        lines = (rest + chunk).split(sep)
-        rest = lines.pop()
-        for line in lines:
-            d = decode_bytes(line + sep)
+    for line in _split(fh, head[skip:], sep, max_line):
+        if line is None:
+            yield None, False
+        else:
+            d = decode_bytes(line)
             yield d.text, d.fallback
+
+
+def _split(fh: IO[bytes], first: bytes, sep: bytes, limit: int | None) -> Iterator[bytes | None]:
+    """The lines of ``first`` and then the rest of ``fh`` (``sep`` kept); None for one over ``limit`` bytes."""
+    rest, over, chunk = bytearray(), False, first
+    while chunk:
+        parts = chunk.split(sep)
+        last = parts.pop()
+        for part in parts:
+            if over or (limit is not None and len(rest) + len(part) > limit):
+                yield None  # the long line ends here
+            else:
+                rest += part
+                yield bytes(rest) + sep
+            rest, over = bytearray(), False
+        if not over:
+            rest += last
+            if limit is not None and len(rest) > limit:
+                rest, over = bytearray(), True  # not held: read past until the line ends
         chunk = fh.read(1 << 20)
-    if rest:
-        d = decode_bytes(rest)
-        yield d.text, d.fallback
+    if over:
+        yield None
+    elif rest:
+        yield bytes(rest)
+
+
+def _wide_lines(text: IO[str], limit: int | None) -> Iterator[tuple[str | None, bool]]:
+    """The lines of a UTF-16/32 text stream, one over ``limit`` characters as ``(None, False)``."""
+    size = -1 if limit is None else limit + 1
+    while line := text.readline(size):
+        if limit is not None and len(line) > limit:
+            while (more := text.readline(size)) and not more.endswith(("\n", "\r")):
+                pass
+            yield None, False
+        else:
+            yield line, False
 
 
 class _Prefixed(io.RawIOBase):

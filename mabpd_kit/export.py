@@ -28,6 +28,8 @@ import re
 import sys
 from pathlib import Path
 
+from mabpd_kit.files import write_text
+
 __all__ = ["export_lesson", "external_resources", "offline_html"]
 
 #: the lab template without the blocks that fetch scripts from a CDN
@@ -141,8 +143,7 @@ def export_lesson(notebook: str | Path, out: str | Path | None = None, *, execut
     dest = Path(out) if out else src.with_suffix(".html")
     if dest.suffix.lower() != ".html":
         dest = dest / f"{src.stem}.html"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(page, encoding="utf-8")
+    write_text(dest, page)  # all or nothing: a failed write leaves no partial page
     return dest
 
 

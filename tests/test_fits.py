@@ -47,9 +47,9 @@ def test_config_stays_frozen_and_overridable():
 
 
 def test_importing_config_reads_no_artefact():
-    code = ("import mabpd_kit.config as c, mabpd_kit.fits\n"
+    code = ("import mabpd_kit.config_corpus as c, mabpd_kit.config, mabpd_kit.fits\n"
             "before = c._fit_values.cache_info().misses\n"
-            "c.Config()\n"
+            "mabpd_kit.config.Config()\n"
             "print(before, c._fit_values.cache_info().misses)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     before, after = map(int, out.stdout.split())

@@ -50,7 +50,9 @@ _TABLES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".p
 def is_corpus(path: str) -> bool:
     """A folder or a table file: ``mabpd analyze`` runs corpus analysis on it (else: plain text)."""
     p = Path(path)
-    name = p.name.lower().removesuffix(".gz")
+    name = p.name.lower()
+    for z in (".gz", ".bz2", ".xz", ".zip"):  # corpus.rows.COMPRESSED: read as they are decompressed
+        name = name.removesuffix(z)
     return p.is_dir() or name.endswith(_TABLES)
 
 

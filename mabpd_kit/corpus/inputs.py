@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.corpus.rows import (ENCODING_FLAG, CorpusError, csv_rows, frame_rows, json_array_rows, jsonl_rows,
+from mabpd_kit.corpus.rows import (COMPRESSED, ENCODING_FLAG, CorpusError, csv_rows, frame_rows, json_array_rows, jsonl_rows,
                                    parquet_engine, parquet_rows, starts_with, with_columns)
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.decoding import bom, decode_bytes
@@ -257,27 +257,40 @@ class Corpus:
 
     def _reader(self) -> Iterator[Any]:
         """The column names first, then one :class:`Row` per row of the source."""
-        n = self.settings.chunk_rows
+        st = self.settings
+        n, row, unpacked = st.chunk_rows, st.max_row_bytes, st.max_decompressed_bytes
         if self.format == "frame":
             return frame_rows(self.source, n)
         if self.format in ("csv", "tsv"):
-            return csv_rows(self.source, "\t" if self.format == "tsv" else ",")
+            return csv_rows(self.source, "\t" if self.format == "tsv" else ",", row, unpacked)
         if self.format == "jsonl":
-            return with_columns(jsonl_rows(self.source), n)
+            return with_columns(jsonl_rows(self.source, row, unpacked), n)
         if self.format == "json":  # a JSON array of objects (read whole), else JSON Lines
-            return with_columns(json_array_rows(self.source) if starts_with(self.source, "[")
-                                 else jsonl_rows(self.source), n)
+            return with_columns(json_array_rows(self.source, unpacked) if starts_with(self.source, "[")
+                                 else jsonl_rows(self.source, row, unpacked), n)
         if self.format == "parquet":
             return parquet_rows(self.source, n)
         raise CorpusError(f"unknown format {self.format!r}")
 
     # -- a folder of files -------------------------------------------------------------------------
     def _folder(self) -> Iterator[Doc]:
+        """Every entry, depth first in name order, walked with a stack of open listings (no recursion,
+        so no depth is too deep for Python); a folder below ``settings.max_depth`` is flagged, not read."""
         root = Path(self.source)
         real_root = root.resolve()
-        yield from self._walk(root, "", real_root, frozenset({real_root}))
+        stack = [self._walk(root, "", real_root, frozenset({real_root}), 1)]
+        while stack:
+            got = next(stack[-1], None)
+            if got is None:
+                stack.pop()
+            elif isinstance(got, Doc):
+                yield got
+            else:  # a subfolder: its entries come next, then the rest of this folder's
+                stack.append(self._walk(*got))
 
-    def _walk(self, here: Path, prefix: str, real_root: Path, ancestors: frozenset[Path]) -> Iterator[Doc]:
+    def _walk(self, here: Path, prefix: str, real_root: Path, ancestors: frozenset[Path],
+              depth: int) -> Iterator[Any]:
+        """The docs of ``here``'s entries, and for a subfolder the arguments of its own walk."""
         try:
             with os.scandir(here) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -319,8 +332,11 @@ class Corpus:
                     yield bad(f"symbolic link to a folder: not followed ({_FOLLOW_HINT})")
                 elif key in ancestors:
                     yield bad("symbolic link back into a folder being read (a loop): skipped")
+                elif depth >= self.settings.max_depth:
+                    yield bad(f"folder nested more than {self.settings.max_depth} deep (Config.corpus.max_depth): "
+                              "its files are not read")
                 else:
-                    yield from self._walk(path, rel + "/", real_root, ancestors | {key})
+                    yield (path, rel + "/", real_root, ancestors | {key}, depth + 1)
                 continue
             if not stat.S_ISREG(st.st_mode):
                 yield bad(f"not a regular file ({_kind(st.st_mode)}): skipped, never opened")
@@ -367,9 +383,11 @@ def _format_of(source: Any) -> str:
     if p.is_dir():
         return "folder"
     name = p.name.lower()
+    for z in COMPRESSED:
+        name = name.removesuffix(z)
     for suffix, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".tab", "tsv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
                         (".json", "json"), (".parquet", "parquet"), (".pq", "parquet")):
-        if name.endswith(suffix) or name.endswith(suffix + ".gz"):
+        if name.endswith(suffix):
             return fmt
     raise CorpusError(f"cannot tell the format of {source}: use .csv, .tsv, .jsonl, .parquet or a folder of .txt/.html "
                       "files (or pass format=)")

@@ -491,6 +491,8 @@ def report(results: "CorpusResults | str | Path", path: str | Path, *, by: str |
     returns the path. ``threshold``: the article rule's (default: the results' or the settings')."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold,
-                             rates=rates, leaning=leaning), encoding="utf-8")
+    from mabpd_kit.files import write_text  # all or nothing: a failed report leaves no partial file
+
+    write_text(p, report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold,
+                              rates=rates, leaning=leaning))
     return p

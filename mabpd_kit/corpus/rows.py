@@ -7,11 +7,17 @@ broken is a bad row with its line number, and the lines after its first are read
 their own, so no row is lost (an unterminated quote does not swallow the rest of the file) and none
 shifts another (an extra field never turns the first column into an index). Cells are the strings
 as written; an empty cell is ``None``.
+
+Bounds (``Config.corpus``): a physical line over ``max_row_bytes`` is never held whole (read past, a bad
+row "too large" with its line number), and a compressed file (.gz, .bz2, .xz, a .zip of one file) is
+decompressed as it is read, at most ``max_decompressed_bytes`` of it: past that the read stops with
+one :class:`CorpusError` (a compression bomb) within seconds and bounded memory.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from collections import deque
@@ -24,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["CorpusError", "ENCODING_FLAG", "Row", "csv_rows", "frame_rows", "json_array_rows", "jsonl_rows",
-           "open_binary", "parquet_engine", "parquet_rows", "starts_with", "with_columns"]
+           "COMPRESSED", "open_binary", "parquet_engine", "parquet_rows", "starts_with", "with_columns"]
 
 _PARQUET_HINT = "reading Parquet needs pyarrow or fastparquet: pip install pyarrow"
 #: The flag of a row that was not UTF-8 (decoded as Windows-1252).
@@ -67,7 +73,13 @@ class _Feed:
     def __next__(self) -> str:
         item = self.pending.popleft() if self.pending else next(self._src)
         self.buf.append(item)
+        if item[1][0] is None:
+            raise _Overlong(item[0])
         return item[1][0]
+
+
+class _Overlong(Exception):
+    """A physical line over the row bound (its number), raised through ``csv.reader``."""
 
 
 def _header(fields: list[str]) -> list[str]:
@@ -83,14 +95,15 @@ def _header(fields: list[str]) -> list[str]:
     return out
 
 
-def csv_rows(path: Any, sep: str) -> Iterator[Any]:
+def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Any]:
     """The header, then every row of a CSV/TSV file, read with the ``csv`` module line by line (strict
     quoting): a row whose quoting or field count is broken is flagged with its line number and the lines
     after its first are read again as rows of their own, so no row is lost and none shifts another.
-    Cells are strings as written (an empty cell is ``None``)."""
-    csv.field_size_limit(max(csv.field_size_limit(), min(sys.maxsize, 2**31 - 1)))  # max_bytes decides, not csv
-    with open_binary(path) as fh:
-        feed = _Feed(enumerate(iter_lines(fh), start=1))
+    Cells are strings as written (an empty cell is ``None``). ``max_row``: a line, or a quoted field over
+    several lines, longer than this is a bad row "too large" (never held whole)."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1) if max_row is None else max_row)
+    with open_binary(path, max_unpacked) as fh:
+        feed = _Feed(enumerate(iter_lines(fh, max_row), start=1))
         reader = csv.reader(feed, delimiter=sep, strict=True)
         header: list[str] | None = None
         while True:
@@ -100,7 +113,15 @@ def csv_rows(path: Any, sep: str) -> Iterator[Any]:
                 error = None
             except StopIteration:
                 return
+            except _Overlong as exc:
+                yield from _overlong(feed, header, path, exc.args[0], max_row)
+                reader = csv.reader(feed, delimiter=sep, strict=True)
+                continue
             except csv.Error as exc:
+                if "field larger than field limit" in str(exc) and header is not None:
+                    yield _skip_field(feed, max_row)  # a quoted field over the bound: read past its end
+                    reader = csv.reader(feed, delimiter=sep, strict=True)
+                    continue
                 fields, error = None, str(exc)
             lines = feed.buf
             if not lines:
@@ -135,6 +156,32 @@ def csv_rows(path: Any, sep: str) -> Iterator[Any]:
             for c in header[len(fields):]:
                 values[c] = None
             yield Row(f"line{no}", values, None, flags)
+
+
+def _overlong(feed: _Feed, header: Any, path: Any, no: int, limit: Any) -> Iterator[Row]:
+    """The bad row of a line over ``limit`` bytes (the row it began, when it was inside a quoted field)."""
+    if header is None:
+        raise CorpusError(f"{path}: the header (line {no}) is over {limit / 1e6:g} MB (Config.corpus.max_row_bytes)")
+    first = feed.buf[0][0]
+    yield Row(f"line{first}", None, f"too large (line {no} is over {limit / 1e6:g} MB: not read; "
+                                     "Config.corpus.max_row_bytes)")
+
+
+def _skip_field(feed: _Feed, limit: Any) -> Row:
+    """The bad row of a quoted field longer than ``limit``: its lines are read past (never held) to the
+    line that closes the quote (quotes counted: an odd number toggles), and the parser starts after it."""
+    first, last = feed.buf[0][0], feed.buf[-1][0]
+    inside = sum(t.count('"') for _, (t, _) in feed.buf if t is not None) % 2 == 1
+    while inside:
+        try:
+            last, (text, _) = feed.pending.popleft() if feed.pending else next(feed._src)
+        except StopIteration:
+            return Row(f"line{first}", None, f"too large (a quoted field from line {first} runs over "
+                                             f"{limit / 1e6:g} MB and its quote never closes: lines {first}-{last} "
+                                             "not read; Config.corpus.max_row_bytes)")
+        inside = not (text is not None and text.count('"') % 2 == 1)
+    return Row(f"line{first}", None, f"too large (a quoted field over {limit / 1e6:g} MB, lines {first}-{last}: "
+                                     "not read; Config.corpus.max_row_bytes)")
 
 
 def _misfit(fields: list[str] | None, n_header: int, n_lines: int, error: str | None) -> str | None:
@@ -181,10 +228,15 @@ def with_columns(rows: Iterator[Row], n: int) -> Iterator[Any]:
     yield from rows
 
 
-def jsonl_rows(path: Any) -> Iterator[Row]:
-    """JSON Lines, decoded line by line by the one decoder: a line that is not a JSON object is a bad row."""
-    with open_binary(path) as fh:
-        for k, (line, fallback) in enumerate(iter_lines(fh), start=1):
+def jsonl_rows(path: Any, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Row]:
+    """JSON Lines, decoded line by line by the one decoder: a line that is not a JSON object is a bad row,
+    and so is one over ``max_row`` bytes (never held whole)."""
+    with open_binary(path, max_unpacked) as fh:
+        for k, (line, fallback) in enumerate(iter_lines(fh, max_row), start=1):
+            if line is None:
+                yield Row(f"line{k}", None, f"too large (line {k} is over {max_row / 1e6:g} MB: not read; "  # type: ignore[operator]
+                                            "Config.corpus.max_row_bytes)")
+                continue
             if not line.strip():
                 continue
             flags = (ENCODING_FLAG,) if fallback else ()
@@ -204,9 +256,10 @@ def starts_with(path: Any, prefix: str) -> bool:
         return decode_bytes(fh.read(4096)).text.lstrip().startswith(prefix)
 
 
-def json_array_rows(path: Any) -> Iterator[Row]:
-    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it)."""
-    with open_binary(path) as fh:
+def json_array_rows(path: Any, max_unpacked: int | None = None) -> Iterator[Row]:
+    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it),
+    at most ``max_unpacked`` bytes of it (past that: one :class:`CorpusError`)."""
+    with open_binary(path, max_unpacked, always=True) as fh:
         d = decode_bytes(fh.read())
     try:
         data = json.loads(d.text)
@@ -230,12 +283,79 @@ def frame_rows(df: "pd.DataFrame", n: int) -> Iterator[Any]:
             yield Row(f"row{k}", dict(zip(cols, rec)))
 
 
-def open_binary(path: Any) -> Any:
-    if str(path).endswith(".gz"):
+#: compressed files read as they are decompressed (a .zip must hold one file)
+COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+
+
+def open_binary(path: Any, max_unpacked: int | None = None, *, always: bool = False) -> Any:
+    """The file's bytes, decompressed as they are read when compressed (:data:`COMPRESSED`); at most
+    ``max_unpacked`` bytes of a compressed file (of any file with ``always``), past that a
+    :class:`CorpusError` (a compression bomb is never held, nor read to its end)."""
+    name = str(path).lower()
+    if name.endswith(".gz"):
         import gzip
 
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+        fh: Any = gzip.open(path, "rb")
+    elif name.endswith(".bz2"):
+        import bz2
+
+        fh = bz2.open(path, "rb")
+    elif name.endswith(".xz"):
+        import lzma
+
+        fh = lzma.open(path, "rb")
+    elif name.endswith(".zip"):
+        fh = _zip_member(path)
+    else:
+        fh = open(path, "rb")
+        if not always:
+            return fh
+    return fh if max_unpacked is None else _Capped(fh, max_unpacked, path)
+
+
+def _zip_member(path: Any) -> Any:
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CorpusError(f"{path}: not a readable .zip file ({exc})") from None
+    names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    if len(names) != 1:
+        zf.close()
+        raise CorpusError(f"{path}: a .zip corpus must hold exactly one file, it holds {len(names)}")
+    return zf.open(names[0])
+
+
+class _Capped(io.RawIOBase):
+    """A binary stream that raises :class:`CorpusError` once more than ``limit`` bytes have been read."""
+
+    def __init__(self, fh: Any, limit: int, path: Any) -> None:
+        self._fh, self._left, self._limit, self._path = fh, limit, limit, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self._fh.read(min(len(b), self._left + 1))
+        self._left -= len(data)
+        if self._left < 0:
+            raise CorpusError(f"{self._path}: more than {self._limit / 1e6:g} MB once decompressed "
+                              "(Config.corpus.max_decompressed_bytes): not read further (a compression bomb?)")
+        b[:len(data)] = data
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:  # read all: in blocks, so the bound holds before anything is held whole
+            out = bytearray()
+            while chunk := self.read(1 << 20):
+                out += chunk
+            return bytes(out)
+        return super().read(size)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 def parquet_engine() -> str:

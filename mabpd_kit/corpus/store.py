@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mabpd_kit.files import atomic
 from mabpd_kit.runs import Results
 from mabpd_kit.runs.checkpoint import Checkpoint, line
 
@@ -299,8 +300,10 @@ class _Sink:
             from mabpd_kit.corpus.inputs import _parquet_engine
 
             _parquet_engine()
-        else:
-            self._fh = self.out.open("w", encoding="utf-8", newline="")
+        # all or nothing: written to a temporary name beside the file, renamed once every row is in
+        self._tmp = atomic(self.out, "wb") if self.kind == ".parquet" else atomic(self.out, "w", encoding="utf-8",
+                                                                                    newline="")
+        self._fh = self._tmp.__enter__()
         return self
 
     def write(self, rows_: list[dict[str, Any]]) -> int:
@@ -325,12 +328,13 @@ class _Sink:
         table = pa.Table.from_pandas(df, preserve_index=False)
         if self._pq is None:
             self._schema = table.schema.remove_metadata()
-            self._pq = pq.ParquetWriter(str(self.out), self._schema)
+            self._pq = pq.ParquetWriter(self._fh, self._schema)
         self._pq.write_table(table.cast(self._schema))
         return len(df)
 
     def __exit__(self, *exc: Any) -> None:
-        if self._fh is not None:
-            self._fh.close()
-        if self._pq is not None:
-            self._pq.close()
+        try:
+            if self._pq is not None:
+                self._pq.close()
+        finally:
+            self._tmp.__exit__(*exc)  # renamed when no error, else removed

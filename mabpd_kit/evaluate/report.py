@@ -207,20 +207,27 @@ class Evaluation:
             "chart_svg": out / "chart.svg",
             "chart_png": out / "chart.png",
         }
-        self.predictions.to_csv(files["results"], index=False)
-        self.metrics.to_csv(files["metrics"], index=False)
-        self.comparisons.to_csv(files["comparisons"], index=False)
+        from mabpd_kit.files import atomic, write_text  # each file all or nothing (a full disk leaves no half file)
+
+        def csv(frame: Any, key: str) -> None:
+            with atomic(files[key], "w", encoding="utf-8", newline="") as fh:
+                frame.to_csv(fh, index=False)
+
+        csv(self.predictions, "results")
+        csv(self.metrics, "metrics")
+        csv(self.comparisons, "comparisons")
         if self.spans is not None:
             files["spans"] = out / "spans.csv"
-            self.spans.to_csv(files["spans"], index=False)
+            csv(self.spans, "spans")
         if self.analyses is not None:
             files["analyses"] = out / "analyses.csv"
-            self.analyses.table().to_csv(files["analyses"], index=False)
+            csv(self.analyses.table(), "analyses")
         spec = self.chart().to_dict()
-        files["chart_svg"].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
-        files["chart_png"].write_bytes(vlc.vegalite_to_png(spec, scale=2))
+        write_text(files["chart_svg"], vlc.vegalite_to_svg(spec))
+        with atomic(files["chart_png"], "wb") as fh:
+            fh.write(vlc.vegalite_to_png(spec, scale=2))
         self.files = {k: str(v) for k, v in files.items()}
-        files["report"].write_text(self.markdown(), encoding="utf-8")
+        write_text(files["report"], self.markdown())
         return self.files
 
 

@@ -40,6 +40,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -125,6 +126,7 @@ class ResponseCache:
         self.directory = Path(directory) if directory is not None else cache_dir()
         self.path = self.directory / DB_NAME
         self._local = threading.local()
+        self.write_error: str | None = None  # the first failed write (a full disk), said once on stderr
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -144,18 +146,45 @@ class ResponseCache:
 
     # -- responses ------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._read("SELECT value FROM responses WHERE key = ?", (key,))
         return None if row is None else json.loads(row[0])
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> Any:
+        """The first row of a query, or None; a cache that cannot be opened (a new file on a full disk) is a
+        miss, said once like a failed write: the call is sent, never failed for want of a cache."""
+        try:
+            return self._conn().execute(sql, args).fetchone()
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
+            self._said(exc)
+            return None
 
     def delete(self, key: str) -> None:
         """Remove one answer (a reply that turned out unusable must not be replayed)."""
-        self._conn().execute("DELETE FROM responses WHERE key = ?", (key,))
+        self._write("DELETE FROM responses WHERE key = ?", (key,))
 
-    def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
-            (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()),
-        )
+    def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> bool:
+        """Store one answer; False when the write failed (a full disk): the caller keeps using the answer in
+        hand, and the failure is said once per cache on stderr (see :meth:`_write`)."""
+        return self._write("INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
+                           (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()))
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> bool:
+        """One write statement; a failed write (``database or disk is full``, ENOSPC, a read-only file) never
+        raises: an answer already paid for must not be thrown away because it cannot be stored. The first
+        failure is said once (``write_error`` keeps it); the run goes on uncached."""
+        try:
+            self._conn().execute(sql, args)
+            return True
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
+            self._said(exc)
+            return False
+
+    def _said(self, exc: BaseException) -> None:
+        if self.write_error is None:
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            print(f"mabpd-kit: the LLM cache {self.path} cannot be written ({self.write_error}); answers are "
+                  "used but not stored, so a rerun pays for them again: free disk space or set MABPD_CACHE_DIR",
+                  file=sys.stderr)
 
     # -- claims: one sender per uncached request, across processes ---------------------
     @contextlib.asynccontextmanager
@@ -170,13 +199,20 @@ class ResponseCache:
             yield False
             return
         path = self.directory / "locks" / f"{key}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = _try_lock(path)
+        except OSError:  # no room for a lock file (a full disk): send without a claim
+            yield False
+            return
         deadline, pause = time.monotonic() + timeout_s, 0.005
-        fd = _try_lock(path)
         while fd is None and time.monotonic() < deadline:
             await asyncio.sleep(pause)
             pause = min(0.1, pause * 2)
-            fd = _try_lock(path)
+            try:
+                fd = _try_lock(path)
+            except OSError:
+                break
         try:
             yield fd is not None
         finally:
@@ -189,19 +225,17 @@ class ResponseCache:
     # -- capability probes ------------------------------------------------------
     def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
         """The stored probe result, or None (none stored, or older than ``max_age_s``)."""
-        row = self._conn().execute("SELECT value, created FROM capabilities WHERE key = ?", (key,)).fetchone()
+        row = self._read("SELECT value, created FROM capabilities WHERE key = ?", (key,))
         if row is None or (max_age_s is not None and time.time() - float(row[1] or 0.0) > max_age_s):
             return None
         return json.loads(row[0])
 
     def delete_capabilities(self, key: str) -> None:
-        self._conn().execute("DELETE FROM capabilities WHERE key = ?", (key,))
+        self._write("DELETE FROM capabilities WHERE key = ?", (key,))
 
     def put_capabilities(self, key: str, value: dict[str, Any]) -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO capabilities (key, value, created) VALUES (?, ?, ?)",
-            (key, json.dumps(value), time.time()),
-        )
+        self._write("INSERT OR REPLACE INTO capabilities (key, value, created) VALUES (?, ?, ?)",
+                    (key, json.dumps(value), time.time()))
 
     # -- failures (what a course pack replays for a call that failed while recording) ------
     def note_failure(self, key: str, tag: str, exc: BaseException, secret: str | None = None) -> BaseException:

@@ -43,7 +43,7 @@ from . import structured as so
 from .cache import ResponseCache, replay_miss, request_key, resolve_mode
 from .presets import NO_KEY
 from .profiles import ServerProfile, detect, probe_server
-from .transport import build_request, send
+from .transport import build_request, http_client, send
 from .errors import EndpointError, OfflineError, Secret, StructuredOutputError, endpoint_error
 from .results import Capabilities, Completion, Structured, completion_from_json
 from .runtime import in_io_thread, submit
@@ -158,7 +158,8 @@ class LLM:
             self._client_loop = loop
 
             self._client = openai.AsyncOpenAI(api_key=self._key.get(), base_url=self.endpoint,
-                                              timeout=self.config.timeout_s, max_retries=self.config.max_retries)
+                                              timeout=self.config.timeout_s, max_retries=self.config.max_retries,
+                                              http_client=http_client(self.config.max_reply_bytes))
         return self._client
 
     # -- the server behind the endpoint (llm/profiles.py: every server quirk lives there) --------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "Secret", "SetupError", "StructuredOutputError",
+__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "ReplyTooLarge", "Secret", "SetupError", "StructuredOutputError",
            "endpoint_error", "redact"]
 
 #: HTTP statuses after which no other call of the batch can succeed: the key (401) or the access (403) was refused.
@@ -32,6 +32,17 @@ class EndpointError(LLMError):
         self.detail = detail
         self.batch_fatal = status in AUTH_REFUSED
         self.unreachable = False  # no connection, or no answer in time (set by endpoint_error)
+
+
+class ReplyTooLarge(EndpointError):
+    """A reply body longer than ``config.llm.max_reply_bytes``: read no further than that, never held
+    whole, and not asked again (the same request would bring the same reply); the item fails with it."""
+
+    def __init__(self, where: str, limit: int, declared: int | None) -> None:
+        said = f" (it declares {declared / 1e6:.1f} MB)" if declared is not None else ""
+        super().__init__(redact(f"the reply to {where} is larger than config.llm.max_reply_bytes = {limit / 1e6:g} MB"
+                                f"{said}: stopped reading it; this item fails, the batch goes on"))
+        self.garbled = False
 
 
 class SetupError(EndpointError):

@@ -169,7 +169,9 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
     keys = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_VARS)) if s and len(s) >= 4]
     if any(k in text for k in keys):
         raise SetupError("refusing to write the pack: an API key appears in the recorded data")
-    Path(path).write_text(text, encoding="utf-8")
+    from mabpd_kit.files import write_text  # all or nothing: a full disk leaves no half-written pack
+
+    write_text(path, text)
     return {k: v for k, v in data.items() if k not in ("entries", "capabilities", "config", "failures")}
 
 

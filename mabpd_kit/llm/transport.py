@@ -8,6 +8,11 @@ second copy of a timed-out request, because it is still computing the first one 
 queue behind it and time out in turn; its time-out grows with the prompt, and a server the kit started
 waits window after window while it keeps computing (:mod:`.progress`); dropped connections, 429
 and 5xx are still sent again (a 5xx that refuses the ``response_format`` is not: the client falls back).
+
+Every reply body is read incrementally and at most ``config.llm.max_reply_bytes`` of it is held
+(:func:`http_client`): a larger one (or one whose ``Content-Length`` says so) is dropped unread past the
+bound and its call fails at once with :class:`~.errors.ReplyTooLarge` (not sent again; the item fails
+with that reason, the batch goes on).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
 
 from .progress import cpu_seconds, server_pid, wait_while_progressing
 
-__all__ = ["build_request", "send"]
+__all__ = ["build_request", "http_client", "send"]
 
 
 async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: LLMConfig,
@@ -74,6 +79,44 @@ def _timeout_exc(client: Any) -> BaseException:
     import openai
 
     return openai.APITimeoutError(request=httpx.Request("POST", f"{client.base_url}chat/completions"))
+
+
+def http_client(max_reply_bytes: int) -> Any:
+    """The ``openai`` SDK's default async HTTP client, reading each reply body at most ``max_reply_bytes``
+    long (the SDK's own client otherwise, proxies and limits included)."""
+    import openai
+
+    class Bounded(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
+        async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            response = await super().send(request, stream=True, **kwargs)
+            if stream:
+                return response
+            try:
+                await _read_bounded(response, max_reply_bytes)
+            except BaseException:
+                await response.aclose()
+                raise
+            return response
+
+    return Bounded()
+
+
+async def _read_bounded(response: Any, limit: int) -> None:
+    """Read ``response``'s body (decoded) into it, as ``aread()`` does, stopping past ``limit`` bytes."""
+    from .errors import ReplyTooLarge
+
+    where = f"{response.request.method} {response.request.url}"
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge(where, limit, int(declared))
+    parts, n = [], 0
+    async for part in response.aiter_bytes():
+        n += len(part)
+        if n > limit:
+            raise ReplyTooLarge(where, limit, None)
+        parts.append(part)
+    response._content = b"".join(parts)  # what Response.aread() sets: the body, read once
+    await response.aclose()
 
 
 def build_request(messages: list[dict[str, Any]], *, model: str, temperature: float, max_tokens: int | None,

@@ -19,7 +19,10 @@ MABPD sentences, corpus articles, RADAR claims and identity-bias questions all r
 - an exception with ``batch_fatal = True`` (the LLM layer's 401/403: a refused key) stops the
   batch: items not started yet fail with that reason without running, said once on stderr and in
   ``results.stopped``;
-- one process writes a checkpoint at a time: a second one gets :class:`Busy`, one line naming the first.
+- one process writes a checkpoint at a time: a second one gets :class:`Busy`, one line naming the first;
+- a checkpoint that cannot be written (a full disk) is batch-fatal too: no further item starts, the
+  file keeps every whole line written before (no torn one), and :func:`run` raises its
+  :class:`WriteFailed` (an ``OSError``: the CLI's one line and a non-zero exit).
 
 >>> from mabpd_kit.runs import Item, run
 >>> from mabpd_kit.types import Usage
@@ -50,12 +53,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from mabpd_kit.runs.checkpoint import Busy, Checkpoint, digest, fingerprint, read_checkpoint
+from mabpd_kit.runs.checkpoint import Busy, Checkpoint, WriteFailed, digest, fingerprint, read_checkpoint
 from mabpd_kit.runs.executors import InProcess, Item, Job, Processes
 from mabpd_kit.runs.results import Results, progress_bar
 from mabpd_kit.runs.steps import _gc_for_batch, _gc_restore, complete, drive, gather, run_sync
 
-__all__ = ["Busy", "Item", "Results", "complete", "digest", "drive", "executor", "fingerprint", "gather",
+__all__ = ["Busy", "Item", "Results", "WriteFailed", "complete", "digest", "drive", "executor", "fingerprint", "gather",
            "progress_bar", "read_checkpoint", "run", "run_sync"]
 
 R = TypeVar("R", bound=BaseModel)
@@ -156,6 +159,8 @@ def run(
 
         def todo() -> Iterator[Item]:
             for it in items:
+                if job.fatal and isinstance(job.fatal[0], WriteFailed):
+                    return  # nothing more can be kept: no further item is started (nor sent to a worker)
                 h = hash(it.id)
                 if seen.add(h):
                     raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {it.id!r}")
@@ -170,7 +175,13 @@ def run(
 
         def emit(id: str, text: str | None, failed: bool, rec: BaseModel | None) -> None:
             if ck is not None and text is not None:
-                ck.write(text)
+                if job.fatal and isinstance(job.fatal[0], WriteFailed):
+                    return  # the file cannot take it: the run raises once the executor has stopped
+                try:
+                    ck.write(text)
+                except WriteFailed as exc:
+                    job.fatal.insert(0, exc)  # batch-fatal: items not started fail at once, no new one starts
+                    return
             if keep is not None:
                 keep[id] = rec if rec is not None else _from_line(text, record)  # type: ignore[assignment]
             counts["computed"] += 1
@@ -184,6 +195,8 @@ def run(
                 ex.execute(todo(), job, emit)
         finally:
             bar.close()
+        if job.fatal and isinstance(job.fatal[0], WriteFailed):
+            raise job.fatal[0]  # not reconciled: the file holds the whole lines written before the failure
         if ck is not None:
             ck.fold_all()
             ck.reconcile(hashes)

@@ -13,7 +13,10 @@ parent folds each part into the file)::
 - :meth:`Checkpoint.reconcile` leaves the file holding exactly the run's items, once each, in input
   order; lines of ids the run did not have go to ``FILE.stale.jsonl`` (nothing is deleted);
 - :meth:`Checkpoint.lock` keeps a second process from writing the same file: it gets one line
-  naming the process that holds it.
+  naming the process that holds it;
+- a line is written whole or not at all: a write that fails (a full disk) cuts the file back to where
+  it was and raises :class:`WriteFailed` (``batch_fatal``: the runner stops the batch), and opening the
+  file cuts off a torn last line a killed run left, so the file always reads as JSON Lines.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from mabpd_kit.runs.encoding import dumps, loads
 
-__all__ = ["Busy", "Checkpoint", "Index", "body", "digest", "fingerprint", "line", "read_checkpoint"]
+__all__ = ["Busy", "Checkpoint", "Index", "WriteFailed", "body", "digest", "fingerprint", "line", "read_checkpoint"]
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -90,6 +93,25 @@ def _close_in_child() -> None:
 
 class Busy(RuntimeError):
     """Another process holds the checkpoint."""
+
+
+class WriteFailed(OSError):
+    """The results file cannot be written (a full disk, a quota, a read-only file system): no later item
+    could be kept either, so the batch stops (``batch_fatal``, as for a refused key). The file holds
+    every line written before, whole; a rerun once there is room resumes from it."""
+
+    batch_fatal = True
+
+    @classmethod
+    def of(cls, path: Path, exc: OSError) -> "WriteFailed":
+        why = exc.strerror or str(exc)
+        err = cls(exc.errno, f"cannot write the results file {path}: {why}; every finished item is kept in it, "
+                             "so run the same command again once there is room")
+        err.filename = None  # the message names it already
+        return err
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class Index:
@@ -243,16 +265,29 @@ class Checkpoint:
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        torn = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
-        if torn:  # a killed run left half a line: end it so the next record starts on its own line
-            self._fh.write("\n")
-            self._fh.flush()
+        self._fh = self.path.open("ab", buffering=0)
+        with self.path.open("rb") as src:
+            end = os.fstat(src.fileno()).st_size
+            whole = _whole_lines(src.fileno(), end)
+        if whole < end:  # a killed run (or a full disk) left half a line: it holds no record, cut it off
+            os.ftruncate(self._fh.fileno(), whole)
 
     def write(self, text: str) -> None:
+        """Append one or more whole lines; on a failed write the file is cut back to where it was, then
+        :class:`WriteFailed` is raised (no torn line is ever left behind)."""
         self._tally = None
-        self._fh.write(text)
-        self._fh.flush()
+        fd = self._fh.fileno()
+        data = memoryview(text.encode("utf-8"))
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass
+            raise WriteFailed.of(self.path, exc) from None
 
     def close(self) -> None:
         if self._fh is not None:
@@ -319,24 +354,32 @@ class Checkpoint:
         if not stale and not superseded and bool(np.all(np.diff(offsets) > 0)):
             return 0, 0
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with self.path.open("rb") as src, tmp.open("wb") as dst:
-            for off in offsets.tolist():
-                src.seek(off)
-                dst.write(src.readline())
-            if stale:
-                with self.path.with_name(self.path.stem + ".stale.jsonl").open("ab") as old:
-                    for off in idx.offsets[~in_run].tolist():
-                        src.seek(off)
-                        old.write(src.readline())
-            dst.flush()
-            os.fsync(dst.fileno())
+        try:
+            self._rewrite(tmp, offsets, idx.offsets[~in_run] if stale else None)
+        except OSError as exc:  # a full disk: the file stays as it was (every record in it), no partial copy
+            tmp.unlink(missing_ok=True)
+            raise WriteFailed.of(self.path, exc) from None
         reopen = self._fh is not None
         if reopen:
             self._fh.close()
         os.replace(tmp, self.path)
         if reopen:
-            self._fh = self.path.open("a", encoding="utf-8")
+            self._fh = self.path.open("ab", buffering=0)
         return stale, superseded
+
+    def _rewrite(self, tmp: Path, offsets: "Any", stale: "Any") -> None:
+        """Copy the lines at ``offsets`` to ``tmp`` (synced); append those at ``stale`` to ``FILE.stale.jsonl``."""
+        with self.path.open("rb") as src, tmp.open("wb") as dst:
+            for off in offsets.tolist():
+                src.seek(off)
+                dst.write(src.readline())
+            if stale is not None:
+                with self.path.with_name(self.path.stem + ".stale.jsonl").open("ab") as old:
+                    for off in stale.tolist():
+                        src.seek(off)
+                        old.write(src.readline())
+            dst.flush()
+            os.fsync(dst.fileno())
 
     def _in_order(self, want: "Any") -> bool:
         """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
@@ -354,10 +397,20 @@ class Checkpoint:
         return k == n
 
 
-def _ends_with_newline(p: Path) -> bool:
-    with p.open("rb") as fh:
-        fh.seek(-1, 2)
-        return fh.read(1) == b"\n"
+def _whole_lines(fd: int, end: int, block: int = 1 << 16) -> int:
+    """The length of the file's whole lines: ``end`` when it is empty or ends with a newline, else the
+    offset just past its last newline (0 when it has none). Reads backwards, a block at a time."""
+    pos = end
+    while pos > 0:
+        start = max(0, pos - block)
+        chunk = os.pread(fd, pos - start, start)
+        if pos == end and chunk.endswith(b"\n"):
+            return end
+        k = chunk.rfind(b"\n")
+        if k >= 0:
+            return start + k + 1
+        pos = start
+    return 0
 
 
 def body(raw: bytes) -> bytes | None:

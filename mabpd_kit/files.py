@@ -1,0 +1,59 @@
+"""Files the kit writes for the user (reports, exports): all or nothing.
+
+:func:`atomic` opens a temporary file beside the destination (same folder, so the rename never crosses
+a file system), and renames it over the destination only when the block ends without an error. A
+full disk, a crash or a bad row halfway leaves the old file as it was (or no file) and no partial one;
+the temporary file is removed.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> with atomic(d / "out.txt") as fh:
+...     _ = fh.write("whole")
+>>> (d / "out.txt").read_text(), sorted(p.name for p in d.iterdir())
+('whole', ['out.txt'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["atomic", "write_text"]
+
+
+@contextlib.contextmanager
+def atomic(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """A file object (``mode`` "w" or "wb", ``kwargs`` as for :func:`open`) whose content replaces ``path``
+    once the block ends without an error; on any error the temporary file goes and ``path`` is untouched."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic() writes whole files: mode 'w' or 'wb', not {mode!r}")
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would have made it (mkstemp makes 0600)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    """``Path.write_text``, all or nothing (see :func:`atomic`)."""
+    with atomic(path, "w", encoding=encoding) as fh:
+        fh.write(text)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
