@@ -374,6 +374,9 @@ class MetricsConfig(_Frozen):
 
     bootstrap_resamples: int = 10_000
     seed: int = 0
+    #: a lesson states a metric on fewer items only as an interval marked "too few to conclude"
+    #: (mabpd_kit.data.shipped.metric_text)
+    min_items: int = 100
 
 
 class Config(_Frozen):

@@ -94,3 +94,17 @@ def test_all_wrong_lists_the_sentences_no_model_gets_right():
     assert L.all_wrong(t, ["a", "c"])["id"].tolist() == ["s0", "s1"]
     corr = L.error_correlation(t)
     assert len(corr) == 9 and corr.query("a == b")["phi"].eq(1).all()
+
+
+def test_scores_chart_zooms_to_the_intervals_and_colours_by_role():
+    import mabpd_kit.viz as viz
+    from mabpd_kit.viz.llm_labels import ROLE_COLORS, scores_chart
+
+    rows = pd.DataFrame({"label": ["vote of 3", "a", "b"], "role": ["vote", "best single", "single model"],
+                         "macro_f1": [0.86, 0.87, 0.81], "lo": [0.85, 0.86, 0.80], "hi": [0.87, 0.88, 0.82]})
+    spec = scores_chart(rows).to_dict()
+    x_scale = spec["layer"][0]["encoding"]["x"]["scale"]
+    assert x_scale["domain"][0] > 0.7 and x_scale["domain"][1] < 0.95  # not a 0-1 axis: 0.01 differences show
+    colour = spec["layer"][1]["encoding"]["color"]["scale"]
+    assert dict(zip(colour["domain"], colour["range"])) == {r: ROLE_COLORS[r] for r in ("vote", "best single", "single model")}
+    assert ROLE_COLORS["vote"] == viz.OKABE_ITO["blue"] and ROLE_COLORS["best single"] == viz.OKABE_ITO["orange"]
