@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import roster
 from mabpd_kit.viz import altair, category_color, span_html
-from mabpd_kit.viz.colors import OUTCOME_COLORS
+from mabpd_kit.viz.colors import OKABE_ITO, OUTCOME_COLORS
 from mabpd_kit.viz.scores import (_VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_diff_chart,
                                   ablation_frame, score_chart)
 
@@ -364,7 +364,8 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
 
 
 #: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
-STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": "#0072b2", "agreement": "#009e73", "max_rounds": "#e69f00"}
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["blue"], "agreement": OKABE_ITO["bluish green"],
+                                      "max_rounds": OKABE_ITO["orange"]}
 #: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
 ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#bbbbbb"}
 
