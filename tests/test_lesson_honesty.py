@@ -11,13 +11,15 @@ sentences, 12 hard ones). Two rules hold for what such a run prints:
 
 The library makes this hold by construction (``mk.data.lesson_data`` names the data, ``mk.data.metric_text`` never
 prints a score without its interval); the slow test below executes each lesson (FAST, no data) and reads its
-outputs, so a lesson that prints a bare score or a wrong name fails. The rules are first checked on hand-made text.
+outputs, so a lesson that prints a bare score or a wrong name fails. It runs with ``MABPD_RUN_LESSONS=1`` (or
+``MABPD_RUN_EXERCISES=1``, the switch of the other notebook-executing tests), about 30 s a lesson. The rules are first checked on hand-made text.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 
@@ -147,7 +149,11 @@ def test_lesson_data_without_a_benchmark_names_the_shipped_sentences(tmp_path, m
 # ------------------------------------------------------------------------------------------------
 
 
+RUN_LESSONS = os.environ.get("MABPD_RUN_LESSONS") == "1" or os.environ.get("MABPD_RUN_EXERCISES") == "1"
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(not RUN_LESSONS, reason="executes every lesson (about 30 s each): set MABPD_RUN_LESSONS=1")
 @pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
 def test_a_lesson_run_without_data_names_its_data_and_backs_its_scores(path, tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient")
