@@ -144,6 +144,21 @@ def test_lesson_data_without_a_benchmark_names_the_shipped_sentences(tmp_path, m
     assert "too few items" in data.score(data.frame["label"], n_resamples=100)
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+def test_every_code_cell_of_a_lesson_parses(path):
+    """A cheap guard for the slow run below: an edited lesson whose cell no longer parses fails here, in seconds."""
+    import ast
+
+    for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        if cell["cell_type"] == "code":
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            src = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!")))
+            try:
+                ast.parse(src)
+            except SyntaxError as exc:
+                pytest.fail(f"{path.name}, cell {i + 1}: {exc.msg} (line {exc.lineno})")
+
+
 # ------------------------------------------------------------------------------------------------
 # every lesson, executed as a student without data would run it
 # ------------------------------------------------------------------------------------------------

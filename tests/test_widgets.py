@@ -125,6 +125,7 @@ def test_simulator_panel_redraws_with_the_planted_setting():
     panel = simulator_panel(n_items=150)
     assert panel.error is None and set(panel.controls) == {"hallucination", "competence", "correlation", "calibration"}
     assert "macro F1 full" in panel.caption and "planted 0.00" in panel.caption
+    assert panel.caption.endswith("n = 150 simulated items")   # a score on simulated items says how many
     spec = panel.result.to_dict()
     assert spec["title"].startswith("Simulated agents") and spec.get("description")
     panel.set(hallucination=0.3)

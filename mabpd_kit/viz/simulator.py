@@ -129,9 +129,10 @@ def simulator_view(hallucination: float = 0.0, competence: float = 0.75, correla
     gain = 100 * (m.loc["full", "macro_f1"] - m.loc["no-debate", "macro_f1"])
     single = 100 * (m.loc["full", "macro_f1"] - m.loc["single-agent", "macro_f1"])
     rec = sim.recover()
-    caption = (f"n = {n_items:,} simulated items: macro F1 full {m.loc['full', 'macro_f1']:.3f}, no-debate {m.loc['no-debate', 'macro_f1']:.3f}, "
+    caption = (f"macro F1 full {m.loc['full', 'macro_f1']:.3f}, no-debate {m.loc['no-debate', 'macro_f1']:.3f}, "
                f"single-agent {m.loc['single-agent', 'macro_f1']:.3f}: the full pipeline is {gain_phrase(gain)} no-debate "
                f"and {gain_phrase(single)} one agent; {m.loc['full', 'debated']:.0%} of items "
-               f"debated; hallucination measured from invalid spans {rec['hallucination']:.2f} (planted {hallucination:.2f})")
+               f"debated; hallucination measured from invalid spans {rec['hallucination']:.2f} (planted {hallucination:.2f}); "
+               f"n = {n_items:,} simulated items")
     title = f"Simulated agents: hallucination {hallucination:.2f}, competence {competence:.2f}, correlation {correlation:.2f}"
     return config_chart(sim, title=title), caption
