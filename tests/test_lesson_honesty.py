@@ -36,7 +36,7 @@ INTERVAL = re.compile(r"\[\s*[-+]?\d*\.?\d+%?\s*,\s*[-+]?\d*\.?\d+%?\s*\]")
 REFUSE = re.compile(r"too few|cannot be concluded|cannot conclude", re.I)
 COUNT = r"(\d{1,3}(?:,\d{3})+|\d+)"
 N_STATED = re.compile(rf"\bn\s*=\s*{COUNT}|\b{COUNT}\s+(?:simulated\s+)?(?:items|sentences|claims|trajectories|articles)\b|'n': {COUNT}", re.I)
-NO_BABE = re.compile(r"not on this machine|no BABE|cannot run|needs BABE|BABE has them|\(MABPD_DATA_DIR\)|is not available", re.I)
+NO_BABE = re.compile(r"not on this machine|no BABE|cannot run|needs BABE|\(MABPD_DATA_DIR\)|is not available", re.I)
 
 
 def _n(text: str) -> int | None:
