@@ -252,6 +252,9 @@ class MetricsConfig(_Frozen):
     bootstrap_resamples: int = 10_000
     seed: int = 0
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the Wilson intervals of error rates (leaning audit)")
+    #: a lesson states a metric on fewer items only as an interval marked "too few to conclude"
+    #: (mabpd_kit.data.shipped.metric_text)
+    min_items: int = 100
 
 
 class Config(_Frozen):

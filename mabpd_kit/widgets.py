@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["ParameterPanel", "make_control", "simulator_panel", "track"]
+__all__ = ["ParameterPanel", "llm_vote_panel", "make_control", "simulator_panel", "track"]
 
 T = TypeVar("T")
 
@@ -279,3 +279,27 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
         "floor": floors,
     }
     return ParameterPanel(view, controls, title="Build the lexicon: one term, one protected phrase, one floor")
+
+
+def llm_vote_panel(table: Any, n_resamples: int | None = None, seed: int | None = None) -> ParameterPanel:
+    """The ten real LLMs' zero-shot BABE labels behind a choice of voters (lesson 08): pick two or more models and see
+    their majority vote's macro F1 with its interval against each of them alone
+    (:func:`mabpd_kit.viz.llm_labels.vote_view`; ``table`` is :func:`mabpd_kit.evaluate.llm_labels.label_table`).
+    Each redraw bootstraps every voter and the vote: keep ``n_resamples`` near 2,000 (ten voters at 10,000 take
+    about 15 s on a busy two-core machine)."""
+    from functools import partial
+
+    import ipywidgets as w
+
+    from mabpd_kit.evaluate.llm_labels import models
+    from mabpd_kit.metrics import macro_f1
+    from mabpd_kit.viz.llm_labels import vote_view
+
+    # listed best first (macro F1 on these sentences), so a tie goes to the strongest voter chosen, as in vote_sizes
+    names = sorted(models(table), key=lambda m: -macro_f1(table["gold"], table[m]))
+    start = tuple(m for m in ("gpt_4", "gpt_3_5", "mixtral_8x7b") if m in names) or tuple(names[:3])
+    view = partial(vote_view, table, n_resamples=n_resamples, seed=seed)
+    control = w.SelectMultiple(options=names, value=start, rows=len(names), description="voters",
+                               style={"description_width": "initial"})
+    return ParameterPanel(lambda voters=start: view(voters=list(voters)), {"voters": control},
+                          title="Ten real LLMs on BABE train: does a majority vote beat the best of its voters?")

@@ -224,3 +224,29 @@ def test_config_definitions_are_whitelisted(allowed):
 def test_lesson_states_only_backed_results(lesson: Path, allowed):
     found = problems(_cells(lesson), f"notebooks/{lesson.name}", allowed)
     assert not found, "\n".join(found)
+
+
+def _fixed_text(node: ast.expr) -> bool:
+    """A string literal, or a choice between two (``"a" if cond else "b"``): a fixed line, not a computed value."""
+    if isinstance(node, ast.IfExp):
+        return _fixed_text(node.body) and _fixed_text(node.orelse)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+@pytest.mark.parametrize("path", [p for p in LESSONS if not p.name.startswith("09_")],  # 09: its own branch
+                         ids=[p.name for p in LESSONS if not p.name.startswith("09_")])
+def test_claim_cells_are_hidden_and_print_no_answers(path: Path):
+    """Issue 40: a claim cell keeps its assertions but is hidden from the student's view (JupyterLab collapses its
+    source, nbconvert drops it), and what it prints is a fixed line: never a value that answers a self-check
+    question above the question itself."""
+    bad = []
+    for i, c in _claims(_cells(path)):
+        meta = c.get("metadata", {})
+        if not (meta.get("jupyter", {}).get("source_hidden") and meta.get("transient", {}).get("remove_source")
+                and "remove_input" in _tags(c)):
+            bad.append(f"cell {i + 1}: not hidden (jupyter.source_hidden, transient.remove_source, tag remove_input)")
+        for node in ast.walk(ast.parse(_src(c))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("print", "display"):
+                if not all(_fixed_text(a) for a in node.args):
+                    bad.append(f"cell {i + 1}: prints a computed value ({ast.unparse(node)[:80]})")
+    assert not bad, f"{path.name}: " + "; ".join(bad)

@@ -217,3 +217,30 @@ def test_frozen_models_display_as_a_field_table():
     assert html.startswith("<table>") and "<code>neutral_floor</code>" in html and "<th>meaning</th>" in html
     assert "f_a = max(q_a, neutral_floor)" in html  # the field's description
     assert "RouterConfig(" in repr(cfg.router) and "<b>RouterConfig</b>" in cfg.router._repr_html_()
+
+
+def test_difference_chart_shows_small_differences_from_full_labelled():
+    import pandas as pd
+
+    from mabpd_kit.viz.simulator import difference_chart
+
+    m = pd.DataFrame({"macro_f1": [0.80, 0.79, 0.83], "precision": [0.90, 0.886, 0.85], "recall": [0.70, 0.707, 0.74]},
+                     index=["full", "no-verifier", "no weighting"])
+    spec = difference_chart(m).to_dict()
+    data = spec["datasets"][spec["layer"][0]["data"]["name"]]
+    got = {(r["config"], r["measure"]): r["points"] for r in data}
+    assert got[("no-verifier", "precision")] == -1.4 and got[("no weighting", "recall")] == 4.0
+    assert {c for c, _ in got} == {"no-verifier", "no weighting"}          # the baseline is the zero line
+    assert spec["layer"][1]["mark"]["type"] == "text"                       # every bar carries its number
+
+
+def test_identity_bars_put_the_conditions_in_one_order():
+    import pandas as pd
+
+    from mabpd_kit.viz.identity import trust_chart
+
+    trust = pd.DataFrame({"condition": ["anonymised", "vanilla"], "subversion_rate": [0.4, 0.5], "correction_rate": [0.45, 0.5]})
+    spec = trust_chart(trust).to_dict()
+    layer = spec["layer"][0] if "layer" in spec else spec
+    assert layer["encoding"]["xOffset"]["sort"] == ["vanilla", "anonymised"]
+    assert layer["encoding"]["color"]["scale"]["domain"] == ["vanilla", "anonymised"]

@@ -56,6 +56,8 @@ GROUPS = {
     "RADAR labels": [colors.OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")],
     "right / wrong": [colors.OUTCOME_COLORS[k] for k in ("correct", "wrong", "no gold")],
     "series": list(colors.SERIES_COLORS[:5]),
+    "stop chart (state at round 1)": list(__import__("mabpd_kit.viz.pipeline", fromlist=["ROUND1_COLORS"]).ROUND1_COLORS.values()),
+    "LLM vote chart": list(__import__("mabpd_kit.viz.llm_labels", fromlist=["ROLE_COLORS"]).ROLE_COLORS.values()),
 }
 
 

@@ -217,11 +217,18 @@ def test_stop_chart_draws_round_one_statistics_and_the_thresholds(batch):
     pts = [r for r in data if "debates" in r]
     deb = [d for d in batch if d.debate is not None]
     want = Counter((round(d.debate.rounds[0].s, 6), round(d.debate.rounds[0].c, 6), d.debate.stop_reason) for d in deb)
-    assert {(r["s"], r["c"], r["stop_reason"]): r["debates"] for r in pts} == dict(want)
+    got = Counter()
+    for r in pts:
+        got[r["s"], r["c"], r["stop_reason"]] += r["debates"]
+    assert got == want
     assert [(r["s"], r["c"]) for r in data if "debates" not in r] == [(cfg.sad.tau_s, cfg.sad.tau_v)]
-    # the colour scale is fixed: every stop reason in the domain, in one order, whichever occur in this batch
+    # the colour is the state at round 1 (the round the point is placed by), not the final stop reason
+    for r in pts:
+        assert r["at_round_1"] == ("went on to round 2" if r["mean_rounds"] > 1 else f"ended: {r['stop_reason']}")
+    # the colour scale is fixed: every state in the domain, in one order, whichever occur in this batch
     scale = chart.to_dict()["layer"][0]["encoding"]["color"]["scale"]
-    assert scale["domain"] == list(vp.STOP_REASON_COLORS) and scale["range"] == list(vp.STOP_REASON_COLORS.values())
+    assert scale["domain"] == list(vp.ROUND1_COLORS) and scale["range"] == list(vp.ROUND1_COLORS.values())
+    assert chart.to_dict()["layer"][0]["encoding"]["color"]["field"] == "at_round_1"
     assert set(vp.STOP_REASON_COLORS) == set(__import__("typing").get_args(__import__("mabpd_kit.mabpd.sad", fromlist=["StopReason"]).StopReason))
     fast = [d for d in batch if d.debate is None]
     with pytest.raises(ValueError, match="debate"):

@@ -125,9 +125,39 @@ def test_simulator_panel_redraws_with_the_planted_setting():
     panel = simulator_panel(n_items=150)
     assert panel.error is None and set(panel.controls) == {"hallucination", "competence", "correlation", "calibration"}
     assert "macro F1 full" in panel.caption and "planted 0.00" in panel.caption
+    assert panel.caption.endswith("n = 150 simulated items")   # a score on simulated items says how many
     spec = panel.result.to_dict()
     assert spec["title"].startswith("Simulated agents") and spec.get("description")
     panel.set(hallucination=0.3)
     assert panel.error is None and "planted 0.30" in panel.caption
     gap = panel.caption.split(":")[1].split(";")[0]
     assert "higher than" in gap and "points -" not in gap and " -" not in gap, "differences in words, no minus sign"
+
+
+def _llm_table(n=600, seed=0):
+    """Four invented 'models' with known error rates on a balanced gold column (no benchmark data)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(0, 2, n)
+    table = pd.DataFrame({"id": [f"s{i}" for i in range(n)], "text": "t", "gold": gold})
+    for name, rate in (("gpt_4", 0.1), ("gpt_3_5", 0.2), ("mixtral_8x7b", 0.2), ("falcon_7b", 0.4)):
+        table[name] = np.where(rng.random(n) < rate, 1 - gold, gold)
+    return table
+
+
+def test_llm_vote_panel_shows_the_vote_with_its_interval_and_follows_the_choice():
+    from mabpd_kit.evaluate.llm_labels import vote_score
+    from mabpd_kit.widgets import llm_vote_panel
+
+    table = _llm_table()
+    panel = llm_vote_panel(table, n_resamples=200, seed=0)
+    assert panel.values["voters"] == ("gpt_4", "gpt_3_5", "mixtral_8x7b") and panel.error is None
+    want = vote_score(table, ["gpt_4", "gpt_3_5", "mixtral_8x7b"], n_resamples=200, seed=0).iloc[0]
+    assert f"macro F1 {want.macro_f1:.3f} [{want.lo:.3f}, {want.hi:.3f}]" in panel.caption
+    assert "best of them alone, gpt_4" in panel.caption
+    assert list(panel.controls["voters"].options)[0] == "gpt_4"            # listed best first: ties go to the strongest
+    panel.set(voters=("gpt_3_5", "falcon_7b", "mixtral_8x7b"))
+    assert "best of them alone, gpt_3_5" in panel.caption
+    panel.set(voters=("gpt_4",))
+    assert panel.result is None and "at least two voters" in panel.caption and panel.error is None

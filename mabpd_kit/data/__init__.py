@@ -65,13 +65,14 @@ from mabpd_kit.data.download import (
 )
 from mabpd_kit.data.hyperpartisan import HYPERPARTISAN, load_hyperpartisan
 from mabpd_kit.data.qa import MMLU, load_gsm8k, load_mmlu
-from mabpd_kit.data.shipped import (DATASET_ALIASES, describe, dev_sample, hard_samples, have, load_samples, samples,
-                                    samples_path)
+from mabpd_kit.data.shipped import (DATASET_ALIASES, LessonData, describe, dev_sample, hard_samples, have, interval_text,
+                                    lesson_data, load_samples, metric_text, samples, samples_path)
 
 __all__ = [
     "BABE",
     "DATASET_ALIASES",
     "HYPERPARTISAN",
+    "LessonData",
     "LABELS3",
     "LIAR_TO_3",
     "LLM_LABEL_MODELS",
@@ -86,6 +87,8 @@ __all__ = [
     "download_dir",
     "fetch",
     "have",
+    "interval_text",
+    "lesson_data",
     "load_babe",
     "load_gsm8k",
     "load_hyperpartisan",
@@ -97,6 +100,7 @@ __all__ = [
     "load_samples",
     "locate",
     "manifest",
+    "metric_text",
     "samples",
     "samples_path",
     "sha256_file",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DATASET_ALIASES", "describe", "dev_sample", "hard_samples", "have", "load_samples", "samples", "samples_path"]
+__all__ = ["DATASET_ALIASES", "LessonData", "describe", "dev_sample", "hard_samples", "have", "interval_text", "lesson_data",
+           "load_samples", "metric_text", "samples", "samples_path"]
 
 # short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
 DATASET_ALIASES: dict[str, str] = {
@@ -125,8 +127,10 @@ def describe(data_dir: str | os.PathLike | None = None) -> str:
         where = _data_dir(data_dir)
         origin = "MABPD_DATA_DIR" if where is not None and data_dir is None else (str(where) if where else "download folder")
         return f"data: benchmark copies found ({origin}): {', '.join(present)}"
+    n_hard = len(load_samples(samples_path().with_name("hard.jsonl")))
     return ("data: no benchmark copy on this machine (MABPD_DATA_DIR not set): the lessons use the "
-            f"{len(load_samples())} teaching sentences shipped with mabpd-kit (mk.data.samples())")
+            f"{len(load_samples())} teaching sentences shipped with mabpd-kit (mk.data.samples()), and where they score, "
+            f"those plus {n_hard} hard ones (mk.data.lesson_data()): too few to conclude anything from a score")
 
 
 def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike | None = None,
@@ -154,6 +158,7 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
             df = babe.reset_index(drop=True)[["id", "text", "label"]].copy()
             df.attrs["source"] = (f"BABE train: {len(df)} sentences" + (", a balanced seeded sample" if n else "")
                                   + " (a development set: never the test split)")
+            df.attrs["name"] = f"BABE train ({len(df):,} sentences" + (", seeded sample)" if n else ")")
             if not quiet:
                 print(df.attrs["source"])
             return df
@@ -163,6 +168,70 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
     df = pd.concat([easy, hard], ignore_index=True)
     df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard ones "
                           "the rule-based agents partly get wrong (ids h01...; not a benchmark)")
+    df.attrs["name"] = f"the {len(easy)} teaching sentences shipped with the kit plus {len(hard)} hard ones ({len(df)} sentences)"
     if not quiet:
         print(df.attrs["source"])
     return df
+
+
+@dataclass(frozen=True)
+class LessonData:
+    """The data a lesson runs on, with its name and size, so a lesson cannot misname it.
+
+    ``frame`` (``id``, ``text``, ``label``), ``name`` (e.g. "BABE train (400 sentences, seeded sample)" or
+    "the 28 teaching sentences shipped with the kit plus 12 hard ones (40 sentences)"), ``n`` and ``benchmark``
+    (False for the shipped sentences). :meth:`score` states a metric on it with its interval.
+    """
+
+    frame: pd.DataFrame
+    name: str
+    n: int
+    benchmark: bool
+
+    def score(self, pred: Any, metric: str = "macro_f1", n_resamples: int | None = None) -> str:
+        """``metric`` of ``pred`` against this data's labels, as :func:`metric_text` states it."""
+        return metric_text(self.frame["label"], pred, metric=metric, n_resamples=n_resamples)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def lesson_data(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike | None = None) -> LessonData:
+    """What a lesson scores on: :func:`dev_sample` (BABE train when present, else the shipped sentences) with its name.
+
+    Prints nothing; print the result (its name) in the lesson.
+    """
+    df = dev_sample(n, seed=seed, data_dir=data_dir, quiet=True)
+    return LessonData(df, df.attrs["name"], len(df), df.attrs["name"].startswith("BABE"))
+
+
+_METRIC_NAMES = {"macro_f1": "macro F1", "f1": "F1 (biased)", "accuracy": "accuracy", "precision": "precision",
+                 "recall": "recall"}
+
+
+def interval_text(estimate: float, lo: float, hi: float, n: int, label: str = "macro F1") -> str:
+    """One metric as a lesson may print it: always with its interval and n, and on fewer than
+    ``Config().metrics.min_items`` items marked as too few to conclude.
+
+    >>> interval_text(0.85, 0.74, 0.94, 40)
+    'macro F1 0.850 [0.740, 0.940] (n = 40: too few items to conclude anything)'
+    """
+    from mabpd_kit.config import Config
+
+    text = f"{label} {estimate:.3f} [{lo:.3f}, {hi:.3f}] (n = {n:,}"
+    return text + (": too few items to conclude anything)" if n < Config().metrics.min_items else ")")
+
+
+def metric_text(y_true: Any, y_pred: Any, metric: str = "macro_f1", n_resamples: int | None = None,
+                seed: int | None = None) -> str:
+    """``metric`` ("macro_f1", "f1", "accuracy", "precision", "recall") of ``y_pred`` with its 95% bootstrap interval.
+
+    The only way the lessons print a score: it carries its interval by construction (:func:`interval_text`).
+    An unknown metric name is a one-line ``ValueError``.
+    """
+    from mabpd_kit import metrics
+
+    if metric not in _METRIC_NAMES:
+        raise ValueError(f"metric must be one of {sorted(_METRIC_NAMES)}, not {metric!r}")
+    est, lo, hi = metrics.metric_ci(y_true, y_pred, metric=getattr(metrics, metric), n_resamples=n_resamples, seed=seed)
+    return interval_text(est, lo, hi, len(y_pred), _METRIC_NAMES[metric])

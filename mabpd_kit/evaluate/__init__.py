@@ -49,6 +49,7 @@ from mabpd_kit.evaluate.analyses import (
     paper_analyses,
     trace_flags,
 )
+from mabpd_kit.evaluate import llm_labels  # the ten real LLMs' zero-shot BABE labels: mk.evaluate.llm_labels
 from mabpd_kit.evaluate.benchmark import BENCHMARKS, canonical, evaluate, load_benchmark, trace_figures
 from mabpd_kit.evaluate.report import ANCHOR_KIND, Evaluation
 from mabpd_kit.evaluate.scores import compare, flip_counts, predictions, score_system, threshold_sweep
@@ -70,6 +71,7 @@ __all__ = [
     "failure_modes",
     "flip_counts",
     "human_agreement",
+    "llm_labels",
     "load_benchmark",
     "paper_analyses",
     "predictions",

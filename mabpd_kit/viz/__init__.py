@@ -86,7 +86,8 @@ __all__ = [
 THEME_NAME = "mabpd"
 
 # the per-area chart modules, imported on first access: ``mk.viz.lexicon.coverage_chart(lex)``
-_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator", "corpus")
+_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator", "corpus",
+               "llm_labels")
 
 
 _FROM_PIPELINE = ("show", "decision_html")  # a Decision's span viewer and trace: mk.viz.show(d)

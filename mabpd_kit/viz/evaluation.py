@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import altair
+from mabpd_kit.viz.colors import OKABE_ITO, SERIES_COLORS
 
 if TYPE_CHECKING:
     import altair as alt
@@ -87,7 +88,6 @@ def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
 def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
     """One colour per system: the evaluated configurations in distinct Okabe-Ito colours, the reference
     LLMs (``kind`` starting with "reference") in greys, so a dozen anchors never borrow a system's colour."""
-    from mabpd_kit.viz.colors import SERIES_COLORS
 
     alt = altair()
     systems = metrics["system"].tolist()
@@ -111,7 +111,6 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
     overlaps (a greedy placement computed here, in pixels), so a dozen reference LLMs stay readable."""
     import pandas as pd
 
-    from mabpd_kit.viz.colors import OKABE_ITO
 
     alt = altair()
 
@@ -230,7 +229,8 @@ def threshold_chart(
 
     alt = altair()
 
-    color = alt.Color("half:N", title=None) if "half" in sweeps.columns else alt.value("#4c78a8")
+    color = (alt.Color("half:N", title=None, scale=alt.Scale(range=list(SERIES_COLORS[:2]))) if "half" in sweeps.columns
+             else alt.value(OKABE_ITO["blue"]))
     lines = alt.Chart(sweeps).mark_line().encode(
         x=alt.X("threshold:Q", title="decision threshold on the score"),
         y=alt.Y(f"{metric}:Q", title=_METRIC_TITLES.get(metric, metric)),

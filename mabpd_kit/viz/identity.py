@@ -51,10 +51,15 @@ YOURS_COLOR, PAPER_COLOR = OKABE_ITO["vermillion"], "#bab0ac"
 RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["vermillion"], "IBC (all rounds)": OKABE_ITO["blue"]}
 
 
+def _condition_order(values: Sequence[str]) -> list[str]:
+    """The conditions in one order for every chart (legend, side-by-side bars, offsets): vanilla, anonymised, then others."""
+    return [v for v in CONDITION_COLORS if v in set(values)] + sorted(set(values) - set(CONDITION_COLORS))
+
+
 def _condition_color(values: Sequence[str], title: str = "condition"):
     alt = altair()
 
-    domain = [v for v in CONDITION_COLORS if v in set(values)] + sorted(set(values) - set(CONDITION_COLORS))
+    domain = _condition_order(values)
     rng = [CONDITION_COLORS.get(v, OTHER_COLOR) for v in domain]
     return alt.Color("condition:N", scale=alt.Scale(domain=domain, range=rng), title=title)
 
@@ -98,7 +103,7 @@ def _bars_with_cis(df: pd.DataFrame, *, x: str, order: list[str], y: str, y_titl
 
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("condition:N"),
+        xOffset=alt.XOffset("condition:N", sort=_condition_order(df["condition"].tolist())),  # vanilla left, as everywhere
     )
     bars = base.mark_bar().encode(
         y=alt.Y(f"{y}:Q", title=y_title),

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import roster
 from mabpd_kit.viz import altair, category_color, span_html
-from mabpd_kit.viz.colors import OUTCOME_COLORS
+from mabpd_kit.viz.colors import OKABE_ITO, OUTCOME_COLORS
 from mabpd_kit.viz.scores import (_VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_diff_chart,
                                   ablation_frame, score_chart)
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, SADResult
 
 __all__ = [
-    "decision_html", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS",
+    "decision_html", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
     "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
     "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
     "ablation_chart",
@@ -364,15 +364,24 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
 
 
 #: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
-STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": "#0072b2", "agreement": "#009e73", "max_rounds": "#e69f00"}
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["blue"], "agreement": OKABE_ITO["bluish green"],
+                                      "max_rounds": OKABE_ITO["orange"]}
+#: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
+ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#bbbbbb"}
+
+
+def _at_round_1(stop_reason: str, rounds: int) -> str:
+    return f"ended: {stop_reason}" if rounds == 1 else "went on to round 2"
 
 
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
     """Every debate's round-1 statistics (s across, c up) against the dual thresholds (dashed):
     a point in the upper-right box is a debate the dual-threshold stop ends after round 1. Points
-    are coloured by the recorded stop reason, on a fixed scale (:data:`STOP_REASON_COLORS`: the same
-    colour for a reason in every redraw, whichever reasons occur); debates with the same (s, c) are
-    drawn as one circle sized by their count. ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
+    are coloured by what happened *at round 1*, the round they are placed by (:data:`ROUND1_COLORS`:
+    ended there, with its reason: blue for the dual threshold, bluish green for agreement, orange for
+    the round limit; or went on, light grey), on a fixed scale; the final stop reason is in the tooltip.
+    Debates with the same (s, c) and state are drawn as one circle sized by their count.
+    ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
     alt = altair()
     import pandas as pd
 
@@ -381,26 +390,28 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
     sad = Config().sad
     ts, tv = sad.tau_s if tau_s is None else tau_s, sad.tau_v if tau_v is None else tau_v
     rows = [{"s": round(d.debate.rounds[0].s, 6), "c": round(d.debate.rounds[0].c, 6),
-             "stop_reason": d.debate.stop_reason, "rounds": len(d.debate.rounds)}
+             "stop_reason": d.debate.stop_reason, "rounds": len(d.debate.rounds),
+             "at_round_1": _at_round_1(d.debate.stop_reason, len(d.debate.rounds))}
             for d in _decisions(x) if d.debate is not None]
     if not rows:
         raise ValueError("no item of this batch went to debate: nothing to draw")
     df = pd.DataFrame(rows)
-    pts_df = df.groupby(["s", "c", "stop_reason"], as_index=False).agg(debates=("rounds", "size"),
-                                                                          mean_rounds=("rounds", "mean"))
-    reasons = list(STOP_REASON_COLORS)
+    pts_df = df.groupby(["s", "c", "at_round_1", "stop_reason"], as_index=False).agg(
+        debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
+    states = list(ROUND1_COLORS)
     most = int(pts_df.debates.max())
     pts = alt.Chart(pts_df).mark_circle(opacity=0.6).encode(
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
                       legend=None if most == 1 else alt.Legend(values=sorted({1, most // 2, most}), format="d")),
-        color=alt.Color("stop_reason:N", title="stopped by",
-                        scale=alt.Scale(domain=reasons, range=[STOP_REASON_COLORS[r] for r in reasons])),
-        tooltip=["s", "c", "stop_reason", "debates", alt.Tooltip("mean_rounds:Q", format=".2f")])
+        color=alt.Color("at_round_1:N", title="at round 1",
+                        scale=alt.Scale(domain=states, range=[ROUND1_COLORS[r] for r in states])),
+        tooltip=["s", "c", "at_round_1", alt.Tooltip("stop_reason:N", title="finally stopped by"), "debates",
+                 alt.Tooltip("mean_rounds:Q", format=".2f")])
     rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
     t = title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})"
     return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3]).encode(x="s:Q"),
                      rules.mark_rule(strokeDash=[4, 3]).encode(y="c:Q")).properties(
         title=t, width=360, height=260,
-        description=f"{t}. {len(df)} debates; " + ", ".join(f"{int((df.stop_reason == r).sum())} stopped by {r}" for r in reasons) + ".")
+        description=f"{t}. {len(df)} debates; " + ", ".join(f"{int((df.at_round_1 == r).sum())} {r}" for r in states) + ".")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from mabpd_kit.mabpd.simulator import Simulation
 
-__all__ = ["CONFIG_COLORS", "config_chart", "gain_phrase", "simulator_view", "sweep_chart"]
+__all__ = ["CONFIG_COLORS", "config_chart", "difference_chart", "gain_phrase", "simulator_view", "sweep_chart"]
 
 #: One colour per configuration, the same in every simulator chart (course series colours).
 CONFIG_COLORS: dict[str, str] = {"full": SERIES_COLORS[0], "no-debate": SERIES_COLORS[1],
@@ -55,6 +55,32 @@ def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
         tooltip=["config", "measure", alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=130, height=170, title=t,
                  description=f"{t}. Bars: macro F1, precision and recall of " + ", ".join(names) + ".")
+
+
+def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> "alt.LayerChart":
+    """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
+    one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
+    (a 0-1 axis hides them). ``metrics``: ``Simulation.metrics()`` (one row per configuration)."""
+    alt = altair()
+    others = [n for n in metrics.index if n != baseline]
+    rows = [{"config": n, "measure": _MEASURES[m], "points": round(100 * (metrics.loc[n, m] - metrics.loc[baseline, m]), 1)}
+            for n in others for m in _MEASURES]
+    df = pd.DataFrame(rows)
+    measures = list(_MEASURES.values())
+    t = title or f"Each configuration minus {baseline}, in points"
+    y = alt.Y("config:N", sort=others, title=None)
+    base = alt.Chart(df).encode(y=y, yOffset=alt.YOffset("measure:N", sort=measures))
+    bars = base.mark_bar().encode(
+        x=alt.X("points:Q", title=f"difference from {baseline} (points: x 100)"),
+        color=alt.Color("measure:N", sort=measures, title=None,
+                        scale=alt.Scale(domain=measures, range=list(SERIES_COLORS[:len(measures)]))),
+        tooltip=["config", "measure", alt.Tooltip("points:Q", format="+.1f")])
+    text = base.mark_text(align="left", dx=3, fontSize=10).encode(
+        x=alt.X("points:Q"), text=alt.Text("points:Q", format="+.1f"))
+    zero = alt.Chart(pd.DataFrame({"points": [0.0]})).mark_rule(color="#333333").encode(x="points:Q")
+    return alt.layer(bars, text, zero).properties(
+        width=380, height=alt.Step(12), title=t,
+        description=f"{t}: " + "; ".join(f"{r.config} {r.measure} {r.points:+.1f}" for r in df.itertuples()) + ".")
 
 
 def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
@@ -106,6 +132,7 @@ def simulator_view(hallucination: float = 0.0, competence: float = 0.75, correla
     caption = (f"macro F1 full {m.loc['full', 'macro_f1']:.3f}, no-debate {m.loc['no-debate', 'macro_f1']:.3f}, "
                f"single-agent {m.loc['single-agent', 'macro_f1']:.3f}: the full pipeline is {gain_phrase(gain)} no-debate "
                f"and {gain_phrase(single)} one agent; {m.loc['full', 'debated']:.0%} of items "
-               f"debated; hallucination measured from invalid spans {rec['hallucination']:.2f} (planted {hallucination:.2f})")
+               f"debated; hallucination measured from invalid spans {rec['hallucination']:.2f} (planted {hallucination:.2f}); "
+               f"n = {n_items:,} simulated items")
     title = f"Simulated agents: hallucination {hallucination:.2f}, competence {competence:.2f}, correlation {correlation:.2f}"
     return config_chart(sim, title=title), caption

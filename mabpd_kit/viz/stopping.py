@@ -235,15 +235,18 @@ def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: D
 def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | None = None) -> alt.LayerChart:
     """One row per claim whose outcome changed (at most ``max_claims``): its stop round under the
     reference pair (hollow) and under yours (filled), joined by a line, coloured by the kind of change.
-    With no change at all it says so in the title."""
+    When more claims changed than fit, every kind of change keeps rows (taken in turn, kind by kind),
+    so a chart of 20 label changes and 233 later stops shows both. With no change at all it says so in the title."""
     alt = altair()
 
     order = list(CHANGE_COLORS)
-    moved = changes[changes.change != "unchanged"]
-    changed = moved.assign(_k=moved.change.map(order.index)).sort_values(["_k", "id"], kind="stable").head(max_claims)
+    moved = changes[changes.change != "unchanged"].sort_values("id", kind="stable")
+    moved = moved.assign(_k=moved.change.map(order.index), _turn=moved.groupby("change").cumcount())
+    changed = moved.sort_values(["_turn", "_k"], kind="stable").head(max_claims).sort_values(["_k", "id"], kind="stable")
     n_changed = len(moved)
+    counts = ", ".join(f"{int((moved.change == k).sum())} {k}" for k in order if (moved.change == k).any())
     t = title or (f"{n_changed} of {len(changes)} claims change against the reference pair"
-                  + (f" (first {max_claims} shown)" if n_changed > max_claims else "") if n_changed
+                  + (f" ({counts}; {max_claims} shown, every kind)" if n_changed > max_claims else "") if n_changed
                   else f"no claim of {len(changes)} changes its stop round or label")
     rows = []
     for r in changed.itertuples():
