@@ -23,6 +23,11 @@ that carries the uncertainty of the error rates as well as that of the group's s
 
 The method was chosen over classify-and-count and the adjusted count with a bootstrap by
 leave-one-outlet-out coverage on BABE train (:mod:`mabpd_kit.evaluate.validity`).
+A model of the whole decision trace in place of flag and score (an L2 logistic regression on the
+agents' scores, spans, cue categories, route and length, then the same quantifier on its probability)
+was tried by nested leave-one-outlet-out (``bench/bench_prevalence.py``) and not adopted: across outlets
+it separates the classes no better than the score (AUC 0.70 against 0.72) and its bins vary more from
+one outlet to another, so honest intervals get wider (1/9 covered, median width 0.79, against 6/9, 0.37).
 
 >>> import numpy as np
 >>> r = ErrorRates(edges=(0.7,), biased=(30, 20, 50), neutral=(70, 20, 10))
