@@ -323,6 +323,11 @@ def _best_f1(gold: Sequence[int], score: Sequence[float]) -> float:
     return max(_macro_f1(gold, [int(x >= t) for x in score]) for t in _thresholds())
 
 
+def _first_best(gold: Sequence[int], score: Sequence[float]) -> float:
+    scores = [_macro_f1(gold, [int(x >= t) for x in score]) for t in _thresholds()]
+    return _thresholds()[int(np.argmax(scores))]
+
+
 def _stratified(frame: Any, part: Any) -> bool:
     for label in (0, 1):
         n, k = int((frame["gold"] == label).sum()), int((part["gold"] == label).sum())
@@ -355,7 +360,8 @@ def threshold_data(seed: int = 0, n: int = 240, boundary: float = 0.5, split_see
         best = _best_f1(cal["gold"], cal["score"])
         if (_stratified(frame, half) or _stratified(frame, perm)
                 or _macro_f1(cal["gold"], (cal["score"] >= boundary).astype(int)) > best - 0.01
-                or _best_f1(rep["gold"], rep["score"]) <= _macro_f1(rep["gold"], (rep["score"] >= boundary).astype(int))):
+                or _best_f1(rep["gold"], rep["score"]) <= _macro_f1(rep["gold"], (rep["score"] >= boundary).astype(int))
+                or _macro_f1(cal["gold"], (cal["score"] >= _first_best(rep["gold"], rep["score"])).astype(int)) > best - TOL):
             continue
         frame.attrs["seed"] = s
         return frame
