@@ -439,3 +439,23 @@ def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5,
         " is not what the exercise asks: A = rep's score at your threshold, B = rep's score at the default boundary.")
     raise AssertionError("Neither system scores as expected against rep's gold labels: pass rep['gold'] (the same rows as "
                          "the predictions, in the same order) and the two predictions of the report half.")
+
+
+# -- 09: Cohen's h by hand ----------------------------------------------------------------------------
+def check_cohens_h(df: Any, pair: Sequence[str], h: Any) -> str:
+    """Exercise 09-3: h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)), p = share of an outlet's articles predicted biased."""
+    import math
+
+    assert h is not None, "Store Cohen's h in h."
+    shares = []
+    for outlet in pair:
+        preds = [int(p) for o, p, f in zip(df["outlet"], df["pred"], df["failed"]) if o == outlet and not f]
+        shares.append(sum(preds) / len(preds))
+    want = 2 * math.asin(math.sqrt(shares[0])) - 2 * math.asin(math.sqrt(shares[1]))
+    if _close(h, want):
+        return f"Correct: h = {want:.3f} between {pair[0]} and {pair[1]}."
+    assert not (_close(h, -want) and abs(want) > TOL), f"The sign is reversed: h is {pair[0]} minus {pair[1]}, in that order."
+    assert not _close(h, want / 2) or abs(want) < TOL, "Each arcsine is doubled: h = 2·asin(√p₁) − 2·asin(√p₂)."
+    assert not _close(h, shares[0] - shares[1]), "That is the difference of the two shares; Cohen's h transforms each share first."
+    raise AssertionError(f"h is not Cohen's h of {pair[0]} vs {pair[1]}: take each outlet's share of articles predicted "
+                         "biased (the mean of pred over its articles that did not fail), then the formula.")

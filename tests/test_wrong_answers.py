@@ -314,3 +314,29 @@ def test_08_paired(data):
     for name, result in wrong.items():
         if len(rep) != len(cal) or name != "on the calibration half":
             _fails(ex.check_paired, rep, t, result, b, n_all=len(pred))
+
+
+# -- 09 ex 3: Cohen's h by hand ------------------------------------------------------------------
+@pytest.mark.parametrize("student", STUDENTS)
+def test_09_cohens_h(student):
+    import math
+
+    rng = np.random.default_rng(ex.student_seed(student))
+    n = 60
+    df = pd.DataFrame({"outlet": rng.choice(["a.example", "b.example"], n), "pred": rng.integers(0, 2, n),
+                       "label": rng.integers(0, 2, n), "failed": rng.random(n) < 0.1})
+    df.loc[df["outlet"] == "a.example", "pred"] = (rng.random((df["outlet"] == "a.example").sum()) < 0.7).astype(int)
+    pair = ["a.example", "b.example"]
+    ok = df[~df["failed"]]
+    p1, p2 = (ok.loc[ok["outlet"] == o, "pred"].mean() for o in pair)
+    h = 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
+    assert "Correct" in ex.check_cohens_h(df, pair, h)
+    ex.check_cohens_h(df, pair, float(2 * (np.arcsin(np.sqrt(p1)) - np.arcsin(np.sqrt(p2)))))   # numpy, factored
+    q1, q2 = (df.loc[df["outlet"] == o, "pred"].mean() for o in pair)
+    g1, g2 = (ok.loc[ok["outlet"] == o, "label"].mean() for o in pair)
+    wrong = {"second minus first": -h, "no factor 2": h / 2, "rate difference": p1 - p2,
+             "failed rows kept": 2 * math.asin(math.sqrt(q1)) - 2 * math.asin(math.sqrt(q2)),
+             "gold labels, not predictions": 2 * math.asin(math.sqrt(g1)) - 2 * math.asin(math.sqrt(g2)),
+             "no answer": None}
+    for name, value in wrong.items():
+        _fails(ex.check_cohens_h, df, pair, value)
