@@ -366,7 +366,20 @@ def write_instructor_bundle(instructor: Path, course: Path, wheel: Path) -> None
     (instructor / "README.md").write_text(INSTRUCTOR_README.format(version=version, wheel=wheel.name), encoding="utf-8")
 
 
+def _pack_is_current() -> None:
+    """The instructor documents must quote figures.json as it is (tools/instructor_pack.py render)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructor_pack", ROOT / "tools" / "instructor_pack.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    stale = mod.render(check=True)
+    if stale:
+        raise ValueError(f"instructor figures out of date in {', '.join(stale)}: run python tools/instructor_pack.py render")
+
+
 def cmd_bundle(out: Path, packs: bool) -> int:
+    _pack_is_current()
     manifest = read_manifest()
     course, instructor = out / "course", out / "instructor"
     for folder in (course, instructor):
