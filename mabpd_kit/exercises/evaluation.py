@@ -157,3 +157,17 @@ def check_cohens_h(df: Any, pair: Sequence[str], h: Any) -> str:
     assert not _close(h, shares[0] - shares[1]), "That is the difference of the two shares; Cohen's h transforms each share first."
     raise AssertionError(f"h is not Cohen's h of {pair[0]} vs {pair[1]}: take each outlet's share of articles predicted "
                          "biased (the mean of pred over its articles that did not fail), then the formula.")
+
+
+def check_large(agg: Any, large: Any, min_group: int) -> str:
+    """Exercise 09-1: the outlets not flagged small (at least ``min_group`` articles), highest biased rate first."""
+    assert large is not None and {"outlet", "biased_rate", "n"} <= set(getattr(large, "columns", ())), (
+        "Store the large outlets' rows of agg in large (the same columns).")
+    want = {o for o, n in zip(agg["outlet"], agg["n"]) if n >= min_group}
+    got = list(large["outlet"])
+    assert not (set(got) and set(got) <= set(agg["outlet"]) - want), "These are the small outlets: keep the others."
+    assert set(got) == want and len(got) == len(want), (
+        f"Keep every outlet with at least min_group ({min_group}) articles, and only those, once each.")
+    rates = [float(r) for r in large["biased_rate"]]
+    assert all(a >= b for a, b in zip(rates, rates[1:])), "Sort by biased_rate, highest first."
+    return f"Correct: {len(got)} outlets have at least {min_group} articles; the top one is {got[0]}."
