@@ -26,7 +26,7 @@ help:
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
-	@echo "make course - the course bundle for a class: dist/course/ and dist/course.zip (wheel, lessons, exercises, instructor pack)"
+	@echo "make course - the course bundles: dist/course.zip for students (wheel, lessons, exercises), dist/instructor.zip (+ solutions, instructor pack, grade.py)"
 
 $(STAMP): pyproject.toml tools/setup_venv.sh
 	@PYTHON=$(PYTHON) VENV=$(VENV) bash tools/setup_venv.sh

@@ -27,6 +27,7 @@ _FACE = {
 _NAMESPACES = (
     "mabpd", "radar", "identity", "bridges", "data", "metrics", "evaluate", "viz", "widgets", "llm", "lexicon",
     "text", "runs", "prompts", "config", "types", "testing", "cli", "demo", "corpus", "language", "roster",
+    "exercises",
 )
 
 __all__ = sorted(_FACE) + list(_NAMESPACES) + ["__version__"]

@@ -1,7 +1,8 @@
-"""The course bundle as a class meets it: no repository, no network, only dist/course/ (issue 24).
+"""The course bundle as a class meets it: no repository, no network, only dist/course/ (issues 24, 40).
 
-1. ``tools/make_course.py bundle`` writes the bundle (wheel, lessons, exercises, instructor pack,
-   course.json, course packs, README) and its zip into a temporary folder.
+1. ``tools/make_course.py bundle`` writes the student bundle (wheel, lessons, exercises, course.json,
+   course packs, READMEs; no solutions, no reference answers) and the instructor bundle (plus solutions,
+   the instructor pack and grade.py, which runs the hidden checks on submissions), with their zips.
 2. A fresh venv outside the repository gets the kit's dependencies and Jupyter the way
    tests/test_install.py installs them (uv, offline from its cache, pinned to this environment), and
    then the kit itself is uninstalled: the kernel starts with no mabpd_kit, as on Colab.
@@ -115,13 +116,89 @@ def test_bundle_holds_what_a_class_needs(bundle):
         p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     assert {p.name for p in (course / "exercises").glob("*.ipynb")} == {
         p.name for p in (ROOT / "exercises").glob("[0-9][0-9]_*.ipynb")}
-    assert (course / "instructors" / "workshop_3h.md").is_file() and (course / "README.md").is_file()
+    assert (course / "README.md").is_file()
     assert list((course / "packs").glob("*.pack.json"))
-    for nb in course.rglob("*.ipynb"):
+    for nb in bundle.rglob("*.ipynb"):
         cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
         assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), nb.name
     names = zipfile.ZipFile(bundle / "course.zip").namelist()
     assert f"course/{manifest['wheel']}" in names and f"course/notebooks/{LESSON}" in names
+
+
+def test_the_student_bundle_holds_no_reference_answers(bundle):
+    course = bundle / "course"
+    names = zipfile.ZipFile(bundle / "course.zip").namelist()
+    assert not (course / "solutions").exists() and not any(n.startswith("course/solutions/") for n in names)
+    assert not (course / "instructors").exists() and not (course / "grade.py").exists()
+    solution_lines, given = set(), set()   # given: what the lessons, stubs and hints show anyway
+    for sol in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"):
+        for cell in json.loads(sol.read_text(encoding="utf-8"))["cells"]:
+            inside = False
+            for line in "".join(cell["source"]).splitlines():
+                if line.strip() in ("### BEGIN SOLUTION", "<!-- BEGIN SOLUTION -->"):
+                    inside = True
+                elif line.strip() in ("### END SOLUTION", "<!-- END SOLUTION -->"):
+                    inside = False
+                elif inside and len(line.strip()) >= 25 and not line.strip().startswith("### WRONG"):
+                    solution_lines.add(line.strip())
+                elif not inside:
+                    given.add(line.strip())
+    lessons = "\n".join(p.read_text(encoding="utf-8") for p in (course / "notebooks").glob("*.ipynb"))
+    secret = {line for line in solution_lines if line not in given and not any(line in g for g in given)
+              and json.dumps(line)[1:-1] not in lessons}
+    assert len(secret) > 20
+    text = "\n".join(p.read_text(encoding="utf-8") for p in course.rglob("*") if p.suffix in (".ipynb", ".md", ".json"))
+    shown = sorted(line for line in secret if json.dumps(line)[1:-1] in text or line in text)
+    assert not shown, f"the student bundle shows solution lines: {shown[:3]}"
+    for marker in ("### BEGIN SOLUTION", "### WRONG", "<!-- BEGIN SOLUTION -->"):
+        assert marker not in text
+
+
+def test_the_readmes_say_how_to_install_jupyter_and_what_data_is_used(bundle):
+    readme = (bundle / "course" / "README.md").read_text(encoding="utf-8")
+    assert "Install Jupyter" in readme and "pip install jupyterlab" in readme and "jupyter lab" in readme
+    assert "## 3. Data" in readme and "MABPD_DATA_DIR" in readme and "MABPD_STUDENT" in readme
+    notes = (bundle / "course" / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert "make " not in notes and "Makefile" not in notes and "jupyter lab" in notes
+    instructor = (bundle / "instructor" / "README.md").read_text(encoding="utf-8")
+    assert "grade.py submissions/*.ipynb" in instructor and "course.zip" in instructor
+    for folder in ("solutions", "instructors"):
+        assert (bundle / "instructor" / folder).is_dir()
+    assert "instructor/grade.py" in zipfile.ZipFile(bundle / "instructor.zip").namelist()
+
+
+def _filled(exercise: Path, solution: Path) -> dict:
+    """The exercise as a student hands it in: every answer cell holds the worked answer (the same cell index)."""
+    ex, sol = (json.loads(p.read_text(encoding="utf-8")) for p in (exercise, solution))
+    for e, s in zip(ex["cells"], sol["cells"]):
+        if e.get("metadata", {}).get("nbgrader", {}).get("solution") and e["cell_type"] == "code":
+            e["source"] = s["source"]
+    return ex
+
+
+def test_grade_py_runs_the_hidden_checks_on_submissions(bundle, tmp_path):
+    """The instructor's grade.py: a right submission scores every check, the stub none, and a check the student
+    edited into passing is put back."""
+    name = "08_evaluation.ipynb"
+    inst = bundle / "instructor"
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    (subs / f"ada__{name}").write_text(json.dumps(_filled(inst / "exercises" / name, inst / "solutions" / name)))
+    shutil.copy(inst / "exercises" / name, subs / f"bob__{name}")
+    cheat = json.loads((inst / "exercises" / name).read_text())
+    for c in cheat["cells"]:
+        if "check" in c["metadata"].get("tags", []):
+            c["source"] = ["print('Correct')"]
+    (subs / f"eve__{name}").write_text(json.dumps(cheat))
+    env = {k: v for k, v in os.environ.items() if k not in ("MABPD_STUDENT", "MABPD_DATA_DIR")}
+    res = _run([sys.executable, inst / "grade.py", *sorted(subs.glob("*.ipynb")), "--out", tmp_path / "g.csv"],
+               cwd=tmp_path, env={**env, "MABPD_OFFLINE": "1"}, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
+    import csv
+    rows = list(csv.DictReader((tmp_path / "g.csv").open()))
+    score = {s: sum(int(r["passed"]) for r in rows if r["student"] == s) for s in ("ada", "bob", "eve")}
+    assert score == {"ada": 3, "bob": 0, "eve": 0}, res.stdout
+    assert "student ada: 3 of 3 checks pass" in res.stdout and "AssertionError" in res.stdout
 
 
 def test_a_bundle_lesson_installs_the_kit_from_the_bundle_wheel_offline(bundle, venv, tmp_path):

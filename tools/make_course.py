@@ -14,13 +14,17 @@ Commands::
 
     python tools/make_course.py cells           # rewrite the setup cell and the launch links of notebooks/ and solutions/
     python tools/make_course.py cells --check   # exit 1 when a notebook does not carry the current cells
-    python tools/make_course.py bundle          # dist/course/ and dist/course.zip (`make course`)
+    python tools/make_course.py bundle          # dist/course/ + course.zip, dist/instructor/ + instructor.zip (`make course`)
 
 ``cells`` touches only the first cell's launch-link line and the setup cell (the second code cell) of
 each notebook, reading and writing each file in one go; run ``tools/make_exercises.py`` after it.
-The bundle holds the wheel (``uv build --wheel`` of this checkout), the lessons, solutions and
-exercises without outputs, the instructor pack (docs/instructors), course.json, the course packs of
-recorded model answers (``packs/``, replayed with ``MABPD_PACK``) and a README for the instructor.
+Two bundles. ``course/`` (and ``course.zip``) is what students get: the wheel (``uv build --wheel`` of this
+checkout), the lessons and exercises without outputs, course.json, the course packs of recorded model answers
+(``packs/``, replayed with ``MABPD_PACK``), a README (install Jupyter, the student's seed, data) and a
+``notebooks/README.md`` for the bundle (no Makefile there). No solutions and no instructor pack: the
+exercises' reference answers are computed by hidden checks (``mabpd_kit.exercises``), not stored.
+``instructor/`` (and ``instructor.zip``) adds ``solutions/``, the instructor pack (docs/instructors) and
+``grade.py`` (tools/grade_submissions.py), the hidden tests an instructor runs on submissions.
 """
 
 from __future__ import annotations
@@ -220,27 +224,88 @@ def build_wheel(out_dir: Path) -> Path:
     return wheels[-1]
 
 
+STUDENT_README = """\
+# mabpd-kit course (version {version})
+
+The lessons and exercises of the mabpd-kit course, with the kit itself:
+
+- `notebooks/`: the lessons 00-10, in order (`00_tour` first); `notebooks/README.md` says how to run them.
+- `exercises/`: one exercise per lesson 01-09. Fill in each `# TODO`, then run the **check** cell under it:
+  it fails with a hint until your answer is right.
+- `wheels/{wheel}`: the kit; `packs/`: recorded model answers (lesson 10 replays one); `course.json`: where a
+  notebook installs the kit from when no wheel is near it{source_note}.
+
+## 1. Install Jupyter (once)
+
+On Colab or a JupyterHub, skip this. On your own machine, with Python 3.10 or newer:
+
+    python -m venv mabpd-course
+    source mabpd-course/bin/activate            # Windows: mabpd-course\\Scripts\\activate
+    pip install jupyterlab wheels/{wheel}
+
+(The last step also installs the kit; without it, every notebook's setup cell, its second code cell, installs it
+from `wheels/`.) Then start Jupyter **in this folder**: `jupyter lab`, and open `notebooks/00_tour.ipynb`.
+
+## 2. Your own exercise data
+
+Exercises 05, 07, 08 run on data generated for you. Set your id before starting Jupyter, e.g.
+`MABPD_STUDENT=jdoe jupyter lab` (Windows: `set MABPD_STUDENT=jdoe` first); unset, everyone gets the same data.
+Your instructor grades with the same id.
+
+## 3. Data
+
+Everything runs offline with what is in this folder: the lessons use the small teaching samples shipped with
+the kit (a few dozen sentences, a toy corpus): on so few items a number is an illustration, not a finding. The
+benchmark data sets (BABE, the RADAR logs, HyperPartisan) are **not** in the bundle: if your instructor gives you
+a copy, point `MABPD_DATA_DIR` at its folder before starting Jupyter and the lessons use it (each lesson prints
+which data it runs on). Never commit or share benchmark copies.
+
+Built by `make course` (tools/make_course.py).
+"""
+
+STUDENT_NOTES = """\
+# Running the notebooks (course bundle)
+
+- Start Jupyter in the bundle's folder (`jupyter lab`; see `../README.md` to install it) and open the notebooks in
+  order, `00_tour` first. Each notebook's setup cell (its second code cell) installs the kit from `../wheels/` when
+  the kernel lacks it.
+- Everything runs **offline** by default: `mk.connect()` prints one line saying the built-in rule-based agents
+  are in use. To use a real model, set `MABPD_BASE_URL` / `MABPD_MODEL` (and a key in `MABPD_API_KEY` if the server
+  needs one) before starting Jupyter.
+- Set `FAST = True` in the first code cell (or start Jupyter with `FAST=1`) for a quick run on small data.
+- Data: without `MABPD_DATA_DIR` the lessons use the teaching samples shipped with the kit and say so; with it
+  pointing at a copy of the benchmarks, they use those.
+- `10_real_model` replays answers recorded from a small real model (`../packs/`); `LIVE = True` in its first cell
+  asks the model on your machine (`pip install "mabpd-kit[local]"`; minutes per sentence on 2 cores).
+- Exercises: open `../exercises/NN_topic.ipynb`, replace each `# TODO: your code here`, run the **check** cell
+  under it. Set `MABPD_STUDENT` to your id before starting Jupyter to get your own exercise data.
+- Export a notebook as a report that opens with no network:
+  `jupyter nbconvert --to html --execute --ExecutePreprocessor.store_widget_state=False notebooks/00_tour.ipynb`.
+"""
+
 INSTRUCTOR_README = """\
-# mabpd-kit course bundle (version {version})
+# mabpd-kit course: instructor bundle (version {version})
 
-Everything a class needs, with no repository and no network beyond the Python packages the kit
-depends on (Colab and most JupyterHubs already have most of them):
+What students get is `course.zip` (`course/`: the lessons, the exercises, the wheel, the packs, course.json, a
+README with the install and data steps). This bundle adds what they must not get:
 
-- `wheels/{wheel}`: the kit itself.
-- `notebooks/`: the lessons 00-10 (no outputs); `exercises/`: the exercises; `solutions/`: worked answers
-  (leave them out of what students get if you grade).
-- `instructors/`: plans (90-minute lab, 3-hour workshop), timings, room setup, self-check answers.
-- `packs/`: course packs of recorded model answers; replay one with `MABPD_PACK=packs/NAME.pack.json`.
-- `course.json`: the course's one setting (where a notebook installs the kit from when no wheel is near
-  it{source_note}).
+- `solutions/`: the worked exercises (the check cells pass on them).
+- `instructors/`: plans (90-minute lab, 3-hour workshop), timings and lesson figures (generated from a timed run of
+  the lessons: `instructors/figures.json`), room setup, glossary, self-check answers.
+- `grade.py`: the hidden tests. `python grade.py submissions/*.ipynb` runs each submitted exercise with its check
+  cells replaced by the pristine ones (a student cannot edit a check into passing) and with `MABPD_STUDENT` set to
+  the student (the part of the file name before `__`, e.g. `jdoe__08_evaluation.ipynb`, else the folder holding it,
+  or `--student ID`): the checks compare against the data generated for that student. One point per check; a table
+  on screen and `grades.csv`. Needs Jupyter and the kit (`pip install jupyterlab wheels/{wheel}`).
+- Everything in `course/` too (same files), so this folder runs the lessons as well.
 
 Every notebook's setup cell (its second code cell) installs the kit when the kernel lacks it: from a
 wheel beside the notebook or in `../wheels/`, else from `course.json`'s `source`, else it prints one
 line saying what to do.
 
-**JupyterHub or a USB stick**: copy the whole `course/` folder (or unzip `course.zip`) where students
-open notebooks; keep `wheels/` and `course.json` next to `notebooks/` and `exercises/`. Or install once for
-everyone: `pip install wheels/{wheel}`.
+**JupyterHub or a USB stick**: copy `course/` (or unzip `course.zip`) where students open notebooks; keep
+`wheels/` and `course.json` next to `notebooks/` and `exercises/`. Or install once for everyone:
+`pip install wheels/{wheel}`.
 
 **Colab**: Colab runs every kernel in `/content`, whatever notebook you open. Either upload
 `wheels/{wheel}` to the session's files (`/content`) before running the setup cell, or upload
@@ -250,25 +315,34 @@ everyone: `pip install wheels/{wheel}`.
 (on a connected machine: `pip download -d wheels wheels/{wheel}`); the setup cell passes `wheels/` to pip
 as `--find-links`. Or install everything once from the wheelhouse before class.
 
+**Data**: the bundles hold no benchmark data. Without it the lessons run on the kit's teaching samples and say
+so; to show the benchmarks, give the room a copy and set `MABPD_DATA_DIR` (room_setup.md). The exercises'
+data is generated per student and does not depend on it.
+
 Built by `make course` (tools/make_course.py) from the repository.
 """
 
 
-def cmd_bundle(out: Path, packs: bool) -> int:
-    manifest = read_manifest()
-    course = out / "course"
-    if course.exists():
-        shutil.rmtree(course)
-    (course / "wheels").mkdir(parents=True)
-    wheel = build_wheel(course / "wheels")
+def _copy_notebooks(src_dir: Path, dst_dir: Path) -> None:
+    dst_dir.mkdir(parents=True)
+    for nb in sorted(src_dir.glob("*.ipynb")):
+        if NAME_RE.match(nb.name):
+            _strip_outputs(nb, dst_dir / nb.name)
+
+
+def _zip(folder: Path, zip_path: Path) -> None:
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(folder.parent).as_posix())
+
+
+def write_student_bundle(course: Path, wheel: Path, manifest: dict, packs: bool) -> None:
+    """course/: lessons, exercises, wheel, packs, course.json and READMEs; no solutions, no instructor pack."""
     version = wheel.name.split("-")[1]
-    for d in ("notebooks", "solutions", "exercises"):
-        (course / d).mkdir()
-        for nb in sorted((ROOT / d).glob("*.ipynb")):
-            if NAME_RE.match(nb.name):
-                _strip_outputs(nb, course / d / nb.name)
-    shutil.copy(ROOT / "notebooks" / "README.md", course / "notebooks" / "README.md")
-    shutil.copytree(ROOT / "docs" / "instructors", course / "instructors")
+    for d in ("notebooks", "exercises"):
+        _copy_notebooks(ROOT / d, course / d)
+    (course / "notebooks" / "README.md").write_text(STUDENT_NOTES, encoding="utf-8")
     if packs:
         found = sorted((ROOT / "mabpd_kit" / "resources" / "packs").glob("*.pack.json"))
         if found:
@@ -278,16 +352,49 @@ def cmd_bundle(out: Path, packs: bool) -> int:
     bundle_manifest = {**manifest, "version": version, "wheel": f"wheels/{wheel.name}"}
     (course / MANIFEST).write_text(json.dumps(bundle_manifest, indent=1) + "\n", encoding="utf-8")
     note = f"; today: `{manifest['source']}`" if manifest["source"] else "; empty today: wheels only"
-    (course / "README.md").write_text(INSTRUCTOR_README.format(version=version, wheel=wheel.name, source_note=note),
+    (course / "README.md").write_text(STUDENT_README.format(version=version, wheel=wheel.name, source_note=note),
                                       encoding="utf-8")
-    zip_path = out / "course.zip"
-    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in sorted(course.rglob("*")):
-            if f.is_file():
-                zf.write(f, f.relative_to(out).as_posix())
-    n_files = sum(1 for f in course.rglob("*") if f.is_file())
-    print(f"course bundle: {course} ({n_files} files), {zip_path} ({zip_path.stat().st_size / 1e6:.1f} MB), "
-          f"wheel {wheel.name}")
+
+
+def write_instructor_bundle(instructor: Path, course: Path, wheel: Path) -> None:
+    """instructor/: the student bundle plus solutions/, instructors/ (the pack, rendered) and grade.py."""
+    shutil.copytree(course, instructor)
+    _copy_notebooks(ROOT / "solutions", instructor / "solutions")
+    shutil.copytree(ROOT / "docs" / "instructors", instructor / "instructors")
+    shutil.copy(ROOT / "tools" / "grade_submissions.py", instructor / "grade.py")
+    version = wheel.name.split("-")[1]
+    (instructor / "README.md").write_text(INSTRUCTOR_README.format(version=version, wheel=wheel.name), encoding="utf-8")
+
+
+def _pack_is_current() -> None:
+    """The instructor documents must quote figures.json as it is (tools/instructor_pack.py render)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructor_pack", ROOT / "tools" / "instructor_pack.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    stale = mod.render(check=True)
+    if stale:
+        raise ValueError(f"instructor figures out of date in {', '.join(stale)}: run python tools/instructor_pack.py render")
+
+
+def cmd_bundle(out: Path, packs: bool) -> int:
+    _pack_is_current()
+    manifest = read_manifest()
+    course, instructor = out / "course", out / "instructor"
+    for folder in (course, instructor):
+        if folder.exists():
+            shutil.rmtree(folder)
+    (course / "wheels").mkdir(parents=True)
+    wheel = build_wheel(course / "wheels")
+    write_student_bundle(course, wheel, manifest, packs)
+    write_instructor_bundle(instructor, course, wheel)
+    for folder in (course, instructor):
+        _zip(folder, out / f"{folder.name}.zip")
+        n_files = sum(1 for f in folder.rglob("*") if f.is_file())
+        size = (out / f"{folder.name}.zip").stat().st_size / 1e6
+        print(f"{folder.name} bundle: {folder} ({n_files} files), {out / folder.name}.zip ({size:.1f} MB)")
+    print(f"wheel {wheel.name}; hand students course.zip only (instructor.zip holds the solutions and grade.py)")
     return 0
 
 
@@ -296,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cells", help="rewrite (or --check) the setup cell and launch links of every notebook")
     c.add_argument("--check", action="store_true")
-    b = sub.add_parser("bundle", help="write dist/course/ and dist/course.zip")
+    b = sub.add_parser("bundle", help="write dist/course/ + course.zip (students) and dist/instructor/ + instructor.zip")
     b.add_argument("--out", type=Path, default=ROOT / "dist")
     b.add_argument("--no-packs", action="store_true", help="leave the recorded course packs out")
     args = ap.parse_args(argv)

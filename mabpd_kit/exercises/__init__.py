@@ -1,0 +1,28 @@
+"""Exercise data and hidden reference checks for the course's exercises (solutions/, exercises/).
+
+Each exercise whose answer matters gets its **own data**, generated from the student's seed
+(:func:`student_seed`: ``MABPD_STUDENT`` or a ``student_id``), and chosen so that the plausible wrong
+answers give a different result from the right one (a sign error, a stale pair, the other half, a
+non-stratified split ...). The ``check_*`` functions compute the expected answer with their own code
+(plain numpy loops, not the kit function the exercise asks the student to call) and raise
+``AssertionError`` with a message naming the mistake. They return a one-line success message.
+
+The data does not depend on the benchmark copies under ``MABPD_DATA_DIR``: a student with the
+bundle alone and one with BABE get checks that discriminate the same way.
+"""
+
+from __future__ import annotations
+
+from mabpd_kit.exercises._common import student_seed
+from mabpd_kit.exercises.evaluation import (check_cohens_h, check_large, check_paired, check_rates, check_split,
+                                            threshold_data)
+from mabpd_kit.exercises.scoring import check_ablation_recall, check_single_agent
+from mabpd_kit.exercises.stopping import (RADAR_PAIR, check_calibrated_pair, check_stopping_report, stopping_data,
+                                          stopping_grid)
+from mabpd_kit.exercises.verifier import (STEPS, check_blame, check_recall_reason, check_verifier_trade,
+                                          verifier_data)
+
+__all__ = ["RADAR_PAIR", "STEPS", "check_ablation_recall", "check_blame", "check_calibrated_pair", "check_cohens_h",
+           "check_large", "check_paired", "check_rates", "check_recall_reason", "check_single_agent", "check_split",
+           "check_stopping_report", "check_verifier_trade", "stopping_data", "stopping_grid", "student_seed",
+           "threshold_data", "verifier_data"]

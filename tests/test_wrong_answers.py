@@ -1,0 +1,344 @@
+"""The exercise checks tell right from wrong (mabpd_kit.exercises), in process, for three student seeds.
+
+Each wrong answer a student types (sign errors, the other half, stale values, a reversed rule, an
+unstratified split, the wrong metric, misaligned rows, swapped rows or systems ...) is computed the way a
+student would, with the kit's own functions, and the check must fail with an AssertionError and a
+message; each right answer written differently (rows in another order, lists instead of Series, another
+stratified split, other phrasing) must pass. The same data is generated with and without the benchmark
+copies (``MABPD_DATA_DIR``), so both students get the same discriminating checks.
+
+The notebooks' own ``### WRONG`` answers are replayed in a kernel by tests/test_exercises.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mabpd_kit as mk
+from mabpd_kit import exercises as ex
+
+STUDENTS = ("ada", "grace", "linus")
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = Path(os.environ.get("MABPD_DATA_DIR") or ROOT.parent / "shared" / "data")   # as conftest's data_dir
+
+
+def _fails(check, *args, **kw) -> str:
+    with pytest.raises(AssertionError) as info:
+        check(*args, **kw)
+    message = str(info.value)
+    assert len(message) >= 20, f"the check fails without a helpful message: {message!r}"
+    return message
+
+
+def _digest(frame: pd.DataFrame) -> str:
+    return hashlib.sha256(pd.util.hash_pandas_object(frame, index=True).values.tobytes()).hexdigest()
+
+
+def test_student_seeds_differ_and_default_to_zero(monkeypatch):
+    monkeypatch.delenv("MABPD_STUDENT", raising=False)
+    assert ex.student_seed() == 0
+    seeds = {ex.student_seed(s) for s in STUDENTS}
+    assert len(seeds) == 3
+    monkeypatch.setenv("MABPD_STUDENT", "ada")
+    assert ex.student_seed() == ex.student_seed("ada") != 0
+    assert _digest(ex.threshold_data(ex.student_seed("ada"))) != _digest(ex.threshold_data(ex.student_seed("grace")))
+
+
+@pytest.mark.parametrize("with_data", [False, True], ids=["no-data", "data"])
+def test_exercise_data_is_the_same_with_and_without_benchmark_data(with_data, monkeypatch, tmp_path):
+    if with_data and not DATA_DIR.is_dir():
+        pytest.skip("no benchmark copies on this machine")
+    monkeypatch.setenv("MABPD_DATA_DIR", str(DATA_DIR if with_data else tmp_path))
+    seed = ex.student_seed("ada")
+    frame = ex.threshold_data(seed)
+    trajs, dev, test = ex.stopping_data(seed)
+    sim = ex.verifier_data(seed)
+    fingerprint = (_digest(frame), [t.id for t in dev], [d.pred for d in sim["full"].decisions])
+    monkeypatch.setenv("MABPD_DATA_DIR", str(tmp_path / "elsewhere"))
+    again = ex.threshold_data(seed), ex.stopping_data(seed)[1], ex.verifier_data(seed)
+    assert fingerprint == (_digest(again[0]), [t.id for t in again[1]], [d.pred for d in again[2]["full"].decisions])
+
+
+_CACHE: dict = {}
+
+
+@pytest.fixture(params=[(s, d) for s in STUDENTS for d in ("no-data", "data")], ids=lambda p: f"{p[0]}-{p[1]}")
+def data(request, monkeypatch, tmp_path_factory):
+    """The three exercises' data for one student, generated with or without the benchmark copies."""
+    student, mode = request.param
+    if mode == "data" and not DATA_DIR.is_dir():
+        pytest.skip("no benchmark copies on this machine")
+    if request.param not in _CACHE:
+        monkeypatch.setenv("MABPD_DATA_DIR", str(DATA_DIR if mode == "data" else tmp_path_factory.mktemp("none")))
+        seed = ex.student_seed(student)
+        _CACHE[request.param] = {"seed": seed, "sim": ex.verifier_data(seed), "stop": ex.stopping_data(seed),
+                                 "frame": ex.threshold_data(seed)}
+    return _CACHE[request.param]
+
+
+def _ys(ds):
+    return [d.gold for d in ds], [d.pred for d in ds]
+
+
+# -- 05 ex 2: the verifier's trade ---------------------------------------------------------------
+def test_05_verifier_trade(data):
+    sim = data["sim"]
+    full, nv, nd = (sim[k].decisions for k in ("full", "no-verifier", "no-debate"))
+    y, pf = _ys(full)
+    pn, pd_ = [d.pred for d in nv], [d.pred for d in nd]
+    P, R = mk.metrics.precision, mk.metrics.recall
+    gain, cost = P(y, pf) - P(y, pn), R(y, pn) - R(y, pf)
+    assert "Correct" in ex.check_verifier_trade(sim, gain, cost)
+    # right, written differently: numpy arrays, confusion counts
+    yy, a, b = np.array(y), np.array(pf), np.array(pn)
+    prec = lambda p: ((p == 1) & (yy == 1)).sum() / (p == 1).sum()
+    rec = lambda p: ((p == 1) & (yy == 1)).sum() / (yy == 1).sum()
+    ex.check_verifier_trade(sim, float(prec(a) - prec(b)), float(rec(b) - rec(a)))
+    other = ex.verifier_data(data["seed"] + 1, n_items=100)                   # a stale result: someone else's data
+    oy, of = _ys(other["full"].decisions)
+    on = [d.pred for d in other["no-verifier"].decisions]
+    wrong = {
+        "full alone": (P(y, pf), R(y, pf)),
+        "stale no-debate comparison": (P(y, pf) - P(y, pd_), R(y, pd_) - R(y, pf)),
+        "sign error in the gain": (-gain, cost),
+        "sign error in the cost": (gain, -cost),
+        "both signs": (-gain, -cost),
+        "gain and cost swapped": (cost, gain),
+        "precision with (pred, gold)": (P(pf, y) - P(pn, y), cost),
+        "recall with (pred, gold)": (gain, R(pn, y) - R(pf, y)),
+        "another seed's numbers": (P(oy, of) - P(oy, on), R(oy, on) - R(oy, of)),
+    }
+    for name, (g, c) in wrong.items():
+        _fails(ex.check_verifier_trade, sim, g, c)
+
+
+# -- 05 ex 3: the one-way rule in words ---------------------------------------------------------
+RIGHT_TEXTS = [
+    "The verifier can only turn a biased label into neutral, never neutral into biased, so the true positives of full "
+    "are a subset of those of no-verifier and its recall cannot be higher.",
+    "By the one-way rule a biased decision may become neutral but a neutral one is never turned to biased: full finds no "
+    "biased item that no-verifier misses.",
+    "It only ever flips biased -> neutral; it cannot make neutral -> biased, so recall can only drop or stay the same.",
+]
+WRONG_TEXTS = [
+    "The verifier can only turn a neutral label into biased (the one-way rule), so recall never drops at all here.",
+    "By the one-way rule the verifier never turns a biased label into neutral, so true positives are never lost.",
+    "It only ever flips neutral -> biased, never biased -> neutral, so the true positives of full can only grow.",
+    "The verifier upgrades neutral decisions to biased ones when it finds a span, which is why recall cannot fall.",
+    "The verifier is strict, so recall goes down a little on this sample, as the table shows us.",
+    "It depends on the data: on another sample the cost could well be negative, who knows really.",
+    "Recall.",
+]
+
+
+def test_05_free_text_rule():
+    for text in RIGHT_TEXTS:
+        assert "Correct" in ex.check_recall_reason(text), text
+    for text in WRONG_TEXTS:
+        _fails(ex.check_recall_reason, text)
+    _fails(ex.check_recall_reason, None)
+
+
+# -- 05 ex 4: which step made this label wrong (the trace) --------------------------------------
+def test_05_trace_blame(data):
+    sim = data["sim"]
+
+    def right(d):
+        if d.verifier is not None and d.pre_verifier_label != d.label:
+            return "verifier"
+        return "debate" if d.route == "debate" else "router"
+
+    def right_too(d):          # the same reading, from other fields of the trace
+        if d.verifier is not None and d.verifier.overturned:
+            return "verifier"
+        return "router" if d.routing is not None and d.routing.label is not None else "debate"
+
+    assert "Correct" in ex.check_blame(sim, right)
+    ex.check_blame(sim, right_too)
+    wrong = {
+        "verifier whenever it ran": lambda d: "verifier" if d.verifier is not None else right(d),
+        "verifier forgotten": lambda d: "debate" if d.route == "debate" else "router",
+        "always the debate": lambda d: "debate",
+        "always the router": lambda d: "router",
+        "router and debate swapped": lambda d: right(d) if right(d) == "verifier" else
+        {"router": "debate", "debate": "router"}[right(d)],
+        "the last step that ran": lambda d: "verifier" if d.verifier is not None else ("debate" if d.debate else "router"),
+        "no answer": lambda d: None,
+    }
+    for name, fn in wrong.items():
+        _fails(ex.check_blame, sim, fn)
+
+
+# -- 07: calibrate on dev, report on test, pay for rounds ----------------------------------------
+def _best(trajs, cost=None):
+    cal = mk.radar.calibrate(trajs, mk.Config(), cost_per_round=cost)
+    return cal.best["tau_s"], cal.best["tau_v"]
+
+
+def test_07_calibrated_pairs(data):
+    trajs, dev, test = data["stop"]
+    pair, cheap = _best(dev), _best(dev, 0.02)
+    for cost, right in ((0.0, pair), (0.02, cheap)):
+        assert "Correct" in ex.check_calibrated_pair(dev, test, right, cost)
+        ex.check_calibrated_pair(dev, test, [np.float64(right[0]), np.float32(right[1])], cost)
+    wrong = {
+        "made up": ((0.5, 0.1), 0.0), "on test": (_best(test), 0.0), "on all claims": (_best(trajs), 0.0),
+        "the logged pair": (ex.RADAR_PAIR, 0.0), "tau_v first": ((pair[1], pair[0]), 0.0), "not a pair": (0.5, 0.0),
+        "stale pair of exercise 1": (pair, 0.02), "ten times the cost": (_best(dev, 0.2), 0.02),
+        "cost on test": (_best(test, 0.02), 0.02), "stop after the opening": ((-1.0, 0.0), 0.02),
+    }
+    for name, (p, cost) in wrong.items():
+        if name == "tau_v first" and p == pair:
+            continue
+        _fails(ex.check_calibrated_pair, dev, test, p if isinstance(p, tuple) else (p,), cost)
+
+
+def test_07_report(data):
+    trajs, dev, test = data["stop"]
+    pair = _best(dev)
+    ev = lambda half, p: mk.radar.evaluate_rule(half, mk.radar.DualThreshold(*p))
+    right = pd.DataFrame({"RADAR run": ev(test, ex.RADAR_PAIR), "calibrated on dev": ev(test, pair)}).T
+    assert "Correct" in ex.check_stopping_report(right, dev, test, pair)
+    ex.check_stopping_report(right.iloc[::-1], dev, test, pair)                                 # rows in another order
+    ex.check_stopping_report(pd.DataFrame.from_dict({"calibrated on dev": ev(test, pair),
+                                                     "RADAR run": ev(test, ex.RADAR_PAIR)}, orient="index"), dev, test, pair)
+    wrong = {
+        "on dev": {"RADAR run": ev(dev, ex.RADAR_PAIR), "calibrated on dev": ev(dev, pair)},
+        "rows swapped": {"RADAR run": ev(test, pair), "calibrated on dev": ev(test, ex.RADAR_PAIR)},
+        "on all claims": {"RADAR run": ev(trajs, ex.RADAR_PAIR), "calibrated on dev": ev(trajs, pair)},
+        "logged pair twice": {"RADAR run": ev(test, ex.RADAR_PAIR), "calibrated on dev": ev(test, ex.RADAR_PAIR)},
+        "calibrated pair on dev": {"RADAR run": ev(test, ex.RADAR_PAIR), "calibrated on dev": ev(dev, pair)},
+        "a row missing": {"calibrated on dev": ev(test, pair)},
+        "misnamed rows": {"radar": ev(test, ex.RADAR_PAIR), "dev": ev(test, pair)},
+    }
+    for name, rows in wrong.items():
+        _fails(ex.check_stopping_report, pd.DataFrame(rows).T, dev, test, pair)
+
+
+# -- 08: rates by leaning, a stratified split, the paired comparison -----------------------------
+def _rates(frame, fill=True):
+    g = frame.assign(type=frame["type"].fillna("(none)")) if fill else frame
+    return pd.DataFrame({"fp_rate": g[g["gold"] == 0].groupby("type")["pred"].mean(),
+                         "fn_rate": 1 - g[g["gold"] == 1].groupby("type")["pred"].mean()})
+
+
+def test_08_rates(data):
+    pred = data["frame"]
+    right = _rates(pred)
+    assert "Correct" in ex.check_rates(pred, right)
+    ex.check_rates(pred, right.iloc[::-1])                                        # rows in another order
+    g = pred.assign(type=pred["type"].fillna("(none)"))
+    tab = pd.crosstab(g["type"], [g["gold"], g["pred"]], normalize=False)
+    ex.check_rates(pred, pd.DataFrame({"fp_rate": tab[(0, 1)] / (tab[(0, 0)] + tab[(0, 1)]),
+                                       "fn_rate": tab[(1, 0)] / (tab[(1, 0)] + tab[(1, 1)])}))
+    grouped = g.groupby("type")["pred"].mean()
+    wrong = {
+        "fp and fn swapped": right.rename(columns={"fp_rate": "fn_rate", "fn_rate": "fp_rate"}),
+        "not split by gold": pd.DataFrame({"fp_rate": grouped, "fn_rate": 1 - grouped}),
+        "missing leanings dropped": _rates(pred, fill=False),
+        "share predicted neutral": right.assign(fp_rate=1 - right["fp_rate"]),
+        "fn as a hit rate": right.assign(fn_rate=1 - right["fn_rate"]),
+        "counts, not shares": pd.DataFrame({"fp_rate": g[g["gold"] == 0].groupby("type")["pred"].sum(),
+                                            "fn_rate": (1 - g[g["gold"] == 1]["pred"]).groupby(g["type"]).sum()}),
+        "off by one in the denominator": pd.DataFrame({
+            "fp_rate": g[g["gold"] == 0].groupby("type")["pred"].sum() / (g[g["gold"] == 0].groupby("type").size() + 1),
+            "fn_rate": right["fn_rate"]}),
+        "a stale frame": _rates(ex.threshold_data(data["seed"] + 1)),
+    }
+    for name, rates in wrong.items():
+        _fails(ex.check_rates, pred, rates)
+
+
+def _stratified(pred, seed):
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(len(pred), dtype=bool)
+    for label in (0, 1):
+        idx = np.flatnonzero(pred["gold"].to_numpy() == label)
+        mask[rng.choice(idx, size=len(idx) // 2, replace=False)] = True
+    return pred[mask], pred[~mask]
+
+
+def _sweep_best(part, column="macro_f1"):
+    sweep = mk.evaluate.threshold_sweep(part["gold"], part["score"])
+    return float(sweep.loc[sweep[column].idxmax(), "threshold"])
+
+
+def test_08_split(data):
+    pred, seed = data["frame"], mk.Config().metrics.seed
+    cal, rep = _stratified(pred, seed)
+    assert "Correct" in ex.check_split(pred, cal, rep, _best_thr := _sweep_best(cal))
+    ex.check_split(pred, cal, rep, np.float64(_best_thr))
+    other_cal, other_rep = _stratified(pred, seed + 5)                        # another stratified split is right too
+    ex.check_split(pred, other_cal, other_rep, _sweep_best(other_cal))
+    by_class = pd.concat([g.sample(frac=0.5, random_state=1) for _, g in pred.groupby("gold")])
+    ex.check_split(pred, by_class, pred.drop(by_class.index), _sweep_best(by_class))
+    head, tail = pred.iloc[: len(pred) // 2], pred.iloc[len(pred) // 2:]
+    perm = np.random.default_rng(seed).permutation(len(pred))
+    rcal, rrep = pred.iloc[perm[: len(pred) // 2]], pred.iloc[perm[len(pred) // 2:]]
+    wrong = {
+        "first and second half": (head, tail, _sweep_best(head)),
+        "unstratified random half": (rcal, rrep, _sweep_best(rcal)),
+        "chosen on the report half": (cal, rep, _sweep_best(rep)),
+        "the default boundary": (cal, rep, mk.Config().scoring.boundary),
+        "cal is all of pred": (pred, rep, _sweep_best(pred)),
+        "no threshold": (cal, rep, None),
+    }
+    for name, (c, r, t) in wrong.items():
+        _fails(ex.check_split, pred, c, r, t)
+
+
+def test_08_paired(data):
+    pred = data["frame"]
+    cfg = mk.Config()
+    cal, rep = _stratified(pred, cfg.metrics.seed)
+    t, b = _sweep_best(cal), cfg.scoring.boundary
+    pb = lambda gold, part, ta, tb, **kw: mk.metrics.paired_bootstrap(
+        gold, (part["score"] >= ta).astype(int), (part["score"] >= tb).astype(int), n_resamples=500, seed=0, **kw)
+    assert "Correct" in ex.check_paired(rep, t, pb(rep["gold"], rep, t, b), b, n_all=len(pred))
+    ex.check_paired(rep, t, mk.metrics.paired_bootstrap(rep["gold"].tolist(), list((rep["score"] >= t).astype(int)),
+                                                        list((rep["score"] >= b).astype(int)), n_resamples=200, seed=3), b)
+    wrong = {
+        "on the calibration half": pb(cal["gold"], cal, t, b),
+        "on all of pred": pb(pred["gold"], pred, t, b),
+        "A and B swapped": pb(rep["gold"], rep, b, t),
+        "accuracy": pb(rep["gold"], rep, t, b, metric=mk.metrics.accuracy),
+        "gold of other rows": pb(pred["gold"].iloc[: len(rep)], rep, t, b),
+        "B is the adapted threshold again": pb(rep["gold"], rep, t, t),
+        "a stale boundary": pb(rep["gold"], rep, t, 0.55 if abs(b - 0.55) > 1e-9 else 0.45),
+        "precision": pb(rep["gold"], rep, t, b, metric=mk.metrics.precision),
+    }
+    for name, result in wrong.items():
+        if len(rep) != len(cal) or name != "on the calibration half":
+            _fails(ex.check_paired, rep, t, result, b, n_all=len(pred))
+
+
+# -- 09 ex 3: Cohen's h by hand ------------------------------------------------------------------
+@pytest.mark.parametrize("student", STUDENTS)
+def test_09_cohens_h(student):
+    import math
+
+    rng = np.random.default_rng(ex.student_seed(student))
+    n = 60
+    df = pd.DataFrame({"outlet": rng.choice(["a.example", "b.example"], n), "pred": rng.integers(0, 2, n),
+                       "label": rng.integers(0, 2, n), "failed": rng.random(n) < 0.1})
+    df.loc[df["outlet"] == "a.example", "pred"] = (rng.random((df["outlet"] == "a.example").sum()) < 0.7).astype(int)
+    pair = ["a.example", "b.example"]
+    ok = df[~df["failed"]]
+    p1, p2 = (ok.loc[ok["outlet"] == o, "pred"].mean() for o in pair)
+    h = 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
+    assert "Correct" in ex.check_cohens_h(df, pair, h)
+    ex.check_cohens_h(df, pair, float(2 * (np.arcsin(np.sqrt(p1)) - np.arcsin(np.sqrt(p2)))))   # numpy, factored
+    q1, q2 = (df.loc[df["outlet"] == o, "pred"].mean() for o in pair)
+    g1, g2 = (ok.loc[ok["outlet"] == o, "label"].mean() for o in pair)
+    wrong = {"second minus first": -h, "no factor 2": h / 2, "rate difference": p1 - p2,
+             "failed rows kept": 2 * math.asin(math.sqrt(q1)) - 2 * math.asin(math.sqrt(q2)),
+             "gold labels, not predictions": 2 * math.asin(math.sqrt(g1)) - 2 * math.asin(math.sqrt(g2)),
+             "no answer": None}
+    for name, value in wrong.items():
+        _fails(ex.check_cohens_h, df, pair, value)
