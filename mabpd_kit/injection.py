@@ -54,7 +54,7 @@ from itertools import filterfalse
 
 from mabpd_kit import roster
 
-__all__ = ["BLOCKED", "FENCE_TAGS", "TASK_WORDS", "WITHHELD", "Instruction", "Instructions", "addressed", "fence",
+__all__ = ["BLOCKED", "FENCE_TAGS", "TASK_WORDS", "VERDICT_WORDS", "WITHHELD", "Instruction", "Instructions", "addressed", "fence",
            "find_instructions", "words_from_tokens"]
 
 #: Every fence marker our prompts use (MABPD, RADAR), plus the chat-role names a model reads as turns.
@@ -390,7 +390,7 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
 #: verdicts, evidence, citing, rating and the model, in English, Spanish, French, German, Italian, Portuguese
 #: and Russian. A vocabulary of the task, not a list of phrasings: it marks a stretch, and marks alone block
 #: nothing in prose (see :func:`addressed`)
-TASK_WORDS = frozenset("""biased unbiased neutral verdict verdicts label labels labelled labeled classify classification
+TASK_WORDS = frozenset("""bias biased unbiased neutral verdict verdicts label labels labelled labeled classify classification
 evidence cite citing cited quote quoting rating rater raters grader graders annotator annotators automated ai llm llms
 model models assistant chatbot classifier output json answer respond reply instruction instructions prompt
 sesgado sesgada sesgo imparcial veredicto etiqueta etiqueten etiquetar evidencia evidencias cita citar citen cite
@@ -402,6 +402,9 @@ bewerter bewertung einstufung einstufen parteiisch
 parziale tendenzioso etichetta prova citare risposta valutatore tendencioso viesado veredito evidencia resposta
 предвзятый предвзято предвзятая нейтральный нейтрально вердикт метка доказательство цитата цитируй цитировать
 ответ модель ассистент оценщик""".split())
+#: the verdict values among them (a stretch giving one beside another task word states the task)
+VERDICT_WORDS = frozenset("""biased unbiased sesgado sesgada imparcial biaise biaisee partial partiale voreingenommen
+tendenzios parteiisch parziale tendenzioso tendencioso viesado предвзятый предвзято предвзятая""".split())
 #: look-alike letters read as the Latin letter they imitate (Cyrillic and Greek), for finding task words only
 _CONFUSABLE = str.maketrans("асеорхуіјѕԁАВСЕНКМОРТХУІΑΒΕΗΙΚΜΝΟΡΤΧΥΖαεικνορτυχ",
                             "aceopxyijsdABCEHKMOPTXYIABEHIKMNOPTXYZaeikvoptux")
@@ -431,14 +434,18 @@ def _fold(s: str) -> list[str]:
 def _stretches(text: str) -> list[tuple[int, int, int]]:
     """Sentences and clauses (split at sentence ends, line breaks and semicolons) and bracketed groups of
     ``text``, each ``(start, end, marks)``: marks 0 (no task word), 1 (a task word), 2 (a task word as a key
-    with its value, ``verdict: biased``, ``evidence = '...'``, ``{"verdict": ...}``, or three task words)."""
+    with its value, ``verdict: biased``, ``evidence = '...'``, ``{"verdict": ...}``, a verdict value beside
+    another task word, or three task words)."""
     cuts = [0] + [m.end() for m in _STRETCH_END.finditer(text) if not _continued(text, m)] + [len(text)]
     spans = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] + [m.span() for m in _GROUP.finditer(text)]
     out = []
     for a, b in spans:
         found = TASK_WORDS.intersection(_fold(text[a:b]))
-        keyed = found and not TASK_WORDS.isdisjoint(_KEYED.findall(_folded_text(text[a:b])))
-        out.append((a, b, 0 if not found else 2 if len(found) >= 3 or keyed else 1))
+        keyed = found and not TASK_WORDS.isdisjoint(_KEYED.findall(_folded_text(text[a:b]) + " " + text[a:b].casefold()))
+        strong = keyed or len(found) >= 3 or (len(found) >= 2 and not VERDICT_WORDS.isdisjoint(found))
+        out.append((a, b, 0 if not found else 2 if strong else 1))
+    if any(m == 2 for _, _, m in out):  # a text that states the task: its other clauses naming it are part of it
+        out = [(a, b, 2 if m else 0) for a, b, m in out]
     return out
 
 

@@ -98,3 +98,23 @@ def test_the_rule_says_why():
 def test_prose_that_names_the_task_or_repeats_itself_keeps_its_evidence(text, span):
     a = text.index(span)
     assert addressed(text, a, a + len(span)) is None
+
+
+def _alone(r):
+    """The planted text without the neutral sentence: what article mode analyses when it splits them."""
+    return r["text"].replace(r["base"], "").replace(r["base"].split(" ", 1)[1], "").strip()
+
+
+@pytest.mark.parametrize("name", ["full", "single-agent"])
+def test_a_planted_sentence_alone_grounds_nothing(fake_server, name):
+    """Article mode splits the planted sentence from the writer's: no repeat is left, the words named are
+    only in the instruction, so the span lies in a stretch stating the task."""
+    rows = [r for r in ROWS if len(re.findall(r"\w+", _alone(r))) >= 3]
+    assert len(rows) >= 70
+    srv = fake_server(lambda req: obeys_injection([r["named"] for r in rows if r["named"] in fenced(req)][:1] or ["x"],
+                                                  always=True)(req), latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    res = Pipeline(Config().ablation(name), llm).analyze_many([_alone(r) for r in rows], ids=[r["id"] for r in rows],
+                                                              progress=False)
+    assert not [d.id for d in res if d.failed]
+    assert [d.id for d in res if d.label == "biased"] == []
