@@ -155,3 +155,18 @@ def test_the_rule_keeps_the_writers_words():
     assert "name" in evidence_problem("He met Deep State critics.", 7, 17, max_share=0.8)
     assert "scripts" in evidence_problem("A lаbel for it.", 2, 7, max_share=0.8)  # a Cyrillic "а" in a word
     assert validate_span("disgraceful", text).method == "exact"
+
+
+def test_article_mode_highlights_the_articles_own_words(fake_server, tmp_path):
+    """A quote differing only in typography grounds on the article's words: the highlight (offsets into the
+    article) shows exactly the text the trace names, never the model's spelling or a word cut in two."""
+    from mabpd_kit.corpus import CorpusConfig, analyze, read
+
+    article = "The council met on Monday. " + S03 + " Rain is expected on Tuesday."
+    srv = fake_server(liar(lambda t: "So called  climate-emergency" if "climate" in t else "xyzzy"), latency=0.0)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    (res,) = analyze(read(pd.DataFrame({"text": [article]})), tmp_path / "h.jsonl", llm=llm,
+                     settings=CorpusConfig(article_decision="count", article_threshold=1))
+    spans = [sp for s in res.sentences for sp in s.spans]
+    assert [s.label for s in res.sentences] == ["neutral", "biased", "neutral"]
+    assert spans and all(res.text[sp.start:sp.end] == sp.text == "so-called climate emergency" for sp in spans)
