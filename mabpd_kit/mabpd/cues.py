@@ -462,19 +462,20 @@ def dedupe(spans: Sequence[Span]) -> list[Span]:
 
 def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None, *,
                 max_share: float | None = None) -> Span:
-    """``span`` checked against ``text`` by the one rule every span meets: its offsets kept if they point at
-    exactly its text (rule-based spans), else its words found (:func:`mabpd_kit.text.validate_span`: whole
-    words, typography only; the text's words and offsets, never the model's); then it must be evidence
-    (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`) and, with ``guard`` (empty when the guard found
-    nothing), not lie in or repeat text addressed to the model (:meth:`Instructions.blocks`); counter-evidence
-    (category ``grounding``) only has to be found. A failing span
-    is kept, invalid with the reason, and stays so when grounded again. ``ratio`` is not used."""
+    """``span`` checked against ``text`` by the one rule: offsets kept if they point at exactly its text, else its
+    words found (:func:`mabpd_kit.text.validate_span`: whole words, typography only, the text's own words); it
+    must be evidence (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`; counter-evidence, ``grounding``, need
+    only be found) and, with ``guard`` (empty when the guard found nothing), not lie in or repeat text addressed
+    to the model (:meth:`Instructions.blocks`). Without ``max_share`` (the store) a span an agent grounded is
+    trusted. A failing span is kept, invalid with the reason, and stays so. ``ratio`` is unused."""
     if not span.valid and BLOCKED in span.reason:
         return span
     g = _ground(span, text)
-    why = g.valid and g.category != "grounding" and (evidence_problem(text, g.start, g.end, max_share=_SHARE if max_share is None else max_share,
-                                        lexical=span.reason.startswith("lexicon:"))
-                       or (guard is not None and guard.blocks(g.text, g.start, g.end)))
+    if g is span and max_share is None and span.valid and span.reason:  # checked where it was made (agent config)
+        return g
+    why = g.valid and g.category != "grounding" and (evidence_problem(
+        text, g.start, g.end, max_share=max_share or _SHARE, lexical=span.reason.startswith("lexicon:"))
+        or (guard is not None and guard.blocks(g.text, g.start, g.end)))
     return g.model_copy(update={"valid": False, "reason": why}) if why else g
 
 
