@@ -37,7 +37,8 @@ __all__ = ["Config", "TextConfig", "LexiconConfig", "ScoringConfig", "RouterConf
 class TextConfig(_Frozen):
     """SPEC 1.1 cleaning and span validation."""
 
-    fuzzy_ratio: float = Field(0.90, ge=0, le=1, description="fuzzy span validation cut-off (rapidfuzz ratio / 100)")
+    fuzzy_ratio: float = Field(0.90, ge=0, le=1, description="no longer used: a quote matches up to typography only, never a changed word (text.validate_span)")
+    evidence_max_share: float = Field(0.8, gt=0, le=1, description="a span of 3+ words covering this share of its sentence's words or more is the claim, not evidence for it")
     max_chars: int = Field(200_000, gt=0, description="longer inputs are flagged and cut, never crash a batch")
     truncate_words: int | None = Field(None, description="article truncation to N words (None = no cut)")
     article_words: int = Field(600, gt=0, description="the paper's HyperPartisan cut: the benchmark default of `evaluate --dataset hyperpartisan`")

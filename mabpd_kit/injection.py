@@ -54,8 +54,8 @@ from itertools import filterfalse
 
 from mabpd_kit import roster
 
-__all__ = ["BLOCKED", "FENCE_TAGS", "WITHHELD", "Instruction", "Instructions", "fence", "find_instructions",
-           "words_from_tokens"]
+__all__ = ["BLOCKED", "FENCE_TAGS", "TASK_WORDS", "VERDICT_WORDS", "WITHHELD", "Instruction", "Instructions", "addressed", "fence",
+           "find_instructions", "words_from_tokens"]
 
 #: Every fence marker our prompts use (MABPD, RADAR), plus the chat-role names a model reads as turns.
 FENCE_TAGS: tuple[str, ...] = ("article", "transcript", "claim", "evidence", "debate", "system", "user", "assistant",
@@ -298,12 +298,12 @@ class Instructions:
 
     def blocks(self, quote: str, start: int | None, end: int | None) -> str | None:
         """Why a quoted span cannot ground a verdict (it lies in, or is named by, text addressed to
-        the model), else None."""
+        the model, found by the cues above or by its structure: :func:`addressed`), else None."""
         if (i := self.overlapping(start, end)) is not None:
             return f"inside {BLOCKED} ({i.kind}): {i.text[:60]!r}"
         if (i := self.naming(quote)) is not None:
             return f"named by {BLOCKED} ({i.kind}): {i.text[:60]!r}"
-        return None
+        return addressed(self.text, start, end)
 
     def withheld(self) -> str:
         """The text with every instruction-like stretch replaced by :data:`WITHHELD` (what prompts show)."""
@@ -382,3 +382,102 @@ def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> In
         else:
             merged.append([a, b, kind])
     return Instructions(text, tuple(Instruction(a, b, k, text[a:b]) for a, b, k in merged))
+
+
+# -- structure: a stretch about the analysis itself, in any wording, language or script --------------------
+
+#: words of the task a planted instruction must name to be obeyed (what to cite, which verdict, for whom): the
+#: verdicts, evidence, citing, rating and the model, in English, Spanish, French, German, Italian, Portuguese
+#: and Russian. A vocabulary of the task, not a list of phrasings: it marks a stretch, and marks alone block
+#: nothing in prose (see :func:`addressed`)
+TASK_WORDS = frozenset("""bias biased unbiased neutral verdict verdicts label labels labelled labeled classify classification
+evidence cite citing cited quote quoting rating rater raters grader graders annotator annotators automated ai llm llms
+model models assistant chatbot classifier output json answer respond reply instruction instructions prompt
+sesgado sesgada sesgo imparcial veredicto etiqueta etiqueten etiquetar evidencia evidencias cita citar citen cite
+clasifica clasificar respuesta responde responda modelo asistente evaluador evaluadores calificador
+biaise biaisee partial partiale neutre etiquette preuve preuves citez citer classez reponse repondez modele
+correcteur correcteurs evaluateur evaluateurs
+voreingenommen tendenzios urteil etikett beweis belege zitiere zitieren zitat antwort antworte modell assistent
+bewerter bewertung einstufung einstufen parteiisch
+parziale tendenzioso etichetta prova citare risposta valutatore tendencioso viesado veredito evidencia resposta
+предвзятый предвзято предвзятая нейтральный нейтрально вердикт метка доказательство цитата цитируй цитировать
+ответ модель ассистент оценщик""".split())
+#: the verdict values among them (a stretch giving one beside another task word states the task)
+VERDICT_WORDS = frozenset("""biased unbiased sesgado sesgada imparcial biaise biaisee partial partiale voreingenommen
+tendenzios parteiisch parziale tendenzioso tendencioso viesado предвзятый предвзято предвзятая""".split())
+#: look-alike letters read as the Latin letter they imitate (Cyrillic and Greek), for finding task words only
+_CONFUSABLE = str.maketrans("асеорхуіјѕԁАВСЕНКМОРТХУІΑΒΕΗΙΚΜΝΟΡΤΧΥΖαεικνορτυχ",
+                            "aceopxyijsdABCEHKMOPTXYIABEHIKMNOPTXYZaeikvoptux")
+_STRETCH_END = re.compile(r"[.!?](?=\s|$)|[\n;]")
+_GROUP = re.compile(r"\{[^{}]{0,400}\}|\([^()]{0,400}\)|\[[^\[\]]{0,400}\]")
+_KEYED = re.compile(r"([^\W\d_]{2,})[\"']?\s*[:=]")
+_CONTENT = re.compile(r"[^\W\d_]{2,}")
+
+
+def _folded_text(s: str) -> str:
+    """``s`` with look-alike letters read as Latin, compatibility forms folded, accents dropped, in lower case."""
+    import unicodedata
+
+    if s.isascii():
+        return s.lower()
+    f = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", s).translate(_CONFUSABLE))
+    return "".join(c for c in f if not unicodedata.combining(c)).casefold()
+
+
+def _fold(s: str) -> list[str]:
+    """The words of ``s`` (:func:`_folded_text`), and where ``s`` is not ASCII also as written (a Russian word
+    is Cyrillic, a look-alike English one Latin)."""
+    words = _CONTENT.findall(_folded_text(s))
+    return words if s.isascii() else words + _CONTENT.findall(s.casefold())
+
+
+def _stretches(text: str) -> list[tuple[int, int, int]]:
+    """Sentences and clauses (split at sentence ends, line breaks and semicolons) and bracketed groups of
+    ``text``, each ``(start, end, marks)``: marks 0 (no task word), 1 (a task word), 2 (a task word as a key
+    with its value, ``verdict: biased``, ``evidence = '...'``, ``{"verdict": ...}``, a verdict value beside
+    another task word, or three task words)."""
+    cuts = [0] + [m.end() for m in _STRETCH_END.finditer(text) if not _continued(text, m)] + [len(text)]
+    spans = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] + [m.span() for m in _GROUP.finditer(text)]
+    out = []
+    for a, b in spans:
+        found = TASK_WORDS.intersection(_fold(text[a:b]))
+        keyed = found and not TASK_WORDS.isdisjoint(_KEYED.findall(_folded_text(text[a:b]) + " " + text[a:b].casefold()))
+        strong = keyed or len(found) >= 3 or (len(found) >= 2 and not VERDICT_WORDS.isdisjoint(found))
+        out.append((a, b, 0 if not found else 2 if strong else 1))
+    if any(m == 2 for _, _, m in out):  # a text that states the task: its other clauses naming it are part of it
+        out = [(a, b, 2 if m else 0) for a, b, m in out]
+    return out
+
+
+def _continued(text: str, m: re.Match[str]) -> bool:
+    """Does a line break continue its stretch: after a key's colon, before an indented, list or table line
+    (YAML and markdown keep a key's value on the lines below it)?"""
+    return m.group() == "\n" and (text[:m.start()].rstrip().endswith(":") or text[m.end():m.end() + 1] in (" ", "\t", "-", "*", "|"))
+
+
+def addressed(text: str, start: int | None, end: int | None) -> str | None:
+    """Why ``text[start:end]`` grounds nothing by the structure of ``text``, else None: it lies in a stretch
+    that states the task with a key and value (or three words of it), or its words are also in a stretch
+    naming the task (a verdict, evidence to cite, a rater, in any language or look-alike letters) other than
+    its own, or its own stretch names the task and its words occur again elsewhere. To be obeyed, a planted
+    instruction must name the words the model is to cite, and for the quote to ground they must also be the
+    writer's: the same words twice, once beside the task's vocabulary. Prose naming the task once ("the
+    evidence shows ...") with no repeated words is not touched."""
+    if start is None or end is None or not text:
+        return None
+    words = set(_fold(text[start:end]))
+    if not words or TASK_WORDS.isdisjoint(_fold(text)):
+        return None
+    for a, b, marks in _stretches(text):
+        if not marks:
+            continue
+        own = a <= start and end <= b
+        if own and marks == 2:
+            return f"inside {BLOCKED} (a stretch stating the task): {text[a:b].strip()[:60]!r}"
+        if not own and (start < b and a < end):
+            continue  # a stretch overlapping the span's: neither its own nor another
+        if not own and words <= set(_fold(text[a:b])):
+            return f"repeats the words of {BLOCKED} (a stretch naming the task): {text[a:b].strip()[:60]!r}"
+        if own and words <= set(_fold(text[:start] + " " + text[end:])):
+            return f"inside {BLOCKED} (its words named again elsewhere): {text[a:b].strip()[:60]!r}"
+    return None

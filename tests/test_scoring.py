@@ -37,19 +37,20 @@ def test_store_keeps_invalid_spans_but_never_counts_them():
     spans = [
         Span(text="slammed", agent="bias", category="attack_verbs"),  # no offsets: searched
         Span(text="a total fabrication", agent="bias"),  # not in the text
-        Span(text="so-calld reform", agent="framing"),  # typo: fuzzy match
+        Span(text="So called reform", agent="framing"),  # typography only (hyphen, case): fuzzy, the text's words
+        Span(text="so-calld reform", agent="framing"),  # a changed word: not the text's
     ]
     store = EvidenceStore.build(TEXT, spans, ratio=0.90)
-    assert len(store.spans) == 3
+    assert len(store.spans) == 4
     valid = store.valid()
-    assert [s.text for s in valid] == ["slammed", "so-calld reform"]
+    assert [s.text for s in valid] == ["slammed", "so-called reform"]
     assert TEXT[valid[0].start : valid[0].end] == "slammed"
-    assert valid[1].reason == "fuzzy"
+    assert valid[1].reason == "fuzzy" and TEXT[valid[1].start:valid[1].end] == valid[1].text
     bad = store.invalid()
-    assert len(bad) == 1 and bad[0].start is None and not bad[0].valid and bad[0].reason
+    assert len(bad) == 2 and all(b.start is None and not b.valid and b.reason for b in bad)
     assert store.valid("framing")[0].agent == "framing"
     df = store.to_frame()
-    assert df.valid.tolist() == [True, False, True]
+    assert df.valid.tolist() == [True, False, True, False]
 
 
 def test_ground_span_rejects_wrong_offsets_and_relocates():

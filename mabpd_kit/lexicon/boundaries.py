@@ -51,7 +51,8 @@ from typing import Any
 from mabpd_kit.caseless import Caseless
 
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
-           "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "loaded_part", "negated", "trim"]
+           "NOT_CONTENT", "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens",
+           "evidence_problem", "loaded_part", "mixed_script", "negated", "trim"]
 
 #: articles, demonstratives and possessive determiners
 DETERMINERS = frozenset("a an the this that these those my your his her its our their".split())
@@ -267,3 +268,76 @@ def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
     if lexicon.occurrences(" ".join(rest)) or not (band >= m.band or all(r in POLITICAL_SIDES for r in rest)):
         return m
     return type(m)(a, b, text[a:b], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)
+
+
+# -- what a quoted span must be to count as evidence --------------------------------------------------------
+
+#: words that are no evidence alone, beside :data:`FUNCTION_WORDS`: wh-words, subordinators, the other prepositions and
+#: the words of figures (a closed class each)
+NOT_CONTENT = FUNCTION_WORDS | frozenset("""which who whom whose what when where why how if because while although though
+whether than that there here during before after under between among within without across behind beyond near since
+until unless like onto inside outside throughout despite except along amid beside besides below above whose whom
+one two three four five six seven eight nine ten hundred thousand million billion trillion percent per cent""".split())
+_LETTER = re.compile(r"[^\W\d_]")
+#: scripts of letters that look alike (Latin, Greek, Cyrillic): a word mixing them is forged, not written
+_SCRIPT_RANGES = (("greek", 0x0370, 0x03FF), ("cyrillic", 0x0400, 0x052F))
+
+
+def _script(ch: str) -> str:
+    o = ord(ch)
+    return next((name for name, lo, hi in _SCRIPT_RANGES if lo <= o <= hi), "latin" if ch.isalpha() else "")
+
+
+def mixed_script(word: str) -> bool:
+    """Does a word mix Latin letters with Greek or Cyrillic ones ("lаbel" with a Cyrillic "а")?"""
+    return not word.isascii() and len({s for s in map(_script, word) if s}) > 1
+
+
+def evidence_problem(text: str, start: int | None, end: int | None, *, max_share: float,
+                     lexical: bool = False) -> str | None:
+    """Why ``text[start:end]`` cannot be evidence of bias, None when it can (the one rule every span meets,
+    whoever cites it). Evidence is the writer's words: whole words at word boundaries (not "led" of
+    "called"), with at least one content word (not punctuation, a letter, a function word such as "the"
+    or "of the", or a figure), no word mixing scripts, not only a proper name inside running text
+    ("Maria Lopez", "Ohio": a name refers, it does not evaluate; a lexicon entry, ``lexical``, is the
+    loaded name itself), and, from three words on, not (nearly) its whole sentence (``max_share`` of its
+    words or more: that is the claim, not the evidence for it)."""
+    if start is None or end is None or not 0 <= start < end <= len(text):
+        return "not located in the text"
+    said = text[start:end]
+    if (start > 0 and text[start - 1].isalnum() and said[0].isalnum()) or (
+            end < len(text) and text[end].isalnum() and said[-1].isalnum()):
+        return f"{said!r} is part of a word: evidence is whole words"
+    toks = _TOKEN.findall(said)
+    content = [t for t in toks if len(t) > 1 and _LETTER.search(t) and _key(t) not in NOT_CONTENT]
+    if not content:
+        return f"{said!r} has no content word (punctuation, a letter, function words or figures only)"
+    if not said.isascii() and any(mixed_script(t) for t in toks):
+        return f"{said!r} mixes the letters of two scripts: not the writer's words"
+    quoted = said[0] in "\"'\u2018\u201c" and said[-1] in "\"'\u2019\u201d"  # a scare quote: the marks are the device
+    if not lexical and not quoted and all(t[0].isupper() for t in content) and _inside_prose(text, start, len(content)):
+        return f"{said!r} is a name: it refers, it does not evaluate"
+    if len(toks) >= 3 and (sent := _sentence_words(text, start, end)) and len(toks) >= max_share * sent:
+        return f"{said!r} is (nearly) its whole sentence: that is the claim, not the evidence for it"
+    return None
+
+
+def _inside_prose(text: str, start: int, n_content: int) -> bool:
+    """Are capitalised words at ``start`` a name: inside a sentence (or two or more at its start), not in a
+    sentence written in title case (a headline: four in five of its words capitalised)?"""
+    before = text[:start].rstrip(" \"'([\u201c\u2018")
+    at_start = not before or before[-1] in ".!?:\n"
+    if at_start and n_content < 2:
+        return False
+    words = [t for t in _TOKEN.findall(text) if _LETTER.search(t[0]) and _key(t) not in FUNCTION_WORDS]
+    return len(words) < 3 or sum(w[0].isupper() for w in words) < 0.8 * len(words)
+
+
+def _sentence_words(text: str, start: int, end: int) -> int:
+    """The number of words of the sentence holding ``text[start:end]`` (of ``text`` when it is one sentence)."""
+    from mabpd_kit.text import split_sentences  # the one sentence splitter (text sits below the lexicon)
+
+    for a, b in split_sentences(text):
+        if a <= start < b:
+            return len(_TOKEN.findall(text[a:max(b, end)]))
+    return len(_TOKEN.findall(text))

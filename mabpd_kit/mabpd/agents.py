@@ -66,6 +66,7 @@ from pydantic import BaseModel
 from mabpd_kit import prompts, roster
 from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
+from mabpd_kit.lexicon.boundaries import evidence_problem
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
                                   counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary,
                                   respan)
@@ -189,12 +190,13 @@ class Agent(ABC):
 
     def guard(self, text: str, cues: Cues | None = None) -> Instructions | None:
         """The text's instruction-like stretches addressed to the model (``cues.injection`` when the
-        cues are of this text), None when there is none or ``agents.injection_guard`` is off."""
+        cues are of this text; an empty, falsy :class:`Instructions` when there is none, which still blocks
+        a quote repeating words of text addressed to the model), None when ``agents.injection_guard`` is off."""
         if not self.config.agents.injection_guard:
             return None
         if cues is not None and cues.text == text:
-            return cues.injection
-        return find_instructions(text) or None
+            return cues.injection or Instructions(text)
+        return find_instructions(text)
 
     def _span(self, quote: str, category: str, text: str, *, score: float, note: str = "",
               guard: Instructions | None = None) -> Span:
@@ -205,14 +207,15 @@ class Agent(ABC):
         meta = self._taxonomy.get(taxonomy) if taxonomy else None
         span = Span(text=quote, category=cat, taxonomy=taxonomy, meta_category=meta, agent=self.role,
                     score=min(max(score, 0.0), 1.0), note=note)
-        return ground_span(span, text, self.config.text.fuzzy_ratio, guard)
+        return ground_span(span, text, self.config.text.fuzzy_ratio, guard, max_share=self.config.text.evidence_max_share)
 
     def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
         taxonomy, info = CUE_INFO[cue]
         oa, ob = cues.orig(a, b)
+        why = evidence_problem(cues.text, a, b, max_share=cues.max_share)  # the one rule (cues.ground_span)
         return Span(text=cues.text[a:b], start=a, end=b, orig_start=oa, orig_end=ob, category=cue, taxonomy=taxonomy,
-                    meta_category=self._taxonomy.get(taxonomy), agent=self.role,
-                    score=self.config.agents.cue_bands.get(cue, 0.6), valid=True, reason=f"cue: {cue}", note=info + note)
+                    meta_category=self._taxonomy.get(taxonomy), agent=self.role, score=self.config.agents.cue_bands.get(cue, 0.6),
+                    valid=why is None, reason=why or f"cue: {cue}", note=info + note)
 
     def _grounding_spans(self, cues: Cues) -> list[Span]:
         spans = []

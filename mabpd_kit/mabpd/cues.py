@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mabpd_kit.caseless import Caseless
-from mabpd_kit.config import Config
+from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.injection import BLOCKED, Instructions
-from mabpd_kit.lexicon.boundaries import adverbial, loaded_part, negated, trim
+from mabpd_kit.lexicon.boundaries import adverbial, evidence_problem, loaded_part, negated, trim
 from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.mabpd.spans import noun_reading
 from mabpd_kit.types import Span
@@ -43,6 +43,7 @@ _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|\'(?<!\w\')([^\'\n]{2,60})\'(?![\w])')
 _WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
 _DIGIT_RE = re.compile(r"\d")
+_SHARE: float = TextConfig.model_fields["evidence_max_share"].default
 
 
 def _forms(*stems: str) -> frozenset[str]:
@@ -175,6 +176,7 @@ class Cues:
     ascribed: list[tuple[int, int]] = field(default_factory=list)
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
+    max_share: float = _SHARE  # config.text.evidence_max_share: a span this share of its sentence is no evidence
     #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
     _neutral: tuple[Config, str] | None = field(default=None, repr=False, compare=False)
     #: :meth:`is_primary` of the spans asked about (the agents cite many of the same ones)
@@ -322,7 +324,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
         cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
     labels = ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else []
     return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
-                ascribed=labels, to_orig=to_orig, injection=guard)
+                ascribed=labels, to_orig=to_orig, injection=guard, max_share=config.text.evidence_max_share)
 
 
 def quotations(text: str) -> list[tuple[int, int]]:
@@ -338,10 +340,11 @@ def respan(span: Span, **update: Any) -> Span:
 def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
     """A lexicon match as a Span (same fields as ``Lexicon.to_span``, raw offsets from ``cues``)."""
     oa, ob = cues.orig(m.start, m.end)
+    why = evidence_problem(cues.text, m.start, m.end, max_share=cues.max_share, lexical=True)  # the one rule
     return Span(
         text=m.text, start=m.start, end=m.end, orig_start=oa, orig_end=ob, category=m.category,
-        taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band, valid=True,
-        reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=(m.note + note) if note else m.note)
+        taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band, valid=why is None,
+        reason=why or f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=(m.note + note) if note else m.note)
 
 
 def _attribution(cues: Cues) -> str | None:
@@ -457,35 +460,34 @@ def dedupe(spans: Sequence[Span]) -> list[Span]:
     return sorted(chosen, key=lambda s: s.start or 0)
 
 
-def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None) -> Span:
-    """Return ``span`` checked against ``text``: offsets filled in, ``valid`` and ``reason`` set.
-
-    A span whose offsets already point at exactly its text is accepted as is (rule-based agents
-    produce such spans); anything else is searched with :func:`mabpd_kit.text.validate_span`
-    (exact, then fuzzy with the given ratio). ``guard`` (the text's instruction-like stretches):
-    a span inside one, or whose words one names ("quote 'library opening hours'"), is found but
-    invalid - text addressed to the model grounds nothing - and stays invalid when grounded again.
-    """
+def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None, *,
+                max_share: float | None = None) -> Span:
+    """``span`` checked against ``text`` by the one rule: offsets kept if they point at exactly its text, else its
+    words found (:func:`mabpd_kit.text.validate_span`: whole words, typography only, the text's own words); it
+    must be evidence (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`; counter-evidence, ``grounding``, need
+    only be found) and, with ``guard`` (empty when the guard found nothing), not lie in or repeat text addressed
+    to the model (:meth:`Instructions.blocks`). Without ``max_share`` (the store) a span an agent grounded is
+    trusted. A failing span is kept, invalid with the reason, and stays so. ``ratio`` is unused."""
     if not span.valid and BLOCKED in span.reason:
         return span
-    g = _ground(span, text, ratio)
-    if guard and g.valid and (why := guard.blocks(g.text, g.start, g.end)):
-        return g.model_copy(update={"valid": False, "reason": why})
-    return g
+    g = _ground(span, text)
+    if g is span and max_share is None and span.valid and span.reason:  # checked where it was made (agent config)
+        return g
+    why = g.valid and g.category != "grounding" and (evidence_problem(
+        text, g.start, g.end, max_share=max_share or _SHARE, lexical=span.reason.startswith("lexicon:"))
+        or (guard is not None and guard.blocks(g.text, g.start, g.end)))
+    return g.model_copy(update={"valid": False, "reason": why}) if why else g
 
 
-def _ground(span: Span, text: str, ratio: float) -> Span:
+def _ground(span: Span, text: str) -> Span:
     if span.start is not None and span.end is not None and 0 <= span.start < span.end <= len(text):
         if text[span.start : span.end] == span.text:
             return span if span.valid and span.reason else span.model_copy(update={"valid": True, "reason": span.reason or "exact"})
     from mabpd_kit.text import validate_span
 
-    check = validate_span(span.text, text, ratio=ratio)
-    if check.valid:
-        # an exact match (up to case, spacing and quote marks: "the" for "The", SmolLM2 on llama-cpp-python)
-        # takes the article's own words; a fuzzy one keeps the model's (its offsets are the nearest window)
-        said = text[check.start:check.end] if check.method == "exact" else span.text
-        return span.model_copy(update={"text": said, "start": check.start, "end": check.end,
+    check = validate_span(span.text, text)
+    if check.valid:  # the text's own words (case, quote marks, hyphens as the article has them)
+        return span.model_copy(update={"text": text[check.start:check.end], "start": check.start, "end": check.end,
                                        "valid": True, "reason": check.method})
     return span.model_copy(update={"start": None, "end": None, "valid": False, "reason": check.reason or "not found in the text"})
 

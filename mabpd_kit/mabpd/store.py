@@ -2,10 +2,11 @@
 
 After the three agents have reported, everything they pointed at goes into one
 :class:`EvidenceStore`: bias spans, evidence phrases and framing spans, each with its source
-agent, category and offsets. Every span is validated against the cleaned text (exact after
-normalisation, else fuzzy ratio >= ``config.text.fuzzy_ratio``; :func:`~.cues.ground_span`). An invalid span - a "quote" that
-is not in the article, the typical LLM hallucination - is *kept* (so you can see it, struck
-through) but never counts as evidence.
+agent, category and offsets. Every span is validated against the cleaned text by the one rule
+(:func:`~.cues.ground_span`: its words found as whole words, up to typography only, the text's own
+words and offsets kept; a content word, not a name, not the whole sentence). An invalid span - a
+"quote" that is not in the article, the typical LLM hallucination, or a "." that is - is *kept* (so
+you can see it, struck through) but never counts as evidence.
 
 The score is a plain weighted sum of the agents' scores (the roster's agents, :mod:`mabpd_kit.roster`)::
 

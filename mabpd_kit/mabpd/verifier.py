@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Sequence
 from pydantic import BaseModel, Field
 
 from mabpd_kit.config import Config
+from mabpd_kit.injection import Instructions
 from mabpd_kit.mabpd.agents import fence, llm_usage, messages, shown
 from mabpd_kit.mabpd.cues import Cues, ground_span, lexicon_for
 from mabpd_kit.mabpd.schemas import StepRecord
@@ -151,9 +152,10 @@ class VerifierAgent:
         (``runs.drive(verifier.verify(...))`` from synchronous code)."""
         if label != "biased":
             return not_run(label)
-        guard = cues.injection if self.config.agents.injection_guard else None
-        if guard:  # text addressed to the model upholds nothing, whoever cites it
-            spans = [ground_span(s, cues.text, self.config.text.fuzzy_ratio, guard) if s.valid else s for s in spans]
+        guard = (cues.injection or Instructions(cues.text)) if self.config.agents.injection_guard else None
+        ratio, share = self.config.text.fuzzy_ratio, self.config.text.evidence_max_share
+        # the one rule again (text addressed to the model upholds nothing, whoever cites it)
+        spans = [ground_span(s, cues.text, ratio, guard, max_share=share) if s.valid else s for s in spans]
         if self.llm is None:
             protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
             rep = rule_verify(spans, cues.reported, protected, self.config)
@@ -172,8 +174,7 @@ class VerifierAgent:
         out: VerifierOutput = res.value
         span, reason = None, out.reason
         if out.strongest_quote:
-            span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, self.config.text.fuzzy_ratio,
-                               guard)
+            span = ground_span(Span(text=out.strongest_quote, agent="verifier"), cues.text, ratio, guard, max_share=share)
         if out.verdict == "biased" and (span is None or not span.valid):
             said = f"its quote {out.strongest_quote!r} is not in the text" if out.strongest_quote else "it quoted nothing"
             span = valid[0]
