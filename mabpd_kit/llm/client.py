@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from . import local, registry
+from . import registry
 from . import structured as so
 from .cache import ResponseCache, replay_miss, request_key, resolve_mode
 from .presets import NO_KEY
 from .profiles import ServerProfile, detect, probe_server
-from .progress import server_pid
+from .progress import known_server
 from .transport import build_request, http_client, send
 from .errors import EndpointError, OfflineError, Secret, StructuredOutputError, endpoint_error
 from .results import Capabilities, Completion, Structured, completion_from_json
@@ -169,8 +169,7 @@ class LLM:
         prof = registry.profile(self.endpoint)
         if prof is None:
             replay = self.pack is not None or self.cache_mode == "replay"
-            # a server the kit started is known without asking it (a busy one answers the probe too late: issue 37.8)
-            forced = local.KIND if self.config.server == "auto" and server_pid(self.endpoint) else self.config.server
+            forced = known_server(self.endpoint, self.config.server)  # the kit's own server is not asked
             info = {} if replay or forced != "auto" else await asyncio.to_thread(probe_server, self.endpoint)
             prof = detect(self.endpoint, info, forced)
             registry.remember_profile(self.endpoint, prof, prof.concurrency(info))

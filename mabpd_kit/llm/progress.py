@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["cpu_seconds", "server_pid", "wait_while_progressing"]
+__all__ = ["cpu_seconds", "known_server", "server_pid", "wait_while_progressing"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -54,6 +54,15 @@ def server_pid(endpoint: str) -> int | None:
         return known[url.port]
     mine = local.started_servers()
     return next(iter(mine.values())) if len(mine) == 1 else None
+
+
+def known_server(endpoint: str, configured: str) -> str:
+    """The server profile to use without asking the server: ``configured`` (``config.llm.server``) unless it
+    is ``auto`` and ``endpoint`` is a server the kit started (its kind is known: :data:`.local.KIND`). A busy
+    llama-cpp-python server answers the ``/v1/models`` probe only after the request it is computing, too late."""
+    from . import local
+
+    return local.KIND if configured == "auto" and server_pid(endpoint) is not None else configured
 
 
 async def wait_while_progressing(call: Awaitable[Any], *, window_s: float, progress: Callable[[], float | None],
