@@ -254,8 +254,30 @@ def compare(shipped: Fit, fresh: Fit, tol: float = 1e-6) -> list[str]:
     for k in sorted(set(shipped.values) | set(fresh.values)):
         a, b = shipped.values.get(k), fresh.values.get(k)
         if not _close(a, b, tol):
-            out.append(f"{k}: shipped {a}, fitted now {b}")
+            out.append(f"{k}: {_difference(a, b)}")
     return out
+
+
+def _difference(a: Any, b: Any) -> str:
+    """One short phrase for what differs: the values when short, else a count and the largest change."""
+    text = f"shipped {a}, fitted now {b}"
+    if len(text) <= 120:
+        return text
+    flat_a, flat_b = _numbers(a), _numbers(b)
+    if len(flat_a) != len(flat_b) or not flat_a:
+        return f"shipped and fitted now differ in shape ({len(flat_a)} against {len(flat_b)} numbers)"
+    changed = [abs(x - y) for x, y in zip(flat_a, flat_b) if x != y]
+    return f"{len(changed)} of {len(flat_a)} numbers differ (largest change {max(changed, default=0):.4g})"
+
+
+def _numbers(v: Any) -> list[float]:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return [float(hash(v) % 997)]  # a label: equal or not
+    if isinstance(v, (int, float)):
+        return [float(v)]
+    if isinstance(v, dict):
+        return [x for k in sorted(v) for x in _numbers(v[k])]
+    return [x for item in v for x in _numbers(item)] if isinstance(v, list) else [float(hash(str(v)) % 997)]
 
 
 def _close(a: Any, b: Any, tol: float) -> bool:
