@@ -17,7 +17,7 @@ import pytest
 from mabpd_kit import cli
 from mabpd_kit.runs import Busy
 from mabpd_kit.runs.checkpoint import Checkpoint
-from mabpd_kit.testing import Reply, all_text, system_prompt
+from mabpd_kit.testing import Reply, all_text
 
 CONTROL = ("\x1b", "\x07", "\x9b", "\r", "\u202e")
 
@@ -127,25 +127,13 @@ def test_an_endpoints_control_sequences_never_reach_the_terminal(fake_server, tm
 
 # -- failed sentences inside decided articles ------------------------------------------------------------
 def _script(state):
+    from test_corpus_llm import _script as panel  # the scripted panel of the corpus LLM tests ("slammed" is loaded)
+
     def reply(request):
-        sys_ = system_prompt(request).lower()
         item = all_text(request).split("<article>")[-1].split("</article>")[0]
         if state["bad"] and "Tuesday" in item:
             return Reply(status=500, retry_after=0.01, error="upstream\x1b[31m failure")
-        loaded = "slammed" in item
-        if "structured argument debate" in sys_:
-            return {"verdict": "biased" if loaded else "neutral", "confidence": 0.8,
-                    "evidence": ["slammed"] if loaded else [], "counter_argument": "-", "rationale": "-"}
-        if "bias analyst" in sys_:
-            return {"verdict": "biased" if loaded else "neutral", "confidence": 0.9, "bias_score": 0.9 if loaded else 0.05,
-                    "rationale": "-", "spans": [{"quote": "slammed", "category": "loaded language"}] if loaded else []}
-        if "evidence analyst" in sys_:
-            return {"verdict": "neutral", "confidence": 0.6, "evidence_score": 0.2, "rationale": "-", "evidence": []}
-        if "framing analyst" in sys_:
-            return {"verdict": "neutral", "confidence": 0.7, "framing_score": 0.1, "patterns": [], "rationale": "-"}
-        if "verifier" in sys_:
-            return {"verdict": "biased", "reason": "the verb is the writer's", "strongest_quote": "slammed"}
-        return "{}"
+        return panel(request)
     return reply
 
 
