@@ -233,7 +233,8 @@ def track(
         of = f" of {total}" if total is not None else ""
         rate = f"{done / secs:.1f} {unit}/s" if secs > 0 and done else "-"
         status = "" if finished else " (stopped early)"
-        print(f"{desc}: {done}{of} {unit}s in {secs:.1f} s ({rate}){status}")
+        shown = f"{secs:.1f}" if secs >= 10 else f"{secs:.3f}"   # "0.136 s", not "0.1 s" beside 36.7/s
+        print(f"{desc}: {done}{of} {unit}s in {shown} s ({rate}){status}")
 
 
 def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
