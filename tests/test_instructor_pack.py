@@ -81,7 +81,8 @@ def test_render_fills_spans_and_check_reports_a_stale_one(tmp_path):
         ip.render(check=True, root=root)
 
 
-@pytest.mark.skipif(os.environ.get("MABPD_RUN_EXERCISES") != "1", reason="runs lesson 10: make test-notebooks")
+@pytest.mark.skipif("1" not in (os.environ.get("MABPD_RUN_EXERCISES"), os.environ.get("MABPD_RUN_LESSONS")),
+                    reason="runs lesson 10: make test-notebooks")
 def test_lesson_10_run_again_gives_the_figures_quoted():
     data = json.loads(ip.FIGURES_JSON.read_text(encoding="utf-8"))["lessons"]["10"]["figures"]
     mode = "data" if "data" in data and os.environ.get("MABPD_DATA_DIR") else "no-data"
