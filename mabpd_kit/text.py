@@ -228,105 +228,110 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
         flags.append("too_long")
         text_in = text_in[:max_chars]
 
-    if not _needs_work(text_in):  # plain text: only quotes change, one char for one
-        text = normalise_quotes(text_in)
-        if not text:
-            flags.append("empty")
-        return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)),
-                         src_end=range(1, len(text) + 1))
-    if "\xa0" in text_in:  # no-break spaces alone between words (common in news): each becomes one space,
-        spaced = text_in.replace("\xa0", " ")  # one char for one, as the scanner below would make it
-        if not _needs_work(spaced) and "\x85" not in spaced and "\u1680" not in spaced:
-            text = normalise_quotes(spaced)
-            if "\ufffd" in text and "encoding" not in flags:
-                flags.append("encoding")
-            return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)),
-                             src_end=range(1, len(text) + 1))
-
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    pending_space: tuple[str, int, int] | None = None  # (" " or "\n", raw start, raw end)
+    if (fast := _one_for_one(text_in, flags)) is not None:
+        return fast
+    out = _Builder()
     saw_html = False
-
-    def emit(chars: str, a: int, b: int, one_to_one: bool) -> None:
-        nonlocal pending_space
-        if pending_space is not None:
-            if out:  # no leading whitespace
-                out.append(pending_space[0])
-                starts.append(pending_space[1])
-                ends.append(pending_space[2])
-            pending_space = None
-        if one_to_one:
-            out.append(chars)
-            starts.extend(range(a, b))
-            ends.extend(range(a + 1, b + 1))
-        else:
-            for ch in chars:
-                out.append(ch)
-                starts.append(a)
-                ends.append(b)
-
-    def space(kind: str, a: int, b: int) -> None:
-        nonlocal pending_space
-        if pending_space is None:
-            pending_space = (kind, a, b)
-        else:  # merge runs: a newline wins over a space
-            k = "\n" if "\n" in (kind, pending_space[0]) else " "
-            pending_space = (k, pending_space[1], b)
-
     for m in _UNIT.finditer(text_in):
-        a, b = m.span()
-        kind = m.lastgroup
-        if kind == "plain":
-            emit(normalise_quotes(m.group()), a, b, True)
-        elif kind == "space":
-            space("\n" if "\n" in m.group() else " ", a, b)
-        elif kind == "entity":
-            saw_html = True
-            ent = m.group()
-            decoded = _unescape_fully(ent)
-            if decoded == ent:  # unknown entity: keep as written
-                emit(ent, a, b, True)
-            elif decoded.isspace():
-                space(" ", a, b)
-            else:
-                decoded = normalise_quotes("".join(c for c in decoded if c not in _DROP))
-                if decoded:
-                    emit(decoded, a, b, False)
-        elif kind in ("tag", "skip", "comment"):
-            saw_html = True
-            name = (m.group("tagname") or "").lower()
-            space("\n" if name in _BLOCK_TAGS else " ", a, b)
-        elif kind == "mojibake":
-            fixed = _fix_mojibake(m.group())
-            if fixed is None:  # an accented letter and what follows it, one character at a time
-                for k in range(a, b):
-                    ch = text_in[k]
-                    if ch.isspace():  # e.g. a no-break space after the letter
-                        space(" ", k, k + 1)
-                    elif ch not in _DROP:  # e.g. a soft hyphen
-                        emit(normalise_quotes(ch), k, k + 1, True)
-            else:
-                if "encoding" not in flags:
-                    flags.append("encoding")
-                if fixed.isspace():
-                    space(" ", a, b)
-                else:
-                    emit(normalise_quotes(fixed), a, b, False)
-        elif kind == "drop":
-            continue
-        else:  # a lone '<' or '&' that is not markup, or an accented letter
-            emit(normalise_quotes(m.group()), a, b, True)
-
-    text = "".join(out)
+        saw_html |= _scan_unit(m, text_in, out, flags)
+    text = "".join(out.chars)
     if "\ufffd" in text and "encoding" not in flags:
         flags.append("encoding")
     if saw_html:
         flags.insert(0, "html")
     if not text:
         flags.append("empty")
-    return CleanText(text=text, raw=text_in, flags=flags, src_start=starts, src_end=ends)
+    return CleanText(text=text, raw=text_in, flags=flags, src_start=out.starts, src_end=out.ends)
+
+
+def _one_for_one(text_in: str, flags: list[str]) -> CleanText | None:
+    """The clean text when every character maps to one (plain text, or plain but for no-break spaces
+    between words, common in news: each becomes one space): only quotes change. None: the scanner's work."""
+    plain = not _needs_work(text_in)
+    spaced = text_in if plain else text_in.replace("\xa0", " ")
+    if not plain and ("\xa0" not in text_in or _needs_work(spaced) or "\x85" in spaced or "\u1680" in spaced):
+        return None
+    text = normalise_quotes(spaced)
+    if plain and not text:
+        flags.append("empty")
+    if not plain and "\ufffd" in text and "encoding" not in flags:
+        flags.append("encoding")
+    return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)), src_end=range(1, len(text) + 1))
+
+
+class _Builder:
+    """The clean text as it is built, with raw offsets; whitespace waits, so runs merge and none leads."""
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.pending: tuple[str, int, int] | None = None  # (" " or "\n", raw start, raw end)
+
+    def emit(self, chars: str, a: int, b: int, one_to_one: bool) -> None:
+        """``chars`` from raw ``a:b``: one raw character each (``one_to_one``), else all of them from ``a:b``."""
+        if self.pending is not None and self.chars:  # a waiting space, never at the start
+            self.chars.append(self.pending[0])
+            self.starts.append(self.pending[1])
+            self.ends.append(self.pending[2])
+        self.pending = None
+        self.chars.append(chars)
+        self.starts.extend(range(a, b) if one_to_one else [a] * len(chars))
+        self.ends.extend(range(a + 1, b + 1) if one_to_one else [b] * len(chars))
+
+    def space(self, kind: str, a: int, b: int) -> None:
+        if self.pending is not None:  # a run goes on: a newline wins over a space
+            kind, a = ("\n" if "\n" in (kind, self.pending[0]) else " "), self.pending[1]
+        self.pending = (kind, a, b)
+
+
+def _scan_unit(m: "re.Match[str]", text_in: str, out: _Builder, flags: list[str]) -> bool:
+    """One unit of the scanner (:data:`_UNIT`) into ``out``; True when it was HTML (a tag or an entity)."""
+    a, b = m.span()
+    kind = m.lastgroup
+    if kind == "plain":
+        out.emit(normalise_quotes(m.group()), a, b, True)
+    elif kind == "space":
+        out.space("\n" if "\n" in m.group() else " ", a, b)
+    elif kind == "entity":
+        ent = m.group()
+        decoded = _unescape_fully(ent)
+        if decoded == ent:  # unknown entity: keep as written
+            out.emit(ent, a, b, True)
+        elif decoded.isspace():
+            out.space(" ", a, b)
+        else:
+            decoded = normalise_quotes("".join(c for c in decoded if c not in _DROP))
+            if decoded:
+                out.emit(decoded, a, b, False)
+        return True
+    elif kind in ("tag", "skip", "comment"):
+        name = (m.group("tagname") or "").lower()
+        out.space("\n" if name in _BLOCK_TAGS else " ", a, b)
+        return True
+    elif kind == "mojibake":
+        _scan_mojibake(m.group(), a, b, text_in, out, flags)
+    elif kind != "drop":  # a lone '<' or '&' that is not markup, or an accented letter
+        out.emit(normalise_quotes(m.group()), a, b, True)
+    return False
+
+
+def _scan_mojibake(found: str, a: int, b: int, text_in: str, out: _Builder, flags: list[str]) -> None:
+    fixed = _fix_mojibake(found)
+    if fixed is None:  # an accented letter and what follows it, one character at a time
+        for k in range(a, b):
+            ch = text_in[k]
+            if ch.isspace():  # e.g. a no-break space after the letter
+                out.space(" ", k, k + 1)
+            elif ch not in _DROP:  # e.g. a soft hyphen
+                out.emit(normalise_quotes(ch), k, k + 1, True)
+        return
+    if "encoding" not in flags:
+        flags.append("encoding")
+    if fixed.isspace():
+        out.space(" ", a, b)
+    else:
+        out.emit(normalise_quotes(fixed), a, b, False)
 
 
 # -- sentences ----------------------------------------------------------------------------------
