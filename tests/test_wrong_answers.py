@@ -389,3 +389,22 @@ def test_06_asymmetry():
     for spec in (mk.identity.BeliefSpec(w_self=1.0, w_peer=1.5), reversed_, mk.identity.BeliefSpec(w_self=1.5, w_peer=1.0),
                  None):
         _fails(ex.check_asymmetry, spec, "B", seeds, n)
+
+
+# -- 09 ex 1: the outlets that reach min_group, highest rate first --------------------------------
+def test_09_large_outlets():
+    # as the exercise's toy corpus without data: outlets of 3, 3 and 1 articles, min_group 3
+    agg = pd.DataFrame({"outlet": ["a-news.example", "b-news.example", "c-news.example"], "n": [3, 3, 1],
+                        "biased_rate": [2 / 3, 1 / 3, 1.0]})
+    agg["small"] = agg["n"] < 3
+    right = agg[~agg["small"]].sort_values("biased_rate", ascending=False)
+    assert "Correct" in ex.check_large(agg, right, 3)
+    assert "Correct" in ex.check_large(agg, agg[agg["n"] >= 3].sort_values("biased_rate", ascending=False).reset_index(), 3)
+    wrong = {"the small outlets": agg[agg["small"]],
+             "n > min_group": agg[agg["n"] > 3],
+             "nothing filtered": agg.sort_values("biased_rate", ascending=False),
+             "lowest first": agg[~agg["small"]].sort_values("biased_rate"),
+             "not sorted by rate": agg[~agg["small"]].sort_values("outlet", ascending=False),
+             "no answer": None}
+    for name, value in wrong.items():
+        _fails(ex.check_large, agg, value, 3)
