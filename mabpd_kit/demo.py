@@ -16,9 +16,25 @@ from typing import TYPE_CHECKING
 from mabpd_kit.data.shipped import load_samples, samples_path
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from mabpd_kit.mabpd import BatchResult
 
-__all__ = ["build_report", "load_samples", "samples_path"]
+__all__ = ["agreement_text", "build_report", "load_samples", "samples_path"]
+
+
+def agreement_text(frame: "pd.DataFrame") -> str:
+    """The share of decided items whose label agrees with the authors', with its 95% Wilson interval and n;
+    on fewer than ``Config().metrics.min_items`` items it says they are too few to conclude anything."""
+    from mabpd_kit.data.shipped import interval_text
+    from mabpd_kit.evaluate.audit import wilson
+
+    ok = frame[~frame.failed]
+    if ok.empty:
+        return "agreement with the authors' labels: no item was decided"
+    k, n = int((ok.pred == ok.gold).sum()), len(ok)
+    lo, hi = wilson(k, n)
+    return interval_text(k / n, lo, hi, n, label=f"agreement with the authors' labels, {k} of {n}:")
 
 
 def build_report(result: "BatchResult", samples: "list[dict]", config_name: str) -> str:
@@ -29,8 +45,6 @@ def build_report(result: "BatchResult", samples: "list[dict]", config_name: str)
     from mabpd_kit.viz.pipeline import decision_html
 
     df = result.to_frame()
-    ok = df[~df.failed]
-    acc = float((ok.pred == ok.gold).mean()) if len(ok) else float("nan")
     routes = (df.assign(outcome=df.label.fillna("failed")).groupby(["route", "outcome"]).size()
               .reset_index(name="items"))
     chart = viz.bar(routes, "route", "items", color="outcome", title="Which route decided each item")
@@ -50,8 +64,8 @@ def build_report(result: "BatchResult", samples: "list[dict]", config_name: str)
         "<!doctype html><html><head><meta charset='utf-8'><title>mabpd-kit demo</title></head>"
         "<body style='font-family: sans-serif; max-width: 60em; margin: auto'>"
         "<h1>mabpd-kit demo: MABPD on the course samples (offline, rule-based agents)</h1>"
-        f"<p>{len(df)} items, configuration <b>{html.escape(config_name)}</b>, agreement with the authors' labels "
-        f"{acc:.0%}. The samples are teaching examples, not a benchmark.</p>"
+        f"<p>{len(df)} items, configuration <b>{html.escape(config_name)}</b>; {html.escape(agreement_text(df))}. "
+        "The samples are teaching examples, not a benchmark.</p>"
         f"{viz.chart_svg(chart)}<p><b>Reading:</b> how many items each route decided, split by outcome.</p>"
         f"<h2>Decisions</h2>{table}{''.join(blocks)}</body></html>"
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 from mabpd_kit.demo import load_samples, samples_path
+from test_lesson_honesty import score_problems
 
 
 def test_samples_are_balanced_and_cover_the_taxonomy():
@@ -28,7 +30,13 @@ def test_demo_writes_the_report_and_exits_zero(tmp_path, capsys):
     assert main(["demo", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "offline" in printed and "agreement with the authors' labels" in printed
+    n = len(load_samples())
+    line = next(x for x in printed.splitlines() if x.startswith("agreement with the authors' labels"))
+    assert f"of {n}:" in line and re.search(r"\[0\.\d{3}, 1\.000\]", line), line   # its Wilson interval, never bare
+    assert f"(n = {n}: too few items to conclude anything)" in line                   # 28 < metrics.min_items
+    assert not score_problems(printed)
     page = out.read_text()
+    assert "too few items to conclude anything" in page
     assert page.count("<section>") == len(load_samples())
     assert "<svg" in page and "Reading:" in page
     assert 'title="' in page  # highlighted spans carry their tooltip

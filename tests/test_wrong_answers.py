@@ -342,3 +342,69 @@ def test_09_cohens_h(student):
              "no answer": None}
     for name, value in wrong.items():
         _fails(ex.check_cohens_h, df, pair, value)
+
+
+# -- 06: disagreement pairs on the student's own log; why anonymisation cuts subversion more -----
+@pytest.mark.parametrize("with_data", [False, True], ids=["no-data", "data"])
+@pytest.mark.parametrize("student", STUDENTS)
+def test_06_pairs(student, with_data, monkeypatch, tmp_path):
+    if with_data and not DATA_DIR.is_dir():
+        pytest.skip("no benchmark copies on this machine")
+    monkeypatch.setenv("MABPD_DATA_DIR", str(DATA_DIR if with_data else tmp_path))
+    log = ex.pairs_log(ex.student_seed(student))
+    r0, r1 = log
+    frame = pd.DataFrame([{"question": "q", "agent": a, "round": r, "answer": x, "correct": x == "A"}
+                          for r, answers in enumerate(log) for a, x in enumerate(answers)])
+    s = mk.identity.identity_summary(frame, ci=False).iloc[0]                  # the kit's own count agrees
+    assert "Correct" in ex.check_pairs(log, s["conformity"], s["obstinacy"])
+    from fractions import Fraction
+    n = int(s["n_pairs"])
+    assert "Correct" in ex.check_pairs(log, Fraction(round(s["conformity"] * n), n), np.float64(s["obstinacy"]))
+    pairs = [(i, j) for i in range(4) for j in range(4) if i != j and r0[i] != r0[j]]
+    wrong = {
+        "swapped": (s["obstinacy"], s["conformity"]),
+        "all ordered pairs": (sum(r1[i] == r0[j] for i, j in pairs) / 12, sum(r1[i] == r0[i] for i, j in pairs) / 12),
+        "peer's current answer": (sum(r1[i] == r1[j] for i, j in pairs) / n, s["obstinacy"]),
+        "every ordered pair, agreeing ones too": (
+            sum(r1[i] == r0[j] for i in range(4) for j in range(4) if i != j) / 12,
+            sum(r1[i] == r0[i] for i in range(4) for j in range(4) if i != j) / 12),
+        "a guess": (0.5, 0.5),
+    }
+    for name, (c, o) in wrong.items():
+        _fails(ex.check_pairs, log, c, o)
+    _fails(ex.check_pairs, log, None, None)
+    assert ex.pairs_log(ex.student_seed(student)) == log                     # the same log with and without data
+
+
+def test_06_asymmetry():
+    seeds, n = [0, 1], 200
+    good = mk.identity.BeliefSpec(w_self=(0, 0, 0, 2, 2), w_peer=(2, 2, 2, 0.5, 0.5),
+                                  competence=(0.85, 0.85, 0.85, 0.3, 0.3))
+    assert "Correct" in ex.check_asymmetry(good, "B", seeds, n)
+    assert "Correct" in ex.check_asymmetry(good, " b) the right ones defer", seeds, n)   # a letter, written loosely
+    for reason in ("A", "C", "D", "", None, "E"):
+        _fails(ex.check_asymmetry, good, reason, seeds, n)
+    reversed_ = mk.identity.BeliefSpec(w_self=(2, 2, 2, 0, 0), w_peer=(0.5, 0.5, 0.5, 2, 2),
+                                       competence=(0.85, 0.85, 0.85, 0.3, 0.3))
+    for spec in (mk.identity.BeliefSpec(w_self=1.0, w_peer=1.5), reversed_, mk.identity.BeliefSpec(w_self=1.5, w_peer=1.0),
+                 None):
+        _fails(ex.check_asymmetry, spec, "B", seeds, n)
+
+
+# -- 09 ex 1: the outlets that reach min_group, highest rate first --------------------------------
+def test_09_large_outlets():
+    # as the exercise's toy corpus without data: outlets of 3, 3 and 1 articles, min_group 3
+    agg = pd.DataFrame({"outlet": ["a-news.example", "b-news.example", "c-news.example"], "n": [3, 3, 1],
+                        "biased_rate": [2 / 3, 1 / 3, 1.0]})
+    agg["small"] = agg["n"] < 3
+    right = agg[~agg["small"]].sort_values("biased_rate", ascending=False)
+    assert "Correct" in ex.check_large(agg, right, 3)
+    assert "Correct" in ex.check_large(agg, agg[agg["n"] >= 3].sort_values("biased_rate", ascending=False).reset_index(), 3)
+    wrong = {"the small outlets": agg[agg["small"]],
+             "n > min_group": agg[agg["n"] > 3],
+             "nothing filtered": agg.sort_values("biased_rate", ascending=False),
+             "lowest first": agg[~agg["small"]].sort_values("biased_rate"),
+             "not sorted by rate": agg[~agg["small"]].sort_values("outlet", ascending=False),
+             "no answer": None}
+    for name, value in wrong.items():
+        _fails(ex.check_large, agg, value, 3)

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mabpd_kit.demo import build_report, load_samples
+    from mabpd_kit.demo import agreement_text, build_report, load_samples
     from mabpd_kit.mabpd import Pipeline
 
     samples = load_samples(args.samples)
@@ -34,9 +34,7 @@ def run(args: argparse.Namespace) -> int:
     show = df[["id", "gold", "label", "score", "route"]].copy()
     show["text"] = df.text.str.slice(0, 60)
     print(show.to_string(index=False))
-    ok = df[~df.failed]
-    print(f"agreement with the authors' labels: {(ok.pred == ok.gold).mean():.0%} "
-          f"({len(ok)} items, {int(df.failed.sum())} failed); routes: {df.route.value_counts().to_dict()}")
+    print(f"{agreement_text(df)}; {int(df.failed.sum())} failed; routes: {df.route.value_counts().to_dict()}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(build_report(result, samples, args.ablation), encoding="utf-8")

@@ -170,4 +170,5 @@ def check_large(agg: Any, large: Any, min_group: int) -> str:
         f"Keep every outlet with at least min_group ({min_group}) articles, and only those, once each.")
     rates = [float(r) for r in large["biased_rate"]]
     assert all(a >= b for a, b in zip(rates, rates[1:])), "Sort by biased_rate, highest first."
-    return f"Correct: {len(got)} outlets have at least {min_group} articles; the top one is {got[0]}."
+    top = f"; the top one is {got[0]}" if got else ""
+    return f"Correct: {len(got)} outlets have at least {min_group} articles{top}."

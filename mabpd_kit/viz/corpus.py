@@ -137,9 +137,14 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
     else:
         data = data.assign(gold="all")
         color = alt.value(OUTCOME_COLORS["neutral"])
+    values = data[stat].dropna()
+    whole = bool(len(values)) and bool((values % 1 == 0).all())   # a count: integer bins and ticks, never 0.1 steps
+    step = max(1, -(-int(values.max() - values.min()) // 40)) if whole else None
     hist = alt.Chart(data[[stat, "gold", "articles"]]).mark_bar(opacity=0.6).encode(
-        x=alt.X(f"{stat}:Q", bin=alt.Bin(maxbins=40), title=stat.replace("_", " ")),
-        y=alt.Y("sum(articles):Q", stack=None, title="articles"), color=color)
+        x=alt.X(f"{stat}:Q", title=stat.replace("_", " "),
+                bin=alt.Bin(step=step, extent=[int(values.min()), int(values.max()) + step]) if whole else alt.Bin(maxbins=40),
+                axis=alt.Axis(format="d", tickMinStep=1, labelOverlap=True) if whole else alt.Axis()),
+        y=alt.Y("sum(articles):Q", stack=None, title="articles", axis=alt.Axis(tickMinStep=1)), color=color)
     rule = alt.Chart(pd.DataFrame({"t": [threshold]})).mark_rule(color="#1a1a1a", strokeDash=[4, 3], size=2).encode(
         x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")])
     chart = alt.layer(hist, rule).properties(width=420, height=200)

@@ -79,7 +79,7 @@ def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: fol
                 "lo": r.get(f"{m}_lo", float("nan")), "hi": r.get(f"{m}_hi", float("nan")),
             })
     return _bars_with_cis(pd.DataFrame(rows), x="measure", order=["conformity", "obstinacy", "delta"], y="value",
-                          y_title="share of disagreement pairs (Delta: difference)", title=title, width=320)
+                          y_title="share of disagreement pairs (Delta: conformity - obstinacy)", title=title, width=320)
 
 
 def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.LayerChart:
@@ -147,7 +147,8 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") 
             y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
             color=_condition_color(df["condition"].tolist()),
             shape=alt.Shape("condition:N", legend=None),
-            strokeDash=alt.StrokeDash("kind:N", title="line", scale=alt.Scale(domain=kinds, range=[ACCURACY_DASHES[k] for k in kinds])),
+            strokeDash=alt.StrokeDash("kind:N", title="accuracy of", legend=alt.Legend(symbolType="stroke"),   # dashes in the legend
+                                      scale=alt.Scale(domain=kinds, range=[ACCURACY_DASHES[k] for k in kinds])),
             detail="kind:N",
             tooltip=["condition", "round", "kind", alt.Tooltip("accuracy:Q", format=".3f")],
         )
