@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mabpd_kit.viz import altair, category_color
+from mabpd_kit.viz.colors import OKABE_ITO
 
 if TYPE_CHECKING:
     import altair as alt
@@ -269,7 +270,7 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
             y=alt.Y("category:N", sort="-x", title=None),
             x=alt.X("n_terms:Q", title="terms", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("edited:N", title=None, scale=alt.Scale(domain=["your category", "other"],
-                                                                    range=["#0072b2", "#bbbbbb"])),
+                                                                    range=[OKABE_ITO["orange"], "#bbbbbb"])),
             tooltip=["category", "n_terms"]).properties(title=f"Terms per category of the type '{taxonomy}'", width=300))
     pictures = "".join(figure_html(chart_svg(c), alt_text(c.to_dict())) for c in (hits, cov))
     caption = "; ".join(notes) if notes else "no change: type a term or a protected phrase"
