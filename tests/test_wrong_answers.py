@@ -170,6 +170,8 @@ def test_05_trace_blame(data):
         {"router": "debate", "debate": "router"}[right(d)],
         "the last step that ran": lambda d: "verifier" if d.verifier is not None else ("debate" if d.debate else "router"),
         "no answer": lambda d: None,
+        "the route asked before the verifier": lambda d: "debate" if d.route == "debate" else (
+            "verifier" if d.verifier is not None and d.pre_verifier_label != d.label else "router"),
     }
     for name, fn in wrong.items():
         _fails(ex.check_blame, sim, fn)
