@@ -79,7 +79,7 @@ BUILTIN: tuple[AgentSpec, ...] = (
     AgentSpec("evidence", "mabpd_kit.mabpd.agents:EvidenceAgent", prompt="evidence", weight=0.25,
               title="evidence analyst", color="#009e73"),   # bluish green
     AgentSpec("framing", "mabpd_kit.mabpd.agents:FramingAgent", prompt="framing", weight=0.25,
-              title="framing analyst", color="#0072b2"),    # blue
+              title="framing analyst", color="#56b4e9"),    # sky blue (blue is the neutral verdict)
 )
 
 _roster: list[AgentSpec] = list(BUILTIN)

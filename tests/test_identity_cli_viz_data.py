@@ -93,7 +93,7 @@ def test_recovery_chart_has_one_point_per_seed_and_measure():
     scale = spec["layer"][1]["encoding"]["color"]["scale"]
     # the colours are pinned to the measures (an unpinned scale sorts the names and swaps them)
     assert dict(zip(scale["domain"], scale["range"])) == vid.RECOVERY_COLORS
-    assert spec["title"] and "recovered gap (vermillion)" in spec["description"]
+    assert spec["title"] and "recovered gap (orange)" in spec["description"]
 
 
 def test_cut_phrase_says_negative_cuts_in_words():

@@ -79,7 +79,8 @@ def test_theme_registered_and_enabled():
 
     assert alt.theme.active == viz.THEME_NAME
     spec = viz.bar(pd.DataFrame({"c": ["a"], "n": [1]}), "c", "n").to_dict()
-    assert "#d55e00" in spec["config"]["range"]["category"]
+    assert spec["config"]["range"]["category"][:2] == ["#0072b2", "#e69f00"]
+    assert "#d55e00" not in spec["config"]["range"]["category"], "vermillion means biased, never a plain series"
 
 
 def test_colours_are_normalised_and_stable():

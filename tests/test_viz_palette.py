@@ -79,3 +79,19 @@ def test_every_course_colour_is_okabe_ito_or_grey():
         for name, c in table.items():
             r, g, b = (int(c[i : i + 2], 16) for i in (1, 3, 5))
             assert c in allowed or r == g == b, f"{name}: {c} is neither Okabe-Ito nor grey"
+
+
+def test_vermillion_means_biased_and_nothing_else():
+    """One meaning per colour across the lessons: vermillion is the biased verdict/label, the Bias agent and the
+    words it cites as bias; a FALSE claim, a wrong answer, a changed label, a series or 'yours' never use it."""
+    from mabpd_kit.viz import identity, llm_labels, pipeline, stopping
+
+    vermillion = colors.OKABE_ITO["vermillion"]
+    assert [k for k, c in colors.OUTCOME_COLORS.items() if c == vermillion] == ["biased"]
+    assert [k for k, c in colors.CATEGORY_COLORS.items() if c == vermillion] == ["loaded language", "biased language"]
+    assert [k for k in colors.AGENT_COLORS if colors.AGENT_COLORS[k] == vermillion] == ["bias"]
+    others = [*colors.SERIES_COLORS, *colors.EXTRA_COLORS, *stopping.CHANGE_COLORS.values(), *stopping._MARK_COLORS,
+              *pipeline.ROUND1_COLORS.values(), *llm_labels.ROLE_COLORS.values(), identity.YOURS_COLOR,
+              *identity.RECOVERY_COLORS.values(), *identity.CONDITION_COLORS.values()]
+    assert vermillion not in others
+    assert colors.OUTCOME_COLORS["wrong"] == "#000000" and colors.OUTCOME_COLORS["FALSE"] != vermillion

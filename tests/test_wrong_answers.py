@@ -170,6 +170,8 @@ def test_05_trace_blame(data):
         {"router": "debate", "debate": "router"}[right(d)],
         "the last step that ran": lambda d: "verifier" if d.verifier is not None else ("debate" if d.debate else "router"),
         "no answer": lambda d: None,
+        "the route asked before the verifier": lambda d: "debate" if d.route == "debate" else (
+            "verifier" if d.verifier is not None and d.pre_verifier_label != d.label else "router"),
     }
     for name, fn in wrong.items():
         _fails(ex.check_blame, sim, fn)
@@ -408,3 +410,154 @@ def test_09_large_outlets():
              "no answer": None}
     for name, value in wrong.items():
         _fails(ex.check_large, agg, value, 3)
+
+
+# -- 01: a horse-race category that generalises, a protected phrase --------------------------------
+LEX_SENTENCES = [
+    "Pundits called the primary a two-man horse race, with the governor as the clear frontrunner.",
+    "The senator, long seen as the underdog, now leads in three polls.",
+    "Farmers fear a locust attack on the crops this spring.",
+    "Protesters attacked the proposal at the town hall.",
+    "The senator will attack the plan in her speech.",
+]
+
+
+def _lex2(terms=("horse race", "frontrunner", "underdog", "comeback kid"), context="locust attack",
+          taxonomy=("framing", "framing bias"), protect=True, word="attack"):
+    from mabpd_kit.lexicon import Category, Protected, Term
+
+    lex = mk.Lexicon.default()
+    cat = Category(id="horse_race_framing", name="Horse-race framing", taxonomy=taxonomy[0], meta_category=taxonomy[1])
+    new = [Term(term=t, category="horse_race_framing", band=0.7, pos="noun", note="A race, not policies.") for t in terms]
+    prot = [Protected(term=word, context=context, note="Insects.")] if protect else []
+    return lex, lex.extend(categories=[cat], terms=new, protected=prot)
+
+
+def test_01_lexicon():
+    lex, right = _lex2()
+    assert "Correct" in ex.check_lexicon(lex, right, LEX_SENTENCES)
+    ex.check_lexicon(*_lex2(terms=("horse race", "frontrunner", "underdog"), context="a locust attack"), LEX_SENTENCES)
+    ex.check_lexicon(*_lex2(terms=("frontrunner", "underdog", "dark horse")), LEX_SENTENCES)
+    wrong = {
+        "no new lexicon": (lex, lex),
+        "wrong taxonomy": _lex2(taxonomy=("loaded language", "biased language")),
+        "no protection": _lex2(protect=False),
+        "the bare word protected": _lex2(context="attack"),
+        "the whole sentence protected": _lex2(context="Farmers fear a locust attack on the crops this spring."),
+        "a context too broad": _lex2(context="attack on"),
+        "the wrong word protected": _lex2(word="locust"),
+        "neutral election words as terms": _lex2(terms=("primary", "polls", "senator")),
+        "neutral words beside real ones": _lex2(terms=("horse race", "frontrunner", "underdog", "primary")),
+        "phrases copied from the sentences": _lex2(terms=("two-man horse race", "clear frontrunner", "long seen as the underdog")),
+        "terms not in the sentences": _lex2(terms=("comeback kid", "dark horse", "long shot")),
+    }
+    for name, (a, b) in wrong.items():
+        _fails(ex.check_lexicon, a, b, LEX_SENTENCES)
+
+
+# -- 02: reported speech; exact, fuzzy and paraphrased quotes ----------------------------------------
+@pytest.fixture(scope="module")
+def agent_reports():
+    cfg = mk.Config()
+    pipe = mk.Pipeline(cfg, llm=None)
+    agents = mk.mabpd.make_agents(cfg, llm=None, lexicon=pipe.lexicon)
+
+    def reports(text):
+        cues = mk.mabpd.analyse_cues(text, pipe.lexicon, cfg)
+        return {name: mk.runs.drive(agent.report(text, cues)) for name, agent in agents.items()}
+    return reports
+
+
+def test_02_reported_speech(agent_reports):
+    right = ['The senator said the bill was "a radical power grab by extremists".',
+             '"It is a radical power grab," the senator said.',
+             'Protesters called the bill "a radical power grab".']
+    assert "Correct" in ex.check_reported_speech(right[0], agent_reports)
+    for sentence in right[1:]:
+        ex.check_reported_speech(sentence, agent_reports)
+    wrong = ["The radical senator slammed the bill as a power grab.",                     # the writer's voice
+             'The senator said the bill was "fair".',                                      # nothing loaded
+             "According to the senator, the bill was a radical power grab by extremists.",  # no quotation
+             'The radical senator said the bill was "a power grab by extremists".',        # a loaded word outside
+             '"Radical extremists" stormed the meeting.',                                  # a scare quote
+             '"A radical power grab by extremists."',                                      # no source at all
+             "", None]
+    for sentence in wrong:
+        _fails(ex.check_reported_speech, sentence, agent_reports)
+
+
+QUOTE_TEXT = "Lawmakers rammed through the so-called reform after a chaotic late-night session."
+
+
+def test_02_quotes():
+    cfg = mk.Config()
+    assert "Correct" in ex.check_quotes(QUOTE_TEXT, ["rammed through", "So called reform after", "forced the reform through"], cfg)
+    ex.check_quotes(QUOTE_TEXT, ["a chaotic late-night session", "late night session", "a messy session at night"], cfg)
+    wrong = [["rammed through", "so-called reform after", "forced the reform through"],      # 2 is exact
+             ["rammed through", "so-called reforms after", "forced the reform through"],     # a changed word
+             ["rammed thru", "So called reform after", "forced the reform through"],        # 1 is not exact
+             ["rammed through", "So called reform after", "so-called reform after a chaotic"],  # 3 is in the text
+             ["rammed through", "So called reform after", "banana bread recipe"],           # 3 is no paraphrase
+             ["rammed through", "So called reform after"],                                  # two quotes
+             ["rammed through", "So called reform after", ""]]
+    for quotes in wrong:
+        _fails(ex.check_quotes, QUOTE_TEXT, quotes, cfg)
+
+
+# -- 04: the burden of proof flips the vote; ground it ----------------------------------------------
+EX_TEXT = "The city council approved a new bike lane on Main Street after a public hearing."
+
+
+@pytest.fixture(scope="module")
+def sad():
+    from mabpd_kit.mabpd import Argument
+
+    cfg = mk.Config()
+
+    def argument(agent, verdict, confidence, quotes):
+        spans = [mk.Span(text=q, agent=agent, category="loaded language", score=0.8) for q in quotes]
+        spans = mk.mabpd.EvidenceStore.build(EX_TEXT, spans, ratio=cfg.text.fuzzy_ratio).spans
+        return Argument(agent=agent, round=1, verdict=verdict, confidence=confidence, spans=spans)
+
+    async def keep(agent, rnd, own, others):
+        return own
+
+    def debate_of(arguments, on=True):
+        c = cfg.replace(**{"sad.rounds": 1, "sad.evidence_weighting": on})
+        return mk.runs.drive(mk.mabpd.debate(arguments, keep, c))
+    return argument, debate_of
+
+
+def test_04_burden_and_grounding(sad):
+    arg, debate_of = sad
+    ev, fr = arg("evidence", "neutral", 0.6, ["after a public hearing"]), arg("framing", "neutral", 0.5, [])
+    mine = [arg("bias", "biased", 0.9, ["a reckless war on drivers", "the council's pet project"]), ev, fr]
+    assert "Correct" in ex.check_burden_flip(mine, debate_of)
+    ex.check_burden_flip([arg("bias", "biased", 0.9, []), ev, fr], debate_of)               # no quotes at all
+    ex.check_burden_flip([mine[0], arg("evidence", "neutral", 0.6, ["a calm process"]), fr], debate_of)
+    wrong = {
+        "grounded: biased either way": [arg("bias", "biased", 0.9, ["approved a new bike lane"]), ev, fr],
+        "too weak to win unweighted": [arg("bias", "biased", 0.2, ["a reckless war on drivers"]), ev, fr],
+        "framing forgotten": [mine[0], ev],
+        "all biased, nothing counts": [mine[0], arg("evidence", "biased", 0.6, ["pet project"]),
+                                       arg("framing", "biased", 0.5, ["reckless"])],
+        "two bias arguments": [mine[0], mine[0], fr],
+        "not a list": None,
+    }
+    for name, args in wrong.items():
+        _fails(ex.check_burden_flip, args, debate_of)
+    grounded = [arg("bias", "biased", 0.9, ["approved a new bike lane", "bike lane on Main Street"]), ev, fr]
+    assert "Correct" in ex.check_grounded(grounded, mine, debate_of)
+    ex.check_grounded([arg("bias", "biased", 0.9, ["approved a new bike lane"]), fr, ev], mine, debate_of)
+    wrong = {
+        "nothing grounded": mine,
+        "half grounded": [arg("bias", "biased", 0.9, ["approved a new bike lane", "a reckless war on drivers"]), ev, fr],
+        "confidence changed too": [arg("bias", "biased", 1.0, ["approved a new bike lane"]), ev, fr],
+        "the neutral side weakened": [arg("bias", "biased", 0.9, ["approved a new bike lane", "a reckless war"]),
+                                      arg("evidence", "neutral", 0.6, ["a calm process"]), fr],
+        "a verdict changed": [arg("bias", "biased", 0.9, ["approved a new bike lane"]), ev,
+                              arg("framing", "biased", 0.5, [])],
+        "two arguments": [arg("bias", "biased", 0.9, ["approved a new bike lane"]), ev],
+    }
+    for name, args in wrong.items():
+        _fails(ex.check_grounded, args, mine, debate_of)

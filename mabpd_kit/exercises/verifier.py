@@ -29,7 +29,8 @@ def _trade(sim: Any, other: str) -> tuple[float, float]:
 def verifier_data(seed: int = 0, n_items: int = 200) -> Any:
     """Simulated decisions (mabpd.simulator: hallucinating agents, quotations) under ``full``, ``no-verifier``
     and ``no-debate``, on which the verifier overturns labels both ways of being right and wrong, so a
-    sign error or a comparison with the wrong configuration changes the answer."""
+    sign error or a comparison with the wrong configuration changes the answer, and one wrong label was debated
+    and then overturned by the verifier, so checking the route before the verifier blames the wrong step."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
 
     spec = SimSpec(hallucination=0.2, quotation_share=0.4)
@@ -37,9 +38,12 @@ def verifier_data(seed: int = 0, n_items: int = 200) -> Any:
         sim = simulate(spec, n_items=n_items, seed=s, configs=("full", "no-verifier", "no-debate"))
         gain, cost = _trade(sim, "no-verifier")
         other = _trade(sim, "no-debate")
-        steps = {_ref_step(d) for d in sim["full"].decisions if d.pred != d.gold}
+        wrong = [d for d in sim["full"].decisions if d.pred != d.gold]
+        steps = {_ref_step(d) for d in wrong}
+        # a debated item the verifier overturned wrongly: blaming the debate before asking the verifier then fails
+        debated_then_overturned = any(d.debate is not None and _ref_step(d) == "verifier" for d in wrong)
         if abs(gain) > 0.005 and cost > 0.005 and abs(other[0] - gain) > 0.005 and abs(other[1] - cost) > 0.005 \
-                and abs(gain - cost) > 0.005 and steps == set(STEPS):
+                and abs(gain - cost) > 0.005 and steps == set(STEPS) and debated_then_overturned:
             sim.seed = s
             return sim
     raise RuntimeError(f"no discriminating verifier data near seed {seed}")  # pragma: no cover

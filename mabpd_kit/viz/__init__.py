@@ -146,7 +146,7 @@ def _register_theme() -> None:
                 "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
                 "legend": {"labelFontSize": 11, "titleFontSize": 12},
                 # charts without their own scale: the Okabe-Ito series order (blue, orange, green, ...), so the
-                # first two series are never vermillion against orange
+                # first two series are never vermillion against orange, and vermillion (biased) is not a series colour
                 "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
                 "background": "white",
             }

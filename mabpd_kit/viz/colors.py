@@ -2,6 +2,16 @@
 
 Charts (:mod:`mabpd_kit.viz`) and the span viewer (:mod:`mabpd_kit.viz.spans`) both read these
 tables, so "loaded language" is the same vermillion in a bar chart, a legend and a highlighted sentence.
+
+A colour means one thing in every lesson:
+
+- **vermillion** is *biased* and nothing else: the biased verdict or gold label, the Bias agent and the
+  words it cites as bias (loaded language, biased language). Never an error, a FALSE claim or a change.
+- **blue** is *neutral* wherever verdicts are shown (and the first series of a chart without verdicts).
+- **black** is *wrong* (a bar or point whose label does not match gold or changed); a thin black rule is
+  an interval or a trend line.
+- **greys** are *right*, *other*, *no gold* or *not measured*; **orange** marks *yours* (your pair, your
+  simulation, the best single model) beside grey reference values.
 Keys are normalised names (lower case, "_" and "-" read as spaces), see :func:`norm_name`.
 
 >>> color_for("loaded_language") == CATEGORY_COLORS["loaded language"]
@@ -100,27 +110,30 @@ class _AgentColors(Mapping[str, str]):
 #: agents (their roster lines' colours) and the three RADAR roles are each three clearly different
 #: Okabe-Ito colours.
 AGENT_COLORS: Mapping[str, str] = _AgentColors()
-#: Decisions, gold labels and outcomes, the same in every chart: MABPD verdicts, RADAR's three labels,
-#: right/wrong. "Good/true" is blue, "bad/false/wrong" vermillion, never green against red.
+#: Decisions, gold labels and outcomes, the same in every chart: MABPD verdicts (biased vermillion,
+#: neutral blue), RADAR's three veracity labels (sky blue, orange, reddish purple: no verdict colour, so a
+#: FALSE claim never reads as "biased"), right/wrong (grey against black: an error is the dark mark).
 OUTCOME_COLORS: dict[str, str] = {
     "biased": _O["vermillion"],
     "neutral": _O["blue"],
-    "TRUE": _O["blue"],
+    "TRUE": _O["sky blue"],
     "HALF-TRUE": _O["orange"],
-    "FALSE": _O["vermillion"],
-    "correct": _O["blue"],
-    "right": _O["blue"],
-    "wrong": _O["vermillion"],
-    "no gold": "#bbbbbb",
+    "FALSE": _O["reddish purple"],
+    "correct": "#999999",
+    "right": "#999999",
+    "wrong": _O["black"],
+    "no gold": "#d9d9d9",
 }
-#: Ordered series colours for charts with several measures (metrics, conditions): Okabe-Ito order.
+#: Ordered series colours for charts with several measures (metrics, conditions): Okabe-Ito order,
+#: without vermillion (it means "biased").
 SERIES_COLORS: tuple[str, ...] = (_O["blue"], _O["orange"], _O["bluish green"], _O["reddish purple"],
-                                  _O["sky blue"], _O["vermillion"], _O["yellow"], "#555555")
+                                  _O["sky blue"], _O["yellow"], "#555555")
 OTHER_COLOR = "#8c8c8c"
 #: Used, in a fixed order picked by a stable hash of the name, for categories not listed above: the
-#: Okabe-Ito colours again, in a different order (a name outside the tables is rarely next to all of them).
+#: Okabe-Ito colours again, in a different order (a name outside the tables is rarely next to all of them),
+#: without vermillion (it means "biased").
 EXTRA_COLORS = (_O["sky blue"], _O["reddish purple"], _O["orange"], _O["bluish green"], _O["yellow"],
-                _O["blue"], _O["vermillion"], "#555555")
+                _O["blue"], "#555555")
 
 
 def _spare(key: str) -> str:

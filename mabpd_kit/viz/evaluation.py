@@ -130,7 +130,7 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
     x = alt.X("recall:Q", scale=scale, title=f"recall (axis from {lo:.1f})" if lo else "recall")
     y = alt.Y("precision:Q", scale=scale, title=f"precision (axis from {lo:.1f})" if lo else "precision")
     kinds = list(dict.fromkeys(df["kind"])) if "kind" in df.columns else []
-    palette = [OKABE_ITO["vermillion"], OKABE_ITO["blue"], OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
+    palette = [OKABE_ITO["reddish purple"], OKABE_ITO["blue"], OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
     points = alt.Chart(df).mark_point(filled=True, size=70).encode(
         x=x, y=y,
         color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)]),

@@ -47,8 +47,8 @@ __all__ = [
 #: One colour per debate condition, used by every chart here.
 CONDITION_COLORS: dict[str, str] = {"vanilla": OKABE_ITO["orange"], "anonymised": OKABE_ITO["blue"], "all": OTHER_COLOR}
 #: "yours" against "paper" (ibc_chart), and the two measures of recovery_chart.
-YOURS_COLOR, PAPER_COLOR = OKABE_ITO["vermillion"], "#bab0ac"
-RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["vermillion"], "IBC (all rounds)": OKABE_ITO["blue"]}
+YOURS_COLOR, PAPER_COLOR = OKABE_ITO["orange"], "#bab0ac"   # orange = yours in every lesson; vermillion = biased
+RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["orange"], "IBC (all rounds)": OKABE_ITO["blue"]}
 
 
 def _condition_order(values: Sequence[str]) -> list[str]:
@@ -208,7 +208,7 @@ def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recove
     )
     return alt.layer(diag, pts).properties(
         title=title, width=320, height=260,
-        description=f"{title}: planted w_peer - w_self against the recovered gap (vermillion) and the all-round IBC "
+        description=f"{title}: planted w_peer - w_self against the recovered gap (orange) and the all-round IBC "
                     "(blue), one point per seed; dashed line y = x is perfect recovery.")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mabpd_kit.viz import altair, category_color
+from mabpd_kit.viz.colors import OKABE_ITO
 
 if TYPE_CHECKING:
     import altair as alt
@@ -79,10 +80,11 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
     rng = np.random.default_rng(0)
     df["band_jitter"] = df["band"] + rng.uniform(-0.03, 0.03, len(df))
     base = alt.Chart(df)
-    points = base.mark_circle(opacity=0.45).encode(
+    points = base.mark_circle(opacity=0.45, color=OKABE_ITO["blue"]).encode(
         x=alt.X("band_jitter:Q", title="term score band", scale=alt.Scale(domain=[0.55, 0.95])),
         y=alt.Y("bias_rate:Q", title="bias rate of records containing the term", scale=alt.Scale(domain=[0, 1])),
-        size=alt.Size("n_records:Q", title="records", scale=alt.Scale(range=[10, 300])),
+        size=alt.Size("n_records:Q", title="records", scale=alt.Scale(range=[10, 300]),
+                      legend=alt.Legend(format="d", tickMinStep=1)),
         tooltip=["term", "category", "band", "n_records", "bias_rate"],
     )
     trend = base.transform_regression("band", "bias_rate").mark_line(color="black").encode(x="band:Q", y="bias_rate:Q")
@@ -269,7 +271,7 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
             y=alt.Y("category:N", sort="-x", title=None),
             x=alt.X("n_terms:Q", title="terms", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("edited:N", title=None, scale=alt.Scale(domain=["your category", "other"],
-                                                                    range=["#0072b2", "#bbbbbb"])),
+                                                                    range=[OKABE_ITO["orange"], "#bbbbbb"])),
             tooltip=["category", "n_terms"]).properties(title=f"Terms per category of the type '{taxonomy}'", width=300))
     pictures = "".join(figure_html(chart_svg(c), alt_text(c.to_dict())) for c in (hits, cov))
     caption = "; ".join(notes) if notes else "no change: type a term or a protected phrase"
@@ -283,7 +285,9 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
         before, after = sum(was) / len(was), sum(now) / len(now)
         diff = 100 * (after - before)
         way = "unchanged" if abs(diff) < 0.05 else (f"{diff:.1f} points higher" if diff > 0 else f"{-diff:.1f} points lower")
-        caption += (f". Flag rate on the {dev_name} ({len(dev_texts)} sentences, hits above {at:.2f}): "
+        name = dev_name if dev_name.startswith("the ") else f"the {dev_name}"
+        count = "" if f"({len(dev_texts)} sentences" in name else f"{len(dev_texts)} sentences, "
+        caption += (f". Flag rate on {name} ({count}hits above {at:.2f}): "
                     f"{100 * before:.1f}% -> {100 * after:.1f}% ({way}: {gained} newly flagged, {lost} no longer)")
         if abs(at - default) > 1e-9:
             caption += (f"; raising the floor from {default:.2f} to {at:.2f} alone moves the shipped lexicon's rate "

@@ -57,6 +57,10 @@ def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
                  description=f"{t}. Bars: macro F1, precision and recall of " + ", ".join(names) + ".")
 
 
+#: The measures of :func:`difference_chart` in greys, dark to light, so they never read as configurations.
+MEASURE_GREYS = ("#333333", "#8c8c8c", "#cccccc")
+
+
 def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> "alt.LayerChart":
     """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
     one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
@@ -72,13 +76,14 @@ def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: st
     base = alt.Chart(df).encode(y=y, yOffset=alt.YOffset("measure:N", sort=measures))
     bars = base.mark_bar().encode(
         x=alt.X("points:Q", title=f"difference from {baseline} (points: x 100)"),
-        color=alt.Color("measure:N", sort=measures, title=None,
-                        scale=alt.Scale(domain=measures, range=list(SERIES_COLORS[:len(measures)]))),
+        color=alt.Color("measure:N", sort=measures, title=None,   # greys: the hues mean configurations
+                        scale=alt.Scale(domain=measures, range=list(MEASURE_GREYS[:len(measures)]))),
         tooltip=["config", "measure", alt.Tooltip("points:Q", format="+.1f")])
-    text = base.mark_text(align="left", dx=3, fontSize=10).encode(
-        x=alt.X("points:Q"), text=alt.Text("points:Q", format="+.1f"))
+    label = alt.Text("points:Q", format="+.1f")      # outside the bar's end: right of a gain, left of a loss
+    text = [base.transform_filter(f"datum.points {op} 0").mark_text(align=a, dx=d, fontSize=10).encode(
+        x=alt.X("points:Q"), text=label) for op, a, d in ((">=", "left", 3), ("<", "right", -3))]
     zero = alt.Chart(pd.DataFrame({"points": [0.0]})).mark_rule(color="#333333").encode(x="points:Q")
-    return alt.layer(bars, text, zero).properties(
+    return alt.layer(bars, *text, zero).properties(
         width=380, height=alt.Step(12), title=t,
         description=f"{t}: " + "; ".join(f"{r.config} {r.measure} {r.points:+.1f}" for r in df.itertuples()) + ".")
 

@@ -34,11 +34,11 @@ __all__ = ["CHANGE_COLORS", "LABEL_COLORS", "changes_chart", "changes_frame", "g
 #: One colour per veracity label, used by every chart here.
 LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
-#: Named threshold pairs, in order: "your pair" first, then the marks (course Okabe-Ito colours).
-_MARK_COLORS = (OKABE_ITO["vermillion"], OKABE_ITO["black"], OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"])
+#: Named threshold pairs, in order: "your pair" first (orange, as "yours" in every lesson), then the marks.
+_MARK_COLORS = (OKABE_ITO["orange"], OKABE_ITO["black"], OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"])
 #: What happened to a claim when the thresholds moved away from the reference pair.
 CHANGE_COLORS: dict[str, str] = {
-    "label changes": OKABE_ITO["vermillion"],
+    "label changes": OKABE_ITO["black"],
     "stops earlier": OKABE_ITO["orange"],
     "stops later": OKABE_ITO["blue"],
     "would go on, log ends": OKABE_ITO["reddish purple"],
@@ -193,7 +193,7 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
         column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS)),
         tooltip=["gold", "rounds", "outcome", "claims"],
     ).properties(width=120, height=160, title=(t := title or f"stops at tau_s={rule.tau_s:+.2f}, tau_v={rule.tau_v:.2f}"),
-                 description=f"{t}: claims per stop round and gold label, right answers blue, wrong vermillion.")
+                 description=f"{t}: claims per stop round and gold label, right answers grey, wrong black.")
 
 
 def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
