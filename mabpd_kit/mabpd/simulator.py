@@ -259,28 +259,26 @@ def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold:
            spec: SimSpec, u: np.ndarray, agents: Sequence[str] | None = None) -> Decision:
     """One simulated item through the real steps: score_reports -> route -> (sad.debate) -> rule_verify."""
     reports = {a: reports[a] for a in config.agents.enabled if a in reports}
-    d = Decision(id=id, text=f"simulated item {id}", clean_text=f"simulated item {id}", gold=gold,
-                 mode="rule", models={a: SIM_MODEL for a in reports})
-    d.reports = reports
-    d.store = EvidenceStore(text=d.clean_text, spans=[s for r in reports.values() for s in (*r.spans, *r.counter_spans)])
-    d.scoring = score_reports(reports, config)
-    d.score = d.scoring.score
-    d.routing = route(reports, d.score, config)
-    d.route, d.label = d.routing.route, d.routing.label
-    if d.route == "debate":
+    text = f"simulated item {id}"
+    scoring = score_reports(reports, config)
+    routing = route(reports, scoring.score, config)
+    label, debate, verifier = routing.label, None, None
+    if routing.route == "debate":
         who = tuple(agents) if agents is not None else roster.names()
-        d.debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u, who), config))
-        d.label = d.debate.label
-    d.pre_verifier_label = d.label
-    if config.verifier.enabled and d.label == "biased":
-        if d.debate:
-            spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
+        debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u, who), config))
+        label = debate.label
+    if config.verifier.enabled and label == "biased":
+        if debate:
+            spans = [s for w in debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
         else:
             spans = [s for r in reports.values() if r.verdict == "biased" for s in r.spans]
-        d.verifier = rule_verify(spans, [_QUOTE] if quoted else [], lambda a, b: None, config)
-        d.label = d.verifier.label
-    d.pred = 1 if d.label == "biased" else 0
-    return d
+        verifier = rule_verify(spans, [_QUOTE] if quoted else [], lambda a, b: None, config)
+    final = verifier.label if verifier is not None else label
+    store = EvidenceStore(text=text, spans=[s for r in reports.values() for s in (*r.spans, *r.counter_spans)])
+    return Decision(id=id, text=text, clean_text=text, gold=gold, mode="rule", models={a: SIM_MODEL for a in reports},
+                    reports=reports, store=store, scoring=scoring, score=scoring.score, routing=routing,
+                    route=routing.route, debate=debate, pre_verifier_label=label, verifier=verifier, label=final,
+                    pred=1 if final == "biased" else 0)
 
 
 # ---- many items ----------------------------------------------------------------------------
