@@ -31,14 +31,9 @@ __all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "registe
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One roster line.
-
-    ``cls``: the agent class, or where it lives as ``"module:Class"`` (imported when agents are made);
-    ``prompt``: its report template, ``prompts/mabpd/<prompt>.md`` or ``<prompts_dir>/<prompt>.md``;
-    ``weight``: its default weight in the score (renormalised over the agents present) and SAD's vote;
-    ``title``: how the debate prompts name it ("the bias analyst argued ...");
-    ``color``: its chart colour (``#rrggbb``; None: a stable spare colour of the course palette).
-    """
+    """One roster line: ``cls`` (the class, or ``"module:Class"``), ``prompt`` (``prompts/mabpd/<prompt>.md``
+    or in ``prompts_dir``), ``weight`` (default weight in the score and SAD's vote), ``title`` (its name in
+    the debate prompts), ``color`` (chart colour; None: a spare colour of the palette)."""
 
     name: str
     cls: Any

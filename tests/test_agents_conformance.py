@@ -195,3 +195,16 @@ def test_a_fourth_agent_passes_the_suite_by_its_roster_line(tmp_path, fake_serve
             check_rule_agent(spec)
         check_llm_agent(line, fake_server)
     assert "tone" not in roster.names()
+
+
+def test_a_checkpointed_report_of_an_agent_not_on_the_roster_fails_loudly(tmp_path):
+    from pydantic import ValidationError
+
+    from mabpd_kit.mabpd import Decision, Pipeline
+
+    line = roster.AgentSpec("tone", ToneAgent, prompt="tone", weight=0.2, title="tone analyst", prompts_dir=str(tmp_path))
+    with roster.extended(line):
+        saved = Pipeline().analyze("Families were left devastated by the appalling decision.").model_dump_json()
+        assert "tone" in Decision.model_validate_json(saved).reports
+    with pytest.raises(ValidationError, match="unknown agent 'tone'"):  # named, never skipped
+        Decision.model_validate_json(saved)

@@ -38,8 +38,7 @@ from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.lexicon.boundaries import evidence_problem
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
-                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary,
-                                  respan)
+                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary)
 from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
                                      Role, reply_format)
 from mabpd_kit.types import Mode, Span, Usage, Verdict
@@ -232,7 +231,7 @@ class Agent(ABC):
                     accepted.extend(ok)
                     backers.append(o)
             if accepted:
-                spans = dedupe([respan(s, agent=self.role) for s in accepted])[: sad.max_spans]
+                spans = dedupe([s.model_copy(update={"agent": self.role}) for s in accepted])[: sad.max_spans]
                 conf = sad.concession * max(o.confidence for o in backers)
                 who = ", ".join(o.agent for o in backers)
                 return own.model_copy(update={

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from mabpd_kit.caseless import Caseless
 from mabpd_kit.config import Config, TextConfig
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
-           "noisy_or", "primary", "quotations", "respan", "secondary"]
+           "noisy_or", "primary", "quotations", "secondary"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: a double-quoted stretch, or a single-quoted one not opened inside a word ("it's")
@@ -282,11 +282,6 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
 def quotations(text: str) -> list[tuple[int, int]]:
     """Every quoted stretch of ``text``, its marks included (what :func:`analyse_cues` reads quotations from)."""
     return [m.span() for m in _QUOTE_RE.finditer(text)]
-
-
-def respan(span: Span, **update: Any) -> Span:
-    """A copy of a span with some fields changed."""
-    return span.model_copy(update=update)
 
 
 def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
