@@ -1,25 +1,15 @@
 """The one prompt loader for every method.
 
-Prompts are readable Markdown templates in ``mabpd_kit/prompts/<method>/<name>.md`` with
-``$name`` slots (Python ``string.Template``). A leading ``<!-- ... -->`` comment documents the
-slots and is not sent. A file that holds both messages separates them with a line
-``<!-- user -->`` (system first).
-
-Substitution is strict: a slot left without a value is an error that names the slot and the
-file, never a ``$slot`` sent to a model. ``$$`` writes a literal dollar sign.
-
-Shared parts: a line ``<!-- include NAME -->`` is replaced by the template ``<method>/NAME.md``
-(its leading comment removed; looked up like any prompt, so an edited copy in ``prompts_dir``
-applies everywhere it is included). Several prompts of a method include the same part first
-(instructions, background, output rules) so that every request starts with the same text: an
-endpoint's prefix cache (OpenAI, vLLM, SGLang, llama.cpp) then reuses it across agents and items.
-The item (article, evidence) follows, and the role's own instruction comes last.
-
-Editing: pass ``prompts_dir`` (a folder with your edited copies, ``<name>.md`` or
-``<method>/<name>.md``); any prompt not found there comes from the package.
+Prompts are Markdown templates ``mabpd_kit/prompts/<method>/<name>.md`` with ``$name`` slots
+(``string.Template``; ``$$`` is a dollar sign). A leading ``<!-- ... -->`` comment documents the slots
+and is not sent; a line ``<!-- user -->`` separates the system message from the user message; a line
+``<!-- include NAME -->`` inserts the shared part ``<method>/NAME.md``, so every request of a method
+starts with the same text and an endpoint's prefix cache reuses it. Substitution is strict: a slot
+without a value is a :class:`PromptError` naming the slot and the file. ``prompts_dir``: a folder of
+edited copies (``<name>.md`` or ``<method>/<name>.md``) used before the packaged ones.
 
 >>> from mabpd_kit import prompts
->>> msgs = prompts.messages("mabpd", "bias", knowledge="(none)", article="A text.")
+>>> msgs = prompts.messages("mabpd", "bias", knowledge="(none)", article="A text.", reply="Reply with JSON.")
 >>> [m["role"] for m in msgs]
 ['system', 'user']
 """

@@ -1,10 +1,8 @@
 """The MABPD agent roster: the one ordered list of agents every agent list of the kit reads.
 
-One line per agent (:class:`AgentSpec`): its name (the role: the key of ``Decision.reports``, of
-``config.scoring.weights`` and of every trace and frame), its class, its prompt template, its
-default weight in the score and SAD's vote, its title in the debate transcripts and its chart
-colour. ``config.agents.enabled`` defaults to the roster; the score, SAD's vote, the reports'
-schemas, ``make_agents``, the simulator, the frames and the charts all read it, in roster order.
+One line per agent (:class:`AgentSpec`): its name (the key of ``Decision.reports``, of
+``config.scoring.weights`` and of every frame), its class, its prompt, its default weight, its title
+in the debate transcripts and its chart colour.
 
 >>> from mabpd_kit import roster
 >>> roster.names()
@@ -12,24 +10,13 @@ schemas, ``make_agents``, the simulator, the frames and the charts all read it, 
 >>> roster.get("evidence").weight
 0.25
 
-**A fourth agent** is a class (a subclass of :class:`mabpd_kit.mabpd.agents.Agent` with
-``role = "tone"``), a prompt (``prompts/mabpd/tone.md``, or a file in ``prompts_dir``) and one
-roster line. Kept for good, the line goes into :data:`BUILTIN`; for one notebook or test,
-:func:`extended` adds it and puts the roster back afterwards::
+A fourth agent is a class (a subclass of :class:`mabpd_kit.mabpd.agents.Agent` with its ``role`` and
+its reply contract), a prompt and one line: in :data:`BUILTIN` for good, or for a notebook or a test
+``with roster.extended(AgentSpec("tone", ToneAgent, prompt="tone", weight=0.25, title="tone analyst")):``.
+A ``Config`` made inside enables it (weight in ``scoring.w_added``). The roster is per process.
 
-    spec = roster.AgentSpec("tone", ToneAgent, prompt="tone", weight=0.25, title="tone analyst")
-    with roster.extended(spec):
-        d = mk.Pipeline().analyze(text)          # four reports; Config() enables the four
-        d.scoring.weights["tone"]                # 0.25 / 1.25, renormalised over the four
-
-A :class:`~mabpd_kit.config.Config` made inside enables the agent and records its weight
-(``scoring.w_added``; set it with ``cfg.replace(**{"scoring.w_added": {"tone": 0.4}})``); one made
-before keeps the agents it had. The roster is per process: worker processes started with *spawn*
-import the built-in roster only.
-
-This module sits at the bottom of the flow, with :mod:`mabpd_kit.types`: it imports nothing of the
-kit, so ``config`` (which reads the names and weights) and everything above can read it. A class is
-named as ``"module:Class"`` and imported only by :func:`mabpd_kit.mabpd.agents.make_agents`.
+This module imports nothing of the kit; a class named ``"module:Class"`` is imported by
+:func:`mabpd_kit.mabpd.agents.make_agents`.
 """
 
 from __future__ import annotations
@@ -44,14 +31,9 @@ __all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "registe
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One roster line.
-
-    ``cls``: the agent class, or where it lives as ``"module:Class"`` (imported when agents are made);
-    ``prompt``: its report template, ``prompts/mabpd/<prompt>.md`` or ``<prompts_dir>/<prompt>.md``;
-    ``weight``: its default weight in the score (renormalised over the agents present) and SAD's vote;
-    ``title``: how the debate prompts name it ("the bias analyst argued ...");
-    ``color``: its chart colour (``#rrggbb``; None: a stable spare colour of the course palette).
-    """
+    """One roster line: ``cls`` (the class, or ``"module:Class"``), ``prompt`` (``prompts/mabpd/<prompt>.md``
+    or in ``prompts_dir``), ``weight`` (default weight in the score and SAD's vote), ``title`` (its name in
+    the debate prompts), ``color`` (chart colour; None: a spare colour of the palette)."""
 
     name: str
     cls: Any
@@ -83,35 +65,32 @@ BUILTIN: tuple[AgentSpec, ...] = (
 )
 
 _roster: list[AgentSpec] = list(BUILTIN)
-#: what readers use, rebuilt on every change: (version, specs, names, set of names)
-_now: tuple[int, tuple[AgentSpec, ...], tuple[str, ...], frozenset[str]] = (
-    0, BUILTIN, tuple(s.name for s in BUILTIN), frozenset(s.name for s in BUILTIN))
+_version = 0
 
 
 def _changed() -> None:
-    global _now
-    got = tuple(_roster)
-    _now = (_now[0] + 1, got, tuple(s.name for s in got), frozenset(s.name for s in got))
+    global _version
+    _version += 1
 
 
 def version() -> int:
     """A number that changes whenever the roster does (for readers that keep something built from it)."""
-    return _now[0]
+    return _version
 
 
 def specs() -> tuple[AgentSpec, ...]:
     """The roster, in order (the order of the reports, frames and chart axes)."""
-    return _now[1]
+    return tuple(_roster)
 
 
 def names() -> tuple[str, ...]:
     """The agents' names, in roster order."""
-    return _now[2]
+    return tuple(s.name for s in _roster)
 
 
 def get(name: str) -> AgentSpec:
     """The roster line of ``name`` (a KeyError names the roster)."""
-    for s in _now[1]:
+    for s in _roster:
         if s.name == name:
             return s
     raise KeyError(f"no agent {name!r} on the roster; it has {', '.join(names())}")
@@ -119,7 +98,7 @@ def get(name: str) -> AgentSpec:
 
 def check(name: str) -> str:
     """``name`` if it is on the roster, else a ValueError (the schemas' agent field uses it)."""
-    if name not in _now[3]:
+    if name not in names():
         raise ValueError(f"unknown agent {name!r}; the roster has {', '.join(names())}")
     return name
 

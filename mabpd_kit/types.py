@@ -1,11 +1,5 @@
-"""Small typed records shared by every method (kept here so no module imports a sibling just for a type).
-
-- :class:`FrozenModel` is the one immutable pydantic base (configs, lexicon entries, RADAR states).
-- :class:`Usage` is the one additive usage record: an agent report, a debate argument, a verifier
-  report, an item and a whole run all carry one, and totals are plain sums (``a + b``,
-  ``Usage.total(...)``).
-- :class:`Span` is a highlighted stretch of text, with its grounding.
-"""
+"""Small typed records shared by every method: :class:`FrozenModel` (the one immutable base), :class:`Usage`
+(the one additive usage record), :class:`Span` (a highlighted stretch with its grounding)."""
 
 from __future__ import annotations
 
@@ -26,8 +20,7 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
     def _repr_html_(self) -> str:
-        """In a notebook: a small table (field, value, what it means) instead of one long repr line.
-        Nested models show their class name; ``repr()`` is unchanged."""
+        """In a notebook: a table of field, value and meaning (``repr()`` is unchanged)."""
         import html
 
         rows = []
@@ -48,12 +41,8 @@ class FrozenModel(BaseModel):
 
 
 class Usage(FrozenModel):
-    """LLM usage of a step, an item or a run (all zero for rule-based work).
-
-    Additive: ``a + b`` and ``Usage.total(records)``. ``latency_s`` is the *summed* latency of
-    the calls (not wall time). An answer replayed from the cache counts as the call it replays,
-    so an item's usage is what it costs to produce and does not change on resume.
-    """
+    """LLM usage of a step, an item or a run (all zero for rule-based work): ``a + b``, ``Usage.total(...)``.
+    ``latency_s`` is the summed latency of the calls; a replayed answer counts as the call it replays."""
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -101,13 +90,8 @@ class Usage(FrozenModel):
 
 
 class Span(BaseModel):
-    """A highlighted stretch of text.
-
-    ``start``/``end`` are character offsets into the text the span was validated against
-    (the cleaned text); ``orig_start``/``orig_end`` map back into the raw input when known.
-    ``valid`` is False for a quoted span that could not be found in the text: it is kept,
-    shown struck through, and never counts as evidence.
-    """
+    """A highlighted stretch of text: ``start``/``end`` in the text it was validated against (the cleaned
+    text), ``orig_*`` in the raw input; ``valid=False``: not found or not evidence, kept and never counted."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -280,17 +280,13 @@ def test_pipeline_invariants_on_random_sentences(pipe, words):
         assert d.clean_text[s.start : s.end] == s.text
 
 
-def test_decisions_are_recorded_as_plain_assignment_would(pipe):
-    # pipeline._record sets several fields at once, bypassing pydantic's __setattr__: only right while
-    # Decision does not validate assignment
-    from mabpd_kit.mabpd.pipeline import _record
-
-    assert not Decision.model_config.get("validate_assignment")
-    a, b = Decision(id="x", text="t"), Decision(id="x", text="t")
-    a.label, a.score, a.flags = "biased", 0.7, ["injection"]
-    _record(b, label="biased", score=0.7, flags=["injection"])
-    assert a.model_fields_set == b.model_fields_set and a.model_dump_json() == b.model_dump_json()
-    assert a.model_dump(exclude_unset=True) == b.model_dump(exclude_unset=True)
+def test_run_options_switch_the_language_step_off_without_a_new_config(pipe):
+    german = "Der Senat hat den Haushalt heute ohne Debatte verabschiedet."
+    assert pipe.analyze(german).failed
+    quiet = pipe.with_options(detect_language=False)
+    d = quiet.analyze(german)
+    assert not d.failed and d.language is None and "unsupported_language" not in d.flags
+    assert quiet.config is pipe.config and quiet.agents is pipe.agents and pipe.detect_language
 
 
 def test_a_word_salad_taken_for_another_language_fails_with_its_reason(pipe):

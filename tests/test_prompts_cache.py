@@ -37,7 +37,7 @@ def _script(req):
 
 def _msgs(name, **kw):
     return prompts.messages("mabpd", name, knowledge="K " * 50, article="A text.", transcript="T", role="bias analyst",
-                            round=2, max_spans=5, spans="- x", **kw)
+                            round=2, max_spans=5, spans="- x", reply="Reply with JSON.", **kw)
 
 
 def test_every_mabpd_request_starts_with_one_shared_system_part_and_ends_with_its_role():
@@ -59,7 +59,7 @@ def test_includes_are_expanded_and_an_edited_shared_part_applies_everywhere(tmp_
     for n, system in (("bias", "EDITED shared part\n\n" + prompts.render("mabpd", "knowledge", knowledge="K")),
                       ("debate", "EDITED shared part")):
         msgs = prompts.messages("mabpd", n, prompts_dir=tmp_path, knowledge="K", article="a", transcript="t",
-                                role="r", round=1, max_spans=3)
+                                role="r", round=1, max_spans=3, reply="R")
         assert msgs[0]["content"] == system
     assert "knowledge" in prompts.slots("mabpd", "bias")
     (tmp_path / "loop.md").write_text("<!-- include loop -->")

@@ -273,7 +273,7 @@ def test_missing_slot_names_the_slot_and_the_file():
 
 
 def test_messages_split_system_and_user_and_drop_the_doc_comment():
-    msgs = prompts.messages("mabpd", "bias", knowledge="KNOW", article="THE ARTICLE")
+    msgs = prompts.messages("mabpd", "bias", knowledge="KNOW", article="THE ARTICLE", reply="R")
     assert [m["role"] for m in msgs] == ["system", "user"]
     assert "KNOW" in msgs[0]["content"] and "THE ARTICLE" in msgs[1]["content"]
     assert "<!--" not in msgs[0]["content"] + msgs[1]["content"]
@@ -284,7 +284,7 @@ def test_override_folder_wins_and_falls_back_to_the_package(tmp_path):
     msgs = prompts.messages("mabpd", "bias", prompts_dir=tmp_path, knowledge="k", article="a")
     assert msgs == [{"role": "system", "content": "SYSTEM k"}, {"role": "user", "content": "USER a"}]
     assert "BIAS ANALYST" in prompts.messages("mabpd", "bias", prompts_dir=tmp_path / "nothing", knowledge="k",
-                                              article="a")[-1]["content"]  # the role's task comes last
+                                              article="a", reply="R")[-1]["content"]  # the role's task comes last
 
 
 def test_a_stray_dollar_is_a_prompt_error(tmp_path):

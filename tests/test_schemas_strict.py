@@ -85,8 +85,10 @@ SCHEMA_OF = {"bias": BiasOutput, "evidence": EvidenceOutput, "framing": FramingO
 def test_prompts_ask_for_the_keys_in_schema_order(name):
     import re
 
-    user = prompts.template("mabpd", name).partition(prompts.USER_MARKER)[2]
-    reply = user[user.index("Reply with JSON"):]
+    from mabpd_kit.mabpd.schemas import reply_format
+
+    assert "$reply" in prompts.template("mabpd", name).partition(prompts.USER_MARKER)[2]
+    reply = reply_format(SCHEMA_OF[name])
     fields = list(SCHEMA_OF[name].model_fields)
     positions = [re.search(rf"\b{f}\b", reply).start() for f in fields]
     assert positions == sorted(positions) and fields[0] in REASONING, (fields, reply)

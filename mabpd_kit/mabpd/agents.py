@@ -1,60 +1,30 @@
 """The MABPD agents (SPEC 1.2, 1.6): BiasAgent, EvidenceAgent, FramingAgent.
 
-Which agents there are, in which order, with which prompt, weight and title, is the agent roster
-(:mod:`mabpd_kit.roster`): :func:`make_agents` makes the enabled agents of the roster, and an agent
-class names its roster line by its ``role``. A fourth agent is a subclass of :class:`Agent`, a prompt
-and one roster line (the roster module says how).
+Which agents take part, with which prompt, weight and title, is the roster (:mod:`mabpd_kit.roster`);
+an agent class names its line by its ``role``. Each agent has one interface and two implementations,
+chosen by the ``llm``: rule-based (``llm=None`` or offline: deterministic, from the shared
+:class:`~.cues.Cues` scan) or LLM-backed (a prompt from ``prompts/mabpd/``, the article fenced as data,
+a typed reply validated against the agent's reply contract, :mod:`.schemas`). Both return
+:class:`AgentReport` (round 1) and :class:`Argument` (a debate move); each step is one ``async def``
+that, rule-based, never waits.
 
-Every agent has **one interface and two implementations**, chosen by the ``llm`` you pass:
+Rule-based readings: **BiasAgent** - the lexicon (score: the highest band above the floor, SPEC 2, or
+the noisy-OR of the bands); **EvidenceAgent** - loaded words and assertion markers in the author's own
+voice support bias, attributed quotations, named sources and figures ground the text;
+**FramingAgent** - scare quotes, "so-called", loaded attribution verbs, superlatives, agentless passives
+of harm, vague sourcing and the lexicon's framing and label categories.
 
-* ``llm=None`` or an offline LLM -> **rule-based** (deterministic, instant, the offline default);
-* an online :class:`~mabpd_kit.llm.LLM` -> **LLM-backed**: a readable prompt template from
-  ``mabpd_kit/prompts/mabpd/`` with the lexicon injected as knowledge, the article fenced off as
-  data (never instructions), and a typed structured reply (pydantic schema, one repair retry).
-
-Both return the same typed records (:mod:`.schemas`): :class:`AgentReport` (round 1 analysis) and
-:class:`Argument` (a SAD debate move). Each step is written once, as ``async def``: with an LLM it
-awaits the endpoint, rule-based it never waits on anything, so ``runs.drive`` (or the pipeline's
-sync entry points) runs the same coroutine to its end without an event loop. The verifier lives in
-:mod:`.verifier`.
-
-How the rule-based agents read a sentence
------------------------------------------
-All three share one :class:`~.cues.Cues` analysis of the cleaned text (computed once per item):
-
-* **BiasAgent** - the lexicon: every match (loaded words, labels, emotional words, ...) is a bias
-  span; the bias score is the lexicon signal (``lexicon.signal``): by default (``"max"``, SPEC 2)
-  the band of the highest-scoring match above the confidence floor (:meth:`Lexicon.signal`), so
-  one 0.70 word and two 0.70 words both give 0.70; ``"noisy_or"`` (the toolkit's earlier rule)
-  combines the bands, so two 0.70 words give 0.91. The verdict is "biased" iff the score reaches
-  the 0.50 boundary, i.e. iff a match above the floor exists (bands start at 0.60).
-* **EvidenceAgent** - grounding: does the *author* say it? Lexicon matches and assertion markers
-  ("clearly", "of course") outside reported speech support bias; attributed quotations,
-  "according to ...", numbers and named sources are grounding that argues against it.
-* **FramingAgent** - presentation: scare quotes (short unattributed quotations), "so-called",
-  loaded attribution verbs ("claimed", "insisted", "admitted"), superlatives ("worst ... ever"),
-  agentless passives of harm ("protesters were shot" - by whom?), vague one-sided sourcing
-  ("critics say"), plus the lexicon's framing and political-label categories.
-
-In later debate rounds a rule-based agent revises **from linguistic reasoning, not from labels**:
-
-* a *neutral* agent examines the spans the biased side cites through its own lens (the taxonomy
-  types it is expert in) and concedes - switches to biased, citing those spans, with its
-  confidence scaled by ``sad.concession`` - if a cited span is valid, in the author's own voice
-  (not inside an attributed quotation) and within its expertise;
-* a *biased* agent whose every span turns out to be reported speech (somebody else's words)
-  switches to neutral when challenged; if all others disagree but none refutes its spans it keeps
-  its verdict with confidence scaled by ``sad.doubt``.
-
-Every rule-based argument carries a specific anticipated counter-argument built from the cues
-(:func:`~.cues.counter_biased`: the strongest cited span and its most plausible neutral reading;
-:func:`~.cues.counter_neutral`: the strongest thing a reader could still call bias). LLM agents
-write their own (the prompts ask for it, before the verdict).
+In a debate a rule-based agent revises from linguistic reasoning, not from labels: a neutral agent
+concedes to a valid span in the author's voice within its expertise (``lens``; confidence scaled by
+``sad.concession``); a biased agent whose every span is reported speech concedes when challenged, and
+keeps its verdict with ``sad.doubt`` when all others disagree without refuting it. Every argument carries
+an anticipated counter-argument (:func:`~.cues.counter_biased`, :func:`~.cues.counter_neutral`).
 """
 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import random
@@ -68,23 +38,17 @@ from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.lexicon.boundaries import evidence_problem
 from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
-                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary,
-                                  respan)
+                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary)
 from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
-                                     Role)
+                                     Role, reply_format)
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
 if TYPE_CHECKING:
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM, Structured
 
-__all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "TITLES", "agent_class", "fence", "item_seed",
+__all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "agent_class", "fence", "item_seed",
            "llm_usage", "make_agents", "messages", "shown"]
-
-
-# =============================================================================================
-# Prompts (one loader: mabpd_kit.prompts, strict) and usage
-# =============================================================================================
 
 
 def shown(text: str, guard: Instructions | None) -> str:
@@ -93,9 +57,10 @@ def shown(text: str, guard: Instructions | None) -> str:
     return fence(guard.withheld() if guard else text)
 
 
-def messages(name: str, *, prompts_dir: str | None = None, **values: Any) -> list[dict[str, str]]:
-    """Chat messages of ``prompts/mabpd/<name>.md`` or ``<prompts_dir>/<name>.md`` (every ``$slot`` must be given)."""
-    return prompts.messages("mabpd", name, prompts_dir=prompts_dir, **values)
+def messages(name: str, contract: type[BaseModel], *, prompts_dir: str | None = None, **values: Any) -> list[dict[str, str]]:
+    """Chat messages of ``prompts/mabpd/<name>.md`` or ``<prompts_dir>/<name>.md``, asking for a reply by
+    ``contract`` (its ``$reply``: :func:`~.schemas.reply_format`; every other ``$slot`` must be given)."""
+    return prompts.messages("mabpd", name, prompts_dir=prompts_dir, reply=reply_format(contract), **values)
 
 
 def llm_usage(res: "Structured", model: str | None) -> dict[str, Any]:
@@ -108,17 +73,10 @@ def item_seed(text: str) -> int:
     return int.from_bytes(hashlib.sha1(text.encode("utf-8", "replace")).digest()[:4], "big")
 
 
-# =============================================================================================
-# Agents
-# =============================================================================================
-
 class Agent(ABC):
-    """Common machinery: mode choice, model choice, span grounding, first argument, revision.
-
-    Subclasses set ``role`` (the name of their roster line: its prompt, title and weight are read
-    there), ``schema`` (the LLM reply model), ``lens`` (taxonomy types whose spans the agent accepts
-    as convincing in a debate), implement ``_rule_report`` and the LLM schema conversion ``_from_llm``.
-    """
+    """Common machinery: mode and model choice, span grounding, first argument, revision. Subclasses
+    set ``role`` (their roster line), ``schema`` (their reply contract), ``lens`` (the taxonomy types that
+    convince them in a debate) and implement ``_rule_report`` and ``_from_llm``."""
 
     role: ClassVar[Role]
     schema: ClassVar[type[BaseModel]]
@@ -146,18 +104,15 @@ class Agent(ABC):
         self.llm = online(llm)
         self.lexicon = lexicon or lexicon_for(self.config)
         self._taxonomy: dict[str, str] = dict(self.lexicon.data.get("taxonomy", {}))
-        self._knowledge: str | None = None
 
     @property
     def mode(self) -> Mode:
         return "rule" if self.llm is None else "llm"
 
-    @property
+    @functools.cached_property
     def knowledge(self) -> str:
-        """The lexicon as prompt knowledge (``lex.prompt_knowledge()``), built once per agent."""
-        if self._knowledge is None:
-            self._knowledge = self.lexicon.prompt_knowledge()
-        return self._knowledge
+        """The lexicon as prompt knowledge (``lex.prompt_knowledge()``)."""
+        return self.lexicon.prompt_knowledge()
 
     @property
     def model(self) -> str | None:
@@ -171,27 +126,23 @@ class Agent(ABC):
 
     # -- round 1 ---------------------------------------------------------------------------
     async def report(self, text: str, cues: Cues | None = None) -> AgentReport:
-        """Analyse a cleaned text. Rule-based: from ``cues`` (computed if missing), never waiting;
-        LLM: one structured call under the endpoint's concurrency limit.
-
-        From synchronous code: ``runs.drive(agent.report(text))`` (rule-based) or
-        ``runs.complete(agent.report(text), offline=agent.llm is None)``.
-        """
+        """Analyse a cleaned text: rule-based from ``cues`` (computed if missing), never waiting; LLM: one
+        structured call (``runs.complete(agent.report(text), offline=agent.llm is None)`` from sync code)."""
         if self.llm is None:
             return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
         guard = self.guard(text, cues)
         spec = self.spec
         res = await self.llm.astructured(
-            messages(spec.prompt, prompts_dir=spec.prompts_dir, knowledge=self.knowledge, article=shown(text, guard)),
+            messages(spec.prompt, self.schema, prompts_dir=spec.prompts_dir, knowledge=self.knowledge,
+                     article=shown(text, guard)),
             self.schema, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens,
             tag=f"mabpd.{self.role}")
         return self._from_llm(res.value, text, llm_usage(res, self.model), guard)
 
     def guard(self, text: str, cues: Cues | None = None) -> Instructions | None:
-        """The text's instruction-like stretches addressed to the model (``cues.injection`` when the
-        cues are of this text; an empty, falsy :class:`Instructions` when there is none, which still blocks
-        a quote repeating words of text addressed to the model), None when ``agents.injection_guard`` is off."""
+        """The text's stretches addressed to the model (an empty :class:`Instructions` when there is none,
+        which still blocks a quote repeating them); None when ``agents.injection_guard`` is off."""
         if not self.config.agents.injection_guard:
             return None
         if cues is not None and cues.text == text:
@@ -235,10 +186,8 @@ class Agent(ABC):
 
     def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
                 score: float | None = None, none_found: str | None = None) -> AgentReport:
-        """A rule-based report: score = ``score`` if given, else the noisy-OR of the spans' bands;
-        biased iff it reaches the 0.50 boundary; the counter-argument is built from the cues. The
-        report cites the :func:`~.cues.primary` spans (secondary ones count in the score all the same).
-        ``none_found``: the rationale when there is no span (default "no <what> found")."""
+        """A rule-based report: score ``score`` (else the noisy-OR of the bands), biased iff it reaches the
+        boundary, citing the :func:`~.cues.primary` spans, with a counter-argument from the cues."""
         score = noisy_or([s.score for s in spans]) if score is None else score
         spans = primary(spans, cues)  # the writer's loaded words; adverbials, quotes, reported speech only when alone
         biased = score >= self.config.scoring.boundary
@@ -254,8 +203,6 @@ class Agent(ABC):
 
     def _cited(self, spans: Sequence[Span]) -> list[Span]:
         """The spans an argument cites: the strongest ``sad.max_spans``."""
-        if len(spans) < 2:  # nothing to sort
-            return list(spans)[: self.config.sad.max_spans]
         return sorted(spans, key=lambda s: -s.score)[: self.config.sad.max_spans]
 
     # -- debate ------------------------------------------------------------------------------
@@ -268,8 +215,8 @@ class Agent(ABC):
 
     async def revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
                      seed: int = 0) -> Argument:
-        """One debate move after reading the others' previous arguments: rule-based (see the module
-        doc; never waits) or an LLM call with the transcript (``seed`` shuffles anonymised ones)."""
+        """One debate move after reading the others' previous arguments: rule-based (module doc) or an
+        LLM call with the transcript (``seed`` shuffles anonymised ones)."""
         if self.llm is not None:
             return await self._llm_revise(round, own, others, cues, seed=seed)
         sad = self.config.sad
@@ -284,7 +231,7 @@ class Agent(ABC):
                     accepted.extend(ok)
                     backers.append(o)
             if accepted:
-                spans = dedupe([respan(s, agent=self.role) for s in accepted])[: sad.max_spans]
+                spans = dedupe([s.model_copy(update={"agent": self.role}) for s in accepted])[: sad.max_spans]
                 conf = sad.concession * max(o.confidence for o in backers)
                 who = ", ".join(o.agent for o in backers)
                 return own.model_copy(update={
@@ -320,7 +267,7 @@ class Agent(ABC):
         transcript = self._transcript(own, others, seed=seed + round)
         guard = self.guard(cues.text, cues)
         res = await self.llm.astructured(
-            messages("debate", article=shown(cues.text, guard), transcript=fence(transcript),
+            messages("debate", ArgumentOutput, article=shown(cues.text, guard), transcript=fence(transcript),
                      role=self.title, round=round, max_spans=self.config.sad.max_spans),
             ArgumentOutput, model=self.model, temperature=self.config.agents.temperature,
             max_tokens=self.config.agents.max_tokens, tag=f"mabpd.debate.{self.role}")
@@ -332,8 +279,7 @@ class Agent(ABC):
                         changed=out.verdict != own.verdict, **llm_usage(res, self.model))
 
     def _transcript(self, own: Argument, others: Sequence[Argument], *, seed: int) -> str:
-        """Previous arguments as text: labelled by role, or (``sad.anonymise``) unlabelled and shuffled,
-        own argument included, as in SPEC 4's anonymised prompt."""
+        """Previous arguments as text: by role, or (``sad.anonymise``) unlabelled and shuffled, own included."""
 
         def fmt(a: Argument) -> str:
             ev = "; ".join(f'"{s.text}"' + ("" if s.valid else " (NOT FOUND in the article)") for s in a.spans) or "none"
@@ -396,9 +342,8 @@ class EvidenceAgent(Agent):
         return self._report(spans, counter, bits, "evaluative phrases in the author's voice", cues, none_found=grounded)
 
     def accepts(self, span: Span, cues: Cues) -> bool:
-        """Word-level bias in the author's voice convinces the evidence analyst; a structural claim
-        (omission, one-sided selection) convinces it only if the text offers no grounding at all -
-        no attributed quotation, named source or figure that would supply what is said to be missing."""
+        """Word-level bias in the author's voice convinces the evidence analyst; omission or selection only
+        where the text offers no grounding at all."""
         if span.taxonomy in self.lens:
             return True
         return span.taxonomy in ("omission", "selection") and not cues.grounding
@@ -438,19 +383,12 @@ class FramingAgent(Agent):
 
 
 def _signal(cues: Cues, config: Config) -> "Any":
-    """``Lexicon.signal`` over the matches the cues kept (none inside text addressed to the model):
-    the highest band above the floor, the longer match on a tie, the first in reading order."""
+    """``Lexicon.signal`` over the matches the cues kept (none inside text addressed to the model)."""
     best = None
     for m in cues.lex:
         if m.band > config.lexicon.confidence_floor and (best is None or (m.band, m.end - m.start) > (best.band, best.end - best.start)):
             best = m
     return best
-
-
-def __getattr__(name: str) -> Any:
-    if name == "TITLES":  # agent -> title in the debate transcripts, read from the roster when asked
-        return {s.name: s.title for s in roster.specs()}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def agent_class(spec: roster.AgentSpec) -> type[Agent]:

@@ -1,32 +1,25 @@
 """What the rule-based MABPD agents read off a sentence: one cue scan per item, shared by all three.
 
-:func:`analyse_cues` scans a cleaned text once and returns a :class:`Cues`: the lexicon's matches,
-the quotations (attributed ones are *reported speech*, short unattributed ones *scare quotes*),
-framing and evidence cues (one readable regular expression per cue, see ``CUE_INFO``) and the
-grounding a text offers (attributed quotations, named sources, "according to ...", figures).
-
-The rule-based agents' anticipated counter-arguments (SPEC 1.6) are built here too, from the same
-scan: :func:`counter_biased` names the strongest cited span and its most plausible neutral reading
-(a quotation, an attribution, a factual or conventional use); :func:`counter_neutral` names the
-strongest thing in the text a reader could still call bias.
-
-Spans are grounded here too: :func:`ground_span` checks a quoted phrase against the text (exact
-after normalisation, else fuzzy) so an LLM's invented quote is kept but marked invalid. The
-agents and the EvidenceStore both use it; this module knows nothing about either.
+:func:`analyse_cues` returns a :class:`Cues`: the lexicon's matches, the quotations (attributed ones
+are reported speech, short unattributed ones scare quotes), framing and evidence cues (one readable
+regular expression per cue, ``CUE_INFO``) and the grounding the text offers (attributed quotations,
+named sources, "according to ...", figures). The rule-based counter-arguments (SPEC 1.6) are built from
+the same scan: :func:`counter_biased`, :func:`counter_neutral`. :func:`ground_span` checks a quoted
+phrase against the text by the one evidence rule.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from mabpd_kit.caseless import Caseless
 from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.injection import BLOCKED, Instructions
 from mabpd_kit.lexicon.boundaries import adverbial, evidence_problem, loaded_part, negated, trim
 from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
-from mabpd_kit.mabpd.spans import noun_reading
+from mabpd_kit.mabpd.spans import inside, noun_reading
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
@@ -34,24 +27,21 @@ if TYPE_CHECKING:
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
-           "noisy_or", "primary", "quotations", "respan", "secondary"]
+           "noisy_or", "primary", "quotations", "secondary"]
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-#: a double-quoted stretch, or a single-quoted one not opened inside a word ("it's"): the opening mark is
-#: matched first and the word check made behind it (``'(?<!\w')`` is ``(?<!\w)'``), so the regex engine
-#: skips straight to quote marks
-_QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|\'(?<!\w\')([^\'\n]{2,60})\'(?![\w])')
+#: a double-quoted stretch, or a single-quoted one not opened inside a word ("it's")
+_QUOTE_RE = re.compile(r'"([^"\n]{1,800})"|(?<!\w)\'([^\'\n]{2,60})\'(?![\w])')
 _WORD_RE = re.compile(r"[A-Za-z0-9][\w'-]*")
-_DIGIT_RE = re.compile(r"\d")
 _SHARE: float = TextConfig.model_fields["evidence_max_share"].default
 
 
 def _forms(*stems: str) -> frozenset[str]:
-    """Trigger words: a cue's regex only runs when one of them occurs in the text (speed)."""
+    """A cue's words: it counts only where one of them is a word of the text ("longest-ever" is one word)."""
     return frozenset(w for stem in stems for w in stem.split())
 
 
-#: cue -> (pattern, trigger words). One regex per cue keeps each readable; triggers skip most scans.
+#: cue -> (pattern, its words): one readable regex per cue.
 _CUE_PATTERNS: dict[str, tuple[Caseless, frozenset[str]]] = {
     "so_called": (Caseless(r"\bso[- ]called\b"), _forms("so-called called")),
     "loaded_attribution": (Caseless(
@@ -87,12 +77,6 @@ _CUE_PATTERNS: dict[str, tuple[Caseless, frozenset[str]]] = {
         _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
-#: every cue's trigger words (a text with none of them runs no cue regex)
-_ANY_CUE_TRIGGER = frozenset().union(*(triggers for _, triggers in _CUE_PATTERNS.values()))
-#: cue -> stems of which its regex needs one (a speed test on an ASCII text's lower case, where IGNORECASE
-#: matches what the lower case holds; any other text runs the regex)
-_CUE_STEMS: dict[str, tuple[str, ...]] = {
-    "vague_source": ("said", "say", "argue", "believe", "contend", "fear", "warn", "worr", "charge", "complain")}
 #: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
@@ -122,28 +106,22 @@ NEUTRAL_READING: dict[str, str] = {
 }
 FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
 EVIDENCE_CUES = ("assertion_marker",)
-#: a figure: ``\b\d[\d,.]*\s*(?:%|percent|...)?`` with the first digit matched first (the word boundary checked
-#: behind it), so the regex engine skips straight to digits
-_NUMBER_RE = Caseless(r"\d(?<=\b\d)[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?")
+#: a figure, with its unit
+_NUMBER_RE = Caseless(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?")
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
 #: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
 _ATTRIBUTION_CLAUSE_RE = re.compile(
     r"[,;]\s+((?:[\w'.-]+\s+){0,6}?(?:said|says|reported|reports|stated|announced|added|told|confirmed))\b")
 _VAGUE = "Critics|Opponents|Detractors|Skeptics|Sceptics|Some|Many|People|Observers|Insiders|Others|Experts|They|He|She|It|We"
-#: "Senator Smith said", "Dr. Jane Doe told": one to three capitalised words, not a vague subject, then a
-#: speech verb. As written it reads ``\b(?!(?:VAGUE)\b)(?:[A-Z][a-z]+\.?\s+){0,2}[A-Z][a-z]+(?:'s)?\s+(?:SPEECH)\b``;
-#: it is compiled with the first capital matched first (the word boundary checked behind it, each vague
-#: subject excluded by its remaining letters), so the regex engine skips straight to capitals. Same matches.
-_NAMED_SOURCE_RE = re.compile(
-    r"[A-Z](?<=\b[A-Z])(?!" + "|".join(rf"(?<={v[0]}){v[1:]}\b" for v in _VAGUE.split("|")) + ")"
-    r"[a-z]+(?:\.?\s+[A-Z][a-z]+){0,2}(?:'s)?\s+(?:" + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
+#: "Senator Smith said", "Dr. Jane Doe told": one to three capitalised words, not a vague subject, then a speech verb
+_NAMED_SOURCE_RE = re.compile(r"\b(?!(?:" + _VAGUE + r")\b)(?:[A-Z][a-z]+\.?\s+){0,2}[A-Z][a-z]+(?:'s)?\s+(?:"
+                              + "|".join(sorted(_SPEECH_WORDS)) + r")\b")
 
 
 @dataclass(frozen=True, slots=True)
 class Quotation:
-    """A quoted stretch: ``start``/``end`` include the quote marks. ``name``: the quotation is a name, a
-    title or an expression mentioned as such ("the term 'woke'", "the 'Black Lives Matter' banner"):
-    neither a source's words nor the writer distancing itself."""
+    """A quoted stretch (``start``/``end`` include the marks); ``name``: a name, title or mentioned
+    expression, neither a source's words nor the writer's distancing."""
 
     start: int
     end: int
@@ -177,10 +155,6 @@ class Cues:
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
     max_share: float = _SHARE  # config.text.evidence_max_share: a span this share of its sentence is no evidence
-    #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
-    _neutral: tuple[Config, str] | None = field(default=None, repr=False, compare=False)
-    #: :meth:`is_primary` of the spans asked about (the agents cite many of the same ones)
-    _primary: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False, compare=False)
 
     def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
         """Offsets in the raw input (None when no cleaning map was given)."""
@@ -188,47 +162,37 @@ class Cues:
 
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
-        return bool(self.reported) and start is not None and end is not None and any(a <= start and end <= b for a, b in self.reported)
+        return inside(start, end, self.reported)
 
     def is_primary(self, span: Span) -> bool:
         """Does a span name the writer's own loaded words: not :func:`secondary` and not
-        :meth:`denied_or_reported`? (What :func:`primary` keeps; remembered per span for this text.)"""
-        key = (span.category, span.reason, span.text, span.start, span.end)
-        out = self._primary.get(key)
-        if out is None:
-            out = self._primary[key] = not secondary(span) and not self.denied_or_reported(span)
-        return out
+        :meth:`denied_or_reported`? (What :func:`primary` keeps.)"""
+        return not secondary(span) and not self.denied_or_reported(span)
 
     def denied_or_reported(self, span: Span) -> bool:
-        """Is a span not the writer's own use of its words: somebody else's (:meth:`in_speech`), mentioned
-        rather than used (:meth:`mentioned`), or denied by a negator ("is not a racist": :func:`mabpd_kit.lexicon.boundaries.negated`)?"""
+        """Is a span not the writer's own use of its words: somebody else's, mentioned, denied by a
+        negator ("is not a racist") or a verb of attack used as a noun?"""
         return self.in_speech(span.start, span.end) or self.mentioned(span.start, span.end) or (
             span.start is not None and (negated(self.text, span.start) or self.nominal(span)))
 
     def nominal(self, span: Span) -> bool:
-        """Is a verb of attack ("attack", "slam", "blast") used as a noun, right after a determiner, a possessive
-        or a quantifier ("the attack", "Tapper's attack", "a blast")? The verb is the metaphor of criticism
-        ("Trump attacked the mayor"); the noun names an event, in news most often literal violence. Also across
-        the noun's modifiers ("a fierce attack", "the 2007 attack": :func:`.spans.noun_reading`); a gerund
-        ("the smearing of") is not such a noun."""
+        """Is a verb of attack ("attack", "slam") used as a noun ("the attack", "a fierce attack",
+        :func:`.spans.noun_reading`)? The verb is the metaphor of criticism; the noun names an event."""
         return span.category == "attack_verbs" and bool(span.start) and noun_reading(self.text, span.start, span.end)
 
     def mentioned(self, start: int | None, end: int | None) -> bool:
-        """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical Islam'",
-        the "Beg to Differ" podcast)? A word mentioned is not a word used: the writer names the expression."""
-        return bool(self.quotes) and start is not None and end is not None and any(
-            q.name and q.start <= start and end <= q.end for q in self.quotes)
+        """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical
+        Islam'")? A word mentioned is not a word used."""
+        return inside(start, end, [(q.start, q.end) for q in self.quotes if q.name])
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
-        return self.in_reported(start, end) or (bool(self.ascribed) and
-            start is not None and end is not None and any(a <= start and end <= b for a, b in self.ascribed))
+        return self.in_reported(start, end) or inside(start, end, self.ascribed)
 
 
 def _attributed(before: str, after: str) -> bool:
-    """A speech verb (or a colon introducing the quote) next to a quotation attributes it to a source;
-    so does a verb of naming right before it ("Warren described him as her 'friend'", "groups that
-    call themselves 'accelerationists'"): a mixed quotation, the named source's word."""
+    """A speech verb or a colon next to a quotation, or a verb of naming right before it ("described him
+    as her 'friend'"), attributes it to a source."""
     if before.rstrip().endswith(":") or after.lstrip().startswith(":") or _NAMING_RE.search(before):
         return True
     return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(before.lower())) or not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(after.lower()))
@@ -238,10 +202,8 @@ _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[A-Z\"'\u201c\u2
 
 
 def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
-    """Does the sentence around the quotation ``text[a:b]`` report somebody's speech (a speech verb outside
-    the quotation)? Then a short quotation in it is a partial quotation of that speaker, the way news
-    writing quotes a source's own word ("Trump is 'angry' that ...", "he will rely on 'flimsy
-    distinctions', Litman continues"), not the writer's scare quote."""
+    """Does the sentence around the quotation report somebody's speech (a speech verb outside it)? Then a
+    short quotation in it is that speaker's word ("Trump is 'angry' that ..."), not a scare quote."""
     start = 0
     for m in _SENTENCE_END_RE.finditer(text, 0, a):
         start = m.end()
@@ -268,9 +230,8 @@ _TITLE_MINOR = frozenset("a an the of and or but nor for in on at to by with fro
 
 
 def _named(inner: str, before: str) -> bool:
-    """Is a quotation a name or a mentioned expression (:attr:`Quotation.name`)? Mentioned: a word such as
-    "the term" or "known as" introduces it. A name or title: past the start of its sentence, each of its
-    words capitalised but the minor ones ("White Fragility", "Hands Up, Don't Shoot")."""
+    """Is a quotation a name or a mentioned expression: introduced by "the term", "known as"..., or, past
+    the start of its sentence, every major word capitalised ("White Fragility")?"""
     if _MENTION_RE.search(before):
         return True
     if not before.strip() or before.rstrip().endswith((".", "!", "?")):
@@ -283,58 +244,44 @@ def _named(inner: str, before: str) -> bool:
 def analyse_cues(text: str, lex: "Lexicon", config: Config,
                  to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
     """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
-
-    ``to_orig`` (``CleanText.to_orig``) lets every span carry its offsets in the raw input too.
-    With ``config.agents.injection_guard``, instruction-like text addressed to the model
-    (:func:`mabpd_kit.injection.find_instructions`) is kept in ``injection`` and is not the
-    writer's text: no lexicon match or cue inside it is read."""
+    ``to_orig`` (``CleanText.to_orig``) maps offsets to the raw input. With ``config.agents.injection_guard``
+    text addressed to the model is kept in ``injection`` and no match or cue inside it is read."""
     words = set(_TOKEN_RE.findall(low := text.lower()))
     guard = Instructions.from_tokens(text, words) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
-    if '"' in text or "'" in text:
-        for m in _QUOTE_RE.finditer(text):
-            a, b = m.span()
-            inner = m.group(1) if m.group(1) is not None else m.group(2)
-            n_words = len(_WORD_RE.findall(inner))
-            if n_words:
-                before = text[max(0, a - window):a]
-                named = _named(inner, before)
-                attributed = _attributed(before, text[b:b + window]) or (
-                    not named and n_words <= 4 and _speaker_in_sentence(text, a, b))
-                quotes.append(Quotation(a, b, n_words, attributed, named))
+    for m in _QUOTE_RE.finditer(text):
+        a, b = m.span()
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        n_words = len(_WORD_RE.findall(inner))
+        if n_words:
+            before = text[max(0, a - window):a]
+            named = _named(inner, before)
+            attributed = _attributed(before, text[b:b + window]) or (
+                not named and n_words <= 4 and _speaker_in_sentence(text, a, b))
+            quotes.append(Quotation(a, b, n_words, attributed, named))
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
-    ascii = text.isascii()
-    for name, (pat, triggers) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
-        stems = _CUE_STEMS.get(name)
-        if not triggers.isdisjoint(words) and (stems is None or not ascii or any(v in low for v in stems)):
-            cues.extend((name, *cut) for m in pat.finditer(text, low) if (cut := trim(text, m.start(), m.end())))  # boundaries
+    for name, (pat, forms) in _CUE_PATTERNS.items():
+        if not forms.isdisjoint(words):
+            cues.extend((name, *cut) for m in pat.finditer(text, low) if (cut := trim(text, m.start(), m.end())))
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
-    if "according" in words:
-        grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
-    if not _SPEECH_WORDS.isdisjoint(words):
+    grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
+    if not _SPEECH_WORDS.isdisjoint(words):  # a source is named only where somebody speaks
         grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
         grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
-    if _DIGIT_RE.search(text):
-        grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text, low) if m.end() - m.start() > 1]
+    grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text, low) if m.end() - m.start() > 1]
     matches = [loaded_part(lex, text, m) for m in lex.match(text)]  # a compound's loaded constituent
     if guard is not None:
         matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]
         cues = [c for c in cues if guard.overlapping(c[1], c[2]) is None]
-    labels = ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else []
     return Cues(text=text, lex=matches, quotes=quotes, cues=cues, grounding=grounding, reported=reported,
-                ascribed=labels, to_orig=to_orig, injection=guard, max_share=config.text.evidence_max_share)
+                ascribed=ascribed(text) if not _ASCRIBING_VERBS.isdisjoint(words) else [], to_orig=to_orig, injection=guard, max_share=config.text.evidence_max_share)
 
 
 def quotations(text: str) -> list[tuple[int, int]]:
     """Every quoted stretch of ``text``, its marks included (what :func:`analyse_cues` reads quotations from)."""
-    return [m.span() for m in _QUOTE_RE.finditer(text)] if '"' in text or "'" in text else []
-
-
-def respan(span: Span, **update: Any) -> Span:
-    """A copy of a span with some fields changed."""
-    return span.model_copy(update=update)
+    return [m.span() for m in _QUOTE_RE.finditer(text)]
 
 
 def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
@@ -356,9 +303,8 @@ def _attribution(cues: Cues) -> str | None:
 
 
 def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
-    """The objection a *biased* argument anticipates: its strongest valid span, and that span's
-    most plausible neutral reading (reported speech, an attributed sentence, or the neutral use
-    its category names in :data:`NEUTRAL_READING`)."""
+    """The objection a biased argument anticipates: its strongest valid span and that span's most
+    plausible neutral reading (reported speech, an attributed sentence, :data:`NEUTRAL_READING`)."""
     valid = [s for s in spans if s.valid]
     if not valid:
         return "None of my spans is in the text, so my biased reading carries no weight; neutral stands by default."
@@ -373,16 +319,8 @@ def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
 
 
 def counter_neutral(cues: Cues, config: Config) -> str:
-    """The objection a *neutral* argument anticipates: the strongest thing in the text a reader could
-    still call bias (the highest-band lexicon match or framing cue), else one-sided sourcing, else omission."""
-    if cues._neutral is not None and cues._neutral[0] is config:
-        return cues._neutral[1]
-    out = _counter_neutral(cues, config)
-    cues._neutral = (config, out)
-    return out
-
-
-def _counter_neutral(cues: Cues, config: Config) -> str:
+    """The objection a neutral argument anticipates: the strongest thing a reader could still call bias
+    (the highest-band match or cue), else one-sided sourcing, else omission."""
     floor = config.lexicon.confidence_floor
     # the highest band, then the earliest start; on a full tie the first (lexicon matches before cues)
     best: tuple[float, int] | None = None
@@ -417,42 +355,29 @@ def noisy_or(bands: Sequence[float]) -> float:
     return 1.0 - p
 
 
-#: lexicon categories whose entries are epistemic and evidential frames of a clause, not evaluative words:
-#: vague or hedged attribution ("critics say", "is said to"), speculation ("remains to be seen", "raises
-#: questions", "time will tell") and boosters of certainty ("without a doubt", "case closed"); and the
-#: constructions of universal quantification ("absolutes": "everyone knows", "every single time", "the
-#: American people", "has never been"). Like the stance adverbials and the quantifiers they say how sure,
-#: from whom or of how many a claim is, not what is named, so they are secondary
+#: lexicon categories of epistemic and evidential frames ("critics say", "remains to be seen", "without a
+#: doubt", "everyone knows"): they say how sure, from whom or of how many a claim is, so they are secondary
 FRAME_CATEGORIES = frozenset({"vague_attribution", "speculative_framing", "certainty_overclaims", "absolutes"})
 
 
 def secondary(span: Span) -> bool:
-    """Is a span secondary evidence: a stance, degree, focusing or frequency adverbial or a quantifier
-    ("clearly", "in fact", "reportedly", "completely", "merely", "once again", "all";
-    :func:`mabpd_kit.lexicon.boundaries.adverbial`), or an epistemic or evidential frame
-    (:data:`FRAME_CATEGORIES`: "critics say", "remains to be seen"; the cues ``assertion_marker`` and
-    ``vague_source`` find the same boosters and vague attributions), which qualify a clause rather than
-    name anything, or a scare quote, whose words are somebody else's (the writer's part is the marks)?"""
+    """Is a span secondary evidence: an adverbial or quantifier ("clearly", "reportedly", "all"), an
+    epistemic or evidential frame (:data:`FRAME_CATEGORIES`, the cues ``assertion_marker`` and
+    ``vague_source``) or a scare quote: words that qualify a clause rather than name anything?"""
     return span.category in ("scare_quotes", "assertion_marker", "vague_source") and (span.reason or "").startswith("cue") \
         or span.category in FRAME_CATEGORIES or adverbial(span.text)
 
 
 def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
-    """The spans that name the writer's loaded words: the secondary ones (:func:`secondary`, and with
-    ``cues`` any span in somebody else's words, mentioned, denied by a negator or a noun of attack,
-    :meth:`Cues.denied_or_reported`) are dropped when another span is left, and kept when they are all
-    the report has (they are then its evidence: each agent's evidence is its own, so a framing agent's
-    scare quote stays even where another agent cites a loaded word)."""
-    if len(spans) < 2:  # a lone span is kept either way
-        return list(spans)
+    """The spans that name the writer's loaded words: secondary ones (and with ``cues``, those in somebody
+    else's words, mentioned or denied: :meth:`Cues.denied_or_reported`) are dropped when another span is
+    left, and kept when they are all the report has."""
     main = [s for s in spans if not secondary(s)] if cues is None else [s for s in spans if cues.is_primary(s)]
     return main if main else list(spans)
 
 
 def dedupe(spans: Sequence[Span]) -> list[Span]:
     """Drop spans overlapping a stronger one (reading order kept)."""
-    if len(spans) < 2:  # nothing to overlap
-        return list(spans)
     chosen: list[Span] = []
     for s in sorted(spans, key=lambda s: (-s.score, s.start or 0)):
         if all(s.end <= c.start or s.start >= c.end for c in chosen):
@@ -462,12 +387,11 @@ def dedupe(spans: Sequence[Span]) -> list[Span]:
 
 def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None, *,
                 max_share: float | None = None) -> Span:
-    """``span`` checked against ``text`` by the one rule: offsets kept if they point at exactly its text, else its
-    words found (:func:`mabpd_kit.text.validate_span`: whole words, typography only, the text's own words); it
-    must be evidence (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`; counter-evidence, ``grounding``, need
-    only be found) and, with ``guard`` (empty when the guard found nothing), not lie in or repeat text addressed
-    to the model (:meth:`Instructions.blocks`). Without ``max_share`` (the store) a span an agent grounded is
-    trusted. A failing span is kept, invalid with the reason, and stays so. ``ratio`` is unused."""
+    """``span`` checked against ``text`` by the one evidence rule: offsets kept if they point at exactly its
+    text, else its words found (:func:`mabpd_kit.text.validate_span`: whole words, typography only); it must
+    be evidence (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`; ``grounding`` spans need only be
+    found) and, with ``guard``, not lie in or repeat text addressed to the model. Without ``max_share`` (the
+    store) a span an agent grounded is trusted. A failing span is kept, invalid with its reason."""
     if not span.valid and BLOCKED in span.reason:
         return span
     g = _ground(span, text)
@@ -493,8 +417,7 @@ def _ground(span: Span, text: str) -> Span:
 
 
 def lexicon_for(config: Config) -> "Lexicon":
-    """The lexicon a configuration asks for; configurations that differ only outside the
-    ``lexicon`` section (ablations, weights) share the default one, loaded once per process."""
+    """The lexicon of a configuration (the default one, loaded once, unless ``config.lexicon`` differs)."""
     from mabpd_kit.lexicon import Lexicon
 
     return Lexicon.default() if config.lexicon == Config().lexicon else Lexicon.from_config(config)

@@ -1,11 +1,10 @@
-"""The MABPD pipeline (SPEC 1): text -> three agents -> EvidenceStore -> score -> router ->
-(fast path | Structured Argument Debate) -> verifier -> :class:`Decision` with the full trace.
+"""The MABPD pipeline (SPEC 1), one forward pass over frozen values: prepared text -> cues -> agent
+reports -> EvidenceStore -> score -> router -> (fast path | Structured Argument Debate) -> verifier ->
+a :class:`Decision`, built once at the end with the full trace (a failed item too).
 
-Burden of proof at every step where a biased label can arise: the score uses grounded agent
+The burden of proof holds at every step where a biased label can arise: the score uses grounded agent
 scores, the router counts only biased verdicts with a valid span, SAD weighs an ungrounded biased
-argument at zero, and the verifier cannot uphold a biased decision without a valid span. The
-ablations (SPEC 1.9) are router modes: ``single-agent`` is the BiasAgent's grounded verdict alone,
-``no-debate`` the grounded score against the boundary (see :mod:`.router`).
+argument at zero, and the verifier cannot uphold a biased decision without a valid span.
 
 >>> from mabpd_kit.mabpd import Pipeline
 >>> p = Pipeline()                                   # no LLM: deterministic rule-based agents
@@ -13,33 +12,22 @@ ablations (SPEC 1.9) are router modes: ``single-agent`` is the BiasAgent's groun
 >>> d.label, d.route
 ('biased', 'strong_fast_path')
 
-Everything a notebook draws comes from the :class:`Decision`: ``d.reports`` (every agent's
-report), ``d.store`` (all spans, invalid ones kept and marked), ``d.scoring``, ``d.routing``,
-``d.debate`` (rounds, arguments with their q/f/g/k factors, votes B/N), ``d.verifier`` and
-``d.usage`` (calls, tokens; ``d.latency_s`` is the item's wall time). ``mabpd_kit.viz.pipeline``
-draws it (``show(d)`` highlights the spans).
-
-One decision is one coroutine, :meth:`Pipeline.aanalyze`: with an LLM the agents of a round run
-concurrently; rule-based, the same code never waits on anything and runs without an event loop
-(:meth:`Pipeline.analyze` is ``runs.complete(self.aanalyze(...))``).
-
-Running many items: :meth:`Pipeline.analyze_many` goes through the one batch runner
-(:func:`mabpd_kit.runs.run`): each finished decision is appended to a JSONL checkpoint keyed by
-id, text digest and the configuration's fingerprint; run it again with the same checkpoint and it
-resumes, skipping finished items (and with the LLM cache, repeated calls cost nothing). A failing
-item - bad input, an endpoint error, a reply that stays malformed after the repair retry, with
-the rule-based agents a language they do not know (``config.text.languages``) - is recorded with ``failed=True``, its reason and the calls it cost; the batch goes on. With an LLM
-many items run at once and every call waits for a slot of the endpoint's limit
-(``config.llm.concurrency``).
+One decision is one coroutine, :meth:`Pipeline.aanalyze` (rule-based it never waits, and
+:meth:`Pipeline.analyze` drives it without an event loop). :meth:`Pipeline.analyze_many` goes through
+the one batch runner (:func:`mabpd_kit.runs.run`): a JSONL checkpoint, resume, failed items recorded
+with their reason and the calls they cost, the batch going on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import itertools
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -47,7 +35,7 @@ from mabpd_kit import runs
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.agents import item_seed, make_agents
-from mabpd_kit.mabpd.cues import analyse_cues, lexicon_for, respan
+from mabpd_kit.mabpd.cues import Cues, analyse_cues, lexicon_for
 from mabpd_kit.mabpd.evidence import decision_evidence
 from mabpd_kit.mabpd.router import Route, Routing, route
 from mabpd_kit.mabpd.sad import SADResult
@@ -64,16 +52,9 @@ if TYPE_CHECKING:
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.llm import LLM
 
-__all__ = ["BatchResult", "Decision", "Pipeline", "decision_evidence"]
+__all__ = ["BatchResult", "Decision", "Pipeline", "RunOptions", "decision_evidence"]
 
 _FAIL_FLAGS = {"empty": "empty input (nothing left after cleaning)", "not_text": "input is not text"}
-
-
-def _record(d: "Decision", **fields: Any) -> None:
-    """``d.<field> = value`` for several fields, without pydantic's ``__setattr__`` for each (0.5 us; Decision
-    does not validate assignment, a test checks it: assigning is storing the value and marking the field set)."""
-    d.__dict__.update(fields)
-    d.__pydantic_fields_set__.update(fields)
 
 
 class Decision(BaseModel):
@@ -172,16 +153,15 @@ class Decision(BaseModel):
 
 
 class BatchResult(runs.Results[Decision]):
-    """Decisions of a batch, in input order (``.decisions``), with the run's bookkeeping
-    (``checkpoint``, ``resumed``, ``wall_s``, ``usage``, ``failed``) and :meth:`metrics`."""
+    """Decisions of a batch in input order (``.decisions``), the run's bookkeeping and :meth:`metrics`."""
 
     @property
     def decisions(self) -> list[Decision]:
         return self.records
 
     def metrics(self) -> dict[str, float]:
-        """Accuracy, precision, recall, binary F1 (positive = biased) and macro F1 over the items that
-        have a gold label and did not fail, plus the counts (``n`` scored, ``failed``, ``no_gold``) and usage."""
+        """Accuracy, precision, recall, F1 and macro F1 (positive = biased) over the items with a gold label
+        that did not fail, the counts (``n``, ``failed``, ``no_gold``) and usage."""
         from mabpd_kit import metrics as m
 
         scored = [d for d in self.records if not d.failed and d.gold is not None]
@@ -206,16 +186,62 @@ def _gold(g: Any) -> int | None:
     return int(g)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a pipeline runs its items, beside its ``Config``: ``detect_language`` (None: as
+    ``config.text.detect_language`` says) is off for the sentences of an article whose language
+    was decided once for the whole article."""
+
+    detect_language: bool | None = None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The input prepared: the Decision's fields so far, the cleaned text, and why it cannot be decided."""
+
+    fields: dict[str, Any]
+    clean: "CleanText | None" = None
+    error: BaseException | None = None
+
+
+class _Trace(NamedTuple):
+    """What :func:`decision_evidence` reads of a decision that is being made."""
+
+    reports: dict[str, AgentReport]
+    debate: SADResult | None
+    clean_text: str
+
+
+def _final(trace: dict[str, Any]) -> dict[str, Any]:
+    """The label after the verifier and the item's usage (round 1 of a debate restates the reports: no calls)."""
+    verifier: VerifierReport | None = trace.get("verifier")
+    label = verifier.label if verifier is not None else trace["label"]
+    steps: list[Any] = list(trace["reports"].values())
+    if trace.get("debate"):
+        steps += [w.argument for r in trace["debate"].rounds[1:] for w in r.arguments]
+    if verifier is not None:
+        steps.append(verifier)
+    used = [s.usage for s in steps if s.usage.calls]
+    return {"pre_verifier_label": trace["label"], "label": label, "pred": 1 if label == "biased" else 0,
+            "usage": Usage.total(used) if used else Usage()}
+
+
+def _failed(trace: dict[str, Any], exc: BaseException, usage: Usage = Usage(), latency_s: float = 0.0) -> Decision:
+    """A failed Decision: the stages that finished, the reason, the calls made before the failure."""
+    return Decision(**{**trace, "failed": True, "route": "failed", "label": None, "pred": None,
+                       "error": f"{type(exc).__name__}: {exc}", "usage": usage, "latency_s": latency_s})
+
+
 class Pipeline:
-    """MABPD end to end. ``llm=None`` (or offline) -> rule-based agents; an online LLM -> LLM agents.
+    """MABPD end to end: ``llm=None`` (or offline) -> rule-based agents, an online LLM -> LLM agents;
+    ``Pipeline(config.ablation("no-debate"))`` runs an ablation with the same trace."""
 
-    ``Pipeline(config.ablation("no-debate"))`` runs an ablation with the same trace.
-    """
-
-    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
+    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None,
+                 options: RunOptions = RunOptions()) -> None:
         from mabpd_kit.llm import online  # the LLM layer loads only when a pipeline is made
 
         self.config = config or Config()
+        self.options = options
         self.llm = online(llm)
         self.lexicon = lexicon or lexicon_for(self.config)
         self.agents = make_agents(self.config, self.llm, self.lexicon)
@@ -225,6 +251,19 @@ class Pipeline:
     @property
     def mode(self) -> Mode:
         return "rule" if self.llm is None else "llm"
+
+    @property
+    def detect_language(self) -> bool:
+        """Is each item's language detected (:class:`RunOptions`, else ``config.text.detect_language``)?"""
+        on = self.options.detect_language
+        return self.config.text.detect_language if on is None else on
+
+    def with_options(self, **changes: Any) -> "Pipeline":
+        """The same pipeline (agents, lexicon, LLM shared) with other :class:`RunOptions`, e.g.
+        ``p.with_options(detect_language=False)`` for the sentences of an article."""
+        other = copy.copy(self)
+        other.options = dataclasses.replace(self.options, **changes)
+        return other
 
     def __repr__(self) -> str:
         where = "rule-based (offline)" if self.llm is None else f"LLM {self.llm.model} at {self.llm.endpoint}"
@@ -243,57 +282,69 @@ class Pipeline:
 
     async def aanalyze(self, text: Any, id: str | None = None, gold: Any = None, *,
                        reports: dict[str, AgentReport] | None = None, in_batch: bool = False) -> Decision:
-        """One decision (the one core of :meth:`analyze`, :meth:`redecide` and :meth:`analyze_many`).
-        ``reports``: round-1 reports to reuse instead of asking the agents (see :meth:`redecide`).
-        ``in_batch``: a refused key (401/403) propagates, so the batch runner stops the batch and says it
-        once; otherwise it too becomes a failed Decision."""
+        """One decision, the one core of :meth:`analyze`, :meth:`redecide` and :meth:`analyze_many`:
+        each stage returns a frozen value into ``trace`` and the Decision is built once from it (a failed
+        item's too, with the stages that finished and the calls made). ``reports``: round-1 reports to
+        reuse (:meth:`redecide`); ``in_batch``: a refused key (401/403) propagates so the runner stops the batch."""
         id = str(id) if id is not None else runs.digest(_raw(text))[:12]
         t0 = time.perf_counter()
-        d, ct = self._start(text, id, gold)
-        if d.failed:
-            return d
+        base = {"id": id, "text": _raw(text), "gold": _gold(gold), "mode": self.mode, "models": self._models}
+        prep = self._prepare(text)
+        trace = {**base, **prep.fields}
+        if prep.error is not None:
+            return _failed(trace, prep.error)
         with self._collect() as made:  # on failure, the trace still shows the calls the item cost
             try:
-                return self._finish(await self._decide(d, ct, reports), t0)
+                await self._decide(prep.clean, reports, trace)
             except Exception as exc:  # one item never stops a batch; the reason is kept
                 if in_batch and getattr(exc, "batch_fatal", False):
                     raise
-                return self._fail(d, exc, t0, made)
+                return _failed(trace, exc, Usage.of(made), time.perf_counter() - t0)
+        return Decision(**{**trace, **_final(trace)}, latency_s=time.perf_counter() - t0)
 
-    async def _decide(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport] | None) -> Decision:
-        """Agents (round 1) -> store, score, router -> SAD if routed there -> verifier."""
+    async def _decide(self, ct: CleanText, reports: dict[str, AgentReport] | None, trace: dict[str, Any]) -> None:
+        """Cues -> agents (round 1) -> store, score, route -> SAD if routed there -> verifier."""
         cues = analyse_cues(ct.text, self.lexicon, self.config, ct.to_orig)
         if cues.injection:
-            d.flags.append("injection")
-            d.injection = [Span(text=i.text, start=i.start, end=i.end, orig_start=ct.to_orig(i.start, i.end)[0],
-                                orig_end=ct.to_orig(i.start, i.end)[1], category=i.kind, agent="guard", valid=False,
-                                reason="instruction-like text addressed to the model") for i in cues.injection]
+            trace["flags"] = [*trace["flags"], "injection"]
+            trace["injection"] = [Span(text=i.text, start=i.start, end=i.end, orig_start=cues.orig(i.start, i.end)[0],
+                                       orig_end=cues.orig(i.start, i.end)[1], category=i.kind, agent="guard",
+                                       valid=False, reason="instruction-like text addressed to the model")
+                                  for i in cues.injection]
         known = {a: r for a, r in (reports or {}).items() if a in self.agents}
         todo = [a for a in self.agents if a not in known]
         fresh = dict(zip(todo, await runs.gather(*(self.agents[a].report(ct.text, cues) for a in todo))))
-        self._route(d, ct, {a: known.get(a) or fresh[a] for a in self.agents})
-        if d.route == "debate":
-            first = [self.agents[a].first_argument(r) for a, r in d.reports.items()]
-            seed = item_seed(ct.text)
+        trace.update(self._score(cues, {a: known.get(a) or fresh[a] for a in self.agents}))
+        if trace["route"] == "debate":
+            trace["debate"] = await self._debate(trace["reports"], cues)
+            trace["label"] = trace["debate"].label
+        if self.config.verifier.enabled and trace["label"] == "biased":
+            quotes = [(q.start, q.end) for q in cues.quotes]
+            spans = decision_evidence(_Trace(trace["reports"], trace.get("debate"), ct.text), marks=quotes)
+            trace["verifier"] = await self.verifier.verify("biased", spans, cues)
 
-            async def revise(agent: str, rnd: int, own: Argument, others: list[Argument]) -> Argument:
-                return await self.agents[agent].revise(rnd, own, others, cues, seed=seed)
+    def _score(self, cues: "Cues", reports: dict[str, AgentReport]) -> dict[str, Any]:
+        """The store (every span, raw offsets filled), the grounded score and the route."""
+        spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
+        store = EvidenceStore.build(cues.text, spans, ratio=self.config.text.fuzzy_ratio, to_orig=cues.orig)
+        scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
+        routing = route(reports, scoring.score, self.config)
+        return {"reports": reports, "store": store, "scoring": scoring, "score": scoring.score, "routing": routing,
+                "route": routing.route, "label": routing.label}
 
-            debate = await sad.debate(first, revise, self.config)
-            _record(d, debate=debate, label=debate.label)
-        if self.config.verifier.enabled and d.label == "biased":
-            _record(d, verifier=await self.verifier.verify("biased", decision_evidence(d), cues))
-        return d
+    async def _debate(self, reports: dict[str, AgentReport], cues: "Cues") -> SADResult:
+        first = [self.agents[a].first_argument(r) for a, r in reports.items()]
+        seed = item_seed(cues.text)
+
+        async def revise(agent: str, rnd: int, own: Argument, others: list[Argument]) -> Argument:
+            return await self.agents[agent].revise(rnd, own, others, cues, seed=seed)
+
+        return await sad.debate(first, revise, self.config)
 
     def redecide(self, decision: Decision) -> Decision:
-        """Decide again under *this* pipeline's configuration, reusing ``decision``'s agent reports.
-
-        Only the decision steps see the new configuration: score weights, router cut-offs, SAD
-        (rounds, evidence weighting, agreement gain, role weights...), verifier switches and which
-        agents take part. The round-1 reports are not recomputed (no LLM calls for them; their
-        usage stays in the trace), so changes to agent settings (cue bands, models, prompts) need
-        :meth:`analyze`. An agent enabled here but absent from ``decision`` is run now.
-        """
+        """Decide again under this pipeline's configuration, reusing ``decision``'s round-1 agent reports
+        (no calls for them): score weights, router, SAD, verifier and which agents take part change; agent
+        settings (cue bands, models, prompts) need :meth:`analyze`. An agent absent from ``decision`` is run now."""
         coro = self.aanalyze(decision.text, id=decision.id, gold=decision.gold, reports=dict(decision.reports))
         return runs.complete(coro, offline=self.llm is None)
 
@@ -315,94 +366,43 @@ class Pipeline:
 
         return collect()
 
-    def _start(self, text: Any, id: str, gold: Any) -> tuple[Decision, "CleanText | None"]:
-        d = Decision(id=id, text=_raw(text), gold=_gold(gold), mode=self.mode, models=self._models)
+    def _prepare(self, text: Any) -> "_Prepared":
+        """Decode, clean, truncate and (``detect_language``) detect the language of one input."""
         if isinstance(text, (bytes, bytearray)) and b"\x00" in text:
-            return self._fail(d, ValueError("binary input (NUL bytes)"), None), None
-        if isinstance(text, str) and text.count("\x00") > 0:
-            return self._fail(d, ValueError("binary input (NUL characters)"), None), None
+            return _Prepared({}, error=ValueError("binary input (NUL bytes)"))
+        if isinstance(text, str) and "\x00" in text:
+            return _Prepared({}, error=ValueError("binary input (NUL characters)"))
         ct = clean(text, max_chars=self.config.text.max_chars)
         flags = list(ct.flags)
         bad = [f for f in ct.flags if f in _FAIL_FLAGS]
         if bad:
-            _record(d, flags=flags)
-            return self._fail(d, ValueError(_FAIL_FLAGS[bad[0]]), None), None
+            return _Prepared({"flags": flags}, error=ValueError(_FAIL_FLAGS[bad[0]]))
         if self.config.text.truncate_words:
             tr = truncate_words(ct.text, self.config.text.truncate_words)
             if tr.truncated:  # a prefix of the cleaned text: its offset map is a prefix of the map
                 flags.append("truncated")
                 n = len(tr.text)
                 ct = CleanText(text=tr.text, raw=ct.raw, flags=ct.flags, src_start=ct.src_start[:n], src_end=ct.src_end[:n])
-        _record(d, flags=flags, text=ct.raw, clean_text=ct.text)  # the decoded input: raw offsets point into it
-        if (why := self._language(d)) is not None:
-            return self._fail(d, ValueError(why), None), None
-        return d, ct
+        fields: dict[str, Any] = {"flags": flags, "text": ct.raw, "clean_text": ct.text}  # raw offsets point into text
+        why = None
+        if self.detect_language:
+            fields["language"], why = self._language(ct.text)
+            if fields["language"] not in ("und", *self.config.text.languages):
+                flags.append("unsupported_language")
+        return _Prepared(fields, ct, None if why is None else ValueError(why))
 
-    def _language(self, d: Decision) -> str | None:
-        """Detect the item's language (``config.text.detect_language``). A known language outside
-        ``config.text.languages`` is flagged ``unsupported_language``; the LLM agents still decide
-        it, the rule-based ones cannot (their cues are English): returns the failure reason then.
-        A text in Latin script shorter than ``config.text.language_min_chars`` is too short to tell
-        ("shot worst say senator." looks like Nigerian Pidgin to py3langid): it is taken to be in
+    def _language(self, text: str) -> tuple[str, str | None]:
+        """The item's language and why the rule-based agents cannot decide it (or None). A known
+        language outside ``config.text.languages`` goes to the LLM agents (flagged); the rule-based
+        ones cannot read it (their cues are English). A Latin-script text shorter than
+        ``config.text.language_min_chars`` is too short to tell: it is taken to be in
         ``config.text.languages[0]``, as a short article is (:func:`mabpd_kit.language.document_language`)."""
-        if not self.config.text.detect_language:
-            return None
         known = tuple(self.config.text.languages)
-        lang = document_language(d.clean_text, min_chars=self.config.text.language_min_chars,
-                                 assume=known[0] if known else "en")
-        _record(d, language=lang)
-        if lang == "und" or lang in self.config.text.languages:
-            return None
-        d.flags.append("unsupported_language")
-        if self.llm is not None:
-            return None
-        return (f"unsupported language {lang!r}: the rule-based agents know {', '.join(self.config.text.languages)}; "
-                f"use an LLM endpoint, or add {lang!r} to text.languages")
-
-    def _route(self, d: Decision, ct: "CleanText", reports: dict[str, AgentReport]) -> None:
-        spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
-        store = EvidenceStore.build(ct.text, spans, ratio=self.config.text.fuzzy_ratio)
-        filled = None  # rule-based spans carry raw offsets already: then nothing is copied
-        for i, s in enumerate(store.spans):
-            if (f := self._orig(s, ct)) is not s:
-                filled = filled or list(store.spans)
-                filled[i] = f
-        if filled is not None:
-            store.spans = filled
-        scoring = score_reports(reports, self.config)  # grounded: SPEC 1.4's burden of proof
-        routing = route(reports, scoring.score, self.config)
-        _record(d, reports=reports, store=store, scoring=scoring, score=scoring.score, routing=routing,
-                route=routing.route, label=routing.label)
-
-    @staticmethod
-    def _orig(s: Span, ct: "CleanText") -> Span:
-        """Fill raw-input offsets of a grounded span that lacks them (LLM quotes)."""
-        if s.orig_start is not None or not s.valid or s.start is None or s.end is None or s.end > len(ct.text):
-            return s
-        a, b = ct.to_orig(s.start, s.end)
-        return respan(s, orig_start=a, orig_end=b)
-
-    def _finish(self, d: Decision, t0: float) -> Decision:
-        label = d.verifier.label if d.verifier is not None else d.label
-        _record(d, pre_verifier_label=d.label, label=label, pred=1 if label == "biased" else 0)
-        steps: list[Any] = list(d.reports.values())
-        if d.debate:  # round 1 restates the reports (no calls); later rounds are calls of their own
-            steps += [w.argument for r in d.debate.rounds[1:] for w in r.arguments]
-        if d.verifier:
-            steps.append(d.verifier)
-        used = [s.usage for s in steps if s.usage.calls]
-        if used:  # rule-based steps cost nothing: the decision keeps its zero usage
-            d.usage = Usage.total(used)
-        _record(d, latency_s=time.perf_counter() - t0)
-        return d
-
-    def _fail(self, d: Decision, exc: BaseException, t0: float | None, made: Sequence[Any] = ()) -> Decision:
-        d.failed, d.route, d.label, d.pred = True, "failed", None, None
-        d.error = f"{type(exc).__name__}: {exc}"
-        d.usage = Usage.of(made)  # the calls made before the failure still cost tokens
-        if t0 is not None:
-            d.latency_s = time.perf_counter() - t0
-        return d
+        lang = document_language(text, min_chars=self.config.text.language_min_chars, assume=known[0] if known else "en")
+        if lang == "und" or lang in known or self.llm is not None:
+            return lang, None
+        return lang, (f"unsupported language {lang!r}: the rule-based agents know {', '.join(known)}; "
+                      f"use an LLM endpoint, or add {lang!r} to text.languages")
 
     # -- many items ---------------------------------------------------------------------------------
     def analyze_many(
@@ -414,16 +414,10 @@ class Pipeline:
         progress: bool = True,
         retry_failed: bool = True,
     ) -> BatchResult:
-        """Analyse many items through :func:`mabpd_kit.runs.run`; results stream to ``checkpoint``
-        (JSONL) and a rerun resumes from it.
-
-        ``ids`` default to the position ("0", "1", ...). A checkpointed item is reused only if its
-        text and the pipeline's :meth:`fingerprint` are unchanged; failed items are retried on
-        resume unless ``retry_failed=False``. Rule-based items run one after the other without an
-        event loop; with an LLM, ``4 * config.llm.concurrency`` items are in flight and each has
-        ``config.llm.item_deadline_s`` seconds (all its calls): past it the item fails with a
-        ``deadline`` reason and the batch goes on.
-        """
+        """Analyse many items through :func:`mabpd_kit.runs.run`, streaming to ``checkpoint`` (JSONL); a rerun
+        resumes. ``ids`` default to the position; a checkpointed item is reused if its text and
+        :meth:`fingerprint` are unchanged; failed items are retried unless ``retry_failed=False``. With an
+        LLM, ``4 * config.llm.concurrency`` items are in flight, each with ``config.llm.item_deadline_s``."""
         sized = all(x is None or isinstance(x, Sequence) for x in (texts, ids, gold)) and isinstance(texts, Sequence)
         if sized and ((ids is not None and len(ids) != len(texts)) or (gold is not None and len(gold) != len(texts))):
             raise ValueError("texts, ids and gold must have the same length")
@@ -440,7 +434,7 @@ class Pipeline:
 
         def fail(item: runs.Item, exc: BaseException) -> Decision:
             text, g = item.data
-            return self._fail(Decision(id=item.id, text=_raw(text), gold=_gold(g), mode=self.mode), exc, None)
+            return _failed({"id": item.id, "text": _raw(text), "gold": _gold(g), "mode": self.mode}, exc)
 
         res = runs.run(items, step, record=Decision, fail=fail, checkpoint=checkpoint, fingerprint=self.fingerprint(),
                        concurrency=None if self.llm is None else 4 * self.llm.concurrency,

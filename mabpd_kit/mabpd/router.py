@@ -1,28 +1,15 @@
 """Router (SPEC 1.5, 1.9): decide cheaply when the agents' signals are clear, debate otherwise.
 
-How a decision is taken is ``config.router.mode``:
+``config.router.mode``: ``consensus`` (the full pipeline)::
 
-``consensus`` (the full pipeline). The paper names the routes; the cut-offs are the toolkit's
-defaults (``config.router``)::
+    neutral veto        score < 0.30 and no agent says biased with a valid span            -> neutral
+    strong fast path    score >= 0.75 and every agent says biased, each with a valid span  -> biased
+    moderate fast path  score >= 0.60 and >= 2 agents say biased, each with a valid span   -> biased
+    otherwise           Structured Argument Debate (``sad.enabled=False``: the boundary, route ``no_debate``)
 
-    neutral veto        score < 0.30 and no agent says biased with a valid span            -> neutral, no debate
-    strong fast path    score >= 0.75 and every agent says biased, each with a valid span  -> biased (verified)
-    moderate fast path  score >= 0.60 and >= 2 agents say biased, each with a valid span   -> biased (verified)
-    otherwise           full Structured Argument Debate
-
-  With ``sad.enabled=False`` under consensus the fast paths are kept and only the debate route
-  falls back to the boundary (route ``no_debate``, below).
-
-``boundary`` (ablation "no-debate"): score >= ``scoring.boundary`` (0.50) -> biased, route ``no_debate``.
-
-``verdict`` (ablation "single-agent"): the one enabled agent's verdict alone, route ``single_agent``.
-
-Burden of proof everywhere (SPEC 1.4, 1.5): only a *biased verdict with at least one valid span*
-counts as biased. The score it receives is already grounded (:func:`~.store.score_reports`: an
-ungrounded biased agent contributes 0); the fast paths count grounded verdicts only; the boundary
-decides biased only if at least one agent says biased with a valid span (a score made of neutral
-agents' scores alone is no evidence); a single agent's biased verdict without a valid span is
-read as neutral. Every :class:`Routing` says which of these applied in ``reason``.
+``boundary`` (ablation "no-debate"): score >= ``scoring.boundary``; ``verdict`` (ablation
+"single-agent"): the one enabled agent's verdict. Everywhere only a biased verdict with a valid span
+counts as biased (the burden of proof); :attr:`Routing.reason` says which rule applied.
 """
 
 from __future__ import annotations

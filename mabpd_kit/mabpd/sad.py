@@ -1,49 +1,22 @@
 """Structured Argument Debate (SAD), SPEC 1.6: weighting, the role-weighted vote, and the rounds.
 
-Each agent states an :class:`~mabpd_kit.mabpd.schemas.Argument`: a verdict, at most five evidence spans,
-a confidence and an anticipated counter-argument. Round 1 is independent; in every later round
-each agent sees the others' previous arguments and may revise (the debate stops early as soon as
-all verdicts agree). The last round is then weighed, per agent ``a``:
+Each agent states an :class:`~.schemas.Argument` (verdict, at most ``sad.max_spans`` spans, confidence,
+anticipated counter-argument). Round 1 is independent; in later rounds each agent reads the others'
+previous arguments and may revise. The last round is weighed, per agent ``a``:
 
 * evidence quality ``q_a`` = valid spans / cited spans (0 when nothing is cited);
-* evidence factor ``f_a`` = ``q_a`` for a *biased* verdict and ``max(q_a, 0.5)`` for a *neutral*
-  one. This is the **asymmetric burden of proof**: whoever says "biased" must show it in the
-  text, so an ungrounded biased claim weighs exactly zero, while "neutral" (the default reading of
-  a news sentence) keeps half its weight without evidence;
-* agreement factor ``g_a`` = 1 + 0.2 * (share of the other agents with the same verdict - 0.5);
-* adjusted confidence ``k_a`` = clip(confidence * f_a * g_a, 0, 1);
-* vote: ``B`` = sum of ``w_a * k_a`` over biased verdicts, ``N`` likewise over neutral ones with role
-  weights bias 0.50 / evidence 0.25 / framing 0.25 (``config.scoring.weights``, the same mapping the
-  score uses); biased iff B / (B + N) >= 0.50; B + N = 0 -> neutral.
+* evidence factor ``f_a`` = ``q_a`` for biased, ``max(q_a, 0.5)`` for neutral: the asymmetric burden
+  of proof (an ungrounded biased claim weighs zero; neutral, the default reading, keeps half);
+* agreement factor ``g_a`` = 1 + 0.2 * (share of the other agents with the same verdict - 0.5), the
+  others being all agents (``sad.agreement_over="all"``) or only those whose argument weighs (``"weighted"``:
+  then an ungrounded biased argument never changes the vote);
+* ``k_a`` = clip(confidence * f_a * g_a, 0, 1); ``B`` and ``N`` = the role-weighted sums of ``k_a``
+  (``config.scoring.weights``) over biased and neutral verdicts; biased iff B / (B + N) >= 0.50.
 
-:func:`debate` runs the rounds. It is one coroutine for both kinds of agents: ``revise`` is an
-``async def``; the agents of one round revise together (``runs.gather``: concurrently on an event
-loop, in turn when the rule-based path drives it without one).
-
-Who counts as "the other agents" in ``g_a`` (``sad.agreement_over``, recorded in the trace as
-:attr:`SADResult.agreement_over`):
-
-* ``"all"`` (default, SPEC 1.6's wording "share of the other agents"): every other agent, whatever
-  its weight. An ungrounded biased agent (f = 0) adds nothing to B, but its *presence* still moves
-  the others' g: a neutral agent has one fewer peer agreeing with it, a grounded biased one one
-  more. So under this reading an ungrounded biased claim can still (slightly) change the vote.
-* ``"weighted"``: only the other agents whose argument carries weight (f > 0). A zero-weight
-  argument is then not a voice at all, so it cannot sway the vote through the agreement factor
-  either: **an ungrounded biased argument never changes the vote** (a property test checks it
-  under this reading). With evidence weighting switched off (ablation) every f is 1 and the two
-  readings coincide.
-
-Stopping. The debate stops after a round when all verdicts agree (``sad.stop_on_agreement``) or
-when ``sad.rounds`` is reached. With ``sad.dual_threshold`` (SPEC 1.6 option, after SPEC 3) it
-also stops iff ``s >= sad.tau_s`` and ``c >= sad.tau_v``, where
-``s`` = (agents agreeing with the round's vote - those not) / agents and ``c`` = max(B, N) / (B + N)
-(0 when B + N = 0, so an empty vote never stops the debate). Every round records its ``s`` and
-``c`` whether or not the option is on, and :attr:`SADResult.stop_reason` says why no further round
-ran: ``"agreement"``, ``"dual_threshold"`` or ``"max_rounds"``.
-
-``sad.anonymise`` (SPEC 4) changes what LLM agents read in later rounds: every argument, their own
-included, unlabelled and shuffled. Rule-based agents never look at who argued what, so for them it
-changes nothing - which is itself the point a notebook can make.
+The debate stops when all verdicts agree (``sad.stop_on_agreement``), at ``sad.rounds``, or with
+``sad.dual_threshold`` when ``s >= sad.tau_s`` and ``c >= sad.tau_v`` (``s``: agreement with the vote,
+``c`` = max(B, N) / (B + N)); every round records ``s`` and ``c``, and :attr:`SADResult.stop_reason`
+says why it ended. ``sad.anonymise`` (SPEC 4) shows LLM agents the arguments unlabelled and shuffled.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
-"""The typed records of the MABPD agents (SPEC 1.2, 1.6) and what an LLM agent must return.
+"""The typed records of the MABPD agents (SPEC 1.2, 1.6) and the reply contracts of the LLM agents.
 
-:class:`AgentReport` (a round-1 analysis) and :class:`Argument` (a SAD debate move) are the same
-for rule-based and LLM agents; each carries its ``mode``, ``model`` and ``usage``
-(:class:`~mabpd_kit.types.Usage`, all zero for rule-based work). The ``*Output`` models are the
-structured replies an LLM agent must give (validated; a malformed reply gets one repair retry).
-Their fields are declared in the order the prompts ask for them - the reasoning (``rationale``)
-first, then the quoted spans or evidence and the anticipated counter-argument, the verdict, the
-confidence and the score last - so a model that writes the JSON in schema order (constrained
-decoding does) reasons before it decides. Parsing accepts any key order. ``counter_argument`` is optional on parse (a
-reply without it still validates, with ``""``).
+:class:`AgentReport` (a round-1 analysis) and :class:`Argument` (a SAD debate move) are the same for
+rule-based and LLM agents, with their ``mode``, ``model`` and ``usage``.
+
+A reply contract is a ``*Output`` model, written once: its fields (names, types, descriptions, in the
+order a model should write them: reasoning first, the verdict and numbers last) give the JSON schema
+sent to the endpoint, and :func:`reply_format` renders from them the prompt's "Reply with JSON, keys in
+this order: ..." sentence (the template's ``$reply``), so prompt and schema cannot drift. ``reply_hints``
+add a few words to a key (``"spans.category"``: a key of the items of a list); ``reply_width`` is where
+the prompt's line breaks. Parsing accepts any key order.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -21,7 +21,7 @@ from mabpd_kit import roster
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
 __all__ = ["AgentReport", "Argument", "ArgumentOutput", "BiasOutput", "EvidenceItem", "EvidenceOutput",
-           "FramingOutput", "QuotedSpan", "Role", "StepRecord"]
+           "FramingOutput", "QuotedSpan", "Role", "StepRecord", "reply_format"]
 
 Role = Annotated[str, AfterValidator(roster.check)]
 """An agent's name: one on the roster (:mod:`mabpd_kit.roster`; bias, evidence, framing by default)."""
@@ -54,10 +54,7 @@ class AgentReport(StepRecord):
 
     def grounded(self) -> bool:
         """Does the agent cite at least one valid span for its (biased) reading?"""
-        for s in self.spans:  # a loop, not any(<generator>): asked of every report several times a sentence
-            if s.valid:
-                return True
-        return False
+        return any(s.valid for s in self.spans)
 
 
 class Argument(StepRecord):
@@ -96,6 +93,9 @@ class EvidenceItem(BaseModel):
 class BiasOutput(BaseModel):
     """What the LLM BiasAgent must return (validated; out-of-range numbers trigger the repair retry)."""
 
+    reply_hints: ClassVar[dict[str, str]] = {"spans.category": "its taxonomy type"}
+    reply_width: ClassVar[int] = 95
+
     rationale: str = ""
     spans: list[QuotedSpan] = Field(default_factory=list)
     counter_argument: str = Field("", description="the strongest objection to your verdict")
@@ -106,6 +106,8 @@ class BiasOutput(BaseModel):
 
 class EvidenceOutput(BaseModel):
     """What the LLM EvidenceAgent must return."""
+
+    reply_width: ClassVar[int] = 92
 
     rationale: str = ""
     evidence: list[EvidenceItem] = Field(default_factory=list)
@@ -118,6 +120,9 @@ class EvidenceOutput(BaseModel):
 class FramingOutput(BaseModel):
     """What the LLM FramingAgent must return."""
 
+    reply_hints: ClassVar[dict[str, str]] = {"patterns.category": "the pattern"}
+    reply_width: ClassVar[int] = 92
+
     rationale: str = ""
     patterns: list[QuotedSpan] = Field(default_factory=list)
     counter_argument: str = Field("", description="the strongest objection to your verdict")
@@ -129,8 +134,59 @@ class FramingOutput(BaseModel):
 class ArgumentOutput(BaseModel):
     """One SAD move by an LLM agent (SPEC 1.6)."""
 
+    reply_hints: ClassVar[dict[str, str]] = {"evidence": "exact quotes"}
+    reply_width: ClassVar[int] = 90
+
     rationale: str = ""
     evidence: list[str] = Field(default_factory=list, description="at most 5 exact quotes from the article")
     counter_argument: str = Field("", description="the strongest objection to your verdict")
     verdict: Verdict
     confidence: float = Field(ge=0, le=1)
+
+
+def reply_format(contract: type[BaseModel]) -> str:
+    """The prompt's reply-format sentence, rendered from a reply contract: its keys in schema order, a
+    choice as its values ('verdict ("biased" or "neutral")'), a list of items as ``key (each ...)``, a flag
+    of an item as ``key: true or false``, a hint as ``key (hint)`` (``key: hint`` inside an item); broken
+    once, at the last space within ``reply_width``."""
+    hints: dict[str, str] = getattr(contract, "reply_hints", {})
+    unknown = set(hints) - {k for k in _paths(contract)}
+    if unknown:
+        raise TypeError(f"{contract.__name__}.reply_hints names no key: {sorted(unknown)}")
+    text = "Reply with JSON, keys in this order: " + ", ".join(
+        _key(name, info.annotation, hints) for name, info in contract.model_fields.items()) + "."
+    width = getattr(contract, "reply_width", len(text))
+    cut = text.rfind(" ", 0, width + 1) if len(text) > width else -1
+    return text if cut < 0 else text[:cut] + "\n" + text[cut + 1:]
+
+
+def _paths(contract: type[BaseModel]) -> list[str]:
+    out = []
+    for name, info in contract.model_fields.items():
+        out.append(name)
+        item = _item(info.annotation)
+        if item is not None:
+            out += [f"{name}.{sub}" for sub in item.model_fields]
+    return out
+
+
+def _item(annotation: Any) -> type[BaseModel] | None:
+    """The item model of a ``list[Model]`` annotation, else None."""
+    if get_origin(annotation) is list:
+        (arg,) = get_args(annotation)
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
+
+
+def _key(name: str, annotation: Any, hints: dict[str, str], parent: str = "") -> str:
+    path = f"{parent}.{name}" if parent else name
+    if get_origin(annotation) is Literal:
+        return f"{name} (" + " or ".join(f'"{v}"' for v in get_args(annotation)) + ")"
+    item = _item(annotation)
+    if item is not None:
+        return f"{name} (each " + ", ".join(_key(k, f.annotation, hints, name) for k, f in item.model_fields.items()) + ")"
+    hint = hints.get(path) or ("true or false" if parent and annotation is bool else None)
+    if hint is None:
+        return name
+    return f"{name}: {hint}" if parent else f"{name} ({hint})"

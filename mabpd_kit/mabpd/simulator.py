@@ -1,35 +1,15 @@
-"""An offline simulator for MABPD: agents with *planted* competence, calibration, hallucination and
-correlation, on items with known labels, decided by the real pipeline steps.
+"""An offline simulator for MABPD: agents with planted competence, calibration, hallucination and
+correlation on items with known labels, decided by the kit's own steps (score_reports, route, SAD,
+rule_verify) into real :class:`~mabpd_kit.mabpd.pipeline.Decision` objects, so every chart reads them.
 
-Offline, the rule-based agents mostly agree and never invent a quote, so the debate, the burden of
-proof and the verifier have little to do. The simulator plants what an LLM would bring: agents that
-are right with probability ``competence``, sure of themselves in proportion to being right
-(``calibration``), wrong together (``correlation``), and that sometimes **hallucinate**: say
-"biased" and cite quotes that are not in the text (invalid spans). Only the agents' *reports* and
-*debate moves* are simulated; everything that decides is the kit's own code:
-:func:`~mabpd_kit.mabpd.store.score_reports` (burden of proof in the score),
-:func:`~mabpd_kit.mabpd.router.route`, :func:`~mabpd_kit.mabpd.sad.debate` (q, f, g, k, the vote) and
-:func:`~mabpd_kit.mabpd.verifier.rule_verify`. Each item becomes a real
-:class:`~mabpd_kit.mabpd.pipeline.Decision`, so every chart of :mod:`mabpd_kit.viz.pipeline` and
-``BatchResult.metrics()`` read it unchanged.
-
-The generative model, per item (gold biased with probability ``prevalence``) and agent:
-
-* **reading**: right with probability ``competence`` (one value or one per agent). With probability
-  ``correlation`` the agents (the roster's) draw their reading from one shared uniform (so they err
-  together), else each from its own; the error indicators of two agents of equal competence then
-  correlate with phi = ``correlation``.
-* **hallucination**: with probability ``hallucination`` the agent ignores its reading, says biased
-  with high confidence, and every quote it cites is invented (``valid=False``).
-* **confidence**: around ``0.70 + 0.15 * calibration`` when right, ``0.70 - 0.15 * calibration`` when
-  wrong (sd 0.08); a biased report's score is its confidence, a neutral one's 1 - confidence.
-* **quotations**: with probability ``quotation_share`` the item holds an attributed quotation. A wrong
-  biased reading of a neutral item with a quotation cites words inside it (the verifier's case); on a
-  biased item, each real span falls inside it with probability 0.5.
-* **debate moves**: an agent facing an opposing argument switches with probability
-  ``persuasion * clip(p_other - confidence_own + 0.5, 0, 1)``, where ``p_other`` is the opposing
-  agent's confidence times its share of valid quotes (invented quotes count ``gullibility``; a
-  neutral argument citing nothing counts fully). A switch to biased copies the persuader's quotes.
+Per item (biased with probability ``prevalence``) and agent: the reading is right with probability
+``competence``, drawn from one shared uniform with probability ``correlation`` (the agents err together);
+with probability ``hallucination`` the agent says biased and cites invented quotes (invalid spans);
+confidence is about ``0.70 +/- 0.15 * calibration`` (right/wrong, sd 0.08); with probability
+``quotation_share`` the item holds an attributed quotation, where a wrong biased reading cites its words.
+In a debate an agent switches with probability ``persuasion * clip(p_other - own confidence + 0.5, 0, 1)``
+(``p_other``: the opponent's confidence times its share of valid quotes, invented ones counting
+``gullibility``); a switch to biased copies the persuader's quotes.
 
 >>> from mabpd_kit.mabpd.simulator import SimSpec, simulate
 >>> sim = simulate(SimSpec(hallucination=0.3), n_items=400, seed=0)
@@ -259,28 +239,26 @@ def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold:
            spec: SimSpec, u: np.ndarray, agents: Sequence[str] | None = None) -> Decision:
     """One simulated item through the real steps: score_reports -> route -> (sad.debate) -> rule_verify."""
     reports = {a: reports[a] for a in config.agents.enabled if a in reports}
-    d = Decision(id=id, text=f"simulated item {id}", clean_text=f"simulated item {id}", gold=gold,
-                 mode="rule", models={a: SIM_MODEL for a in reports})
-    d.reports = reports
-    d.store = EvidenceStore(text=d.clean_text, spans=[s for r in reports.values() for s in (*r.spans, *r.counter_spans)])
-    d.scoring = score_reports(reports, config)
-    d.score = d.scoring.score
-    d.routing = route(reports, d.score, config)
-    d.route, d.label = d.routing.route, d.routing.label
-    if d.route == "debate":
+    text = f"simulated item {id}"
+    scoring = score_reports(reports, config)
+    routing = route(reports, scoring.score, config)
+    label, debate, verifier = routing.label, None, None
+    if routing.route == "debate":
         who = tuple(agents) if agents is not None else roster.names()
-        d.debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u, who), config))
-        d.label = d.debate.label
-    d.pre_verifier_label = d.label
-    if config.verifier.enabled and d.label == "biased":
-        if d.debate:
-            spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
+        debate = runs.drive(sad.debate([_first(r) for r in reports.values()], _reviser(spec, u, who), config))
+        label = debate.label
+    if config.verifier.enabled and label == "biased":
+        if debate:
+            spans = [s for w in debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
         else:
             spans = [s for r in reports.values() if r.verdict == "biased" for s in r.spans]
-        d.verifier = rule_verify(spans, [_QUOTE] if quoted else [], lambda a, b: None, config)
-        d.label = d.verifier.label
-    d.pred = 1 if d.label == "biased" else 0
-    return d
+        verifier = rule_verify(spans, [_QUOTE] if quoted else [], lambda a, b: None, config)
+    final = verifier.label if verifier is not None else label
+    store = EvidenceStore(text=text, spans=[s for r in reports.values() for s in (*r.spans, *r.counter_spans)])
+    return Decision(id=id, text=text, clean_text=text, gold=gold, mode="rule", models={a: SIM_MODEL for a in reports},
+                    reports=reports, store=store, scoring=scoring, score=scoring.score, routing=routing,
+                    route=routing.route, debate=debate, pre_verifier_label=label, verifier=verifier, label=final,
+                    pred=1 if final == "biased" else 0)
 
 
 # ---- many items ----------------------------------------------------------------------------

@@ -1,38 +1,22 @@
-"""Span classes read off a span and its sentence alone (no lexicon, no agent): shared by the agents'
-narrowing of their reports (:mod:`.cues`) and the decision's evidence (:func:`.evidence.decision_evidence`).
-
-- :func:`noun_reading`: is a word the head of a noun phrase ("the savage attack", "a string of jihadist
-  attacks", "Tapper's attack") rather than a verb ("the senator attacked the plan", "they attack the
-  plan")? A verb of attack used as a noun names an event, in news most often literal violence; the
-  metaphor of criticism is the verb (:meth:`.cues.Cues.nominal`).
-- :func:`in_name`: is a lexicon word part of a multi-word proper name ("Jim Crow", "the Daily Beast", "a
-  Democratic Socialist")? A name refers; its words are not the writer's description of anything.
-- :func:`structural`: is a span a device of selective presentation (the taxonomies ``selection`` and
-  ``omission``: one-sided sourcing, selective emphasis, agentless passives, vague attribution)? Such a
-  span marks what a sentence foregrounds, leaves out or whom it sources ("left unsaid", "notably", "mistakes
-  were made", a tag placing a source in a camp): evidence of a choice of what to tell, a claim about the
-  sentence, rather than the writer's loaded word for what it tells; the evidence agent already treats these
-  claims apart from word-level bias (:meth:`.agents.EvidenceAgent.accepts`).
-
-The word classes are closed classes of English grammar (determiners, prepositions, pronouns, auxiliaries),
-not lists from any annotated corpus.
+"""Span classes read off a span and its sentence alone (no lexicon, no agent), shared by the agents'
+narrowing of their reports (:mod:`.cues`) and the decision's evidence (:mod:`.evidence`):
+:func:`inside` (a span within regions), :func:`noun_reading` (a verb of attack used as a noun names an
+event), :func:`in_name` (a word of a multi-word proper name), :func:`structural` (selective presentation),
+:func:`scare_quote`. The word classes are closed classes of English grammar.
 
 >>> t = "Officials condemned the savage attack on the village."
 >>> noun_reading(t, t.index("attack"), t.index("attack") + 6)
 True
->>> t = "The rebels attack the village at night."
->>> noun_reading(t, t.index("attack"), t.index("attack") + 6)
-False
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from mabpd_kit.lexicon.boundaries import FUNCTION_WORDS
 
-__all__ = ["NOUN_SLOT", "STRUCTURAL_TAXONOMIES", "in_name", "noun_reading", "scare_quote", "structural"]
+__all__ = ["NOUN_SLOT", "STRUCTURAL_TAXONOMIES", "in_name", "inside", "noun_reading", "scare_quote", "structural"]
 
 #: the words after which a word is a noun: determiners, possessive pronouns, quantifiers
 NOUN_SLOT = frozenset("a an the this that these those my your his her its our their such any no some many several".split())
@@ -79,6 +63,16 @@ def _outside_phrase(word: str, low: str, *, next_to_head: bool, plural_or_verb: 
     return (not word[0].isalnum() or low in FUNCTION_WORDS or (low.endswith("ly") and low not in _LY_ADJECTIVES)
             or (plural_or_verb and word[0].isupper())
             or (next_to_head and low.endswith("s") and not low.endswith("ss")))
+
+
+def inside(start: int | None, end: int | None, regions: Sequence[tuple[int, int]], *, strict: bool = False) -> bool:
+    """Is [start, end) inside one of ``regions`` (``strict``: not touching its ends, e.g. inside a quotation's
+    marks rather than the quotation with its marks)? A span without offsets is inside nothing."""
+    if start is None or end is None:
+        return False
+    if strict:
+        return any(a < start and end < b for a, b in regions)
+    return any(a <= start and end <= b for a, b in regions)
 
 
 def scare_quote(span: Any) -> bool:

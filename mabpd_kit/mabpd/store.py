@@ -1,38 +1,25 @@
 """EvidenceStore and the deterministic score (SPEC 1.3-1.4).
 
-After the three agents have reported, everything they pointed at goes into one
-:class:`EvidenceStore`: bias spans, evidence phrases and framing spans, each with its source
-agent, category and offsets. Every span is validated against the cleaned text by the one rule
-(:func:`~.cues.ground_span`: its words found as whole words, up to typography only, the text's own
-words and offsets kept; a content word, not a name, not the whole sentence). An invalid span - a
-"quote" that is not in the article, the typical LLM hallucination, or a "." that is - is *kept* (so
-you can see it, struck through) but never counts as evidence.
+Every span the agents cited goes into one :class:`EvidenceStore`, checked against the cleaned text by
+the one rule (:func:`~.cues.ground_span`) and given its raw-input offsets. An invalid span (a quote
+not in the article) is kept, shown struck through, and never counts.
 
-The score is a plain weighted sum of the agents' scores (the roster's agents, :mod:`mabpd_kit.roster`)::
-
-    score = 0.50 * bias + 0.25 * evidence + 0.25 * framing          (paper weights, config.scoring.weights)
-
-compared with the fixed 0.50 boundary. When an ablation removes agents the weights of the
-remaining ones are renormalised to sum to one, so the scale (and the boundary) keep their meaning.
+The score is the weighted sum of the agents' scores (``config.scoring.weights``, the roster's:
+0.50 bias, 0.25 evidence, 0.25 framing), renormalised over the agents present, against the 0.50
+boundary::
 
 >>> from mabpd_kit.config import Config
->>> breakdown = score({"bias": 0.8, "evidence": 0.4, "framing": 0.0}, Config())
->>> breakdown.score
+>>> score({"bias": 0.8, "evidence": 0.4, "framing": 0.0}, Config()).score
 0.5
 
-**Burden of proof** (SPEC 1.4): the pipeline scores the agents' *grounded* scores
-(:func:`score_reports`). An agent that says *biased* but cites no span that can be found in the
-text contributes 0 - its claim is not evidence. A neutral agent keeps its stated score. The
-breakdown keeps both, so a notebook can show what the burden of proof removed::
-
-    breakdown.stated      {"bias": 0.95, ...}   what the agents said
-    breakdown.components  {"bias": 0.0,  ...}   what the score used
-    breakdown.ungrounded  ["bias", ...]          agents whose biased claim was zeroed
+Burden of proof (SPEC 1.4, :func:`score_reports`): an agent that says biased without a valid span
+contributes 0. ``ScoreBreakdown.stated`` keeps what the agents said, ``components`` what the score
+used, ``ungrounded`` who was zeroed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -46,19 +33,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "grounded_score", "score", "score_reports",
-           "AGENT_WEIGHT_FIELDS", "weight_fields"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "AGENT_WEIGHT_FIELDS":
-        return weight_fields()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+           "weight_fields"]
 
 
 def weight_fields() -> dict[str, str]:
-    """Which ``config.scoring`` field weighs which agent's score, for every agent on the roster: ``w_<name>``
-    for the SPEC's three (``config.replace(**{"scoring.w_bias": 0.6})``), ``w_added`` for an agent added to
-    the roster (``config.replace(**{"scoring.w_added": {"tone": 0.4}})``). Also ``AGENT_WEIGHT_FIELDS``."""
+    """Which ``config.scoring`` field weighs each roster agent: ``w_<name>`` for the SPEC's three, ``w_added``
+    for an added agent (``config.replace(**{"scoring.w_added": {"tone": 0.4}})``)."""
     fields = ScoringConfig.model_fields
     return {s.name: f"w_{s.name}" if f"w_{s.name}" in fields else "w_added" for s in roster.specs()}
 
@@ -73,18 +53,24 @@ class EvidenceStore(BaseModel):
     spans: list[Span] = Field(default_factory=list)
 
     @classmethod
-    def build(cls, text: str, spans: Iterable[Span], ratio: float = 0.90) -> "EvidenceStore":
-        """Validate ``spans`` against ``text`` and keep them all (duplicates from one agent merged)."""
+    def build(cls, text: str, spans: Iterable[Span], ratio: float = 0.90,
+              to_orig: Callable[[int, int], tuple[int | None, int | None]] | None = None) -> "EvidenceStore":
+        """Validate ``spans`` against ``text`` and keep them all (duplicates from one agent merged);
+        ``to_orig`` fills the raw-input offsets of a valid span that lacks them (an LLM's quote)."""
         store = cls(text=text)
-        store.extend(spans, ratio=ratio)
+        store.extend(spans, ratio=ratio, to_orig=to_orig)
         return store
 
-    def extend(self, spans: Iterable[Span], ratio: float = 0.90) -> list[Span]:
+    def extend(self, spans: Iterable[Span], ratio: float = 0.90,
+               to_orig: Callable[[int, int], tuple[int | None, int | None]] | None = None) -> list[Span]:
         """Validate and add spans; returns the grounded copies (in input order)."""
         seen = {(s.agent, s.start, s.end, s.text, s.category) for s in self.spans}
         out = []
         for s in spans:
             g = ground_span(s, self.text, ratio)
+            if to_orig is not None and g.orig_start is None and g.valid and g.start is not None and g.end is not None:
+                a, b = to_orig(g.start, g.end)
+                g = g.model_copy(update={"orig_start": a, "orig_end": b})
             out.append(g)
             key = (g.agent, g.start, g.end, g.text, g.category)
             if key not in seen:
@@ -110,11 +96,7 @@ class EvidenceStore(BaseModel):
 
 
 class ScoreBreakdown(BaseModel):
-    """The score and the pieces it is made of (so a notebook can redraw it).
-
-    ``components`` are the scores the weighted sum used (grounded, SPEC 1.4); ``stated`` are the
-    scores the agents reported (empty when the components were given directly to :func:`score`).
-    """
+    """The score and its pieces: ``components`` (grounded, what the sum used), ``stated`` (what the agents said)."""
 
     components: dict[str, float]
     weights: dict[str, float]
@@ -140,11 +122,8 @@ def grounded_score(report: AgentReport) -> float:
 
 
 def score(components: Mapping[str, float], config: Config, stated: Mapping[str, float] | None = None) -> ScoreBreakdown:
-    """Weighted sum of the agents' scores (SPEC 1.4), weights renormalised over present agents.
-
-    ``components`` maps agent name (on the roster: "bias", "evidence", "framing", ...) to its score in [0, 1];
-    ``stated`` (optional, for the trace) the scores the agents reported before grounding.
-    """
+    """Weighted sum of the agents' scores (SPEC 1.4), the weights renormalised over the agents present;
+    ``stated``: the scores the agents reported before grounding (for the trace)."""
     scoring = config.scoring
     role_weights = scoring.weights  # the one mapping (SAD's vote reads it too)
     comps = {a: float(v) for a, v in components.items()}

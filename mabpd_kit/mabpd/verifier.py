@@ -1,27 +1,15 @@
 """Post-consensus verification (SPEC 1.7): a biased decision may become neutral, never the reverse.
 
-After any *biased* decision (fast path or debate) the verifier looks again at the evidence for
-bias. The rule-based check takes the strongest valid span behind the biased verdict and overturns
-the decision when
-
-* ``invalid``: no cited span can be found in the text at all (nothing to show a reader). This is
-  the burden of proof (SPEC 1.7) and holds whatever the switches say: neither the rule nor the
-  LLM path can uphold a biased decision without a valid span (the LLM is not even asked then);
-* ``protected``: the strongest span is a protected term (neutral domain vocabulary that only
-  looks loaded, e.g. "illegal" in "illegal parking") and no other span remains;
-* ``quotation``: the strongest span sits inside a quotation attributed to a source, and no other
-  grounded span lies in the author's own voice - reporting what someone said is not the outlet's bias.
-
-The LLM verifier (:class:`VerifierAgent` with an LLM) answers the same question in its own words.
-When it upholds, the span shown to the reader must ground in the text: a quote it invents is
-replaced by the strongest valid span behind the decision (the reason says so). Whatever either says,
-:func:`apply_verifier` enforces the one-way rule: the final label is ``neutral`` only if the input
-was ``biased`` and the verifier disagrees; a neutral input is returned unchanged.
+The rule-based check takes the strongest valid span behind the biased decision and overturns it when
+no cited span is valid (``invalid``: the burden of proof, not a switch), when that span is a protected
+term and no other span remains (``protected``), or when it lies inside an attributed quotation and no
+other span is in the author's voice (``quotation``). The LLM verifier answers the same question; a
+quote it invents is replaced by the strongest valid span. :func:`apply_verifier` enforces the one-way rule.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +18,7 @@ from mabpd_kit.injection import Instructions
 from mabpd_kit.mabpd.agents import fence, llm_usage, messages, shown
 from mabpd_kit.mabpd.cues import Cues, ground_span, lexicon_for
 from mabpd_kit.mabpd.schemas import StepRecord
+from mabpd_kit.mabpd.spans import inside
 from mabpd_kit.types import Span, Verdict
 
 if TYPE_CHECKING:
@@ -51,10 +40,6 @@ class VerifierReport(StepRecord):
     check: Check
     reason: str
     span: Span | None = None
-
-
-def _inside(span: Span, regions: Sequence[tuple[int, int]]) -> bool:
-    return span.start is not None and any(a <= span.start and span.end <= b for a, b in regions)
 
 
 def rule_verify(
@@ -79,8 +64,8 @@ def rule_verify(
         if not others:
             return _report("protected", "neutral", f"strongest span {top.text!r} is protected: {why}", top)
         top, rest = others[0], others[1:]
-    if v.check_quotation and _inside(top, reported):
-        own_voice = [s for s in rest if not _inside(s, reported)]
+    if v.check_quotation and inside(top.start, top.end, reported):
+        own_voice = [s for s in rest if not inside(s.start, s.end, reported)]
         if not own_voice:
             return _report("quotation", "neutral",
                            f"strongest span {top.text!r} is inside a quotation attributed to a source, "
@@ -123,6 +108,9 @@ class VerifierOutput(BaseModel):
     """The LLM verifier's reading of a biased decision: reasoning, then the span, then the verdict
     (the order the prompt asks for; a reply in any key order validates)."""
 
+    reply_hints: ClassVar[dict[str, str]] = {"reason": "one sentence", "strongest_quote": "copied exactly"}
+    reply_width: ClassVar[int] = 93
+
     reason: str = Field(description="one sentence: why the evidence does or does not hold")
     strongest_quote: str = Field("", description="the strongest cited span, copied exactly from the article")
     verdict: Verdict
@@ -158,17 +146,14 @@ class VerifierAgent:
         spans = [ground_span(s, cues.text, ratio, guard, max_share=share) if s.valid else s for s in spans]
         if self.llm is None:
             protected = lambda a, b: self.lexicon.protected_reason(cues.text, a, b)  # noqa: E731
-            rep = rule_verify(spans, cues.reported, protected, self.config)
-            # a rule report is made for a biased input (its label is its verdict, overturned iff neutral):
-            # exactly what apply_verifier returns for it, so no copy is made
-            return rep if rep.input_label == label == "biased" and rep.label == rep.verdict else apply_verifier(label, rep)
+            return apply_verifier(label, rule_verify(spans, cues.reported, protected, self.config))
         valid = strongest(spans)
         if not valid:  # nothing grounded to uphold: no call, whatever the model would say
             return apply_verifier(label, _report("invalid", "neutral", _NO_VALID, None))
         cited = "\n".join(f'- "{s.text}" ({s.category}, cited by the {s.agent} agent'
                           + ("" if s.valid else ", NOT FOUND in the article") + ")" for s in spans) or "- none"
         res = await self.llm.astructured(
-            messages("verifier", article=shown(cues.text, guard), spans=fence(cited)),
+            messages("verifier", VerifierOutput, article=shown(cues.text, guard), spans=fence(cited)),
             VerifierOutput, model=self.model,
             temperature=self.config.agents.temperature, max_tokens=self.config.agents.max_tokens, tag="mabpd.verifier")
         out: VerifierOutput = res.value
