@@ -8,7 +8,7 @@ The flow, one module each::
       -> calibrate (grid replay, Pareto front, simulator)        logs (the RADAR repository's logged runs)
 
 ``rules`` is the offline rule-based stand-in for the three agents (a teaching prop, not RADAR);
-``replies`` notes empty and refusing replies and fences the item (claim, evidence) as data.
+``replies`` notes empty and refusing replies; ``records`` holds the results the debate and the Judge write.
 
 >>> import mabpd_kit as mk
 >>> ex = mk.radar.example_claims()
