@@ -1,19 +1,10 @@
-"""Bytes -> text, one way everywhere: the CLI's text files, the API (:func:`mabpd_kit.text.clean` of
-bytes) and every corpus reader (a CSV/TSV/JSONL row, a file of a folder) use :func:`decode_bytes`.
+"""Bytes -> text, one way everywhere (the CLI, :func:`mabpd_kit.text.clean` of bytes, every corpus reader):
+a byte-order mark decides first (UTF-8, UTF-16, UTF-32); else UTF-8; else Windows-1252, the usual culprit
+in scraped news, its five undefined bytes read as Latin-1 as browsers do, so every byte string decodes
+(the result says ``"cp1252"`` so the caller can flag it).
 
-- a byte-order mark decides first: UTF-8 (dropped), UTF-16 or UTF-32 (little or big endian);
-- else UTF-8;
-- else Windows-1252, the usual culprit in scraped news (Latin-1 text is Windows-1252 too, but for
-  the C1 controls), the five bytes it leaves undefined read as Latin-1 (as browsers do), so every
-  byte string decodes; the result says ``"cp1252"`` so the caller can flag it.
-
->>> decode_bytes(b"caf\\xe9 \\x93open\\x94")
+>>> decode_bytes(b"caf\xe9 \x93open\x94")
 Decoded(text='café “open”', encoding='cp1252')
->>> decode_bytes("café".encode("utf-16")).text
-'café'
-
-:func:`iter_lines` applies the same rule to a file one physical line at a time (a file with a
-UTF-16 BOM is UTF-16 throughout; otherwise each line is UTF-8, else Windows-1252 on its own).
 """
 
 from __future__ import annotations
@@ -88,16 +79,11 @@ def decode(raw: bytes) -> str:
 
 
 def iter_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[str | None, bool]]:
-    """``(line, fallback)`` for every physical line of a binary file, line ending kept.
-
-    A UTF-16/UTF-32 BOM makes the whole file that encoding; otherwise each line is decoded by
-    :func:`decode_bytes` on its own (``fallback``: it was not UTF-8), so one Windows-1252 row does not
-    turn the rest of a UTF-8 file into mojibake. Lines end at ``\\n``; a file that uses ``\\r`` alone
-    (old Mac) is split at ``\\r``.
-
-    ``max_line``: a line longer than this many bytes (characters, for UTF-16/32) is never held whole:
-    the rest of it is read past and dropped, and it comes as ``(None, False)``. Memory stays within
-    ``max_line`` plus one read (1 MB) whatever the file holds."""
+    """``(line, fallback)`` for every physical line of a binary file, line ending kept. A UTF-16/32 BOM makes
+    the whole file that encoding; otherwise each line is decoded on its own, so one Windows-1252 row does
+    not garble a UTF-8 file. A file using ``\\r`` alone is split at ``\\r``. A line over ``max_line`` is read
+    past, never held, and comes as ``(None, False)``.
+    """
     head = fh.read(65536)
     enc, skip = bom(head)
     if enc is not None and enc != "utf-8":

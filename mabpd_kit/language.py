@@ -1,26 +1,14 @@
-"""Which language is a text in? ISO 639-1 codes, ``"und"`` when too short or undetermined.
+"""Which language is a text in? ISO 639-1 codes (639-3 for the few languages of py3langid's model without
+one), ``"und"`` when too short or undetermined.
 
-(py3langid answers with an ISO 639-3 code, such as ``wuu`` or ``pcm``, for the few languages of its
-model that have no two-letter code; only a confident answer, see :data:`MIN_CONFIDENCE`, is kept.)
+The rule-based agents know English only, so the pipeline asks this of every item. Latin-script text
+with almost no accented letters and enough English function words is ``"en"`` without a model; otherwise
+py3langid (a naive Bayes model over byte n-grams, loaded on first use) decides, and an answer below
+:data:`MIN_CONFIDENCE` is ``"und"`` for Latin text or the script's usual language for another script.
+A document is asked once, as a whole (:func:`document_language`).
 
-The rule-based agents know English only, so the pipeline asks this of every item. It must be cheap:
-
-- **fast path** (no library): Latin-script text with almost no accented letters and enough English
-  function words ("the", "and", "that", "with", ...) is ``"en"``; this is nearly every English news
-  sentence, in a few microseconds;
-- otherwise `py3langid <https://pypi.org/project/py3langid/>`_ (a naive Bayes model over byte
-  n-grams, 4.5 MB, ~100 µs a sentence, loaded on first use, never on import) decides; an answer
-  below :data:`MIN_CONFIDENCE` is ``"und"`` for Latin text, and the script's usual language
-  (``zh``, ``ar``, ``ru`` ...) for text in another script.
-
->>> detect_language("The senator slammed the bill as a disgrace to the country.")
-'en'
->>> detect_language("ok")
-'und'
-
-A document (a corpus article) is asked once, as a whole: :func:`document_language`. Its sentences
-take its answer (a dateline or a tweet embed alone looks like anything), and a document too short to
-tell is assumed to be in the expected language.
+>>> detect_language("The senator slammed the bill as a disgrace to the country."), detect_language("ok")
+('en', 'und')
 """
 
 from __future__ import annotations
@@ -50,14 +38,8 @@ _EN_WORDS = frozenset(
 )
 #: Words that count only beside an unambiguous one above (they are words in other languages too).
 _EN_WEAK = frozenset("for to by or be it at as is of on in will was an a".split())
-#: Every byte but the ASCII letters: ``raw.translate(None, _NOT_LETTER)`` keeps the letters (C speed).
-_NOT_LETTER = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-#: The ASCII characters ``str.split()`` splits at (``str.isspace``: \x1c-\x1f too).
-_ASCII_SPACE = bytes(b for b in range(128) if chr(b).isspace())
-#: :func:`_looks_english` reads the words of about this many first characters before the whole text
-#: (nine English sentences in ten of BABE have their two function words within 71 characters).
-_PREFIX_CHARS = 80
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
 
 #: Unicode script (first word of the character's name) -> its usual language, when the model hesitates.
 _SCRIPT_LANG = {
@@ -81,16 +63,7 @@ def _identifier():
 
 def _looks_english(text: str) -> bool:
     """The fast path's test: at least two English function words, or one in at most five words;
-    weak words count only beside a strong one. Stops at the second hit (an English sentence has
-    two in its first few words).
-
-    Speed: the words of a prefix cut at a space (:data:`_PREFIX_CHARS`) are read first. Its words are
-    the first words of the whole text (the cut is whitespace, and lower-casing maps whitespace to
-    itself and nothing else to whitespace), so two hits there are two hits in the whole text;
-    only a prefix without them (about one English sentence in ten) reads the whole text."""
-    cut = text.rfind(" ", 0, _PREFIX_CHARS) if len(text) > _PREFIX_CHARS else -1
-    if cut > 0 and _english_hits(text[:cut].lower().split()) is None:
-        return True
+    weak words count only beside a strong one."""
     words = text.lower().split()
     hits = _english_hits(words)
     return hits is None or (hits > 0 and 5 * hits >= len(words))
@@ -112,21 +85,9 @@ def _english_hits(words: list[str]) -> int | None:
     return strong + weak if strong else 0
 
 
-def _ascii_letters(text: str) -> int:
-    return len(text.encode("ascii", "ignore").translate(None, _NOT_LETTER))
-
-
-def _non_space(text: str) -> int:
-    """``sum(map(len, text.split()))`` (the characters other than whitespace) without building the
-    word list: for ASCII text, its bytes less :data:`_ASCII_SPACE` (C speed)."""
-    if text.isascii():
-        return len(text.encode("ascii").translate(None, _ASCII_SPACE))
-    return sum(map(len, text.split()))
-
-
 def _scripts(text: str) -> tuple[int, int, dict[str, int]]:
     """(ASCII letters, accented Latin letters, {other script: letters}) of ``text``."""
-    ascii_letters = _ascii_letters(text)
+    ascii_letters = len(_ASCII_LETTER.findall(text))
     accented = 0
     other: dict[str, int] = {}
     for ch in _NON_ASCII.findall(text):
@@ -141,21 +102,10 @@ def _scripts(text: str) -> tuple[int, int, dict[str, int]]:
 
 
 def detect_language(text: str) -> str:
-    """ISO 639-1 code of ``text``'s language, or ``"und"`` when too short or undetermined.
-
-    Anything that is not a string is ``"und"``. English news prose takes the fast path (no model);
-    see the module docstring for the rules.
-    """
+    """ISO 639-1 code of ``text``'s language (module doc); anything not a string is ``"und"``."""
     if not isinstance(text, str):
         return "und"
     sample = text[:SAMPLE_CHARS]
-    if sample.isascii():  # the general rules below with no accented or other-script letter
-        if _ascii_letters(sample) < MIN_LETTERS:
-            return "und"
-        if _looks_english(sample):
-            return "en"
-        lang, conf = _identifier().classify(sample)
-        return lang if lang == "en" or conf >= MIN_CONFIDENCE else "und"
     ascii_letters, accented, other = _scripts(sample)
     latin = ascii_letters + accented
     n_other = sum(other.values())
@@ -175,17 +125,11 @@ def detect_language(text: str) -> str:
 
 
 def document_language(text: str, *, min_chars: int = 0, assume: str = "en") -> str:
-    """The language of a whole document (an article): :func:`detect_language` of it, except that a
-    document in Latin script with fewer than ``min_chars`` characters other than whitespace is too
-    short to tell and taken to be ``assume`` (py3langid calls "Why? To pay for Obamacare." Nigerian
-    Pidgin and "Rennie wrote:" Polish). A short text in another script still gets its language.
-
-    >>> document_language("Why? To pay for Obamacare.", min_chars=100)
-    'en'
-    >>> document_language("Правительство объявило о новой политике.", min_chars=100)
-    'ru'
+    """:func:`detect_language` of a whole document, except that a Latin-script document with fewer than
+    ``min_chars`` characters other than whitespace is too short to tell and taken to be ``assume``
+    (py3langid calls "Rennie wrote:" Polish). A short text in another script still gets its language.
     """
-    if isinstance(text, str) and min_chars > 0 and _non_space(text[:min_chars * 4]) < min_chars:
+    if isinstance(text, str) and min_chars > 0 and sum(map(len, text[:min_chars * 4].split())) < min_chars:
         if text.isascii():  # no other script in it
             return assume
         ascii_letters, accented, other = _scripts(text)

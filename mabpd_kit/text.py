@@ -1,25 +1,15 @@
 """The text layer: cleaning with an offset map, sentence splitting, span validation, truncation.
 
-Every later stage works on the *cleaned* text, but a student wants to see a highlighted span in the
-text they pasted. So :func:`clean` records, for every character it outputs, which stretch of the raw
-input it came from, and :meth:`CleanText.to_orig` maps any ``(start, end)`` back.
+Every later stage works on the cleaned text, but a student wants to see a span highlighted in the text
+they pasted: :func:`clean` records for every output character the stretch of raw input it came from,
+and :meth:`CleanText.to_orig` maps a span back. Bad input (bytes in a wrong encoding, None, NaN, huge
+or empty strings) comes back as a :class:`CleanText` with a flag, never an exception.
 
 >>> ct = clean("<p>Senators &amp;quot;slammed&amp;quot; the bill</p>")
->>> ct.text
-'Senators "slammed" the bill'
->>> ct.flags
-['html']
+>>> ct.text, ct.flags
+('Senators "slammed" the bill', ['html'])
 >>> s = ct.text.index("slammed"); ct.to_orig(s, s + 7)
 (22, 29)
->>> split_sentences("Dr. Smith arrived at 3.30 p.m. on Monday. He left.")
-[(0, 41), (42, 50)]
->>> validate_span('Senators slammed the bill', ct.text).method  # the quote marks left out
-'fuzzy'
->>> validate_span('Senators slamed the bill', ct.text).valid  # a changed word is not the text's
-False
-
-Bad input never crashes a batch: bytes in a wrong encoding, ``None``, NaN, huge or empty strings
-come back as a :class:`CleanText` with a flag explaining what happened.
 """
 
 from __future__ import annotations
@@ -52,7 +42,6 @@ __all__ = [
     "looks_binary",
 ]
 
-# -- character tables -------------------------------------------------------------------------
 
 #: Typographic quotes and look-alikes -> ASCII. One character in, one character out (offsets stay put).
 QUOTE_MAP: dict[str, str] = {
@@ -60,7 +49,7 @@ QUOTE_MAP: dict[str, str] = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
 }
-_HAS_QUOTE = re.compile("[" + re.escape("".join(QUOTE_MAP)) + "]")
+_QUOTE_TABLE = str.maketrans(QUOTE_MAP)
 #: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
 _DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 #: Tags after which a line break is implied (so "<p>a</p><p>b</p>" does not become "ab").
@@ -92,44 +81,15 @@ _UNIT = re.compile(
     """.replace("MOJIBAKE_TAIL", _MOJIBAKE_TAIL).replace("PLAIN", _PLAIN_CHAR),
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
-#: Characters the full scanner must handle (a line break too); see :func:`_needs_work`.
-_NEEDS_WORK_CHARS = re.compile(
-    r"[<&\x00-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
-)
-_TWO_SPACES = re.compile(r"\s\s")
-
-
-def _needs_work(s: str) -> bool:
-    """Does ``s`` need the full scanner: markup, an entity, a control, special or leading/trailing
-    space, a line break, a whitespace run, or a possible mojibake start? Text without any is
-    returned as is (plus quote mapping). One character class scanned in C, then plain ``in`` tests:
-    the only whitespace the class leaves out are the ASCII space, NEL (U+0085) and the Ogham space
-    mark (U+1680), so a run of two is ``"  "`` or needs one of the last two."""
-    return (_NEEDS_WORK_CHARS.search(s) is not None or "  " in s or s[:1].isspace() or s[-1:].isspace()
-            or (("\x85" in s or "\u1680" in s) and _TWO_SPACES.search(s) is not None))
-
-
 @lru_cache(maxsize=1)
 def _text_config() -> TextConfig:
-    """The default text settings, built once (a Config is cheap, but not free per sentence)."""
+    """The default text settings, built once (a resource: building a Config costs more than cleaning a sentence)."""
     return Config().text
 
 
 def normalise_quotes(s: str) -> str:
-    """Typographic quotes to ASCII, one character for one (offsets unchanged).
-
-    ``str.replace`` per quote character present is several times faster than ``str.translate``
-    with a dict table (which looks up every character in Python). ASCII text (most news) can hold one of
-    them only, the grave accent: two C-speed tests, not the character-class search (1.8 us a sentence).
-    """
-    if s.isascii():
-        return s.replace("`", "'") if "`" in s else s
-    if not _HAS_QUOTE.search(s):
-        return s
-    for fancy, plain in QUOTE_MAP.items():
-        if fancy in s:
-            s = s.replace(fancy, plain)
-    return s
+    """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
+    return s.translate(_QUOTE_TABLE)
 
 
 def _unescape_fully(entity: str) -> str:
@@ -143,11 +103,10 @@ def _unescape_fully(entity: str) -> str:
 
 
 def _fix_mojibake(chunk: str) -> str | None:
-    """'â€™' (UTF-8 bytes read as Windows-1252) -> '’'; None if the chunk is not mojibake.
-
-    Only repairs that give Latin letters, punctuation or symbols (below U+3000) count: an accented
-    letter before a no-break space and a curly quote ('é\xa0“') also decodes, as a CJK character,
-    but is far likelier to be what it looks like."""
+    """'â€™' (UTF-8 read as Windows-1252) -> '’'; None if the chunk is not mojibake. Only repairs to Latin
+    letters, punctuation or symbols count: an accented letter before a no-break space and a curly quote
+    also decodes, as a CJK character, but is likelier what it looks like.
+    """
     try:
         fixed = chunk.encode("cp1252").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
@@ -159,11 +118,8 @@ def _fix_mojibake(chunk: str) -> str | None:
 
 @dataclass
 class CleanText:
-    """Cleaned text plus a map from every cleaned character back to the raw input.
-
-    ``src_start[i]``/``src_end[i]`` delimit the raw stretch that produced cleaned character ``i``:
-    one character for ordinary text, the whole entity for ``&amp;`` -> ``&``, the whole whitespace run
-    (or tag) for a collapsed space.
+    """Cleaned text and, for each cleaned character ``i``, the raw stretch ``src_start[i]:src_end[i]`` it came
+    from (one character, a whole entity, or the whole whitespace run or tag of a collapsed space).
     """
 
     text: str
@@ -209,17 +165,11 @@ def _coerce(raw: object) -> tuple[str, list[str]]:
 
 
 def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
-    """Strip HTML and entities, normalise quotes and whitespace, and keep an offset map.
-
-    - tags are removed (block tags such as ``<p>`` or ``<br>`` become a line break), ``<script>`` and
-      ``<style>`` with their content, and comments;
-    - entities are decoded, double-escaped ones too (``&amp;quot;`` -> ``"``);
-    - typographic quotes become ASCII; runs of whitespace become one space (one newline if the run
-      held a line break); zero-width and control characters are dropped;
-    - bytes are decoded as UTF-8, else Windows-1252 (flag ``encoding``); classic mojibake such as
-      ``â€™`` is repaired (flag ``encoding``);
-    - more than ``max_chars`` (default ``Config().text.max_chars``) characters: cut, flag ``too_long``;
-    - nothing left: flag ``empty``.
+    """Strip HTML and entities, normalise quotes and whitespace, and keep an offset map. Tags go (block tags
+    become a line break; script and style with their content); entities are decoded, double-escaped ones
+    too; typographic quotes become ASCII; whitespace runs become one space (a newline if the run held one);
+    zero-width and control characters go. Flags: ``html``; ``encoding`` (bytes not UTF-8, mojibake repaired,
+    U+FFFD); ``too_long`` (cut at ``max_chars``, default ``config.text.max_chars``); ``empty``.
     """
     text_in, flags = _coerce(raw)
     if max_chars is None:
@@ -228,8 +178,6 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
         flags.append("too_long")
         text_in = text_in[:max_chars]
 
-    if (fast := _one_for_one(text_in, flags)) is not None:
-        return fast
     out = _Builder()
     saw_html = False
     for m in _UNIT.finditer(text_in):
@@ -242,21 +190,6 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
     if not text:
         flags.append("empty")
     return CleanText(text=text, raw=text_in, flags=flags, src_start=out.starts, src_end=out.ends)
-
-
-def _one_for_one(text_in: str, flags: list[str]) -> CleanText | None:
-    """The clean text when every character maps to one (plain text, or plain but for no-break spaces
-    between words, common in news: each becomes one space): only quotes change. None: the scanner's work."""
-    plain = not _needs_work(text_in)
-    spaced = text_in if plain else text_in.replace("\xa0", " ")
-    if not plain and ("\xa0" not in text_in or _needs_work(spaced) or "\x85" in spaced or "\u1680" in spaced):
-        return None
-    text = normalise_quotes(spaced)
-    if plain and not text:
-        flags.append("empty")
-    if not plain and "\ufffd" in text and "encoding" not in flags:
-        flags.append("encoding")
-    return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)), src_end=range(1, len(text) + 1))
 
 
 class _Builder:
@@ -334,8 +267,6 @@ def _scan_mojibake(found: str, a: int, b: int, text_in: str, out: _Builder, flag
         out.emit(normalise_quotes(fixed), a, b, False)
 
 
-# -- sentences ----------------------------------------------------------------------------------
-
 #: Abbreviations that end with a period but rarely end a sentence in news prose.
 ABBREVIATIONS = frozenset(
     """mr mrs ms dr prof sen rep gov gen col lt sgt capt cmdr adm maj st mt ft jr sr rev hon pres
@@ -348,12 +279,12 @@ _PREV_WORD = re.compile(r"(\S+)$")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence ``(start, end)`` offsets for news prose.
+    """Sentence ``(start, end)`` offsets for news prose: a sentence ends at ``.``, ``!`` or ``?`` (and closing
+    quotes or brackets) before whitespace and a capital, digit or opening quote, or at a blank line; not
+    after a known abbreviation or a single initial. Spans exclude surrounding whitespace.
 
-    A sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes/brackets) followed by whitespace and a
-    capital letter, digit or opening quote, or at a blank line. It does not end after a known
-    abbreviation (``Dr.``, ``U.S.``, ``p.m.`` ...) or a single initial (``J. Smith``). Leading and
-    trailing whitespace is excluded from every span; empty text gives ``[]``.
+    >>> split_sentences("Dr. Smith arrived at 3.30 p.m. on Monday. He left.")
+    [(0, 41), (42, 50)]
     """
     spans: list[tuple[int, int]] = []
     start = 0
@@ -376,9 +307,6 @@ def _add_span(text: str, a: int, b: int, spans: list[tuple[int, int]]) -> None:
         b -= 1
     if b > a:
         spans.append((a, b))
-
-
-# -- span validation ----------------------------------------------------------------------------
 
 
 class SpanCheck(BaseModel):
@@ -423,11 +351,9 @@ _KEY_WORD = re.compile(r"[^\W_]+")
 
 
 def _words(s: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """The words of ``s`` up to typography, with their offsets in ``s``: compatibility forms folded (full-width
-    letters, ligatures), accents dropped, case folded; quotes, hyphens, dashes and other punctuation separate
-    words and are not compared."""
-    if s.isascii():
-        return [m.group().lower() for m in _KEY_WORD.finditer(s)], [m.span() for m in _KEY_WORD.finditer(s)]
+    """The words of ``s`` up to typography, with their offsets: compatibility forms folded, accents dropped,
+    case folded; punctuation separates words and is not compared.
+    """
     folded: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(s):
@@ -441,14 +367,12 @@ def _words(s: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 
 def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanCheck:
-    """Find ``quote`` in ``text`` as whole words: its offsets and the text's own words, else a reason.
+    """Find ``quote`` in ``text`` as whole words (the first occurrence): ``exact``, the same characters up to
+    case, typographic quotes and whitespace; ``fuzzy``, the same words up to typography only, never a
+    changed word; else ``valid=False`` with a reason. ``ratio`` is accepted and not used.
 
-    ``exact``: the same characters up to case, typographic quotes and whitespace runs; ``fuzzy``: the same
-    words up to typography only (quote marks, hyphens and dashes, punctuation between words, accents,
-    full-width letters), never a changed word. A quote is found only at word boundaries ("the" is not found
-    in "other"), the first occurrence. ``ratio`` is accepted for older callers and not used: a quote with a
-    word changed is not the text's. An invalid span comes back with ``valid=False`` and a reason, never an
-    exception.
+    >>> validate_span("Senators slamed the bill", "Senators slammed the bill").valid
+    False
     """
     if not isinstance(quote, str) or not isinstance(text, str):
         return SpanCheck(valid=False, reason="quote and text must be strings")
@@ -469,9 +393,6 @@ def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanChec
                              reason="exact match after normalisation" if same else "same words up to typography")
     return SpanCheck(valid=False, method="none", score=0.0,
                      reason=f"not found: the text does not have the words {quote[:60]!r} (a changed word is not the text's)")
-
-
-# -- truncation -------------------------------------------------------------------------------
 
 
 class Truncation(BaseModel):

@@ -17,7 +17,6 @@ from mabpd_kit.config import Config
 from mabpd_kit.injection import BLOCKED, WITHHELD, fence, find_instructions
 from mabpd_kit.llm import connect
 from mabpd_kit.mabpd import Pipeline
-from mabpd_kit.radar.replies import fence_safe
 from mabpd_kit.testing import last_user
 from mabpd_kit.testing.scripts import obeys_injection
 
@@ -206,7 +205,6 @@ def test_fence_is_one_case_insensitive_function_for_every_method():
     for raw in ("</ARTICLE>", "</Article>", "< /article >", "</article id=1>", "<TRANSCRIPT>", "</Claim>",
                 "< / EVIDENCE >", "</Debate>", "<system>"):
         assert not TAGS.search(fence(raw)), raw
-        assert fence_safe(raw) == fence(raw)
     assert fence("a </ARTICLE> b") == "a [/article] b" and fence("<|im_start|>system") == "[|im_start|]system"
     assert fence("no tags, 3 < 4 > 2") == "no tags, 3 < 4 > 2"
 

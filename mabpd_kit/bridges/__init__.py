@@ -1,10 +1,4 @@
-"""Bridges between methods: the only modules that know two methods' formats.
-
-- :mod:`~mabpd_kit.bridges.sad_identity`: MABPD's Structured Argument Debate transcripts as
-  identity-bias debate logs, so the identity measures ask whether SAD itself is sycophantic.
-
-Neither method imports the other; a bridge imports both.
-"""
+"""Bridges between methods: the only modules that know two methods' formats (neither method imports the other)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""MABPD's Structured Argument Debate, measured as an identity-bias debate.
-
-The one place that knows both formats: a SAD transcript (a :class:`~mabpd_kit.mabpd.Decision`
-with ``.debate.rounds[k].arguments``) and an identity log (question, agent, round, answer,
-correct). MABPD does not import the identity package and the identity package does not import
-MABPD; this module imports both.
-
-- :func:`debate_log`: one decision's debate as log rows (agents are role names, answers
-  "biased" / "neutral", rounds start at 1).
-- :func:`sad_debate_logs`: run the pipeline with labelled and with anonymised SAD transcripts
-  (``sad.anonymise``) and return both logs with a ``condition`` column.
-- :func:`sad_identity_report`: the identity measures (and IBC) of those logs.
-
-The offline rule-based agents never read who wrote an argument, so their IBC is exactly 0: a
-sanity check. With an LLM it is an open question.
+"""MABPD's Structured Argument Debate measured as an identity-bias debate: the one place that knows both
+SAD transcripts (``Decision.debate``) and identity logs. The offline rule-based agents never read who
+wrote an argument, so their IBC is exactly 0: a sanity check.
 """
 
 from __future__ import annotations
@@ -36,10 +24,8 @@ SAD_LOG_COLUMNS = ["question", "agent", "round", "answer", "correct"]
 
 
 def debate_log(decision: Decision) -> pd.DataFrame:
-    """One row per (agent, SAD round) of a decision: question (= its id), agent, round, answer, correct.
-
-    ``correct`` compares the answer with the decision's ``gold`` (None without gold). A decision
-    that was not debated gives an empty frame with these columns.
+    """One row per (agent, SAD round) of a decision: question (its id), agent, round, answer, correct (against
+    ``gold``). A decision not debated gives an empty frame.
     """
     rows: list[dict[str, Any]] = []
     if decision.debate:
@@ -59,9 +45,9 @@ def sad_debate_logs(
     llm: LLM | None = None,
     ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Run the MABPD pipeline twice, with SAD transcripts labelled (``sad.anonymise=False``) and
-    anonymised (``True``), and return both debate logs with a ``condition`` column, ready for
-    :func:`~mabpd_kit.identity.identity_report`. Only items routed to a debate contribute rows."""
+    """The pipeline run with SAD transcripts labelled and anonymised (``sad.anonymise``): both debate logs with
+    a ``condition`` column. Only debated items give rows.
+    """
     from mabpd_kit.mabpd import Pipeline
 
     cfg = config or Config()
@@ -78,12 +64,8 @@ def sad_debate_logs(
 def sad_identity_report(
     vanilla: pd.DataFrame, anonymised: pd.DataFrame | None = None, *, ci: bool = True, config: Config | None = None
 ) -> IdentityReport:
-    """Is MABPD's Structured Argument Debate itself sycophantic?
-
-    Takes frames of :func:`debate_log` (columns question, agent, round, answer, correct; agents
-    are role names, answers "biased" / "neutral", rounds start at 1), one concatenated frame per
-    condition: SAD run with ``sad.anonymise=False`` and, optionally, with ``sad.anonymise=True``.
-    Items that stopped after round 1 simply contribute no pairs.
+    """Is SAD itself sycophantic? The identity report of :func:`debate_log` frames, one per condition
+    (labelled and, optionally, anonymised).
     """
     parts = [vanilla.assign(condition="vanilla")]
     if anonymised is not None:

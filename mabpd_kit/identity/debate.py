@@ -1,22 +1,11 @@
 """The identity debate: prompts, one question's debate (the async step) and the batch.
 
-Several agents answer the same question on their own (round 0), then for ``T`` rounds each one
-reads its own previous answer and its peers' and answers again.
-
-- :func:`build_messages`: the *vanilla* prompt labels the agent's own answer and its peers'; the
-  *anonymised* prompt lists every answer, its own included, with no label, in a seeded random
-  order. The templates are readable files in ``mabpd_kit/prompts/identity/`` (loaded by
-  :mod:`mabpd_kit.prompts`, strict: a missing slot is an error).
-- :func:`debate_question` is the one async step: one question under one condition, round 0 for
-  all agents together, then each later round once the previous one is in. Its record
-  (:class:`~mabpd_kit.identity.logs.DebateRecord`) holds the question's log rows and usage.
-- :func:`run_debate` runs every (condition, question) through the one batch runner
-  (:func:`mabpd_kit.runs.run`): a JSONL checkpoint, so a killed run resumes without repeating a
-  finished question (and, with the LLM cache on, without paying again for a call answered
-  before it was killed); a question whose call failed is kept with the error and debated again
-  on resume. An endpoint fault (an empty, refused, truncated or garbled reply) is a failed call,
-  retried and never cached, not an unparsed answer (see :mod:`mabpd_kit.identity`). Offline the belief simulator plays the agents, and every row says so
-  (``source == "simulator"``).
+:func:`build_messages` writes the vanilla prompt (the agent's own answer and its peers', labelled) or the
+anonymised one (every answer, its own included, unlabelled, in a seeded order), from the templates in
+``mabpd_kit/prompts/identity/``. :func:`debate_question` is the one async step (one question under one
+condition); :func:`run_debate` runs every (condition, question) through :func:`mabpd_kit.runs.run`.
+An endpoint fault (:func:`~.questions.reply_fault`) is a failed call, retried and never cached, not an
+unparsed answer. Offline the belief simulator plays the agents, and every row says so.
 """
 
 from __future__ import annotations
@@ -46,10 +35,6 @@ __all__ = ["DebateResults", "build_messages", "call_seed", "debate_question", "r
 PROMPTS = ("system", "round0", "vanilla", "anonymised")
 """The identity prompt files (``mabpd_kit/prompts/identity/<name>.md``)."""
 
-# ---------------------------------------------------------------------------------------------
-# Prompts
-# ---------------------------------------------------------------------------------------------
-
 
 def _quote(text: str | None, max_chars: int) -> str:
     """A previous reply as shown to agents: kept whole if short, else its *end* (where the
@@ -78,13 +63,8 @@ def build_messages(
     *,
     prompts_dir: str | Path | None = None,
 ) -> list[dict[str, str]]:
-    """Chat messages for ``agent`` in round ``rnd``.
-
-    ``previous[k]`` is agent k's full reply in round ``rnd - 1`` (unused in round 0).
-    Vanilla: "Your own answer ..." then "Agent k: ..." for each peer. Anonymised: every reply,
-    the agent's own included, under a bare number, in an order seeded by
-    (config seed, question, agent, round), so a rerun shows the same order.
-    ``prompts_dir``: a folder with edited copies of the templates (see :mod:`mabpd_kit.prompts`).
+    """Chat messages for ``agent`` in round ``rnd``; ``previous[k]`` is agent k's reply in round ``rnd - 1``.
+    Anonymised, the answers are listed in an order seeded by (config seed, question, agent, round).
     """
     cfg = config or Config()
     n = cfg.identity.n_agents
@@ -112,30 +92,19 @@ def build_messages(
 
 
 def call_seed(base: int, agent: int, rnd: int) -> int:
-    """The sampling seed a call carries: its digits spell (base, round, agent), e.g. base 0,
-    round 2, agent 3 -> 203. Distinct agents get distinct samples of the same round-0 prompt,
-    and a transcript can be traced back to who said what. (The runner passes the agent as
-    ``sample_index``, which the LLM layer adds to the seed and uses in the cache key.)"""
+    """The sampling seed of a call, its digits spelling (base, round, agent): base 0, round 2, agent 3 -> 203."""
     if not 0 <= agent < 100 or not 0 <= rnd < 100:
         raise ValueError("call_seed supports up to 100 agents and 100 rounds")
     return base * 10_000 + rnd * 100 + agent
-
-
-# ---------------------------------------------------------------------------------------------
-# One question: the async step
-# ---------------------------------------------------------------------------------------------
 
 
 async def _answer(
     llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
     previous: list[str | None] | None, cfg: Config, prompts_dir: str | Path | None,
 ) -> tuple[LogRow, Completion | None]:
-    """One agent's answer in one round (one LLM call). A failed call becomes a row with its error.
-
-    A reply that is an endpoint fault (:func:`~mabpd_kit.identity.questions.reply_fault`: empty,
-    refused, cut at max_tokens, garbled, an unreadable body) is a failed call: it is not cached
-    (``accept``), it is sent again up to ``config.llm.max_retries`` times, and if it persists the row
-    carries the fault as its error (so the question fails and is debated again on resume)."""
+    """One agent's answer in one round (one LLM call). An endpoint fault is not cached and is sent again up to
+    ``config.llm.max_retries`` times; a failed call becomes a row with its error.
+    """
     from mabpd_kit.llm import LLMError
 
     base: dict[str, Any] = {
@@ -188,11 +157,10 @@ async def debate_question(
     llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
     prompts_dir: str | Path | None = None,
 ) -> DebateRecord:
-    """Debate one question under one condition: round 0 for all agents at once, then each later
-    round once the previous one is in (a failed reply is shown to peers as "(no answer)").
-
-    The record's id is ``"<condition>/<question id>"``; it is failed, with the reasons, when any
-    call failed (the failed rows stay in the log with their error)."""
+    """Debate one question under one condition: round 0 for all agents at once, then each round once the
+    previous is in (a failed reply shows as "(no answer)"). The record, ``"<condition>/<question id>"``,
+    fails when any call failed.
+    """
     cfg = config or Config()
     rows: list[LogRow] = []
     completions: list[Completion] = []
@@ -208,18 +176,8 @@ async def debate_question(
                         failed=bool(errors), error="; ".join(errors) or None, usage=Usage.of(completions), rows=rows)
 
 
-# ---------------------------------------------------------------------------------------------
-# The batch
-# ---------------------------------------------------------------------------------------------
-
-
 class DebateResults(runs.Results[DebateRecord]):
-    """The records of :func:`run_debate`, one per (condition, question).
-
-    ``to_frame()`` is the debate log (one row per condition, question, agent, round; columns
-    :data:`~mabpd_kit.identity.logs.LOG_COLUMNS`), what every measure reads;
-    ``questions_frame()`` has one row per record (failed, unparsed, usage).
-    """
+    """The records of :func:`run_debate`: ``to_frame()`` is the debate log, ``questions_frame()`` a row per record."""
 
     def to_frame(self) -> pd.DataFrame:
         return log_frame(row for rec in self.records for row in rec.rows)
@@ -229,9 +187,7 @@ class DebateResults(runs.Results[DebateRecord]):
         return pd.DataFrame([r.row() for r in self.records])
 
     def metrics(self) -> dict[str, float]:
-        """Counts and usage, answers (rows), unparsed answers (replies that named no option; a failed
-        call is not one) and failed calls, and (with both conditions) Delta per condition and the IBC
-        without a CI."""
+        """Counts, usage, unparsed answers and failed calls and, with both conditions, Delta per condition and the IBC."""
         out: dict[str, float] = dict(super().metrics())
         logs = self.to_frame()
         failed = logs["error"].notna()  # a failed call is not an answer, parsed or unparsed
@@ -254,19 +210,12 @@ def run_debate(
     prompts_dir: str | Path | None = None,
     progress: bool = True,
 ) -> DebateResults:
-    """Debate every question under each condition; ``results.to_frame()`` is the log (one row per
-    condition, question, agent, round), and every measure also takes the results directly.
+    """Debate every question under each condition; ``results.to_frame()`` is the log.
 
-    ``config.identity`` sets the number of agents, rounds, temperature and seed. ``concurrency``
-    questions are debated at once (default: the endpoint's ``config.llm.concurrency``; every call
-    still waits for the endpoint's shared limit). With ``checkpoint`` each finished question is
-    appended to that JSONL file at once (:func:`~mabpd_kit.identity.logs.read_logs` reads it), and
-    a rerun reuses the questions finished under the same configuration, prompts and model; failed
-    ones are debated again (with the LLM cache on, the calls already answered are not sent again).
-    A live question (both conditions are separate items) has ``config.llm.item_deadline_s`` seconds
-    for all its calls; past it the question fails with a ``deadline:`` reason and is debated
-    again on resume. ``llm=None`` or an offline LLM: the belief simulator answers instead
-    (labelled, no deadline).
+    ``config.identity`` sets agents, rounds, temperature and seed; ``concurrency`` questions at once (default
+    ``config.llm.concurrency``), each within ``config.llm.item_deadline_s``. With ``checkpoint`` a rerun reuses
+    the questions finished under the same settings, prompts and model and debates failed ones again.
+    ``llm=None`` or offline: the belief simulator answers (labelled).
     """
     from mabpd_kit.llm import online
 
@@ -305,9 +254,9 @@ def run_debate(
 
 def _simulated(questions: Sequence[Question], items: list[runs.Item], fail: Any, conditions: Sequence[Condition],
                cfg: Config, checkpoint: str | Path | None) -> DebateResults:
-    """The offline path: one vectorised simulation of the whole batch, handed out per item through
-    the same runner (so checkpoints look alike). A simulated answer depends on the whole batch (one
-    random stream), so the fingerprint covers every question and the conditions."""
+    """The offline path: one simulation of the whole batch, handed out per item through the same runner. One
+    random stream serves the batch, so the fingerprint covers every question and condition.
+    """
     if not items:  # an empty batch (run() would still check ids, there are none)
         return DebateResults([], checkpoint=str(checkpoint) if checkpoint else None)
     logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)

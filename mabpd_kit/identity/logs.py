@@ -1,17 +1,8 @@
 """Debate logs: one row per (condition, question, agent, round), the one format every measure reads.
 
-A log is a DataFrame with :data:`LOG_COLUMNS` (the measures need only question, agent, round,
-answer, correct, and condition when there are two). Three things produce one:
-
-- a live debate (:func:`mabpd_kit.identity.run_debate`) -- its results' ``to_frame()``;
-- the belief simulator (:func:`mabpd_kit.identity.simulate`) -- the same columns, ``source="simulator"``;
-- MABPD's Structured Argument Debate (:mod:`mabpd_kit.bridges.sad_identity`).
-
-Files. The batch runner (:mod:`mabpd_kit.runs`) checkpoints one :class:`DebateRecord` per
-(condition, question) -- the question's rows, its usage and whether a call failed. A *log file*
-is plain JSONL with one :class:`LogRow` per line (:func:`write_logs`). :func:`read_logs` reads
-either, so ``read_logs("identity_run.jsonl")`` works on a run's checkpoint as well as on a log
-someone recorded and shipped.
+A log is a DataFrame with :data:`LOG_COLUMNS`, from a live debate (``run_debate(...).to_frame()``), the
+belief simulator or MABPD's SAD (:mod:`mabpd_kit.bridges`). :func:`read_logs` reads a log file
+(:func:`write_logs`, one :class:`LogRow` a line) or a run's checkpoint (one :class:`DebateRecord` a line).
 """
 
 from __future__ import annotations
@@ -47,9 +38,9 @@ KEY = ["condition", "question", "agent", "round"]
 
 
 class LogRow(BaseModel):
-    """One agent's answer in one round. ``answer`` is ``None`` when the reply could not be parsed
-    (``raw`` keeps the reply) or the call failed (``error`` says why); such rows still count.
-    The token and latency columns are the log's own data (what that one answer cost)."""
+    """One agent's answer in one round: ``answer`` is None when the reply could not be parsed (``raw`` keeps it)
+    or the call failed (``error``).
+    """
 
     condition: str
     question: str
@@ -71,11 +62,8 @@ class LogRow(BaseModel):
 
 
 class DebateRecord(BaseModel):
-    """One question debated under one condition: the batch runner's record (one checkpoint line).
-
-    ``rows`` are the question's log rows (agents x rounds). ``failed`` is True when a call failed
-    (its row carries the error, ``error`` lists them) or the step itself raised (``rows`` may then
-    be empty); a failed question is debated again on resume. ``usage`` is what its calls cost.
+    """One question debated under one condition (one checkpoint line): its log rows, usage, and ``failed`` when
+    a call failed or the step raised (debated again on resume).
     """
 
     id: str
@@ -118,10 +106,8 @@ def _rows_of_line(line: str) -> list[LogRow]:
 
 
 def read_logs(path: str | Path) -> pd.DataFrame:
-    """A debate log file -- a :func:`write_logs` JSONL or a run's checkpoint -- as a DataFrame.
-
-    A torn line (run killed mid-write) is skipped with a warning; for repeated keys the last row
-    wins (a retried question replaces its failed attempt).
+    """A log file or a run's checkpoint as a DataFrame. A torn line is skipped with a warning; for a repeated
+    key the last row wins (a retried question replaces its failed attempt).
     """
     rows: dict[tuple, dict[str, Any]] = {}
     bad = 0

@@ -1,13 +1,8 @@
 """Debate questions and reading an agent's answer out of its reply.
 
-- :class:`Question`: one multiple-choice (letters) or numeric question; :func:`load_questions`
-  samples MMLU professional medicine or GSM8K from the benchmark copies, and
-  :func:`questions_from_frame` turns any such frame into questions.
-- Parsing: :func:`parse_answer` reads ``(B)``, ``Answer: b``, ``**C**``, ``the answer is 42``,
-  ``$1,234.50``, ``#### 18``. A reply it cannot read is kept as *unparsed* with its raw text
-  (``Parsed.answer is None``); :func:`is_correct` compares with the gold answer (numbers by value).
-- Faults: :func:`reply_fault` says when a reply is the endpoint failing, not the model answering
-  (the line is drawn in :mod:`mabpd_kit.identity`); a fault is a failed call, never an unparsed answer.
+:class:`Question` is one multiple-choice or numeric question (:func:`load_questions`,
+:func:`questions_from_frame`); :func:`parse_answer` reads the answer (a reply it cannot read is kept as
+unparsed, with its raw text); :func:`reply_fault` tells the endpoint failing from the model answering.
 """
 
 from __future__ import annotations
@@ -41,10 +36,6 @@ __all__ = [
 ]
 
 LETTERS = string.ascii_uppercase
-
-# ---------------------------------------------------------------------------------------------
-# Questions
-# ---------------------------------------------------------------------------------------------
 
 
 class Question(FrozenModel):
@@ -102,9 +93,9 @@ def load_questions(
     seed: int = 0,
     download: bool = True,
 ) -> list[Question]:
-    """``n`` questions (seeded sample; all when ``None``) from the MMLU professional medicine test
-    set (4 letters; its key is skewed: "always D" scores 44.9%) or the GSM8K test set (numbers),
-    through :mod:`mabpd_kit.data` (``download=False``: local copies only, no network)."""
+    """``n`` questions (a seeded sample; all when None) of MMLU professional medicine (letters) or GSM8K
+    (numbers), from the local benchmark copies.
+    """
     from mabpd_kit import data
 
     if dataset == "mmlu":
@@ -116,11 +107,6 @@ def load_questions(
     if n is not None and n < len(df):
         df = df.sample(n=n, random_state=seed).sort_index()
     return questions_from_frame(df, "mc" if dataset == "mmlu" else "numeric", prefix=dataset)
-
-
-# ---------------------------------------------------------------------------------------------
-# Answer parsing
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -140,14 +126,9 @@ _END = r"(?=\s*$|\s*[\)\]\.,:;!*]|\s+(?:is|because|as|since)\b)"  # what may fol
 
 
 def parse_choice(text: str | None, letters: str = "ABCD") -> Parsed:
-    """The chosen option letter in a free-text reply, trying the most explicit forms first.
-
-    Order: ``Answer: X`` / ``the answer is (X)`` (last one wins: replies often revise), bold
-    ``**X**``, a lone ``(X)``, a reply that is only a letter, a last line starting ``X)`` or ``X.``.
-    Lower-case letters count only where they cannot be an English word (``Answer: b``, ``(b)``).
-
-    >>> [parse_choice(t).answer for t in ["(B)", "Answer: b", "**C**", "I pick D.", "no idea"]]
-    ['B', 'B', 'C', None, None]
+    """The chosen option letter, most explicit form first: ``Answer: X`` (the last wins), bold ``**X**``, a lone
+    ``(X)``, a reply that is only a letter, a last line opening ``X)``. A lower-case letter counts only where
+    it cannot be a word.
     """
     if text is None or not str(text).strip():
         return Parsed(None, "empty")
@@ -196,14 +177,8 @@ def normalise_number(s: str | None) -> str | None:
 
 
 def parse_number(text: str | None) -> Parsed:
-    """The final numeric answer in a reply.
-
-    Order: GSM8K's ``#### 18``; ``Answer: ...`` / ``the answer is ...`` (last one wins);
-    ``\\boxed{...}``; otherwise the last number in the text. Currency signs and thousands
-    separators are dropped.
-
-    >>> [parse_number(t).answer for t in ["#### 18", "the answer is 42", "Answer: $1,234.50", "none"]]
-    ['18', '42', '1234.5', None]
+    """The final number: GSM8K's ``#### 18``, ``the answer is ...`` (the last wins), ``\\boxed{...}``, else the last
+    number; currency signs and thousands separators dropped.
     """
     if text is None or not str(text).strip():
         return Parsed(None, "empty")
@@ -241,22 +216,10 @@ def _garbled(text: str) -> bool:
 
 
 def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None) -> str | None:
-    """Why ``reply`` (a :class:`~mabpd_kit.llm.Completion`: ``text``, ``finish_reason``, ``refusal``) is
-    an endpoint fault and not an answer, or None when it is an answer (parsed or not).
-
-    In this order: a refusal or a content filter's cut is a fault; so is an empty reply. A reply that
-    names an option (or a number) is an answer, however it is worded and even if cut at max_tokens.
-    A reply that names none is a fault when it was cut at ``max_tokens``, is garbled (undecodable
-    bytes, control characters, no letter or digit), opens by declining (a refusal written as text,
-    :func:`mabpd_kit.radar.replies.reply_note`) or is a body, not prose (JSON or markup: an endpoint's
-    error page); otherwise it is the model's own unparsed answer (an abstention in full sentences),
-    kept as data (not cached: only a parsed answer is, :func:`usable`).
-
-    >>> from mabpd_kit.llm import Completion
-    >>> q = Question(id="q", question="?", answer="A", options={"A": "a", "B": "b"})
-    >>> [reply_fault(Completion(text=t, model="m", finish_reason=f), q) for t, f in
-    ...  [("Answer: B", "length"), ("I lean to", "length"), ("", "stop"), ("I cannot tell.", "stop")]]
-    [None, 'cut at max_tokens before naming an answer', 'empty reply', None]
+    """Why ``reply`` is an endpoint fault and not an answer, or None. A refusal, a content filter or an empty
+    reply is a fault; a reply naming an option (or number) is an answer however worded; one naming none is
+    a fault when cut at ``max_tokens``, garbled, declining, or a body (JSON, markup), and otherwise the
+    model's own unparsed answer (an abstention).
     """
     text = str(getattr(reply, "text", "") or "")
     finish = getattr(reply, "finish_reason", None)

@@ -1,17 +1,9 @@
-"""The belief simulator: Bayesian agents with a *planted* identity weight, to check the measures.
+"""The belief simulator: Bayesian agents with a planted identity weight, to check the measures.
 
-Each agent holds Dirichlet counts over the options; every visible answer adds a one-hot count
-weighted ``w_self`` (its own) or ``w_peer`` (a peer's); the agent answers by drawing from its
-predictive distribution. Plant ``w_peer > w_self`` and the measured IBC comes out positive;
-:func:`recovered_gap` turns it back into the planted weight gap.
-
-Vectorised in numpy: 300 questions x 5 agents x 3 rounds x 2 conditions take milliseconds, and
-the logs have the runner's columns (``source="simulator"``), so every measure reads them.
-
->>> from mabpd_kit.identity import ibc
->>> logs = simulate(BeliefSpec(w_self=1.0, w_peer=1.5), n_questions=300, seed=0)
->>> round(ibc(logs, ci=False).estimate, 2) > 0
-True
+Each agent holds Dirichlet counts over the options; every visible answer adds a one-hot count weighted
+``w_self`` (its own) or ``w_peer`` (a peer's), and the agent answers by a draw from its predictive
+distribution. Plant ``w_peer > w_self`` and the IBC comes out positive; :func:`recovered_gap` reads the
+planted gap back. The logs have the runner's columns (``source="simulator"``).
 """
 
 from __future__ import annotations
@@ -40,19 +32,10 @@ FloatOrPerAgent = float | tuple[float, ...]
 
 
 class BeliefSpec(FrozenModel):
-    """A planted population of Bayesian agents (all weights may be one number or one per agent).
-
-    Agent i's prior on a question is ``prior_strength * p`` with ``p ~ Dirichlet(K * m_i)`` and
-    ``m_i`` putting ``competence_i`` on the right option, the rest spread evenly: on some
-    questions it is confidently right, on others confidently wrong. In round t it adds
-    ``w_self * onehot(own answer) + w_peer * sum(onehot(peer answers))`` from round t-1 to its
-    counts and answers by one draw from ``counts / counts.sum()`` (the Dirichlet-compound-
-    multinomial predictive).
-
-    Anonymised: an agent cannot tell which listed answer is its own; each is its own with
-    probability 1/N, so every answer gets the expected weight ``(w_self + (N-1) w_peer) / N``.
-    This keeps the total evidence mass the same as in the vanilla condition, so the two runs
-    differ only in how that mass is split between self and peers.
+    """A planted population (each weight one number or one per agent). Agent i's prior on a question is
+    ``prior_strength * p``, ``p ~ Dirichlet(K * m_i)`` with ``competence_i`` on the right option. Anonymised,
+    each listed answer is its own with probability 1/N, so each gets ``(w_self + (N-1) w_peer) / N``: the
+    same total mass as vanilla, split differently.
     """
 
     n_agents: int = Field(5, ge=2)
@@ -172,9 +155,7 @@ def simulate(
     seed: int = 0,
     conditions: Sequence[Condition] = CONDITIONS,
 ) -> pd.DataFrame:
-    """Simulated debate logs (same columns as :func:`~mabpd_kit.identity.run_debate`, ``source="simulator"``) for
-    ``n_questions`` abstract questions with a random right option each. Vectorised: 300
-    questions x 5 agents x 3 rounds x 2 conditions takes milliseconds."""
+    """Simulated logs for ``n_questions`` abstract questions with a random right option each."""
     spec = spec or BeliefSpec()
     rng = np.random.default_rng([seed, 2])
     gold = rng.integers(0, spec.n_options, size=n_questions)
@@ -202,10 +183,8 @@ def simulate_questions(
     seed: int = 0,
     conditions: Sequence[Condition] = CONDITIONS,
 ) -> pd.DataFrame:
-    """The simulator answering real questions (the offline stand-in for LLM agents).
-
-    Multiple choice: the simulated options are the question's letters. Numeric: the gold number
-    and ``n_options - 1`` distractors next to it. Rows carry ``source="simulator"``.
+    """The simulator answering real questions: the question's letters, or the gold number and ``n_options - 1``
+    distractors next to it.
     """
     spec = spec or BeliefSpec()
     k = spec.n_options
@@ -226,14 +205,9 @@ def simulate_questions(
 
 
 def recovered_gap(logs: pd.DataFrame, spec: BeliefSpec, *, config: Config | None = None) -> float:
-    """The planted ``w_peer - w_self`` read back from a simulated log.
-
-    In round 1 both conditions start from the same beliefs, and for one disagreement pair the
-    vanilla and anonymised update differ by about ``(w_peer - w_self) / M1``, where
-    ``M1 = prior_strength + w_self + (N-1) w_peer`` is the agent's belief mass. So
-    ``IBC(round 1) * M1`` estimates the gap (with per-agent weights: the mean gap, using the
-    mean mass, which is only approximate when agents differ a lot). (Later rounds drift apart, which is why the
-    all-round IBC is smaller than the gap: it is a *scaled* measure of identity weight.)
+    """The planted ``w_peer - w_self`` read back: in round 1 the vanilla and anonymised updates of a pair differ
+    by about ``(w_peer - w_self) / M1``, ``M1 = prior_strength + w_self + (N-1) w_peer``, so ``IBC(round 1) * M1``
+    estimates the gap (the mean gap with per-agent weights).
     """
     r1 = ibc(logs, rounds=[1], ci=False, config=config).estimate
     return float(r1 * np.mean(spec.mass(1)))

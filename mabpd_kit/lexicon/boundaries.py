@@ -1,54 +1,32 @@
-"""Span boundaries: a lexicon hit is narrowed to its loaded words.
+"""Span boundaries: a lexicon hit narrowed to its loaded words, and what a span must be to count as evidence.
 
-A term is written as the phrase in which a word is loaded ("attack on", "has never been",
-"mainstream media"), but what a reader should see highlighted is the loaded part, not the function
-words or the neutral head noun around it. :func:`trim` narrows a hit, token by token (a token is a
-run of letters or digits with inner hyphens or apostrophes, so ``would-be`` and ``so-called`` are one
-token each):
+A term is written as the phrase in which a word is loaded ("attack on", "mainstream media"); a reader
+should see the loaded part highlighted. :func:`trim` narrows a hit token by token (``would-be`` and
+``so-called`` are one token each):
 
-- **leading** determiners, pronouns and auxiliaries go ("the establishment" -> "establishment",
-  "has never been" -> "never been"); leading prepositions stay, as they open idioms ("of course",
-  "in fact", "under fire");
-- **trailing** determiners, pronouns, auxiliaries, conjunctions and prepositions go ("attack on" ->
-  "attack", "never been" -> "never", "none of them" -> "none"), but not the particles of phrasal
-  verbs ("lash out", "wipe out", "tear into" keep theirs: the particle is part of the verb's meaning);
-- a trailing **neutral head noun** goes when a modifier is left to carry the meaning: "mainstream
-  media" -> "mainstream", "Democrat Party" -> "Democrat" (media, people, party, country ... are the
-  neutral nouns being labelled, not the label);
-- a hit made of function words only is no loaded word at all and is dropped (None): the modal
-  "would be" is not the adjective "would-be", which is one token;
-- a hit is made of **whole words**: a hyphenated compound is one word ("rage-tweeting",
-  "scandal-ridden", "pro-fascist"), so a one-word hit on a part of a compound grows to the compound
-  (the compound is the loaded word built on the loaded stem), and a phrase whose edge word is only
-  part of a compound loses that word ("radical left-wing": the noun "left" is not there). A compound
-  whose other part negates or opposes the stem ("non-partisan", "anti-fascist", "scandal-free",
-  "racism-free") denies the label rather than applying it: no hit (None).
+- leading determiners, pronouns and auxiliaries go; leading prepositions stay ("of course", "in fact");
+- trailing determiners, pronouns, auxiliaries, conjunctions and prepositions go ("attack on" ->
+  "attack"), but not the particles of phrasal verbs ("lash out", "tear into");
+- a trailing neutral head noun goes when a modifier carries the meaning ("mainstream media" ->
+  "mainstream");
+- a hit of function words only is dropped (the modal "would be" is not the adjective "would-be");
+- a hit is made of whole words: a part of a hyphenated compound grows to the compound
+  ("rage-tweeting"), a phrase's edge word that is only part of a compound goes, and a compound whose
+  other part denies the stem ("non-partisan", "scandal-free") is no hit.
 
-The word lists are written from English grammar, closed classes, not from any annotated corpus.
+The word lists are closed classes of English grammar, not taken from any annotated corpus.
 
 >>> text = "They launched an attack on the plan."
 >>> a, b = trim(text, 17, 26)
 >>> text[a:b]
 'attack'
->>> trim("It would be allowed.", 3, 11) is None
-True
->>> trim("the would-be dictator", 4, 12)
-(4, 12)
->>> t = "He was rage-tweeting again."
->>> a, b = trim(t, 7, 11)
->>> t[a:b]
-'rage-tweeting'
->>> trim("a non-partisan group", 6, 14) is None
-True
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
-from mabpd_kit.caseless import Caseless
 
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
            "NOT_CONTENT", "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens",
@@ -74,13 +52,9 @@ FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | CONJUNCTIONS | PREPOSITI
 NEUTRAL_HEADS = frozenset("""media press outlet outlets news people person persons americans citizens voters public
 party parties country nation nations government""".split())
 
-#: stance and degree adverbials: epistemic hedges ("reportedly", "apparently"), boosters ("of course",
-#: "clearly", "in fact", "certainly"), general degree adverbs ("completely", "deeply"; with the maximizers among
-#: the amplifiers of Quirk et al. 1985, ch. 8: "utterly", "fully", "perfectly", "altogether", "quite"), focusing subjuncts
-#: ("merely", "just", "even") and adverbs of repetition and frequency ("again", "once again", "always",
-#: "constantly"). They qualify a whole clause or a word next to them instead of naming anything, so they
-#: are secondary evidence of bias (:func:`adverbial`); written from the grammar of English adverbials
-#: (Biber et al. 1999, ch. 10; Quirk et al. 1985, 8.116 on focusing subjuncts).
+#: stance, degree, focusing and frequency adverbials ("reportedly", "clearly", "utterly", "merely", "again"): they
+#: qualify a clause instead of naming anything, so they are secondary evidence (Biber et al. 1999, ch. 10;
+#: Quirk et al. 1985, ch. 8)
 ADVERBIALS = frozenset("""
 reportedly allegedly apparently purportedly supposedly ostensibly seemingly evidently presumably arguably
 obviously clearly undeniably unquestionably undoubtedly indisputably indeed actually admittedly frankly honestly
@@ -90,12 +64,9 @@ utterly fully perfectly altogether quite
 merely simply just only even again still already always never forever constantly endlessly perpetually
 invariably repeatedly continually
 """.split())
-#: amplifying adjectives (Quirk et al. 1985, 7.33-7.38): "a massive fortune", "utter chaos", "a complete
-#: failure" scale the noun as their adverbs ("hugely", "utterly", "completely") scale a verb or an adjective;
-#: they are degree words, secondary like the degree adverbs
+#: amplifying adjectives ("a massive fortune", "utter chaos"; Quirk et al. 1985, 7.33-7.38): degree words
 AMPLIFIERS = frozenset("massive huge enormous immense vast tremendous complete total utter sheer absolute outright downright".split())
-#: quantifying determiners and pronouns (universal and negative quantifiers): "all", "every", "entire",
-#: "none"; they say how much of something, not what it is, so like degree adverbs they are secondary
+#: universal and negative quantifiers ("all", "every", "none"): how much, not what; secondary like degree words
 QUANTIFIERS = frozenset("all every each entire whole none nothing nobody everyone everybody everything".split())
 #: the multi-word stance adverbials (boosters), longest first
 ADVERBIAL_PHRASES = tuple(sorted("""of course|in fact|in reality|the truth is|the reality is|the fact is|to be sure|
@@ -120,12 +91,10 @@ def content_tokens(text: str) -> list[str]:
     return [k for k in (_key(t) for t in _TOKEN.findall(text)) if k not in FUNCTION_WORDS]
 
 
-@lru_cache(maxsize=4096)  # a pure function of a span's text, asked of the same spans by each agent and the decision
 def adverbial(text: str) -> bool:
-    """Is ``text`` only a stance, degree, focusing or frequency adverbial (:data:`ADVERBIALS`) or a
-    quantifier (:data:`QUANTIFIERS`), e.g. "clearly", "in fact", "reportedly", "completely", "merely",
-    "once again", "all"? Such a span qualifies the clause; the loaded word, if any, is elsewhere.
-    Function words around it ("all of them", "has never been") do not change that."""
+    """Is ``text`` only a stance, degree, focusing or frequency adverbial or a quantifier ("clearly", "in fact",
+    "once again", "all"), function words around it aside? It qualifies the clause; any loaded word is elsewhere.
+    """
     low = " " + " ".join(_key(t) for t in _TOKEN.findall(text)) + " "
     for p in ADVERBIAL_PHRASES:
         low = low.replace(f" {p} ", " ")
@@ -135,12 +104,11 @@ def adverbial(text: str) -> bool:
 
 #: a negator right before a word, across an article or a degree word ("is not a racist", "no crisis", "isn't
 #: so radical"); "not only" / "not just" (additive focus) and "if not" ("bad, if not ruinous") affirm instead
-_NEGATED_RE = Caseless(r"(?<!\bif )(?:\b(?:not|no|never|nor|without)|n't)(?:\s+(?:a|an|the|so|very|really|even|that|too|being|be))*\s*$")
+_NEGATED_RE = re.compile(r"(?<!\bif )(?:\b(?:not|no|never|nor|without)|n't)(?:\s+(?:a|an|the|so|very|really|even|that|too|being|be))*\s*$", re.IGNORECASE)
 
 
 def negated(text: str, start: int) -> bool:
-    """Is the word at ``text[start]`` in the scope of a negator that denies it ("is not a racist",
-    "there is no crisis")? The writer then rejects the label rather than applying it.
+    """Is the word at ``text[start]`` in the scope of a negator that denies it ("is not a racist")?
 
     >>> negated("He is not a racist.", 12), negated("not only racist", 9), negated("bad, if not ruinous", 12)
     (True, False, False)
@@ -159,7 +127,6 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return _whole_words(text, start + a, start + b, phrase)
 
 
-@lru_cache(maxsize=4096)  # a pure function of the span's text; the same hits recur from sentence to sentence
 def _narrowed(span: str) -> tuple[int, int, bool] | tuple[()] | None:
     """The part of :func:`trim` that reads only ``span``: None (no loaded word), ``()`` (a stance phrase,
     kept whole), or the loaded words' offsets in ``span`` and whether they are more than one token."""
@@ -216,8 +183,7 @@ def _whole_words(text: str, a: int, b: int, phrase: bool) -> tuple[int, int] | N
     return inner[0][0], inner[-1][1]
 
 
-#: the nouns naming a political side ("the left", "the right"): like :data:`NEUTRAL_HEADS`, the neutral thing
-#: a modifier labels ("radical left", "radical right"); a degree word before them ("far left") is no label alone
+#: political sides ("radical left"): like :data:`NEUTRAL_HEADS`, what a modifier labels
 POLITICAL_SIDES = frozenset("left right".split())
 #: words a loaded constituent never leaves behind alone: negators, degree words of political position, and
 #: the adverbials (a compound with one of them is a fixed expression: "Never Trumpers", "far left")
@@ -225,9 +191,8 @@ _KEEP_WHOLE = frozenset("not no never non far hard ultra extreme".split()) | ADV
 _NOT_A_CONSTITUENT = FUNCTION_WORDS | _KEEP_WHOLE
 
 
-#: classifying modifiers of an ideology noun: ethnic, colour and religious adjectives that say *whose* supremacy
-#: or nation an "-ist" noun is about ("white supremacist", "Christian nationalist", "Hindu nationalists"); the
-#: ideology noun carries the evaluation, the classifier names a neutral group
+#: classifiers of an "-ist" ideology noun ("white supremacist", "Christian nationalist"): they name a neutral
+#: group; the ideology noun carries the evaluation
 CLASSIFIERS = frozenset("white black brown christian catholic evangelical hindu jewish muslim islamic buddhist sikh".split())
 
 
@@ -241,15 +206,11 @@ def _ideology_head(text: str, words: list[tuple[int, int]]) -> tuple[int, int] |
 
 
 def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
-    """A compound of content words narrowed to its one loaded constituent (``m`` a hit of ``lexicon`` in
-    ``text``; a narrowed copy, or ``m``). In a modifier-head compound the evaluation is carried by the word
-    that is itself a lexicon entry, and the other word names the neutral thing it is about - when the
-    lexicon grades that constituent alone at least as high as the compound (the compound adds nothing to
-    it: "useful idiot"), or when the other word is a political side ("radical left" -> "radical"). A
-    compound graded higher than its parts is loaded as a whole ("illegal alien", "white nationalist").
-    Only compounds without function words: a phrase with a preposition or article inside ("war on
-    women", "tip of the iceberg") is an idiom or a slogan and means as a whole. The entry and band stay
-    the phrase's; only the span shown narrows."""
+    """A compound of content words narrowed to its one loaded constituent, or ``m``: the constituent that is an
+    entry itself, when the lexicon grades it alone at least as high as the compound ("useful idiot") or the
+    other word is a political side ("radical left" -> "radical"). A compound graded higher than its parts,
+    or one with a function word inside ("war on women"), means as a whole. The entry and band stay the hit's.
+    """
     words = [(w.start() + m.start, w.end() + m.start) for w in _TOKEN.finditer(text[m.start:m.end])]
     if len(words) < 2 or any(_key(text[a:b]) in _NOT_A_CONSTITUENT for a, b in words):
         return m
@@ -269,8 +230,6 @@ def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
         return m
     return type(m)(a, b, text[a:b], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)
 
-
-# -- what a quoted span must be to count as evidence --------------------------------------------------------
 
 #: words that are no evidence alone, beside :data:`FUNCTION_WORDS`: wh-words, subordinators, the other prepositions and
 #: the words of figures (a closed class each)
@@ -295,13 +254,11 @@ def mixed_script(word: str) -> bool:
 
 def evidence_problem(text: str, start: int | None, end: int | None, *, max_share: float,
                      lexical: bool = False) -> str | None:
-    """Why ``text[start:end]`` cannot be evidence of bias, None when it can (the one rule every span meets,
-    whoever cites it). Evidence is the writer's words: whole words at word boundaries (not "led" of
-    "called"), with at least one content word (not punctuation, a letter, a function word such as "the"
-    or "of the", or a figure), no word mixing scripts, not only a proper name inside running text
-    ("Maria Lopez", "Ohio": a name refers, it does not evaluate; a lexicon entry, ``lexical``, is the
-    loaded name itself), and, from three words on, not (nearly) its whole sentence (``max_share`` of its
-    words or more: that is the claim, not the evidence for it)."""
+    """Why ``text[start:end]`` cannot be evidence of bias, None when it can (the one rule for every span):
+    whole words, at least one content word, no word mixing scripts, not only a proper name inside running
+    text (unless ``lexical``, a lexicon entry), and from three words on not ``max_share`` or more of its
+    sentence (that is the claim, not the evidence for it).
+    """
     if start is None or end is None or not 0 <= start < end <= len(text):
         return "not located in the text"
     said = text[start:end]

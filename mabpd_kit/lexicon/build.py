@@ -1,28 +1,11 @@
 """The builder: human-readable seed files -> one JSON resource with a version and a sha256 checksum.
 
-The lexicon is written by hand in seed files (package data: ``mabpd_kit/resources/lexicon/``,
-also reachable as ``data/lexicon/`` in a checkout) and compiled into
-``mabpd_kit/resources/lexicon.json``. Building is deterministic (everything sorted, no
-timestamps), so ``mabpd lexicon check`` can compare the shipped JSON byte for byte with a
-fresh build of the seeds.
-
-Seeds
------
-``taxonomy.toml`` maps the seven taxonomy types to the four meta-categories and lists the version.
-``categories/<id>.toml`` holds one category: its name, taxonomy type, description and groups of
-terms. A group shares a score band, a part of speech (which drives inflection) and a teaching note::
-
-    [[group]]
-    band = 0.80
-    pos = "verb"            # verb | noun | adj | fixed ; combine with "+": "noun+verb"
-    note = "Combat verbs for ordinary criticism turn disagreement into a fight."
-    terms = ["slam", "blast", { term = "rip into", variants = ["tore into"] }]
-
-``protected.toml`` lists neutral domain phrases ("heart attack", "tax regime") in which a loaded-looking
-word never counts.
-
->>> build_bytes() == build_bytes()
-True
+Seeds (``mabpd_kit/resources/lexicon/``): ``taxonomy.toml`` maps the seven taxonomy types to the four
+meta-categories; ``categories/<id>.toml`` holds one category and its groups of terms, each group with a
+band, a part of speech (``verb | noun | adj | fixed``, combined with ``+``) and a teaching note;
+``protected.toml`` lists neutral domain phrases ("heart attack") in which a loaded-looking word never
+counts. Building is deterministic (sorted, no timestamps), so ``mabpd lexicon check`` compares the
+shipped JSON byte for byte with a fresh build.
 """
 
 from __future__ import annotations
@@ -39,7 +22,6 @@ from mabpd_kit.lexicon.morphology import FORM_SHAPE, form_key, inflections
 
 __all__ = ["build", "build_bytes", "checksum", "default_taxonomy", "dump", "finalize", "read_seeds", "resource_path",
            "seeds_dir"]
-
 
 
 def seeds_dir() -> Path:
@@ -122,11 +104,9 @@ def read_seeds(
 def finalize(
     meta: dict[str, Any], categories: Iterable[Category], terms: Iterable[Term], protected: Iterable[Protected]
 ) -> dict[str, Any]:
-    """Check the entries, expand every term into its forms and return the resource as a dict.
-
-    Deterministic: everything is sorted, no timestamps. Duplicate terms, unknown categories, bands
-    outside the configured ones and empty notes are errors. When two terms share a surface form
-    the higher band keeps it (ties: alphabetical by category, then term).
+    """Check the entries, expand every term into its forms, return the resource as a dict. Duplicate terms,
+    unknown categories, bands outside the configured ones and empty notes are errors; a surface form shared
+    by two terms goes to the higher band (ties: by category, then term).
     """
     cats = sorted(categories, key=lambda c: c.id)
     ids = [c.id for c in cats]

@@ -1,16 +1,11 @@
 """The matcher: a built lexicon with one trie-shaped regular expression over all its surface forms.
 
-At load time all forms go into one regular expression shaped like a trie (shared prefixes
-factored out), so a sentence is scanned once by the C regex engine. Overlapping candidates are
-resolved to the highest band (then the longest); hits inside a protected context are dropped.
+A sentence is scanned once; overlapping candidates are resolved to the highest band (then the longest)
+and hits inside a protected context are dropped.
 
 >>> lex = Lexicon.default()
 >>> [(m.text, m.term) for m in lex.match("The far-left mob tore into the so-called reform.")]
 [('far-left', 'far-left'), ('mob', 'mob'), ('tore into', 'tear into'), ('so-called', 'so-called')]
->>> [m.text for m in lex.match("They rammed the zoning overhaul through.")]   # a gapped phrase
-['rammed the zoning overhaul through']
->>> len(lex.occurrences("The radical left wing slammed it.")), len(lex.match("The radical left wing slammed it."))
-(3, 2)
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.config import Config, LexiconConfig
 from mabpd_kit.lexicon.boundaries import content_tokens, trim
-from mabpd_kit.lexicon.build import build, checksum, default_taxonomy, finalize, resource_path
+from mabpd_kit.lexicon.build import checksum, default_taxonomy, finalize, resource_path
 from mabpd_kit.lexicon.model import Category, LexMatch, Protected, Term
 from mabpd_kit.lexicon.morphology import GAP, SEP_RE, lookup_key
 from mabpd_kit.text import normalise_quotes
@@ -39,8 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Lexicon"]
 
 _GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
-_MISSING = object()
-_HIT_INFO_MAX = 65536  # stretches remembered by Lexicon._fields_for before the memo starts over
 
 
 def _gap_re(max_gap_words: int) -> str:
@@ -54,11 +47,8 @@ def _gapped_form_re(form: str, max_gap_words: int) -> str:
 
 
 def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
-    """One regex alternation shaped like a trie: ``slam|slammed|slams`` -> ``slam(?:med|s)?``.
-
-    Shared prefixes are factored out, so at each position the regex engine follows one branch per
-    character instead of trying thousands of alternatives. A space in a key matches any run of
-    whitespace, hyphens or apostrophes (``far left`` matches "far-left" and "far  left").
+    """One alternation shaped like a trie (``slam|slammed|slams`` -> ``slam(?:med|s)?``): the engine follows one
+    branch per character. A space in a key matches any run of whitespace, hyphens or apostrophes.
     """
     trie: dict[str, Any] = {}
     for k in keys:
@@ -83,32 +73,14 @@ def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
 
 
 def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | None:
-    """A pattern that reports, at *every* word start, the longest key starting there.
-
-    The lookahead ``(?=(...))`` consumes nothing, so overlapping candidates are all reported and
-    :meth:`Lexicon.match` can resolve them by band. Text is lower-cased before matching (faster
-    than ``re.IGNORECASE``).
+    """A pattern reporting, at every word start, the longest key starting there: the lookahead consumes
+    nothing, so overlapping candidates are all reported for :meth:`Lexicon.match` to resolve. It reads the
+    text lower-cased (:func:`_lower_same_length`).
     """
     keys = sorted(set(keys))
     if not keys:
         return None
     return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys, max_gap_words) + r")(?!\w))")
-
-
-def _scanner(rx: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    """``rx`` for a scan past position 0: the non-word character before each word start is consumed
-    instead of looked behind at. A pattern that starts with a character class lets the regex engine
-    skip the inside of words in a tight loop, and it finds the same word starts (see :func:`_finditer`)."""
-    return None if rx is None else re.compile(r"\W" + rx.pattern[len(r"(?<!\w)"):])
-
-
-def _finditer(rx: re.Pattern[str], scan: re.Pattern[str], low: str) -> list[re.Match[str]]:
-    """What ``rx.finditer(low)`` finds: the hit at position 0, then those after a non-word character."""
-    first = rx.match(low)
-    found = list(scan.finditer(low))
-    if first is not None:
-        found.insert(0, first)
-    return found
 
 
 def _lower_same_length(text: str) -> str:
@@ -142,23 +114,9 @@ class Lexicon:
         self._prot_lookup = {lookup_key(f): p for f, p in self._prot_by_form.items()}
         self._re = _compile(self._by_form, gap)
         self._prot_re = _compile(self._prot_by_form)
-        self._scan, self._prot_scan = _scanner(self._re), _scanner(self._prot_re)
-        # Terms sharing a word with some protected context: only these can overlap one, so only
-        # they need the protected scan (a speed-up, not a change of behaviour).
-        prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
-        self._protectable = {
-            t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
-        }
-        # The last text matched and its hits, and the last text's protected contexts: the pipeline asks
-        # both of one sentence several times (cue scan, lexicon signal, verifier). One entry each, so
-        # nothing grows; a different text simply replaces it. Hits are immutable (frozen LexMatch).
+        # the last text matched and its hits: the pipeline asks the same sentence again (lexicon signal, verifier)
         self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
-        # The fields of a hit by the lower-cased stretch it matched (see _fields_for): the same few hundred
-        # stretches recur from sentence to sentence.
-        self._hit_info: dict[str, tuple[Any, ...] | None] = {}
-        self._last_protected: tuple[str, tuple[tuple[int, int, Protected], ...]] | None = None
 
-    # -- constructors ------------------------------------------------------------------------
     @classmethod
     def default(cls) -> "Lexicon":
         """The shipped resource (or ``config.lexicon.path``), loaded once per process."""
@@ -166,21 +124,12 @@ class Lexicon:
 
     @classmethod
     def from_config(cls, config: Config) -> "Lexicon":
-        """The lexicon a configuration asks for (``config.lexicon.path`` or the shipped one).
-
-        Only ``config.lexicon`` matters, and lexicons are immutable, so one instance per distinct
-        lexicon section is loaded and shared (a sweep over other settings does not reload it).
-        """
+        """The lexicon ``config.lexicon`` asks for, one shared instance per distinct section (lexicons are immutable)."""
         return _lexicon_for(config.lexicon)
 
     @classmethod
     def from_json(cls, path: str | Path, *, config: Config | None = None) -> "Lexicon":
         return cls(json.loads(Path(path).read_text(encoding="utf-8")), config=config)
-
-    @classmethod
-    def from_seeds(cls, seed_dir: str | Path | None = None, *, config: Config | None = None) -> "Lexicon":
-        """Build straight from seed files (what the notebook does step by step)."""
-        return cls(build(seed_dir), config=config)
 
     @classmethod
     def from_entries(
@@ -214,37 +163,22 @@ class Lexicon:
             config=self.config,
         )
 
-    # -- matching ----------------------------------------------------------------------------
     def _candidates(self, text: str, low: str | None = None) -> list[LexMatch]:
         if not text or self._re is None:
             return []
         low = _lower_same_length(text) if low is None else low
         out = []
-        info = self._hit_info
-        for m in _finditer(self._re, self._scan, low):
+        for m in self._re.finditer(low):
             a, b = m.span(1)
-            matched = low[a:b]
-            fields = info.get(matched, _MISSING)
-            if fields is _MISSING:
-                fields = self._fields_for(matched)
-            if fields is not None:  # None: function words only, the modal "would be", not "would-be"
-                out.append(LexMatch(a, b, text[a:b], *fields))
+            if content_tokens(low[a:b]):  # not function words only: the modal "would be", not "would-be"
+                out.append(self._hit(text, low, a, b))
         return out
 
-    def _fields_for(self, matched: str) -> tuple[Any, ...] | None:
-        """What a hit on the lower-cased stretch ``matched`` says past its offsets and text (term,
-        category, taxonomy, meta-category, band, note), or None when it is function words only. A pure
-        function of ``matched``, remembered in ``_hit_info`` (cleared when it grows large)."""
-        if not content_tokens(matched):
-            fields = None
-        else:
-            t = self._term_for(matched)
-            c = self.categories[t.category]
-            fields = (t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
-        if len(self._hit_info) >= _HIT_INFO_MAX:
-            self._hit_info.clear()
-        self._hit_info[matched] = fields
-        return fields
+    def _hit(self, text: str, low: str, a: int, b: int) -> LexMatch:
+        """The hit on ``text[a:b]``, with its entry's term, category, taxonomy, band and note."""
+        t = self._term_for(low[a:b])
+        c = self.categories[t.category]
+        return LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
 
     def _term_for(self, matched: str) -> Term:
         """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
@@ -256,26 +190,17 @@ class Lexicon:
     def _protected_spans(self, text: str, low: str | None = None) -> tuple[tuple[int, int, Protected], ...]:
         if not text or self._prot_re is None:
             return ()
-        last = self._last_protected
-        if last is not None and last[0] == text:
-            return last[1]
         low = _lower_same_length(text) if low is None else low
-        out = tuple((m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in _finditer(self._prot_re, self._prot_scan, low))
-        self._last_protected = (text, out)
-        return out
+        return tuple((m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in self._prot_re.finditer(low))
 
     def match(self, text: str) -> list[LexMatch]:
-        """All non-overlapping lexicon hits in ``text``, in reading order.
-
-        Case-insensitive, whole words, inflected forms, multi-word phrases. Hits that overlap a
-        protected context ("heart attack", "tax regime") are dropped. Where hits overlap, the
-        highest band wins (then the longer, then the earlier); a losing phrase is cut back to its
-        longest shorter entry that still fits ("radical left wing" with "left wing" at 0.90 keeps
-        "radical"). Each hit is then narrowed to its loaded words (:func:`~.boundaries.trim`:
-        "attack on" -> "attack", "mainstream media" -> "mainstream"); ``term`` still names the entry.
+        """All non-overlapping hits in ``text``, in reading order: case-insensitive, whole words, inflected forms,
+        phrases. Hits overlapping a protected context are dropped; among overlapping hits the highest band wins
+        (then the longer, the earlier), and a losing phrase is cut back to its longest shorter entry that still
+        fits. Each hit is narrowed to its loaded words (:func:`~.boundaries.trim`); ``term`` names the entry.
         """
         last = self._last_match
-        if last is not None and last[0] == text:  # the same sentence again (see __init__)
+        if last is not None and last[0] == text:
             return list(last[1])
         chosen = [t for m in self._match(text) if (t := _trimmed(text, m)) is not None]
         if isinstance(text, str):
@@ -306,14 +231,11 @@ class Lexicon:
         m = self._re.match(low, start, endpos) if self._re is not None else None
         if m is None or not m.group(1):
             return None
-        a, b = m.span(1)
-        t = self._term_for(low[a:b])
-        c = self.categories[t.category]
-        hit = LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        hit = self._hit(text, low, *m.span(1))
         return hit if self._filter_protected(text, low, [hit]) else None
 
     def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
-        if not cands or not any(c.term in self._protectable for c in cands):
+        if not cands:
             return cands
         prot = self._protected_spans(text, low)
         return [c for c in cands if not any(c.start < b and a < c.end for a, b, _ in prot)]
@@ -346,25 +268,16 @@ class Lexicon:
         )
 
     def occurrences(self, text: str) -> list[LexMatch]:
-        """Every hit of every term (protected contexts removed, overlaps *not* resolved).
-
-        :meth:`match` keeps one winner per stretch of text; corpus statistics such as
-        :meth:`independence` want each term that occurs, even inside a longer phrase.
-        """
+        """Every hit of every term, protected contexts removed and overlaps not resolved (for corpus statistics)."""
         low = _lower_same_length(text) if text else ""
         return self._filter_protected(text, low, self._candidates(text, low))
 
     def independence(self, texts: Sequence[str], labels: Sequence[Any], *, alpha: float = 0.05) -> IndependenceResult:
-        """Was this lexicon built independently of a labelled corpus? (SPEC 2, paper appendix E).
-
-        See :func:`mabpd_kit.lexicon.stats.independence` (the statistics live there).
-        ``labels``: 1/0, True/False or "biased"/"neutral".
-        """
+        """Was this lexicon built independently of a labelled corpus? See :func:`.stats.independence`."""
         from mabpd_kit.lexicon.stats import independence
 
         return independence(self, texts, labels, alpha=alpha)
 
-    # -- views -------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.terms)
 
@@ -401,17 +314,9 @@ class Lexicon:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def protected_frame(self) -> "pd.DataFrame":
-        import pandas as pd
-
-        return pd.DataFrame([{"term": p.term, "context": p.context, "note": p.note} for p in self.protected],
-                            columns=["term", "context", "note"])
-
     def prompt_knowledge(self, max_per_category: int = 3) -> str:
-        """A compact, deterministic description of the taxonomy with example terms, for LLM prompts.
-
-        Examples per category come from its highest band, spread evenly over the alphabet (so the
-        prompt does not show three near-identical phrases); protected contexts are shown one per word.
+        """The taxonomy with example terms for LLM prompts, deterministic: examples from each category's highest
+        band, spread over the alphabet; protected contexts one per word.
         """
         lines = ["Bias taxonomy (category -> taxonomy type -> meta-category), with example terms:"]
         for c in self.categories.values():

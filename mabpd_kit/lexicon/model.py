@@ -1,13 +1,6 @@
-"""The lexicon's typed entries: the taxonomy, categories, terms, protected contexts and one match.
-
-A :class:`Category` maps to one of the seven taxonomy types and through it to one of the four
-meta-categories (SPEC section 2). A :class:`Term` is one entry with its score band, part of speech
-and teaching note; the builder fills ``forms`` with every surface form. A :class:`Protected`
-context is a neutral domain phrase ("heart attack") in which a loaded-looking word never counts.
-A :class:`LexMatch` is one hit of the matcher, with offsets into the text that was matched.
-
->>> Term(term="slam", category="attack_verbs", band=0.8, pos="verb", note="combat verb").forms
-()
+"""The lexicon's typed entries: categories (each in one of the seven taxonomy types and, through it, one of
+the four meta-categories; SPEC 2), terms with their band, part of speech, note and surface forms,
+protected contexts (neutral domain phrases such as "heart attack") and one match of the matcher.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Morphology: every surface form of a lexicon term, and the keys forms are stored and looked up by.
 
-The builder expands each term into its inflected forms (``slam`` -> slams, slammed, slamming;
-``regime`` -> regimes; ``outrageous`` -> outrageously) with a few spelling rules plus tables of
-irregular verbs and nouns. The matcher later treats any run of spaces, hyphens or apostrophes
-between two words as one separator, and ``...`` inside a phrase as a short gap of words.
-
->>> inflections("ram through", "verb")
-['ram through', 'rammed through', 'ramming through', 'rams through']
->>> form_key("Far-Left")
-'far left'
+The builder expands each term into its inflected forms with a few spelling rules and tables of
+irregular verbs and nouns; the matcher reads any run of spaces, hyphens or apostrophes between two
+words as one separator, and ``...`` inside a phrase as a short gap of words.
 """
 
 from __future__ import annotations
@@ -35,16 +29,9 @@ def form_key(form: str) -> str:
 
 
 def lookup_key(matched: str) -> str:
-    """How a matched stretch of text is looked up: separators (spaces, hyphens, apostrophes) as one space.
-
-    The regex lets any separator run stand between two words, so the lookup must forget which one it was.
-    """
+    """A matched stretch as it is looked up: any separator run as one space (the regex accepts any)."""
     return _SEP.sub(" ", matched)
 
-
-# ---------------------------------------------------------------------------------------------
-# Inflection
-# ---------------------------------------------------------------------------------------------
 
 _VOWELS = set("aeiou")
 #: Verbs whose forms do not follow the rules below (base -> extra forms).
@@ -166,22 +153,12 @@ def _adverb(w: str) -> str | None:
 
 
 def inflections(term: str, pos: str = "fixed") -> list[str]:
-    """All surface forms of ``term`` (lower case, sorted), the term itself first.
-
-    - ``verb``: the *first* word is conjugated (``ram through`` -> ``rammed through``);
-    - ``noun``: the *last* word takes its plural (``union thug`` -> ``union thugs``);
-    - ``adj``: a one-word adjective also gets its ``-ly`` adverb (``outrageous`` -> ``outrageously``); one in
-      ``-ist`` is also a noun of persons and gets its plural instead (``leftist`` -> ``leftists``);
-    - ``fixed``: no change (set phrases such as ``so-called``).
+    """All surface forms of ``term`` (lower case, sorted, the term first): ``verb`` conjugates the first word
+    (``ram through`` -> ``rammed through``), ``noun`` pluralises the last, ``adj`` adds the ``-ly`` adverb (an
+    ``-ist`` adjective its plural instead: ``leftists``), ``fixed`` keeps the term as written.
 
     >>> inflections("slam", "verb")
     ['slam', 'slammed', 'slamming', 'slams']
-    >>> inflections("thug", "noun")
-    ['thug', 'thugs']
-    >>> inflections("horrific", "adj")
-    ['horrific', 'horrifically']
-    >>> inflections("leftist", "adj")
-    ['leftist', 'leftists']
     """
     base = " ".join(term.lower().split())
     words = base.split(" ")

@@ -1,18 +1,11 @@
-"""Statistics of a lexicon against a labelled corpus: was it built independently of the labels?
+"""Statistics of a lexicon against a labelled corpus: was it built independently of the labels? (SPEC 2,
+the paper's appendix E.)
 
-SPEC section 2 and the paper's appendix E: a lexicon fitted to a corpus would contain many of its
-terms and its term scores would track the corpus's bias rate; an independent one leaves most
-terms absent and Pearson r (band vs bias rate) below the two-sided critical value.
-
-The critical value shrinks with the number n of terms present (0.285, the paper's stated value, is that of n = 48;
-0.078 at n = 625, the shipped lexicon on BABE train, where r = +0.176: "not independent"). So a
-lexicon that encodes real knowledge of loaded language is *expected* to fail the check at large n:
-the check can reveal fitting, never prove its absence; provenance (seeds written without labels) does.
-
->>> round(critical_r(48), 4)
-0.2845
-
-Usage: ``res = Lexicon.default().independence(texts, labels)`` (or ``independence(lex, texts, labels)``).
+A lexicon fitted to a corpus would contain many of its terms, with bands tracking their bias rate; an
+independent one leaves most terms absent and Pearson r (band vs bias rate) below the critical value.
+The critical value shrinks with the number of terms present, so a lexicon that encodes real knowledge
+of loaded language is expected to fail at large n: the check can reveal fitting, never prove its
+absence; provenance (seeds written without labels) does.
 """
 
 from __future__ import annotations
@@ -30,14 +23,9 @@ __all__ = ["IndependenceResult", "critical_r", "independence"]
 
 
 def independence(lex: Lexicon, texts: Sequence[str], labels: Sequence[Any], *, alpha: float = 0.05) -> IndependenceResult:
-    """Was this lexicon built independently of a labelled corpus? (SPEC 2, paper appendix E).
-
-    For each term: the records containing it and their bias rate (share labelled biased).
-    Reports the share of terms found in no record and Pearson r between term score (band) and
-    bias rate over the terms that occur, with the two-sided ``alpha`` critical value of r for
-    that n. A lexicon fitted to the corpus would show many terms present and a significant r;
-    an independent one leaves most terms absent and r below the critical value.
-    ``labels``: 1/0, True/False or "biased"/"neutral".
+    """The share of terms found in no record, and Pearson r between band and bias rate over the terms that
+    occur, with the two-sided ``alpha`` critical value for that n. ``labels``: 1/0, True/False or
+    "biased"/"neutral".
     """
     import numpy as np
     import pandas as pd
@@ -110,9 +98,7 @@ class IndependenceResult:
 
 
 def critical_r(n: int, alpha: float = 0.05) -> float:
-    """Two-sided critical value of Pearson r for ``n`` pairs: |r| above it is significant at ``alpha``.
-
-    From the t distribution with n - 2 degrees of freedom: r* = t* / sqrt(n - 2 + t*^2).
+    """Two-sided critical value of Pearson r for ``n`` pairs: ``t* / sqrt(n - 2 + t*^2)``.
 
     >>> round(critical_r(48), 4)
     0.2845

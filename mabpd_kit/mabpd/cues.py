@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from mabpd_kit.caseless import Caseless
 from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.injection import BLOCKED, Instructions
 from mabpd_kit.lexicon.boundaries import adverbial, evidence_problem, loaded_part, negated, trim
@@ -42,38 +41,38 @@ def _forms(*stems: str) -> frozenset[str]:
 
 
 #: cue -> (pattern, its words): one readable regex per cue.
-_CUE_PATTERNS: dict[str, tuple[Caseless, frozenset[str]]] = {
-    "so_called": (Caseless(r"\bso[- ]called\b"), _forms("so-called called")),
-    "loaded_attribution": (Caseless(
+_CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
+    "so_called": (re.compile(r"\bso[- ]called\b", re.IGNORECASE), _forms("so-called called")),
+    "loaded_attribution": (re.compile(
         r"\b(?:claim(?:s|ed|ing)?|admit(?:s|ted|ting)?|insist(?:s|ed|ing)?|conced(?:e|es|ed|ing)|"
         r"boast(?:s|ed|ing)?|brag(?:s|ged|ging)?|tout(?:s|ed|ing)?|trumpet(?:s|ed|ing)|"
         r"rant(?:s|ed|ing)?|whin(?:e|es|ed|ing)|rail(?:s|ed|ing)? against|lash(?:es|ed|ing)? out|"
         r"scoff(?:s|ed|ing)?|sneer(?:s|ed|ing)?|purport(?:s|ed|ing|edly)?)\b"
-        r"(?!\s+(?:responsibility|the lives|lives|victory|the title|the seat|a seat|the prize|credit))"),
+        r"(?!\s+(?:responsibility|the lives|lives|victory|the title|the seat|a seat|the prize|credit))", re.IGNORECASE),
         _forms("claim claims claimed claiming admit admits admitted admitting insist insists insisted insisting",
                "concede concedes conceded conceding boast boasts boasted boasting brag brags bragged bragging",
                "tout touts touted touting trumpets trumpeted trumpeting rant rants ranted ranting whine whines",
                "whined whining rail rails railed railing lash lashes lashed lashing scoff scoffs scoffed scoffing",
                "sneer sneers sneered sneering purport purports purported purporting purportedly")),
-    "superlative": (Caseless(
+    "superlative": (re.compile(
         r"\b(?:(?:worst|best|greatest|biggest|most\s+\w+|\w+est)\b[^.;]{0,40}?\b(?:ever|in history|of all time)\b|"
-        r"unprecedented|of all time|all-time low|all-time high)"),
+        r"unprecedented|of all time|all-time low|all-time high)", re.IGNORECASE),
         _forms("ever history time all-time unprecedented")),
-    "passive_agency": (Caseless(
+    "passive_agency": (re.compile(
         r"\b(?:was|were|been|being|is|are|got|get|gets)\s+(?:\w+ly\s+)?(?:killed|shot|injured|wounded|attacked|"
         r"beaten|harmed|hurt|murdered|slain|assaulted|detained|deported|displaced|evicted|targeted|"
-        r"tear-gassed|pepper-sprayed|gunned down|run over)\b(?![^.;]{0,40}\bby\b)"),
+        r"tear-gassed|pepper-sprayed|gunned down|run over)\b(?![^.;]{0,40}\bby\b)", re.IGNORECASE),
         _forms("killed shot injured wounded attacked beaten harmed hurt murdered slain assaulted detained",
                "deported displaced evicted targeted tear-gassed pepper-sprayed gunned run")),
-    "vague_source": (Caseless(
+    "vague_source": (re.compile(
         r"\b(?:critics|opponents|detractors|skeptics|sceptics|some people|many people|many|some|"
         r"people|observers|insiders)\s+(?:say|said|argue|argued|believe|believed|contend|contended|fear|feared|"
-        r"warn|warned|worry|worried|charge|charged|complain|complained)\b"),
+        r"warn|warned|worry|worried|charge|charged|complain|complained)\b", re.IGNORECASE),
         _forms("critics opponents detractors skeptics sceptics people many some observers insiders")),
-    "assertion_marker": (Caseless(
+    "assertion_marker": (re.compile(
         r"\b(?:clearly|obviously|of course|undeniably|undoubtedly|unquestionably|needless to say|"
         r"the fact is|the truth is|make no mistake|let's be honest|it is no secret|it's no secret|"
-        r"without a doubt|plainly|blatantly|shamelessly|brazenly)\b"),
+        r"without a doubt|plainly|blatantly|shamelessly|brazenly)\b", re.IGNORECASE),
         _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
@@ -107,7 +106,7 @@ NEUTRAL_READING: dict[str, str] = {
 FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
 EVIDENCE_CUES = ("assertion_marker",)
 #: a figure, with its unit
-_NUMBER_RE = Caseless(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?")
+_NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
 #: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
 _ATTRIBUTION_CLAUSE_RE = re.compile(
@@ -215,16 +214,16 @@ def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
 #: a verb of naming, at most three words before the quotation (then an optional "as"): the quotation is
 #: the name somebody gave (a mixed quotation of that source). Forms that are also common nouns ("brand",
 #: "term", "label") count only inflected as verbs ("branded", "termed", "labelled")
-_NAMING_RE = Caseless(
+_NAMING_RE = re.compile(
     r"\b(?:call|calls|called|calling|dub|dubs|dubbed|dubbing|label+ed|label+ing|branded|branding|termed|nicknamed|"
     r"describe|describes|described|describing|refer to|refers to|referred to|referring to)"
-    r"(?:\s+[\w'-]+){0,3}?(?:\s+as)?\s*[(\[]?$")
+    r"(?:\s+[\w'-]+){0,3}?(?:\s+as)?\s*[(\[]?$", re.IGNORECASE)
 #: words right before a quotation that mention an expression as such ("the term", "phrases such as",
 #: "known as", "so-called"): the quotation is the expression talked about, not the writer's distancing
-_MENTION_RE = Caseless(
+_MENTION_RE = re.compile(
     r"(?:\b(?:word|words|term|terms|phrase|phrases|expression|expressions|label|labels|slogan|slogans|motto|"
     r"hashtag|hashtags|title|titled|entitled|named|banner of|such as|known as|so-called|so called)|"
-    r"\b(?:words|terms|phrases|expressions|slogans|labels)\s+(?:like|such as))\s*[,(\[]?$")
+    r"\b(?:words|terms|phrases|expressions|slogans|labels)\s+(?:like|such as))\s*[,(\[]?$", re.IGNORECASE)
 #: minor words a title leaves in lower case ("Children of Men")
 _TITLE_MINOR = frozenset("a an the of and or but nor for in on at to by with from as vs".split())
 
@@ -246,7 +245,7 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
     ``to_orig`` (``CleanText.to_orig``) maps offsets to the raw input. With ``config.agents.injection_guard``
     text addressed to the model is kept in ``injection`` and no match or cue inside it is read."""
-    words = set(_TOKEN_RE.findall(low := text.lower()))
+    words = set(_TOKEN_RE.findall(text.lower()))
     guard = Instructions.from_tokens(text, words) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
@@ -264,13 +263,13 @@ def analyse_cues(text: str, lex: "Lexicon", config: Config,
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
     for name, (pat, forms) in _CUE_PATTERNS.items():
         if not forms.isdisjoint(words):
-            cues.extend((name, *cut) for m in pat.finditer(text, low) if (cut := trim(text, m.start(), m.end())))
+            cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
     grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
     if not _SPEECH_WORDS.isdisjoint(words):  # a source is named only where somebody speaks
         grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
         grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
-    grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text, low) if m.end() - m.start() > 1]
+    grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
     matches = [loaded_part(lex, text, m) for m in lex.match(text)]  # a compound's loaded constituent
     if guard is not None:
         matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]

@@ -13,7 +13,7 @@ is the writer's paraphrase and is not included. The verb lists are closed classe
 
 from __future__ import annotations
 
-from mabpd_kit.caseless import Caseless
+import re
 
 __all__ = ["SPEECH_WORDS", "VERB_FORMS", "ascribed"]
 
@@ -37,10 +37,10 @@ _ACCUSE_VERBS = "accuse accuses accused accusing".split()
 VERB_FORMS = frozenset(_DESCRIBE_VERBS + _ACCUSE_VERBS)
 
 _PHRASE_END = r"(?=[.,;:!?\u2014]|\s[-\u2013]\s|$)"
-_DESCRIBE_RE = Caseless(r"\b(?:" + "|".join(_DESCRIBE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(as\b[^.,;:!?\u2014]*?)"
-                          + _PHRASE_END)
-_ACCUSE_RE = Caseless(r"\b(?:" + "|".join(_ACCUSE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(of\b[^.,;:!?\u2014]*?)"
-                        + _PHRASE_END)
+_DESCRIBE_RE = re.compile(r"\b(?:" + "|".join(_DESCRIBE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(as\b[^.,;:!?\u2014]*?)"
+                          + _PHRASE_END, re.IGNORECASE)
+_ACCUSE_RE = re.compile(r"\b(?:" + "|".join(_ACCUSE_VERBS) + r")\b(?:\s+[\w'-]+){0,6}?\s+(of\b[^.,;:!?\u2014]*?)"
+                        + _PHRASE_END, re.IGNORECASE)
 
 
 def ascribed(text: str) -> list[tuple[int, int]]:

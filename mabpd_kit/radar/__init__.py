@@ -8,7 +8,7 @@ The flow, one module each::
       -> calibrate (grid replay, Pareto front, simulator)        logs (the RADAR repository's logged runs)
 
 ``rules`` is the offline rule-based stand-in for the three agents (a teaching prop, not RADAR);
-``replies`` notes empty and refusing replies and fences the item (claim, evidence) as data.
+``replies`` notes empty and refusing replies; ``records`` holds the results the debate and the Judge write.
 
 >>> import mabpd_kit as mk
 >>> ex = mk.radar.example_claims()
@@ -44,7 +44,7 @@ from mabpd_kit.radar.judge import (
     weakest_source,
 )
 from mabpd_kit.radar.logs import LoggedRun, load_radar_decisions, load_radar_run
-from mabpd_kit.radar.replies import ReplyNote, fence_safe, reply_note
+from mabpd_kit.radar.replies import ReplyNote, reply_note
 from mabpd_kit.radar.rules import OFFLINE_TAG, RuleBasedRadar
 from mabpd_kit.radar.stopping import (
     EPS,
@@ -93,7 +93,6 @@ __all__ = [
     "cited_numbers",
     "evaluate_rule",
     "example_claims",
-    "fence_safe",
     "format_evidence",
     "load_radar_decisions",
     "load_radar_run",

@@ -1,23 +1,10 @@
-"""Threshold calibration for RADAR's dual-threshold rule: replay the whole grid, pick a pair, simulate.
+"""Calibrating RADAR's dual-threshold rule: replay the whole grid, pick a pair, simulate.
 
-:func:`calibrate` replays every ``(tau_s, tau_v)`` of the configured grid over a set of
-trajectories in one vectorised numpy pass (the same rule and tolerance as
-:class:`~mabpd_kit.radar.stopping.DualThreshold`), scores each pair and keeps the best one and the
-Pareto front of quality against mean rounds. :func:`evaluate_rule` scores one rule with the same
-code; :func:`split_dev_test` makes the honest dev/test halves; :func:`simulate_trajectories` makes
-synthetic Judge trajectories when no logged run is at hand.
-
-One-hot rounds (source ``one_hot``: the Judge's bare verdict, no real probabilities, so ``c = 1``
-and ``s = +-1``) say nothing about where to put a threshold. By default both :func:`calibrate` and
-:func:`evaluate_rule` leave out every claim with such a round (``one_hot="exclude"``) and count
-them (``CalibrationResult.n_one_hot`` and ``one_hot_ids``; ``evaluate_rule(...)["n_one_hot"]``);
-``one_hot="include"`` keeps them.
-
->>> from mabpd_kit.radar import calibrate, simulate_trajectories
->>> trajs = simulate_trajectories(60, seed=1)
->>> cal = calibrate(trajs)
->>> sorted(cal.best)
-['mean_rounds', 'objective', 'quality', 'tau_s', 'tau_v']
+:func:`calibrate` replays every ``(tau_s, tau_v)`` of the configured grid in one numpy pass (the rule and
+tolerance of :class:`~.stopping.DualThreshold`) and keeps the best pair and the Pareto front of quality
+against mean rounds; :func:`evaluate_rule` scores one rule with the same code. A claim with a one-hot
+round (a bare verdict: ``c = 1``, ``s = +-1``) says nothing about thresholds: it is left out and counted
+unless ``one_hot="include"``.
 """
 
 from __future__ import annotations
@@ -55,9 +42,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
-# Vectorised replay over the whole grid
-# ---------------------------------------------------------------------------------------------
 @dataclass
 class _Arrays:
     """Trajectories as dense arrays (n claims x R rounds); NaN / False where a round is missing."""
@@ -103,12 +87,7 @@ def _grid(spec: tuple[float, float, float]) -> np.ndarray:
 
 
 def _replay_grid(a: _Arrays, ts: np.ndarray, tv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stop round index, predicted label index and censored flag for every claim x grid cell.
-
-    Walks the (at most 3) rounds once, each time for the whole grid at once: a claim stops at the
-    first round where both thresholds hold, or at the protocol's last round, or where its log ends.
-    Shapes: returns three arrays (n, len(ts), len(tv)).
-    """
+    """(stop round index, predicted label index, censored) per claim and grid cell, each (n, len(ts), len(tv))."""
     n, R = a.S.shape
     with np.errstate(invalid="ignore"):
         s_ok = a.S[:, :, None] >= ts[None, None, :] - EPS  # NaN (not asked) -> False
@@ -150,15 +129,9 @@ def _macro_f1_grid(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> np.ndar
 class CalibrationResult:
     """The whole grid, the best pair and the Pareto front of quality against mean rounds.
 
-    Attributes:
-        grid: one row per (tau_s, tau_v): accuracy, macro_f1, quality (the objective's metric),
-            mean_rounds, objective (= quality - cost_per_round * mean_rounds), stop_round1 (share
-            stopping after the opening), censored (share of replays that ran past the log).
-        n_one_hot, one_hot_ids: claims (with a gold label) that had a one-hot round; left out of
-            the grid unless ``calibrate(..., one_hot="include")`` (``one_hot`` says which).
-        best: the best row as a dict (tau_s, tau_v, quality, mean_rounds, objective). Ties go to
-            fewer rounds, then to the higher tau_v and tau_s (the more cautious pair).
-        pareto: the grid rows no other row beats on both quality and mean rounds.
+    ``grid``: one row per (tau_s, tau_v) with accuracy, macro_f1, quality, mean_rounds, objective
+    (quality - cost_per_round * mean_rounds), stop_round1 and censored shares. ``best``: ties go to fewer
+    rounds, then to the higher tau_v and tau_s. ``n_one_hot``, ``one_hot_ids``: claims with a one-hot round.
     """
 
     grid: pd.DataFrame
@@ -190,14 +163,7 @@ class CalibrationResult:
 
 
 def pareto_front(grid: pd.DataFrame, quality: str = "quality", cost: str = "mean_rounds") -> pd.DataFrame:
-    """Rows not dominated by any other (another row with cost <= and quality >=, one strictly).
-
-    Duplicated (cost, quality) points keep one representative. Sorted by cost.
-
-    >>> g = pd.DataFrame({"quality": [0.5, 0.7, 0.6, 0.7], "mean_rounds": [1.0, 2.0, 2.5, 3.0]})
-    >>> pareto_front(g)[["quality", "mean_rounds"]].values.tolist()
-    [[0.5, 1.0], [0.7, 2.0]]
-    """
+    """Rows no other row beats on both cost and quality (one per duplicated point), sorted by cost."""
     pts = grid.drop_duplicates(subset=[cost, quality]).sort_values([cost, quality], ascending=[True, False])
     keep, best_q = [], -np.inf
     for idx, q in zip(pts.index, pts[quality].to_numpy()):
@@ -215,13 +181,8 @@ def calibrate(
     cost_per_round: float | None = None,
     one_hot: OneHot = "exclude",
 ) -> CalibrationResult:
-    """Replay every (tau_s, tau_v) of the configured grid and score it (one numpy pass).
-
-    Use a **dev** split; report the chosen pair on another split (:func:`split_dev_test`).
-    Trajectories without a gold label are ignored. Metrics are computed here in numpy (macro F1 is
-    averaged over the labels present in gold or predictions, as scikit-learn does) because the
-    whole grid is scored at once. Claims with a one-hot round are left out and counted
-    (``n_one_hot``) unless ``one_hot="include"``.
+    """Replay every (tau_s, tau_v) of the configured grid and score it. Use a dev split and report the pair on
+    another (:func:`split_dev_test`); trajectories without a gold label are ignored.
     """
     cfg = config or Config()
     rc = cfg.radar
@@ -257,8 +218,7 @@ def calibrate(
 
 def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold, *,
                   one_hot: OneHot = "exclude") -> dict[str, float]:
-    """n, accuracy, macro F1, mean rounds, censored share of one rule (scalar; same code as the grid)
-    and n_one_hot (claims with a one-hot round: left out unless ``one_hot="include"``)."""
+    """n, accuracy, macro F1, mean rounds, censored share and n_one_hot of one rule."""
     labels = list(rule.labels)
     scored, flagged = _split_one_hot([t for t in trajs if t.gold in labels], one_hot)
     if not scored:
@@ -296,9 +256,6 @@ def split_dev_test(trajs: Sequence[Trajectory], dev_fraction: float = 0.5, seed:
     return dev, test
 
 
-# ---------------------------------------------------------------------------------------------
-# Simulator
-# ---------------------------------------------------------------------------------------------
 def _probs_with_max(c: float, winner: int, runner_up: int, n_labels: int) -> np.ndarray:
     """A distribution whose largest entry is exactly ``c`` at ``winner`` (c must exceed 1/n)."""
     p = np.zeros(n_labels)
@@ -325,19 +282,10 @@ def simulate_trajectories(
     halftruth_penalty: float = 0.15,
     planted: tuple[float, float] | None = None,
 ) -> list[Trajectory]:
-    """Synthetic Judge trajectories whose confidence evolves over rounds with noise.
-
-    Model (per claim): a starting confidence ``c1`` (lower by ``halftruth_penalty`` for HALF-TRUE
-    claims: omissions are hard), then ``c_{r+1} = c_r + drift + noise``; the stop margin follows
-    the confidence, ``s_r ~ 2 c_r - 1 + noise``. Whether the argmax is the gold label:
-
-    * ``planted=None`` (default, a calibrated-ish Judge): correct at round r iff ``u < c_r`` for one
-      uniform ``u`` per claim, so more confidence means more often right and a claim that turns
-      right tends to stay right. Wrong answers on HALF-TRUE claims pick TRUE or FALSE; wrong
-      answers on the others mostly pick HALF-TRUE.
-    * ``planted=(tau_s*, tau_v*)``: the argmax is right exactly when ``s >= tau_s*`` and
-      ``c >= tau_v*`` (or at the last round) and wrong otherwise. With any cost per round, the
-      best thresholds are then the planted ones: a test that calibration finds them.
+    """Synthetic Judge trajectories: a starting confidence (lower by ``halftruth_penalty`` on HALF-TRUE),
+    ``c`` drifting up with noise, the margin ``s ~ 2c - 1 + noise``. With ``planted=None`` the argmax is right
+    when one uniform draw per claim is below ``c``; with ``planted=(tau_s, tau_v)`` it is right exactly when
+    both thresholds hold (or at the last round), so calibration must find the planted pair.
     """
     rng = np.random.default_rng(seed)
     L = len(labels)

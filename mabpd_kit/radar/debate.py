@@ -1,58 +1,39 @@
 """RADAR: role-anchored debate for half-truth detection (SPEC 3).
 
-A claim is checked in three steps:
+1. Evidence: the top-m sentences of one BM25 index shared by all claims (:class:`~.evidence.EvidencePool`),
+   or, in ``gold`` mode, each claim's own sentences; shown as ``[E1] ...`` lines and cited as ``[E3]``.
+2. Debate: a Politician argues the most persuasive supportive reading, a Scientist probes what it leaves
+   out; opening, rebuttal, closing.
+3. Judge and stopping: after each round the Judge's probabilities (:mod:`.judge`) go to
+   :class:`~.stopping.DualThreshold`.
 
-1. **Evidence.** Every claim gets the top-m sentences (default 20) of one *shared* BM25 index built
-   over the evidence of all claims (:class:`~mabpd_kit.radar.evidence.EvidencePool`): realistic,
-   noisy retrieval. The ``gold`` mode gives each claim its own article sentences instead (the upper bound).
-2. **Debate.** A *Politician* builds the most persuasive supportive reading of the evidence, a
-   *Scientist* probes what it leaves out; opening -> rebuttal -> closing, each agent seeing its
-   own earlier turns and the opponent's. Evidence is shown as numbered lines ``[E1] ...`` and
-   cited as ``[E3]``.
-3. **Judge + stopping.** After every round the Judge gives p(TRUE / HALF-TRUE / FALSE) and, if a
-   further round is possible, p(STOP) / p(CONTINUE) (:mod:`mabpd_kit.radar.judge` says where the
-   probabilities come from). :class:`~mabpd_kit.radar.stopping.DualThreshold` stops when
-   ``s = p(STOP) - p(CONTINUE) >= tau_s`` and ``max p(label) >= tau_v``.
-
-One coroutine, :meth:`RadarDebate.arun`, debates a claim. With an LLM it runs on an event loop;
-offline the rule-based stand-in (:mod:`mabpd_kit.radar.rules`) plays the three agents inside the
-*same* coroutine, which then never waits on I/O and is driven to its end without a loop
-(:func:`mabpd_kit.runs.drive`). :meth:`RadarDebate.run_many` sends a batch through the one runner
-(:func:`mabpd_kit.runs.run`): JSONL checkpoint, resume after ``kill -9``, failed claims recorded
-with their reason, usage per claim and per run.
-
-Baselines (:data:`SYSTEMS`): ``radar`` (the method), ``no-early-stopping``, ``procon`` (fixed
-Pro/Con roles), ``single`` (the Judge alone, one pass) and ``gold-evidence``.
-
->>> from mabpd_kit.radar import RadarDebate, example_claims
->>> ex = example_claims().iloc[0]
->>> res = RadarDebate(llm=None).run(ex.claim, ex.evidence, id=ex.id, gold=ex.label)
->>> res.source, res.rounds_run >= 1, res.label in ("TRUE", "HALF-TRUE", "FALSE")
-('rule', True, True)
+One coroutine, :meth:`RadarDebate.arun`, debates a claim: on an event loop with an LLM, driven without a
+loop offline, where the rule-based stand-in (:mod:`.rules`) plays the three agents.
+:meth:`RadarDebate.run_many` sends a batch through :func:`mabpd_kit.runs.run`. Baselines (:data:`SYSTEMS`):
+``no-early-stopping``, ``procon`` (Pro/Con roles), ``single`` (the Judge alone) and ``gold-evidence``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
+from mabpd_kit.injection import fence
 from mabpd_kit.llm import LLMError, online
 from mabpd_kit.radar.evidence import Evidence, EvidencePool, Turn, cited_numbers, format_evidence
 from mabpd_kit.radar.judge import LLMJudge, Source, choose_source, source_chain, weakest_source
-from mabpd_kit.radar.replies import ReplyNote, fence_safe, reply_note
+from mabpd_kit.radar.records import RadarResult, RadarResults
+from mabpd_kit.radar.replies import reply_note
 from mabpd_kit.radar.rules import RuleBasedRadar
-from mabpd_kit.radar.stopping import ROUND_NAMES, DualThreshold, RoundState, StopDecision, Trajectory
+from mabpd_kit.radar.stopping import ROUND_NAMES, DualThreshold, RoundState
 from mabpd_kit.types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,134 +46,6 @@ __all__ = ["SYSTEMS", "RadarDebate", "RadarResult", "RadarResults", "run_systems
 SYSTEMS: tuple[str, ...] = ("radar", "no-early-stopping", "procon", "single", "gold-evidence")
 
 
-# =============================================================================================
-# Records
-# =============================================================================================
-class RadarResult(BaseModel):
-    """Everything about one claim's debate: turns, Judge states, stopping decisions and usage."""
-
-    id: str
-    claim: str
-    gold: str | None = None
-    system: str = "radar"
-    label: str | None = None
-    rounds_run: int = 0
-    source: str = Field("rule", description="the rounds' probability sources, joined by '+' (e.g. logprobs+one_hot); "
-                        "'unknown' before the first round")
-    offline: bool = True
-    evidence_mode: str = Field("gold", description="retrieved (shared BM25 pool) or gold (the claim's own sentences)")
-    evidence: list[Evidence] = Field(default_factory=list)
-    turns: list[Turn] = Field(default_factory=list)
-    states: list[RoundState] = Field(default_factory=list)
-    decisions: list[StopDecision] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    judge_notes: list[ReplyNote] = Field(default_factory=list, description="empty or refusing Judge replies")
-    usage: Usage = Field(default_factory=Usage, description="LLM calls and tokens of this debate (zero offline)")
-    failed: bool = False
-    error: str | None = None
-
-    @property
-    def correct(self) -> bool | None:
-        return None if self.gold is None or self.label is None else self.label == self.gold
-
-    @property
-    def stop(self) -> StopDecision | None:
-        """The decision that ended the debate."""
-        return self.decisions[-1] if self.decisions else None
-
-    def trajectory(self, max_rounds: int = 3) -> Trajectory:
-        """The Judge's states as a :class:`~mabpd_kit.radar.stopping.Trajectory` (for offline replay)."""
-        return Trajectory(id=self.id, rounds=tuple(self.states), gold=self.gold, max_rounds=max_rounds,
-                          meta={"system": self.system})
-
-    def transcript(self) -> str:
-        """The debate as readable text (with each round's probability source)."""
-        out = []
-        for t in self.turns:
-            note = f" [{t.note}]" if t.note else ""
-            out.append(f"Round {t.round} · {t.stage} · {t.agent.title()}{note}:\n{t.text}\n")
-        for st, d in zip(self.states, self.decisions):
-            probs = ", ".join(f"{k} {v:.2f}" for k, v in st.label_probs.items())
-            s = "n/a" if math.isnan(d.s) else f"{d.s:+.2f}"
-            out.append(f"Judge after round {d.round} ({st.source}): {probs}; s = {s}, c = {d.c:.2f} -> "
-                       f"{'STOP' if d.stop else 'CONTINUE'} ({d.reason})")
-        for n in self.judge_notes:
-            out.append(f"Judge reply ({n.question}, round {n.round}) was {n.note}: {n.text[:80]!r}")
-        return "\n".join(out)
-
-    def counts(self) -> dict[str, int]:
-        """one_hot_rounds, empty_turns, refusal_turns (debaters), judge_empty, judge_refusals (Judge replies)."""
-        return dict(one_hot_rounds=sum(st.one_hot for st in self.states),
-                    empty_turns=sum(t.note == "empty" for t in self.turns),
-                    refusal_turns=sum(t.note == "refusal" for t in self.turns),
-                    judge_empty=sum(n.note == "empty" for n in self.judge_notes),
-                    judge_refusals=sum(n.note == "refusal" for n in self.judge_notes))
-
-    def row(self) -> dict[str, Any]:
-        """One flat frame row: id, system, gold, label, pred (the same label: the column
-        :func:`mabpd_kit.evaluate.compare` reads), correct, rounds, stop reason, s, c, source,
-        the :meth:`counts` (one-hot rounds, empty and refusing replies), usage."""
-        d = self.stop
-        return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, pred=self.label,
-                    correct=self.correct, rounds=self.rounds_run, stop_reason=d.reason if d else None,
-                    s=d.s if d else None, c=d.c if d else None, source=self.source, evidence_mode=self.evidence_mode,
-                    **self.counts(), **self.usage.row(), failed=self.failed, error=self.error)
-
-
-class RadarResults(runs.Results[RadarResult]):
-    """The debates of a batch (:meth:`RadarDebate.run_many`), in input order.
-
-    ``to_frame()`` has one row per claim (:meth:`RadarResult.row`), :meth:`rounds_frame` one per
-    Judge state (with its probability source); :meth:`metrics` adds accuracy, macro F1 and
-    HALF-TRUE F1 over the scored claims, the mean number of rounds, and counts of one-hot rounds
-    and of empty or refusing replies.
-    """
-
-    def __init__(self, records: Sequence[RadarResult], *, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
-                 **kwargs: Any) -> None:
-        super().__init__(records, **kwargs)
-        self.labels = tuple(labels)
-
-    def metrics(self) -> dict[str, float]:
-        """n, failed, accuracy, macro F1, HALF-TRUE F1 (via :mod:`mabpd_kit.metrics`; over claims with a
-        gold label and an answer), mean rounds, one-hot rounds, empty and refusing debater turns and
-        Judge replies (:meth:`RadarResult.counts`), calls and tokens."""
-        from mabpd_kit import metrics
-
-        base = super().metrics()
-        out: dict[str, float] = dict(n=base["n"], failed=base["failed"])
-        ok = [r for r in self.records if not r.failed and r.gold is not None and r.label is not None]
-        if ok:
-            y, p, labels = [r.gold for r in ok], [r.label for r in ok], list(self.labels)
-            out.update(accuracy=metrics.accuracy(y, p), macro_f1=metrics.macro_f1(y, p, labels=labels),
-                       half_true_f1=metrics.per_class_f1(y, p, labels=labels).get("HALF-TRUE", float("nan")))
-        rounds = [r.rounds_run for r in self.records]
-        out["mean_rounds"] = float(sum(rounds) / len(rounds)) if rounds else float("nan")
-        counts = [r.counts() for r in self.records]
-        for key in ("one_hot_rounds", "empty_turns", "refusal_turns", "judge_empty", "judge_refusals"):
-            out[key] = sum(c[key] for c in counts)
-        out.update({k: base[k] for k in ("calls", "prompt_tokens", "completion_tokens")})
-        return out
-
-
-    def rounds_frame(self) -> pd.DataFrame:
-        """One row per (claim, round): id, round, source (the weakest answer's), the source of each
-        question, s, c, label, stop, reason, one_hot."""
-        import pandas as pd
-
-        rows = []
-        for r in self.records:
-            for st, d in zip(r.states, r.decisions):
-                rows.append(dict(id=r.id, gold=r.gold, round=st.round, source=st.source,
-                                 verdict_source=st.sources.get("verdict"), continue_source=st.sources.get("continue"),
-                                 s=d.s, c=d.c, label=d.label, stop=d.stop, reason=d.reason, one_hot=st.one_hot))
-        return pd.DataFrame(rows, columns=["id", "gold", "round", "source", "verdict_source", "continue_source",
-                                           "s", "c", "label", "stop", "reason", "one_hot"])
-
-
-# =============================================================================================
-# The debate
-# =============================================================================================
 def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
     """``stages.md``: one ``## stage`` section per round, what a turn of that stage must do."""
     text = prompts.template("radar", "stages", prompts_dir)
@@ -200,42 +53,27 @@ def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
     return {parts[i].strip().lower(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
 
 
-_DEBATE_MARKER = re.compile(r"<\s*(/?)\s*(debate)\s*>", re.IGNORECASE)
-
-
 def _transcript(res: RadarResult) -> str:
-    """The turns so far, as every agent reads them: the same text for the Politician, the Scientist
-    and the Judge (a role finds its own turns by its name, told at the end of its prompt), so the
-    item stays one prefix an endpoint's cache reuses. Fenced as data: a turn cannot close a marker
-    (``<claim>``, ``<evidence>``, ``<debate>``)."""
+    """The turns so far, the same text for every role (one prefix an endpoint's cache reuses), fenced as data:
+    a turn cannot close a marker.
+    """
     if not res.turns:
         return "(no turns yet)"
     lines = []
     for t in res.turns:
         text = "(no answer)" if t.note == "empty" else t.text
         lines.append(f"[Round {t.round} · {t.stage}] {t.agent.title()}: {text}")
-    return _DEBATE_MARKER.sub(lambda m: f"[{m.group(1)}debate]", fence_safe("\n\n".join(lines)))
+    return fence("\n\n".join(lines))
 
 
 class RadarDebate:
-    """Run RADAR (or a baseline) on claims with a real LLM or, offline, the rule-based stand-in.
+    """RADAR (or a baseline) on claims, with an LLM or, offline, the rule-based stand-in.
 
-    Args:
-        config: ``config.radar`` gives top_m, max_rounds, tau_s, tau_v, labels, k_samples, the
-            probability source, the evidence mode and the debaters' temperature and max_tokens.
-        llm: an :class:`mabpd_kit.llm.LLM`; ``None`` or offline -> :class:`~mabpd_kit.radar.rules.RuleBasedRadar`.
-        system: one of :data:`SYSTEMS`.
-        rule: the stopping rule; default ``DualThreshold.from_config(config)``
-            (``DualThreshold.never()`` for ``no-early-stopping``).
-        pool: the shared :class:`~mabpd_kit.radar.evidence.EvidencePool` for retrieved evidence (None:
-            use each claim's evidence list as given; recorded as ``evidence_mode="gold"``).
-        prompts_dir: a folder with edited copies of the prompt templates (see ``prompts/radar/README.md``).
-
-    Constructing a debate makes no request. The Judge's sources (:func:`~mabpd_kit.radar.judge.source_chain`)
-    are chosen inside the first claim's coroutine: with ``radar.prob_source = "auto"`` and an
-    endpoint, that probes the endpoint's capabilities once (a few tiny requests, cached on disk),
-    so a dead endpoint or a refused key fails claims (with the reason), never the constructor or
-    :meth:`run_many`. Each round records the source its probabilities really came from.
+    ``config.radar`` holds the debate's settings; ``rule`` defaults to ``DualThreshold.from_config``
+    (``never()`` for ``no-early-stopping``); ``pool``: the shared evidence pool (None: each claim's own
+    sentences, ``evidence_mode="gold"``); ``prompts_dir``: edited copies of the prompts. Constructing makes no
+    request: the Judge's sources are chosen inside the first claim (with ``auto``, a capability probe), so a
+    dead endpoint fails claims, with the reason, never the constructor.
     """
 
     def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
@@ -265,15 +103,13 @@ class RadarDebate:
 
     @property
     def source(self) -> Source:
-        """The first source the Judge tries (``rule`` offline); what a round really used is in its
-        state. Blocking: may probe the endpoint (not called by the debate itself)."""
+        """The first source the Judge tries (``rule`` offline). Blocking: may probe the endpoint."""
         if self._llm_judge is not None:
             return self._llm_judge.source  # type: ignore[return-value]
         return choose_source(self.llm, self.config)
 
     async def judge(self) -> LLMJudge | None:
-        """The LLM Judge (None offline), made on first use: with ``auto`` this awaits the capability
-        probe, inside the caller's coroutine (a probe that fails raises there, for that claim)."""
+        """The LLM Judge (None offline), made on first use; with ``auto`` it awaits the capability probe."""
         if self.llm is None or self._llm_judge is not None:
             return self._llm_judge
         loop = asyncio.get_running_loop()
@@ -295,7 +131,6 @@ class RadarDebate:
                                        prompts_dir=self.prompts_dir)
         return self._llm_judge
 
-    # -- evidence ---------------------------------------------------------------------------
     def evidence_for(self, claim: str, evidence: Sequence[str] | None) -> list[Evidence]:
         """Retrieved top-m from the shared pool, or the claim's own (gold) sentences."""
         m = self.config.radar.top_m
@@ -304,7 +139,6 @@ class RadarDebate:
                     if str(s).strip()]
         return self.pool.retrieve(claim, m)
 
-    # -- one claim ---------------------------------------------------------------------------
     def run(self, claim: str, evidence: Sequence[str] | None = None, *, id: str | None = None,
             gold: str | None = None) -> RadarResult:
         """Debate one claim (blocking; fine in Jupyter): :meth:`arun` run to its end."""
@@ -332,7 +166,7 @@ class RadarDebate:
         return res, None
 
     async def _debate(self, res: RadarResult, judge: LLMJudge | None) -> None:
-        ev_text = fence_safe(format_evidence(res.evidence))
+        ev_text = fence(format_evidence(res.evidence))
         stages = _stage_instructions(self.prompts_dir)
         new_omissions = 0
         for r in range(1, self.max_rounds + 1):
@@ -364,7 +198,7 @@ class RadarDebate:
             t = self._rules.turn(role, res.claim, res.evidence, used, stage)
             return t.model_copy(update={"round": r})
         # shared part (system), then the item, then the role's paragraph and this round's task (turn.md)
-        msgs = prompts.messages("radar", "turn", prompts_dir=self.prompts_dir, claim=fence_safe(res.claim),
+        msgs = prompts.messages("radar", "turn", prompts_dir=self.prompts_dir, claim=fence(res.claim),
                                 evidence=ev_text, transcript=_transcript(res),
                                 role_instructions=prompts.render("radar", role, prompts_dir=self.prompts_dir),
                                 role=role.title(), stage=stage, stage_instruction=stages.get(stage, ""))
@@ -385,16 +219,14 @@ class RadarDebate:
             probs, p_stop = self._rules.judge(res.claim, res.evidence, cited, r, new_omissions)
             return probs, None if last else p_stop, {"verdict": "rule"} if last else {"verdict": "rule", "continue": "rule"}
         next_stage = ROUND_NAMES[r] if r < len(ROUND_NAMES) else "next round"
-        fill = dict(claim=fence_safe(res.claim), evidence=ev_text, transcript=_transcript(res),
+        fill = dict(claim=fence(res.claim), evidence=ev_text, transcript=_transcript(res),
                     next_stage=next_stage)
         return await judge.judge(res, fill, last, r)
 
-    # -- many claims -----------------------------------------------------------------------
     def fingerprint(self) -> str:
-        """What a checkpoint of this debate is valid for: ``config.radar`` (the configured probability
-        source among it), the system, the model (or offline), the stopping rule, the evidence mode (and
-        pool) and the prompts folder. It makes no request: the source each round really used is in
-        its record."""
+        """What a checkpoint is valid for: ``config.radar``, the system, the model (or offline), the rule, the
+        evidence mode (and pool) and the prompts folder. Makes no request.
+        """
         pool = self.pool.digest if self.evidence_mode == "retrieved" and self.pool is not None else None
         return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None),
                                 "rule" if self.llm is None else "llm",
@@ -403,22 +235,11 @@ class RadarDebate:
 
     def run_many(self, claims: pd.DataFrame, *, checkpoint: str | Path | None = None, progress: bool = True,
                  concurrency: int | None = None, retry_failed: bool = True) -> RadarResults:
-        """Debate every row of ``claims`` (columns id, claim, evidence, label) through :func:`mabpd_kit.runs.run`.
+        """Debate every row of ``claims`` (id, claim, evidence, label) through :func:`mabpd_kit.runs.run`.
 
-        Args:
-            checkpoint: a JSONL file. Each finished claim is appended at once; a rerun (after
-                ``kill -9``, say) takes every claim whose id, claim text, evidence and gold label
-                and whose debate settings (:meth:`fingerprint`) are unchanged from the file and
-                debates only the rest (with the LLM cache, calls already answered are not paid again).
-            progress: a progress bar and a one-line summary.
-            concurrency: claims debated at once with an LLM (default ``config.llm.concurrency``);
-                offline the claims run in turn, without an event loop. With an LLM each claim has
-                ``config.llm.item_deadline_s`` seconds (all its calls, the first claim's capability
-                probe included); past it the claim fails with a ``deadline:`` reason.
-            retry_failed: debate failed claims again on resume.
-
-        Failed claims are kept as records with their reason (``failed``, ``error``) and their
-        partial trace; a dead endpoint or a refused key fails every claim, it does not raise.
+        ``checkpoint``: a JSONL file; a rerun debates only the claims not in it with unchanged settings.
+        ``concurrency``: claims at once with an LLM (default ``config.llm.concurrency``), each within
+        ``config.llm.item_deadline_s``. Failed claims are records with their reason and partial trace.
         """
         items = []
         for row in claims.itertuples(index=False):
@@ -463,11 +284,9 @@ class RadarDebate:
 def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: LLM | None = None,
                 systems: Sequence[str] = SYSTEMS, pool: EvidencePool | None = None, progress: bool = True,
                 checkpoint_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, RadarResults]]:
-    """RADAR and the baselines on the same claims -> (one :meth:`RadarResults.metrics` row per system, all results).
-
-    Retrieved evidence comes from ``pool`` (default: a pool over all of ``claims``' evidence); the
-    ``gold-evidence`` system uses each claim's own sentences. With ``checkpoint_dir`` every system
-    keeps its checkpoint there (``radar-<system>.jsonl``), so a rerun resumes.
+    """RADAR and the baselines on the same claims -> (one metrics row per system, all results). Retrieved
+    evidence comes from ``pool`` (default: one over all the claims' evidence); ``checkpoint_dir`` keeps a
+    checkpoint per system (``radar-<system>.jsonl``).
     """
     import pandas as pd
 

@@ -1,14 +1,7 @@
-"""RADAR's evidence: the sentences the agents see, the shared BM25 pool they come from, and the turns that cite them.
+"""RADAR's evidence: the sentences the agents see, the shared BM25 pool they come from, the turns citing them.
 
-Every claim gets the top-m sentences (default 20) of one *shared* BM25 index built over the
-evidence of all claims (:class:`EvidencePool`): realistic, noisy retrieval. The ``gold`` mode gives
-each claim its own article sentences instead (the upper bound). Agents see the evidence as numbered
-lines ``[E1] ...`` (:func:`format_evidence`) and cite it as ``[E3]`` (:func:`cited_numbers`); a
-:class:`Turn` keeps the numbers it cited.
-
->>> from mabpd_kit.radar import example_claims, format_evidence
->>> print(format_evidence(example_claims().evidence[0][:1]))
-[E1] The city council confirmed that three new public libraries opened in 2023.
+Agents see the evidence as numbered lines ``[E1] ...`` (:func:`format_evidence`) and cite it as ``[E3]``
+(:func:`cited_numbers`).
 """
 
 from __future__ import annotations
@@ -40,12 +33,7 @@ class Evidence(FrozenModel):
 
 
 def format_evidence(items: Sequence[Evidence | str]) -> str:
-    """Numbered lines ``[E1] text`` (never a Python list repr); ``(no evidence)`` when empty.
-
-    >>> print(format_evidence(["Prices rose 4%.", "Wages rose 6%."]))
-    [E1] Prices rose 4%.
-    [E2] Wages rose 6%.
-    """
+    """Numbered lines ``[E1] text``; ``(no evidence)`` when empty."""
     lines = []
     for i, it in enumerate(items, 1):
         text = it.text if isinstance(it, Evidence) else str(it)
@@ -55,16 +43,8 @@ def format_evidence(items: Sequence[Evidence | str]) -> str:
 
 
 class EvidencePool:
-    """A BM25 index over sentences pooled from many claims (the RADAR "noisy retrieval" setting).
-
-    Retrieval for one claim searches *everybody's* sentences, so the top-m mixes relevant
-    sentences, near-misses about the same topic and sentences from other claims' articles.
-    BM25 comes from ``bm25s`` (fast sparse scoring in numpy; far quicker and better tested than a
-    hand-written BM25).
-
-    >>> pool = EvidencePool(["Gas cost $4.11 in July 2008.", "Unemployment fell in 2019."], owners=["a", "b"])
-    >>> [e.owner for e in pool.retrieve("gas prices 2008", m=1)]
-    ['a']
+    """A BM25 index (``bm25s``) over the sentences of many claims: a claim's top-m mixes relevant sentences,
+    near-misses and other claims' sentences (RADAR's noisy retrieval).
     """
 
     def __init__(self, sentences: Sequence[str], owners: Sequence[str | None] | None = None) -> None:
@@ -89,8 +69,7 @@ class EvidencePool:
 
     @cached_property
     def digest(self) -> str:
-        """A hash of the pooled sentences and their owners (part of a batch's checkpoint fingerprint:
-        retrieved evidence depends on the whole pool)."""
+        """A hash of the pooled sentences and owners (retrieved evidence depends on the whole pool)."""
         from mabpd_kit.runs import digest
 
         return digest([self.sentences, self.owners])
@@ -124,11 +103,7 @@ class EvidencePool:
 
 
 def cited_numbers(text: str, valid: Collection[int]) -> list[int]:
-    """The ``[E#]`` numbers cited in ``text`` that exist in the evidence, sorted, each once.
-
-    >>> cited_numbers("It omits the trend [E2] and [E99]; see [E2].", {1, 2, 3})
-    [2]
-    """
+    """The ``[E#]`` numbers cited in ``text`` that exist in the evidence, sorted, each once."""
     return sorted({int(n) for n in _CITE.findall(text or "") if int(n) in valid})
 
 

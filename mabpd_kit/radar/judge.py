@@ -1,30 +1,17 @@
 """RADAR's Judge: option probabilities from logprobs, samples or stated values, and the LLM Judge.
 
-After every round the Judge gives p(TRUE / HALF-TRUE / FALSE) and, if a further round is possible,
-p(STOP) / p(CONTINUE). Where these probabilities come from is the ``source`` (recorded in every
-trace; :func:`choose_source` picks it):
+After every round the Judge gives p(TRUE / HALF-TRUE / FALSE) and, before a further round, p(STOP) /
+p(CONTINUE). The ``source`` of these probabilities is recorded in every trace:
 
-* ``logprobs`` - the endpoint returns token log-probabilities: at the first answer token, add up
-  the probabilities of the top-logprob tokens that begin each option (" HALF" begins HALF-TRUE)
-  and renormalise over the options (:func:`option_probs_from_logprobs`);
-* ``samples`` - otherwise ask k times at a positive temperature and count (:func:`option_probs_from_samples`);
-* ``structured`` - or ask for the probabilities in a JSON reply (:func:`option_probs_from_stated`);
-* ``one_hot`` - none of these gave a distribution, only a bare verdict: probability 1 on it
-  (so ``c = 1`` and ``s = +-1``, which can force an early stop). Marked, never passed off as
-  logprobs, and kept out of calibration (:func:`mabpd_kit.radar.calibrate.calibrate`);
-* ``rule`` - offline: the rule-based stand-in (:mod:`mabpd_kit.radar.rules`).
+* ``logprobs``: the top-logprob tokens that begin each option at the first answer token, renormalised;
+* ``samples``: k replies at a positive temperature, counted (off for the run once the endpoint refuses
+  a sampled request with a 4xx);
+* ``structured``: probabilities stated in a JSON reply;
+* ``one_hot``: only a bare verdict, probability 1 on it (marked, and kept out of calibration);
+* ``rule``: offline, the rule-based stand-in (:mod:`.rules`).
 
-With ``radar.prob_source = "auto"`` the Judge tries, per question, the sources of
-:func:`source_chain` in turn: logprobs where the capability probe found them, then
-``radar.k_samples`` samples at ``radar.sample_temperature`` (unless the endpoint refused a sampled
-request with a 4xx: then sampling is off for the rest of the run), then stated probabilities,
-then the bare verdict (one-hot). A forced source is tried alone before the one-hot fallback.
-Every round records the source of each answer (``RoundState.sources``) and the weakest of them
-(``RoundState.source``).
-
->>> from mabpd_kit.radar import parse_option
->>> parse_option("Verdict: half true, because ...", ["TRUE", "HALF-TRUE", "FALSE"])
-'HALF-TRUE'
+With ``radar.prob_source = "auto"`` each question tries :func:`source_chain` in turn, then the one-hot
+fallback; a forced source is tried alone before it. A round records each answer's source and the weakest.
 """
 
 from __future__ import annotations
@@ -46,7 +33,7 @@ from mabpd_kit.types import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from mabpd_kit.llm import LLM, Capabilities
-    from mabpd_kit.radar.debate import RadarResult
+    from mabpd_kit.radar.records import RadarResult
 
 __all__ = [
     "SOURCE_ORDER",
@@ -65,16 +52,11 @@ __all__ = [
 
 Source = Literal["logprobs", "samples", "structured", "one_hot", "rule"]
 STOP_OPTIONS: tuple[str, str] = ("STOP", "CONTINUE")
-SOURCE_ORDER: tuple[str, ...] = ("rule", "logprobs", "samples", "structured", ONE_HOT)
-"""Probability sources from the strongest to the weakest (a round's source is its weakest answer's)."""
+SOURCE_ORDER: tuple[str, ...] = ("rule", "logprobs", "samples", "structured", ONE_HOT)  # strongest first
 
 
 def weakest_source(sources: Sequence[str]) -> str:
-    """The weakest of ``sources`` in :data:`SOURCE_ORDER` (unknown names count as weakest).
-
-    >>> weakest_source(["logprobs", "one_hot"]), weakest_source(["samples"])
-    ('one_hot', 'samples')
-    """
+    """The weakest of ``sources`` in :data:`SOURCE_ORDER` (unknown names count as weakest)."""
     rank = {s: i for i, s in enumerate(SOURCE_ORDER)}
     return max(sources, key=lambda s: rank.get(s, len(SOURCE_ORDER))) if sources else "unknown"
 
@@ -89,18 +71,9 @@ def _begins(token: str, option: str) -> bool:
 
 
 def option_probs_from_logprobs(tokens: Sequence[Any], options: Sequence[str]) -> dict[str, float] | None:
-    """p(option) from token logprobs at the first position whose generated token begins an option.
-
-    ``tokens``: :class:`mabpd_kit.llm.TokenLogprob` items (``token``, ``logprob``, ``top``). At that
-    position the probabilities ``exp(logprob)`` of the top-logprob tokens that begin each option are
-    summed (" TRUE", "TRUE" and "T" all count for TRUE) and renormalised over the options. A token
-    that begins several options splits its mass evenly. Returns None when no position qualifies.
-
-    >>> from types import SimpleNamespace as T
-    >>> pos = T(token=" HALF", logprob=-0.4, top=[T(token=" HALF", logprob=-0.4), T(token=" TRUE", logprob=-1.2),
-    ...                                        T(token="The", logprob=-3.0)])
-    >>> {k: round(v, 3) for k, v in option_probs_from_logprobs([pos], ["TRUE", "HALF-TRUE", "FALSE"]).items()}
-    {'TRUE': 0.31, 'HALF-TRUE': 0.69, 'FALSE': 0.0}
+    """p(option) at the first position whose token begins an option: the probabilities of the top-logprob
+    tokens beginning each option (" TRUE", "TRUE" and "T" all count for TRUE; a token beginning several
+    splits evenly), renormalised. None when no position qualifies.
     """
     for pos in tokens:
         if not any(_begins(pos.token, o) for o in options):
@@ -123,21 +96,14 @@ def option_probs_from_logprobs(tokens: Sequence[Any], options: Sequence[str]) ->
     return None
 
 
-_OPTION_RE_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
 def parse_option(text: str, options: Sequence[str]) -> str | None:
-    """The first option named in ``text`` (longest options first, so HALF-TRUE is not read as TRUE).
+    """The first option named in ``text`` (longest first, so HALF-TRUE is not read as TRUE).
 
     >>> parse_option("Verdict: half true, because ...", ["TRUE", "HALF-TRUE", "FALSE"])
     'HALF-TRUE'
     """
-    key = tuple(options)
-    if key not in _OPTION_RE_CACHE:
-        alts = sorted(options, key=len, reverse=True)
-        pat = "|".join(re.escape(o).replace(r"\-", r"[\s\-_]?") for o in alts)
-        _OPTION_RE_CACHE[key] = re.compile(rf"\b({pat})\b", re.IGNORECASE)
-    m = _OPTION_RE_CACHE[key].search(text or "")
+    pat = "|".join(re.escape(o).replace(r"\-", r"[\s\-_]?") for o in sorted(options, key=len, reverse=True))
+    m = re.search(rf"\b({pat})\b", text or "", re.IGNORECASE)
     if not m:
         return None
     found = re.sub(r"[\s_]", "-", m.group(1).upper())
@@ -148,11 +114,7 @@ def parse_option(text: str, options: Sequence[str]) -> str | None:
 
 
 def option_probs_from_samples(texts: Sequence[str], options: Sequence[str]) -> dict[str, float] | None:
-    """Frequency of each option over k sampled replies (unparseable replies are left out).
-
-    >>> option_probs_from_samples(["STOP", "CONTINUE.", "stop - enough", "??"], ["STOP", "CONTINUE"])
-    {'STOP': 0.6666666666666666, 'CONTINUE': 0.3333333333333333}
-    """
+    """Frequency of each option over sampled replies (unparseable ones left out)."""
     picks = [parse_option(t, options) for t in texts]
     picks = [p for p in picks if p is not None]
     if not picks:
@@ -161,11 +123,7 @@ def option_probs_from_samples(texts: Sequence[str], options: Sequence[str]) -> d
 
 
 def option_probs_from_stated(values: Mapping[str, Any], options: Sequence[str]) -> dict[str, float] | None:
-    """Probabilities the model stated, renormalised over ``options``; None if unusable.
-
-    >>> option_probs_from_stated({"STOP": 0.3, "CONTINUE": 0.9}, ["STOP", "CONTINUE"])
-    {'STOP': 0.25, 'CONTINUE': 0.75}
-    """
+    """Stated probabilities renormalised over ``options``; None if unusable."""
     try:
         vals = {o: float(values.get(o, 0.0)) for o in options}
     except (TypeError, ValueError):
@@ -177,15 +135,8 @@ def option_probs_from_stated(values: Mapping[str, Any], options: Sequence[str]) 
 
 
 def source_chain(caps: Capabilities | None, config: Config | None = None) -> tuple[str, ...]:
-    """The sources a Judge tries, in order, before the one-hot fallback (SPEC 3's order).
-
-    ``config.radar.prob_source`` forces one; ``auto`` starts with logprobs when ``caps`` (the probed
-    capabilities) has logprobs with alternatives, then samples (when ``k_samples > 1``), then stated
-    probabilities.
-
-    >>> from mabpd_kit.llm import Capabilities
-    >>> source_chain(Capabilities(logprobs=True, top_logprobs=True)), source_chain(Capabilities())
-    (('logprobs', 'samples', 'structured'), ('samples', 'structured'))
+    """The sources a Judge tries, in order, before the one-hot fallback: ``config.radar.prob_source`` when
+    forced; else logprobs (when ``caps`` has them with alternatives), samples (``k_samples > 1``), structured.
     """
     rc = (config or Config()).radar
     if rc.prob_source != "auto":
@@ -197,11 +148,8 @@ def source_chain(caps: Capabilities | None, config: Config | None = None) -> tup
 
 
 def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
-    """The first source a Judge on ``llm`` tries (:func:`source_chain`); ``rule`` offline.
-
-    Blocking; with ``auto`` it probes the endpoint (a few tiny requests the first time per endpoint
-    and model; cached in memory and on disk). A debate does not call this: it probes inside its
-    first claim's coroutine, so a dead endpoint fails claims, not the constructor.
+    """The first source a Judge on ``llm`` tries; ``rule`` offline. Blocking: with ``auto`` it probes the
+    endpoint (a debate probes inside its first claim instead).
     """
     cfg = config or Config()
     llm = online(llm)
@@ -212,8 +160,7 @@ def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
 
 
 class JudgeProbabilities(BaseModel):
-    """The Judge's stated probabilities (``structured`` source): the reasoning first, then the
-    numbers (the order the prompt asks for and a constrained decoder follows; any order parses)."""
+    """The Judge's stated probabilities (``structured``), the reasoning first."""
 
     reason: str = Field("", description="one or two sentences of reasoning, written before the probabilities")
     p_true: float = Field(ge=0, le=1)
@@ -226,14 +173,9 @@ class JudgeProbabilities(BaseModel):
 class LLMJudge:
     """The Judge on an LLM: the label question and, before a further round, the STOP/CONTINUE question.
 
-    Each question tries the sources of ``chain`` in turn (:func:`source_chain`): one greedy call
-    read through its logprobs, k samples counted, or one structured call with stated probabilities
-    (shared by both questions of a round); when none gives a distribution, the bare verdict is
-    made one-hot and marked ``one_hot``. Every call's usage goes to the debate's record
-    (``res.usage``) as it comes in, so a Judge that fails still counts what it cost; an empty or
-    refusing reply is noted in ``res.judge_notes``.
-
-    One Judge serves all the claims of a debate: it remembers when the endpoint refused sampling.
+    Each question tries the sources of ``chain`` in turn, else makes the bare verdict one-hot. Every call's
+    usage goes to ``res.usage`` as it comes in; empty or refusing replies to ``res.judge_notes``. One Judge
+    serves all the claims of a debate, so it remembers that the endpoint refused sampling.
     """
 
     def __init__(self, llm: LLM, chain: Sequence[str], config: Config, *,
@@ -248,15 +190,12 @@ class LLMJudge:
         return self.chain[0]
 
     def _messages(self, name: str, fill: Mapping[str, str]) -> list[dict[str, str]]:
-        """The shared part (system), then the item, the Judge's paragraph and the question, last
-        (``judge_verdict.md``, ``judge_continue.md``, ``judge_probabilities.md``)."""
+        """The prompt ``name`` (judge_verdict, judge_continue, judge_probabilities) filled with ``fill``."""
         return prompts.messages("radar", name, prompts_dir=self.prompts_dir, **fill)
 
     async def judge(self, res: RadarResult, fill: Mapping[str, str], last: bool,
                     round: int) -> tuple[dict[str, float], float | None, dict[str, str]]:
-        """(label probabilities, p(STOP) or None after the last round, the source of each answer).
-
-        ``fill``: the prompt slots (claim, evidence, transcript, next_stage)."""
+        """(label probabilities, p(STOP) or None after the last round, each answer's source)."""
         memo: dict[str, Any] = {}  # one structured reply answers both questions of the round
         probs, src = await self._question(res, fill, "verdict", self.labels, round, memo)
         sources = {"verdict": src}

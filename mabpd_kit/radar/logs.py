@@ -1,15 +1,8 @@
 """Loaders for the RADAR repository's logged outputs (the real Llama-3-8B adaptive-stopping run).
 
-:func:`load_radar_run` turns a ``*_hybrid_*`` answer map into :class:`~mabpd_kit.radar.stopping.Trajectory`
-objects (one per claim: the Judge's state after each round it played) that the stopping rule replays
-and :func:`~mabpd_kit.radar.calibrate.calibrate` calibrates on; :func:`load_radar_decisions` reads the
-summary of every logged STOP/CONTINUE decision. Files are found by :func:`mabpd_kit.data.locate`
-(``MABPD_DATA_DIR``); gold labels come from PolitiFact-Hidden.
-
->>> from mabpd_kit.radar import load_radar_run
->>> run = load_radar_run()                       # doctest: +SKIP
->>> len(run.trajectories), run.n_decisions       # doctest: +SKIP
-(23, 30)
+:func:`load_radar_run` turns a ``*_hybrid_*`` answer map into trajectories the stopping rule replays and
+:mod:`.calibrate` calibrates on; :func:`load_radar_decisions` reads every logged STOP/CONTINUE decision.
+Files are found by :func:`mabpd_kit.data.locate`; gold labels come from PolitiFact-Hidden.
 """
 
 from __future__ import annotations
@@ -37,15 +30,9 @@ VERDICTS_CSV = "outputs/claim_stage_verdict_summary.csv"
 
 @dataclass
 class LoggedRun:
-    """A parsed RADAR answer map: trajectories plus what the original run logged.
-
-    Attributes:
-        trajectories: one per parsed claim (round r = Judge state after round r).
-        logged: per claim, the run's own outcome: executed rounds, final verdict (from RADAR's
-            separate final-judge call), its thresholds, and the logged STOP/CONTINUE decisions.
-        skipped: ``(claim id, reason)`` for records that could not be parsed (kept out, not fatal).
-        n_decisions: scored STOP/CONTINUE decisions parsed (the forced "opening" rows excluded).
-        path: the file read.
+    """A parsed answer map: one trajectory per claim; ``logged``, the run's own outcome per claim (rounds, final
+    verdict, logged decisions); ``skipped``, (claim id, reason) of records that could not be parsed;
+    ``n_decisions``, the scored STOP/CONTINUE decisions.
     """
 
     trajectories: list[Trajectory]
@@ -83,14 +70,10 @@ def _norm_probs(d: Mapping[str, Any] | None, labels: Sequence[str]) -> dict[str,
 
 
 def _parse_claim(cid: str, rec: Mapping[str, Any], labels: Sequence[str], max_rounds: int) -> tuple[list[RoundState], dict]:
-    """One record of RADAR's hybrid adaptive answer map -> Judge states per executed round.
-
-    Layout (found by reading the files): ``executed_rounds`` lists the stages played;
-    ``round_judges["round_k"]["verdict_probabilities"]`` is the Judge's label distribution after
-    round k; ``continuation_decisions`` has one entry per stage, and the entry named after stage
-    k+1 holds ``choice_probabilities`` {STOP, CONTINUE} asked *after* round k (the "opening" entry
-    is a forced continue with no probabilities). When the closing round was played, no round judge
-    follows it and the final judge's distribution is that round's state.
+    """One record of the answer map -> the Judge's state per executed round. ``round_judges["round_k"]`` holds
+    the label distribution after round k; the ``continuation_decisions`` entry named after stage k+1 holds
+    the STOP/CONTINUE probabilities asked after round k. After the closing round the final judge's
+    distribution is that round's state.
     """
     executed = list(rec.get("executed_rounds") or [])
     if not executed:
@@ -129,11 +112,8 @@ def load_radar_run(
     config: Config | None = None,
     gold: Mapping[str, str] | None = None,
 ) -> LoggedRun:
-    """Read a RADAR ``*_hybrid_*`` answer map (the real Llama-3-8B adaptive-stopping run by default).
-
-    ``path`` defaults to ``mabpd_kit.data.locate("RADAR", "outputs/...hybrid_mcq_llama.json")``.
-    Gold labels come from PolitiFact-Hidden's ``GT_test_all.json`` (or ``gold=``). Records that
-    cannot be parsed are listed in ``skipped`` with the reason; the rest load.
+    """Read a ``*_hybrid_*`` answer map (default: the Llama-3-8B run); gold labels from PolitiFact-Hidden's
+    ``GT_test_all.json`` (or ``gold=``). Records that cannot be parsed go to ``skipped`` with the reason.
     """
     from mabpd_kit.data import locate
 
@@ -169,11 +149,8 @@ def load_radar_run(
 
 
 def load_radar_decisions(path: str | Path | None = None, *, data_dir: str | Path | None = None) -> pd.DataFrame:
-    """RADAR's ``continuation_decisions_summary.csv``: every logged STOP/CONTINUE of 4 runs.
-
-    The CSV names its ``source_file`` on a run's first row only (later rows are blank); this fills
-    it down, adds ``run`` (a short name: evidence ``retrieved``/``gold`` x judge ``bj``/``fj``),
-    ``round_index`` (1 = opening) and ``s = p(STOP) - p(CONTINUE)``, and joins the gold label.
+    """``continuation_decisions_summary.csv`` with ``source_file`` filled down, ``run`` (evidence
+    ``retrieved``/``gold`` x judge ``bj``/``fj``), ``round_index``, ``s`` and the gold label.
     """
     from mabpd_kit.data import locate
 

@@ -1,16 +1,7 @@
-"""The offline rule-based stand-in for RADAR's three agents (NOT an LLM; a teaching prop).
+"""The offline rule-based stand-in for RADAR's three agents (not an LLM; a teaching prop).
 
-Without an endpoint, :class:`~mabpd_kit.radar.debate.RadarDebate` runs the same debate coroutine
-with this stand-in in place of the Politician, the Scientist and the Judge, so the notebook and
-``mabpd radar`` run without any model. Every turn it writes starts with :data:`OFFLINE_TAG`.
-
->>> from mabpd_kit.radar import RuleBasedRadar, example_claims
->>> from mabpd_kit.radar.evidence import Evidence
->>> ex = example_claims().iloc[2]
->>> ev = [Evidence(number=i, text=s) for i, s in enumerate(ex.evidence, 1)]
->>> probs, p_stop = RuleBasedRadar().judge(ex.claim, ev, cited=[], round=1, new_omissions=0)
->>> max(probs, key=probs.get)
-'FALSE'
+Without an endpoint, :class:`~.debate.RadarDebate` runs the same coroutine with this stand-in as the
+Politician, the Scientist and the Judge. Every turn it writes starts with :data:`OFFLINE_TAG`.
 """
 
 from __future__ import annotations
@@ -19,7 +10,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -51,9 +41,8 @@ _NEGATION_RE = _cue_regex(NEGATION_CUES)
 _HEDGE_RE = _cue_regex(HEDGE_CUES)
 
 
-@lru_cache(maxsize=65536)
 def _sentence_cues(text: str) -> tuple[frozenset[str], int, int]:
-    """(content words, negation cue count, hedge cue count) of one sentence; cached."""
+    """(content words, negation cue count, hedge cue count) of one sentence."""
     low = text.lower()
     return _content_words(text), len(_NEGATION_RE.findall(low)), len(_HEDGE_RE.findall(low))
 
@@ -66,17 +55,11 @@ class _Cues:
 
 
 class RuleBasedRadar:
-    """Deterministic offline stand-in for the three RADAR agents (NOT an LLM; a teaching prop).
-
-    Each evidence sentence gets cues: overlap with the claim's content words, negation cues
-    (``not``, ``false``, ``misleading`` ...) and hedge/omission cues (``but``, ``only``, ``excluding`` ...).
-    The Politician cites the unused sentences with the most overlap and no negation (unhedged
-    ones first); the Scientist
-    cites unused sentences with hedge or negation cues. The Judge scores only what has been cited
-    so far: support (overlap of clean citations), contradiction (negation cues) and omission
-    (hedges) become label logits, sharpened a little each round, so confidence evolves as the
-    debate reveals evidence. p(STOP) rises with the confidence and falls when the last round
-    brought new omission points.
+    """Deterministic stand-in for the three agents. Each evidence sentence gets cues: overlap with the claim's
+    content words, negation cues and hedge (omission) cues. The Politician cites unused sentences with the
+    most overlap and no negation, the Scientist those with hedges or negations. The Judge turns the cited
+    sentences' support, contradiction and omission into label logits, sharpened each round; p(STOP) rises
+    with the confidence and falls with new omission points.
     """
 
     def __init__(self, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE")) -> None:

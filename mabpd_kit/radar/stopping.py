@@ -1,32 +1,13 @@
 """Dual-threshold early stopping for RADAR debates (SPEC 3): the rule, the Judge's states, replay.
 
-The rule (Debating the Unspoken, ACL 2026): after each debate round the Judge gives
+After each round the Judge gives p(STOP), p(CONTINUE) (the margin ``s = p(STOP) - p(CONTINUE)``) and a
+distribution over the labels (the confidence ``c = max p(label)``). The debate stops iff ``s >= tau_s`` and
+``c >= tau_v``: a Judge can want to stop while still unsure of the label, which is what half-truths do.
+The answer is the argmax at that round; ties go to the first of ``config.radar.labels``, as ``numpy.argmax``.
 
-* ``p(STOP)`` and ``p(CONTINUE)`` -> the stop margin ``s = p(STOP) - p(CONTINUE)`` in [-1, 1];
-* a distribution over the labels TRUE / HALF-TRUE / FALSE -> the confidence ``c = max_y p(y)``.
-
-The debate stops after round ``r`` iff ``s >= tau_s`` **and** ``c >= tau_v``; the answer is the Judge's
-argmax at that round. Two thresholds, because a Judge can *want* to stop while still unsure of the
-label, which is exactly what happens on half-truths.
-
-Everything here works on *trajectories* (one per claim: the Judge's state after every round it
-played), so the same rule runs in a live debate (:mod:`mabpd_kit.radar.debate`) and in an offline
-replay of a logged run (:func:`replay`). Replaying over the whole ``tau_s x tau_v`` grid is one
-vectorised numpy pass: :func:`mabpd_kit.radar.calibrate.calibrate`.
-
->>> from mabpd_kit.radar import DualThreshold
->>> rule = DualThreshold(tau_s=-0.6, tau_v=0.75)
->>> rule.decide(p_stop=0.2, p_continue=0.8, label_probs={"TRUE": 0.8, "HALF-TRUE": 0.15, "FALSE": 0.05}, round=1).stop
-True
-
-Float edge cases: ``0.2 - 0.8`` is ``-0.6000000000000001`` in binary floating point, so a Judge whose
-``s`` is "exactly" ``-0.6`` would fail ``s >= -0.6``. Both comparisons therefore allow a tolerance of
-:data:`EPS` (``1e-9``): ``s >= tau_s - EPS`` and ``c >= tau_v - EPS``. The grid step is 0.05, so
-the tolerance can never move a decision across a grid cell; it only makes "exactly at the threshold"
-stop, as the rule says. The live rule and the vectorised replay use the same tolerance.
-
-Label ties (two labels with the same top probability) are broken by the order of
-``config.radar.labels`` (TRUE, HALF-TRUE, FALSE), the same as ``numpy.argmax``.
+The rule works on trajectories (the Judge's state after every round), so the same rule runs live
+(:mod:`.debate`), in a replay of a logged run (:func:`replay`) and over a grid (:mod:`.calibrate`).
+Both comparisons allow :data:`EPS`, so a margin of "exactly" -0.6 (``0.2 - 0.8``) meets ``tau_s = -0.6``.
 """
 
 from __future__ import annotations
@@ -59,14 +40,9 @@ __all__ = [
     "trajectories_frame",
 ]
 
-EPS = 1e-9
-"""Tolerance of both threshold comparisons (see the module docstring)."""
-
-ONE_HOT = "one_hot"
-"""The source of a probability that is a bare verdict made one-hot (no logprobs, samples or stated values)."""
-
+EPS = 1e-9  # tolerance of both threshold comparisons
+ONE_HOT = "one_hot"  # the source of a bare verdict made one-hot
 ROUND_NAMES: tuple[str, ...] = ("opening", "rebuttal", "closing")
-"""Stage names of rounds 1, 2, 3 (RADAR's debate protocol)."""
 
 StopReason = Literal[
     "both_thresholds_met",  # s >= tau_s and c >= tau_v: early stop
@@ -155,11 +131,7 @@ def argmax_label(label_probs: Mapping[str, float], labels: Sequence[str] | None 
 
 @dataclass(frozen=True)
 class DualThreshold:
-    """Stop iff ``s = p(STOP) - p(CONTINUE) >= tau_s`` and ``c = max p(label) >= tau_v``.
-
-    ``tau_s = -1`` and ``tau_v = 0`` stop after the first round; ``DualThreshold.never()`` is the
-    "no early stopping" baseline (only the protocol's last round stops).
-    """
+    """Stop iff ``s >= tau_s`` and ``c >= tau_v``; :meth:`never` is the no-early-stopping baseline."""
 
     tau_s: float
     tau_v: float
@@ -219,16 +191,10 @@ class DualThreshold:
         )
 
 
-# ---------------------------------------------------------------------------------------------
-# Replay one policy over trajectories
-# ---------------------------------------------------------------------------------------------
 def replay(traj: Trajectory, rule: DualThreshold) -> StopDecision:
-    """Where ``rule`` stops on a logged/simulated trajectory (the same rule as a live debate).
-
-    When the log ends before the rule would stop (the logged run stopped earlier than this rule
-    would), the replay stops at the last logged round with reason ``end_of_log``: later rounds were
-    never played, so their outcome is unknown. Count these (``replay_frame(...).censored``) before
-    trusting a replay of thresholds more patient than the logged run's.
+    """Where ``rule`` stops on a logged or simulated trajectory. A log that ends before the rule would stop
+    stops at its last round with reason ``end_of_log`` (later rounds are unknown: count them before trusting
+    a replay of thresholds more patient than the logged run's).
     """
     n = len(traj.rounds)
     if n == 0:
@@ -245,8 +211,7 @@ def replay(traj: Trajectory, rule: DualThreshold) -> StopDecision:
 
 
 def replay_frame(trajs: Sequence[Trajectory], rule: DualThreshold) -> pd.DataFrame:
-    """Per claim: stop round, label, gold, correct, reason, s, c, source (of the stopping round),
-    censored (``end_of_log``) and one_hot (some round's probabilities were a bare verdict)."""
+    """Per claim: stop round, label, gold, correct, reason, s, c, source, censored (``end_of_log``), one_hot."""
     import pandas as pd
 
     rows = []
