@@ -99,11 +99,8 @@ def _header(fields: list[str]) -> list[str]:
 
 
 def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Any]:
-    """The header, then every row of a CSV/TSV file, read with the ``csv`` module line by line (strict
-    quoting): a row whose quoting or field count is broken is flagged with its line number and the lines
-    after its first are read again as rows of their own, so no row is lost and none shifts another.
-    Cells are strings as written (an empty cell is ``None``). ``max_row``: a line, or a quoted field over
-    several lines, longer than this is a bad row "too large" (never held whole)."""
+    """The header, then every row of a CSV/TSV file (see the module docstring); ``max_row``: a line, or a
+    quoted field over several lines, longer than this is a bad row "too large" (never held whole)."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1) if max_row is None else max_row)
     with open_binary(path, max_unpacked) as fh:
         feed = _Feed(enumerate(iter_lines(fh, max_row), start=1))

@@ -22,7 +22,7 @@ from mabpd_kit.runs.checkpoint import Checkpoint, line
 
 from mabpd_kit.corpus.articles import ArticleResult
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
-from mabpd_kit.corpus.summary import failed_sentences_note, summarize
+from mabpd_kit.corpus.summary import failed_sentences_note, summarize, tally
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,9 +117,9 @@ class CorpusResults(Results[ArticleResult]):
         """Articles, failed articles, analysed sentences and the sentences that failed inside decided
         articles (``failed_sentences``, in ``incomplete`` articles: a rerun analyses those articles again),
         with this run's ``resumed`` and ``computed``: what the CLI prints is what the results hold."""
-        stat, thr = self.stat, self.threshold
-        s = summarize(self.path if self._records is None and self.path else self, threshold=thr, stat=stat)
-        return {**s.counts(), "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
+        lazy = self._records is None and self.path
+        got = tally(self.path) if lazy else summarize(self, threshold=self.threshold, stat=self.stat).counts()
+        return {**got, "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
                 "stopped": self.stopped}
 
     def summary(self) -> str:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["Summary", "failed_sentences_note", "summarize"]
+__all__ = ["Summary", "failed_sentences_note", "summarize", "tally"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
 STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased", "n_words")
@@ -67,6 +67,30 @@ class _Head(BaseModel):
 
             return probability(self, score)
         return getattr(self, name, None)
+
+
+class _Tally(BaseModel):
+    """What the counts of a run read of a record (nothing else of it is built)."""
+
+    n_sentences: int = 0
+    n_failed_sentences: int = 0
+    failed: bool = False
+
+
+def tally(path: "str | Path") -> dict[str, int]:
+    """:meth:`Summary.counts` of a results file, reading only the counts of each id's last record."""
+    out = {"articles": 0, "failed": 0, "sentences": 0, "failed_sentences": 0, "incomplete": 0}
+    ck = Checkpoint(path)
+    for _, _, t in ck.latest(_Tally):
+        bad = 0 if t.failed else t.n_failed_sentences
+        out["articles"] += 1
+        out["failed"] += t.failed
+        out["sentences"] += t.n_sentences
+        out["failed_sentences"] += bad
+        out["incomplete"] += bad > 0
+    out["articles"] += ck.unreadable[0]  # a whole line whose record does not read: a failed article
+    out["failed"] += ck.unreadable[0]
+    return out
 
 
 class Summary:

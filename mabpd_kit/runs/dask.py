@@ -195,20 +195,26 @@ class Dask:
                     rec = job.fail(it, job.fatal[0])
                     emit(it.id, job.line(it, rec), True, rec)
         finally:
-            if inflight:  # Ctrl-C or an error: drop what is queued (a running partition may still commit)
-                try:
-                    client.cancel(list(inflight.values()))
-                except Exception:  # noqa: BLE001 - the client may be gone already
-                    pass
-            for thing in reversed(started):
-                try:
-                    thing.close()
-                except Exception:  # noqa: BLE001 - closing must not hide the run's own error
-                    pass
-            try:
-                parts.rmdir()  # only when empty: what a killed or lost worker left is fold_all's
-            except OSError:
-                pass
+            _close(client, list(inflight.values()), started, parts)
+
+
+def _close(client: Any, inflight: list[Any], started: list[Any], parts: Path) -> None:
+    """The end of a run, also on Ctrl-C or an error: queued partitions cancelled (a running one may still
+    commit), what this executor started closed (last first), the parts folder removed when empty."""
+    if inflight:
+        try:
+            client.cancel(inflight)
+        except Exception:  # noqa: BLE001 - the client may be gone already
+            pass
+    for thing in reversed(started):
+        try:
+            thing.close()
+        except Exception:  # noqa: BLE001 - closing must not hide the run's own error
+            pass
+    try:
+        parts.rmdir()  # only when empty: what a killed or lost worker left is fold_all's
+    except OSError:
+        pass
 
 
 def cluster_workers(scheduler: str) -> int:
