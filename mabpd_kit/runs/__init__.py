@@ -158,7 +158,6 @@ class _Batch:
 
     def go(self, items: Iterable[Item]) -> Results[Any]:
         t0 = time.perf_counter()
-        reconciled = False
         if self.ck is not None:
             self.ck.lock()
         try:
@@ -183,11 +182,10 @@ class _Batch:
             if self.ck is not None:
                 self.ck.fold_all()
                 self.ck.reconcile(self.hashes)
-                reconciled = True
         finally:
             if self.ck is not None:
                 self.ck.close()
-        return self.results(time.perf_counter() - t0, reconciled)
+        return self.results(time.perf_counter() - t0)
 
     def todo(self, items: Iterable[Item], idx: Any) -> Iterator[Item]:
         """The items to compute: those not reusable from the checkpoint, until a write fails."""
@@ -224,15 +222,13 @@ class _Batch:
         self.counts["failed"] += failed
         self.bar.update(1)
 
-    def results(self, wall: float, reconciled: bool) -> Results[Any]:
+    def results(self, wall: float) -> Results[Any]:
         spec, c = self.spec, self.counts
         kw = {"resumed": c["resumed"], "wall_s": wall, "computed": c["computed"]}
         if self.keep is not None:
             res = spec.results([self.keep[i] for i in self.order], checkpoint=None, **kw)
         else:
             res = spec.results(None, checkpoint=str(self.path), record=spec.record, **kw)
-            if reconciled:  # the file is exactly the run's items: counted by the reconciling pass
-                res._counts = self.ck.tally()  # type: ignore[union-attr]
             if self.tmp is not None:  # a temporary checkpoint: read it now, before it goes
                 res.records = list(res)
                 res.checkpoint = None

@@ -151,7 +151,6 @@ class Checkpoint:
         self.path = Path(path)
         self._fh: Any = None
         self._lock: Any = None
-        self._tally: tuple[int, int] | None = None  # counted by the last in-order check; any write drops it
         #: lines :meth:`records` found whole but could not read as a record: ``(count, first id and reason)``
         self.unreadable: tuple[int, str] = (0, "")
 
@@ -183,17 +182,6 @@ class Checkpoint:
         f = np.frombuffer(flags, dtype=np.int8)
         return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64), (f & 1).astype(bool),
                      np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
-
-    def tally(self) -> tuple[int, int]:
-        """``(lines, failed)`` of the readable lines, in one streaming pass (no index): the counts of a
-        file :meth:`reconcile` left holding each id once."""
-        if self._tally is not None:  # reconcile() just read the whole file and left it as it was
-            return self._tally
-        n = bad = 0
-        for line in self._scan():
-            n += 1
-            bad += line[4]
-        return n, bad
 
     def entries(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
         """``(offset, keys, record)`` of every readable line, in file order (after :meth:`reconcile`: the run's
@@ -272,7 +260,6 @@ class Checkpoint:
     def write(self, text: str) -> None:
         """Append one or more whole lines; on a failed write the file is cut back to where it was, then
         :class:`WriteFailed` is raised (no torn line is ever left behind)."""
-        self._tally = None
         fd = self._fh.fileno()
         data = memoryview(text.encode("utf-8"))
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -381,16 +368,12 @@ class Checkpoint:
     def _in_order(self, want: "Any") -> bool:
         """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
         :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
-        self._tally = None
         n = len(want)
-        k = bad = 0
+        k = 0
         for line in self._scan():
             if k >= n or hash(line[1]) != want[k]:
                 return False
             k += 1
-            bad += line[4]
-        if k == n:
-            self._tally = (k, bad)  # what tally() would count: the same pass, not a second one
         return k == n
 
 
