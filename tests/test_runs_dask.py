@@ -282,36 +282,6 @@ def test_the_local_cluster_a_run_starts_forks_its_workers_from_the_parent(monkey
     assert [r.text for r in res] == ["None"] * 2  # not forked from this process: the caller's method
 
 
-class PreparedStep(ForkStep):
-    """A step that builds something heavy in ``prepare`` (as ArticleStep builds its pipeline); ``online`` as given."""
-
-    def __init__(self, online: bool = False, **kw):
-        super().__init__(**kw)
-        self.online = online
-
-    def prepare(self) -> None:
-        import mabpd_kit.runs.dask as d
-
-        d._parent_mark = f"prepared in {os.getpid()}"
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
-def test_a_forked_cluster_inherits_what_the_step_prepared_in_the_parent(monkeypatch):
-    """The executor's own forked LocalCluster: the step's ``prepare`` runs once, here, before the fork, so the
-    workers start with it built (as the local pool's do); an online step (an LLM connection) is not prepared
-    here, and a cluster one connects to gets nothing from this process."""
-    import mabpd_kit.runs.dask as d
-
-    monkeypatch.setattr(d, "_parent_mark", None, raising=False)
-    step = PreparedStep()
-    res = runs.run(_items(4), step, record=Rec, fail=step.fail, engine="dask", workers=1, chunk=2)
-    assert [r.text for r in res] == [f"prepared in {os.getpid()}"] * 4
-    monkeypatch.setattr(d, "_parent_mark", None)
-    step = PreparedStep(online=True)
-    res = runs.run(_items(2), step, record=Rec, fail=step.fail, engine="dask", workers=1, chunk=2)
-    assert [r.text for r in res] == ["None"] * 2 and d._parent_mark is None
-
-
 def test_ctrl_c_in_the_parent_closes_its_client_and_resume_repeats_no_finished_item(tmp_path, cluster, client,
                                                                                     reference):
     from mabpd_kit.runs.dask import Dask

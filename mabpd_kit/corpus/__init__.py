@@ -1,4 +1,4 @@
-"""Corpus analysis for journalism researchers (issue 12): read a corpus, analyse it article by
+"""Corpus analysis for journalism researchers: read a corpus, analyse it article by
 article on every core (or through an LLM), aggregate by outlet, topic or month with bootstrap
 intervals and effect sizes, and write one offline HTML report.
 

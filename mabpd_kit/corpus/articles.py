@@ -15,27 +15,18 @@ Article evidence (:class:`ArticleResult`):
   ``raw_end`` into the text as given), its label, score and route, and for each biased sentence its
   spans and decision trace (``Decision.explanation()``).
 
-**Decision rule** (explicit, one threshold on one statistic, ``settings.rule``): by default
-(``article_decision="score"``) an article is biased iff its calibrated probability ``p_biased``
-(:mod:`mabpd_kit.corpus.score`: a logistic regression on the density of biased sentences, spans
-per 100 words, the strongest sentence scores, the category mix and log length, fitted on
-HyperPartisan train by nested cross-validation) is at or above ``settings.score_threshold`` (0.5).
-The legacy count rule (``article_decision="count"``) is ``<settings.article_stat> >=
-settings.article_threshold``, by default 11 or more biased sentences; a count grows with length.
-Refit the score on a labelled sample of your own with :func:`mabpd_kit.corpus.adapt_score` (or
-the count threshold with :func:`mabpd_kit.corpus.adapt`); the sentence-level pipeline stays zero-shot.
-Records store the evidence, not the decision, so another threshold or other coefficients
-re-decide a stored run without analysing anything again (:func:`decide`).
+**Decision rule** (``settings.rule``, one threshold on one statistic): by default an article is biased
+iff its calibrated probability ``p_biased`` (:mod:`mabpd_kit.corpus.score`) is at or above
+``settings.score_threshold``; the legacy count rule (``article_decision="count"``) is
+``<settings.article_stat> >= settings.article_threshold``. Records store the evidence, not the decision,
+so another threshold or other coefficients re-decide a stored run (:func:`decide`).
 
-The paper's **direct mode** (the whole article through the pipeline, cut to
-``config.text.article_words`` words) stays available as ``mode="direct"`` for comparison. There
-the article *is* the one decision: ``pred`` is its label, the threshold does not apply.
+The paper's **direct mode** (``mode="direct"``: the whole article, cut to ``config.text.article_words``
+words, is one decision whose label is ``pred``) stays available for comparison.
 
-**Language** is decided once per article (:func:`mabpd_kit.language.document_language`), never per
-sentence: a dateline or an embedded tweet alone looks like Nigerian Pidgin to py3langid. An article
-shorter than ``settings.language_min_chars`` is taken to be in ``config.text.languages[0]``. With the
-rule-based agents an article in another language fails with that one reason; with an LLM it is
-analysed and flagged ``unsupported_language``.
+**Language** is decided once per article (:func:`article_language`), never per sentence; with the
+rule-based agents an article in another language fails with that reason, with an LLM it is analysed
+and flagged ``unsupported_language``.
 
 >>> from mabpd_kit.mabpd import Pipeline
 >>> from mabpd_kit.corpus.inputs import Doc
@@ -206,7 +197,8 @@ def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str, **kw: Any) -
                          flags=flags, **kw)
 
 
-#: pipeline -> (its config, the same pipeline without per-item language detection)
+#: pipeline -> (its config, a shallow copy with ``text.detect_language`` off): the one stand-in until
+#: ``Pipeline`` has a plain option to take an article's language (branch reno_spine), then it goes
 _QUIET: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
@@ -231,7 +223,8 @@ def article_language(pipeline: "Pipeline", text: str, settings: CorpusConfig | N
     once for the whole article (:func:`mabpd_kit.language.document_language`; shorter than
     ``settings.language_min_chars``: ``config.text.languages[0]``). ``(None, None)`` when the
     pipeline does not detect languages. A language outside ``config.text.languages`` is a reason
-    only for the rule-based agents (an LLM analyses it; the article is flagged)."""
+    only for the rule-based agents (an LLM analyses it; the article is flagged). The rule and its message
+    repeat ``Pipeline._language`` (with the corpus's minimum length) until the pipeline takes a language."""
     from mabpd_kit.language import document_language
 
     st = resolve(settings, pipeline.config)
@@ -285,11 +278,12 @@ async def aanalyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | 
             d = await quiet.aanalyze(doc.text, id=doc.id)
             return _deferred(doc, [d], st, fingerprint, digest) or \
                 _direct(pipeline, doc, st, fingerprint, digest, decision=d)
-        ct, spans, todo = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+        planned = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+        ct, spans, todo = planned
         ks = [k for k, go in enumerate(todo) if go]
         ds = await runs.gather(*(quiet.aanalyze(ct.text[spans[k][0]:spans[k][1]], id=f"{doc.id}#{k}") for k in ks))
         return _deferred(doc, ds, st, fingerprint, digest) or \
-            analyze_doc(pipeline, doc, st, fingerprint=fingerprint, digest=digest, decisions=dict(zip(ks, ds)))
+            _article(pipeline, doc, st, fingerprint, digest, dict(zip(ks, ds)), planned)
     except Exception as exc:  # one article never stops a batch; the reason is kept
         return _failed(doc, f"{type(exc).__name__}: {exc}", st.mode, fingerprint, digest)
 
@@ -310,8 +304,9 @@ def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tu
 
 
 def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str,
-             decisions: "dict[int, Decision] | None") -> ArticleResult:
-    ct, spans, todo = plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
+             decisions: "dict[int, Decision] | None", planned: Any = None) -> ArticleResult:
+    """Article mode; ``decisions`` (by sentence index) and ``planned`` (:func:`plan`) from the LLM path."""
+    ct, spans, todo = planned or plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
     if not spans:
         return _failed(doc, "empty text (nothing left after cleaning)", "article", fp, digest)
     lang, why = article_language(pipeline, ct.text, st)

@@ -44,16 +44,15 @@ _TEXT_OPTIONS = (
     ("checkpoint", "--checkpoint", "a corpus resumes from its results file (--out)"),
 )
 
-_TABLES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
-
-
 def is_corpus(path: str) -> bool:
-    """A folder or a table file: ``mabpd analyze`` runs corpus analysis on it (else: plain text)."""
-    p = Path(path)
-    name = p.name.lower()
-    for z in (".gz", ".bz2", ".xz", ".zip"):  # corpus.rows.COMPRESSED: read as they are decompressed
-        name = name.removesuffix(z)
-    return p.is_dir() or name.endswith(_TABLES)
+    """A folder or a file a corpus reader takes (:data:`mabpd_kit.corpus.rows.READERS`): ``mabpd analyze``
+    runs corpus analysis on it (else: plain text)."""
+    from mabpd_kit.corpus.inputs import CorpusError, reader  # the folder reader is defined there
+
+    try:
+        return reader(None, path).name != "frame"
+    except CorpusError:
+        return False
 
 
 def add_corpus_options(group: "argparse._ActionsContainer") -> None:
@@ -143,11 +142,11 @@ def _quiet_dates() -> Iterator[None]:
         yield
 
 
-def _date_note(results: Any, date: str) -> str | None:
+def _date_note(summary: Any, date: str) -> str | None:
     """'N of M values of DATE are not dates (left out of the trend)', or None when every value is one."""
     from mabpd_kit.corpus.groups import month
 
-    values = [a.meta.get(date) for a in results]
+    values = summary.frame[date].tolist() if date in summary.frame else [None] * len(summary.frame)
     given = [v for v in values if v is not None and str(v).strip()]
     if not given:
         return f"no article has a value in --date column {date!r}: the report has no trend" if values else None
@@ -160,10 +159,6 @@ def run(args: argparse.Namespace) -> int:
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.inputs import CorpusError, read
     from mabpd_kit.corpus.parallel import analyze
-    from mabpd_kit.corpus.reporting import report
-    from mabpd_kit.corpus.store import export, failed_sentences_note, iter_results, load
-    from mabpd_kit.corpus.summary import missing_column
-
     why = refusal(args)
     if why is not None:
         print(f"mabpd analyze: error: {why}", file=sys.stderr)
@@ -184,57 +179,64 @@ def run(args: argparse.Namespace) -> int:
         llm = connect(config=cfg)
     from mabpd_kit.runs import Busy
 
-    def one_pass() -> dict[str, Any]:
+    def one_pass() -> Any:
         corpus = read(args.corpus, text_col=args.text_col, id_col=args.id_col, settings=st,
                       follow_symlinks=bool(getattr(args, "follow_symlinks", False)))
         return analyze(corpus, out, config=cfg, llm=llm, settings=st, progress=not args.quiet and sys.stderr.isatty(),
-                       load_results=False, engine=getattr(args, "engine", None),
-                       scheduler=getattr(args, "scheduler", None))  # type: ignore[return-value]
+                       engine=getattr(args, "engine", None), scheduler=getattr(args, "scheduler", None))
 
     try:
         if getattr(args, "batch", None):
             from mabpd_kit.llm.batch import run_batched
 
-            counts = run_batched(one_pass, llm, state=args.batch, quiet=args.quiet)  # type: ignore[arg-type]
+            res = run_batched(one_pass, llm, state=args.batch, quiet=args.quiet)  # type: ignore[arg-type]
         else:
-            counts = one_pass()
+            res = one_pass()
     except (CorpusError, Busy) as exc:
         print(f"mabpd analyze: {exc}", file=sys.stderr)
         return 2
+    return _after(args, out, st, res)
+
+
+def _after(args: argparse.Namespace, out: Path, st: Any, res: Any) -> int:
+    """What ``mabpd analyze`` says and writes after a run, from one read of the results file."""
+    from mabpd_kit.corpus.reporting import report, summary_of
+    from mabpd_kit.corpus.store import export, failed_sentences_note
+
+    summary = summary_of(out, by=args.by, date=args.date, leaning=args.leaning, settings=st)
+    counts = summary.counts()
     done = counts["articles"]
     if not done:
         what = "no .txt or .html files" if Path(args.corpus).is_dir() else "no rows"
         print(f"mabpd analyze: error: {what} in {args.corpus}: nothing to analyse", file=sys.stderr)
         return 2
-    print(f"mabpd analyze: {counts['computed']} articles analysed now, {counts['resumed']} from the results file: "
+    print(f"mabpd analyze: {res.computed or 0} articles analysed now, {res.resumed} from the results file: "
           f"{done} articles ({counts['sentences']} sentences analysed), {counts['failed']} failed (reasons in the "
           f"file){failed_sentences_note(counts)} -> {out}", file=sys.stderr)
-    print(f"mabpd analyze: {_decided(out, st)}", file=sys.stderr)
+    print(f"mabpd analyze: {_decided(summary, st)}", file=sys.stderr)
     if args.export:
         level = args.level or "article"
         n = export(out, args.export, level=level, settings=st)
         print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
         for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-            why = missing_column(out, col) if col else None
+            why = summary.missing(col) if col else None
             if why is not None:
                 print(f"mabpd analyze: error: {flag}: {why}; no report written", file=sys.stderr)
                 return 2
         with _quiet_dates():
-            report(load(out, settings=st), args.report, by=args.by, date=args.date, settings=st, leaning=args.leaning)
-        note = _date_note(iter_results(out), args.date) if args.date else None
+            report(summary, args.report, by=args.by, date=args.date, settings=st, leaning=args.leaning)
+        note = _date_note(summary, args.date) if args.date else None
         if note:
             print(f"mabpd analyze: {note}", file=sys.stderr)
         print(f"wrote {args.report}", file=sys.stderr)
     return 1 if done and counts["failed"] == done else 0
 
 
-def _decided(out: Path, st: Any) -> str:
-    """'K of N articles judged biased (the rule)', read from the results file in one streaming pass."""
-    from mabpd_kit.corpus.summary import summarize
-
+def _decided(summary: Any, st: Any) -> str:
+    """'K of N articles judged biased (the rule)'."""
     stat, thr = st.rule
-    df = summarize(out, threshold=thr, stat=stat, score=st.score).frame
+    df = summary.frame
     ok = df[~df["failed"]]
     what = (f"the hyperpartisan-style article score p_biased >= {thr:g}, fitted on SemEval-2019 HyperPartisan"
             if stat == "p_biased" else f"the count rule {stat} >= {thr:g}")
@@ -252,29 +254,27 @@ def _threshold_refusal(threshold: float | None, st: Any) -> str | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from mabpd_kit.corpus.reporting import report
+    from mabpd_kit.corpus.reporting import report, summary_of
     from mabpd_kit.corpus.settings import resolve
-    from mabpd_kit.corpus.store import iter_results, load
-    from mabpd_kit.corpus.summary import missing_column
 
     if not Path(args.results).is_file():
         print(f"mabpd report: no results file {args.results}", file=sys.stderr)
         return 2
     why = _threshold_refusal(args.threshold, resolve(None))
+    summary = summary_of(args.results, by=args.by, date=args.date, leaning=args.leaning, threshold=args.threshold)
     for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-        if why is None and col and (missing := missing_column(args.results, col)) is not None:
+        if why is None and col and (missing := summary.missing(col)) is not None:
             why = f"{flag}: {missing}"
     if why is not None:
         print(f"mabpd report: error: {why}", file=sys.stderr)
         return 2
-    res = load(args.results, threshold=args.threshold)
-    if not len(res):
+    if not len(summary):
         print(f"mabpd report: {args.results} holds no article results", file=sys.stderr)
         return 2
     with _quiet_dates():
-        report(res, args.output, by=args.by, date=args.date, title=args.title, leaning=args.leaning)
-    note = _date_note(iter_results(args.results), args.date) if args.date else None
+        report(summary, args.output, by=args.by, date=args.date, title=args.title, leaning=args.leaning)
+    note = _date_note(summary, args.date) if args.date else None
     if note:
         print(f"mabpd report: {note}", file=sys.stderr)
-    print(f"wrote {args.output} ({len(res)} articles)", file=sys.stderr)
+    print(f"wrote {args.output} ({len(summary)} articles)", file=sys.stderr)
     return 0

@@ -1,4 +1,4 @@
-"""Densities per group with length as the exposure, and rate ratios between groups (issue 38, item 2).
+"""Densities per group with length as the exposure, and rate ratios between groups.
 
 A group that writes longer articles has more biased sentences and more spans per article whatever
 its style, and the article score rises with length, so per-article figures can rank groups by

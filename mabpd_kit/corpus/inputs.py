@@ -1,36 +1,27 @@
-"""Reading a researcher's corpus: CSV, TSV, JSONL, Parquet, a folder of .txt/.html files, or a DataFrame.
+"""Reading a researcher's corpus: any format of the readers' table (:data:`mabpd_kit.corpus.rows.READERS`:
+CSV, TSV, JSONL, JSON, Parquet, compressed or not), a folder of .txt/.html files, or a DataFrame.
 
-:func:`read` returns a :class:`Corpus`: a lazy, re-iterable stream of :class:`Doc` records (the
-file is read as it is iterated, so memory does not grow with the corpus). Every doc has an ``id``,
-its ``text`` and every other column as ``meta``. Rows come in **as written**, and **every row once**:
+:func:`read` returns a :class:`Corpus`: a lazy, re-iterable stream of :class:`Doc` records (read as it is
+iterated). Rows come in **as written** and **every row once**:
 
-- **ids and metadata as written**: a CSV/TSV cell is the string in the file (``0000645`` stays
-  ``0000645``, ``NA`` stays ``NA``; an empty cell is ``None``, a CSV cannot tell it from a missing
-  value); JSON values keep their JSON type (an id is their text: ``645``, ``"0000645"``);
-- **ids**: ``id_col``, else the row number (0, 1, ... counting every row, bad ones too), or the
-  file's path in a folder. A row without an id, a second row with the same id and a row whose id
-  cannot be read get a made-up id (``line12``, ``row3``, ``d1#dup2``) that is **never** one of the
-  file's real ids (they are all looked at first, when the first made-up id is needed);
-- **every physical row once**: a CSV/TSV row with more fields than the header (unless the extra
-  ones are empty), a quote opened and never closed, a quote closed in the middle of a field, a line
-  that is not a JSON object is a bad row *with its line number*, and the rows after it are read as
-  they are: nothing shifts, nothing is swallowed. A quoted field may span lines (one row);
-- **one decoder** with the text layer (:func:`mabpd_kit.decoding.decode_bytes`): a byte-order mark
-  (UTF-8, UTF-16, UTF-32), else UTF-8, else Windows-1252, decoded and flagged ``encoding:cp1252``;
-- **a folder**: every entry gets a record, read or flagged with its reason (not a .txt/.html file,
-  hidden, a FIFO or a device, never opened, a broken link, a link out of the folder). Nothing
-  outside the folder is read unless ``follow_symlinks=True`` (``--follow-symlinks``).
+- a cell is the string in the file (``0000645`` stays ``0000645``; an empty cell is ``None``); JSON
+  values keep their type (an id is their text);
+- ids: ``id_col``, else the row number, or the file's path in a folder; a missing, repeated or
+  unreadable id gets a made-up one (``line12``, ``d1#dup2``) that is never one of the file's real ids;
+- a malformed row (broken quoting, extra fields, not a JSON object) is a bad row with its line number,
+  and the rows after it are read as they are; one decoder with the text layer (a byte-order mark, else
+  UTF-8, else Windows-1252, flagged ``encoding:cp1252``);
+- a folder: every entry gets a record, read or flagged with its reason; nothing outside the folder is
+  read unless ``follow_symlinks=True``.
 
-A bad row (empty, missing, binary, over ``settings.max_bytes``, a duplicate id, malformed) comes
-through as a doc with ``reason`` set: the batch goes on and the reason ends up in the output.
+A bad row (empty, missing, binary, too large, a duplicate id, malformed) comes through as a doc with
+``reason`` set: the batch goes on and the reason ends up in the output. HTML is cleaned later by the
+text layer (:func:`mabpd_kit.text.clean`), which keeps offsets back to the raw input.
 
 >>> import pandas as pd
 >>> docs = list(read(pd.DataFrame({"text": ["A plain report.", ""], "outlet": ["a", "b"]})))
 >>> [(d.id, d.ok, d.reason, d.meta) for d in docs]
 [('0', True, None, {'outlet': 'a'}), ('1', False, 'empty text', {'outlet': 'b'})]
-
-HTML (a ``.html`` file, or markup in a text column) is cleaned later by the text layer
-(:func:`mabpd_kit.text.clean`), which keeps offsets back to the raw input.
 """
 
 from __future__ import annotations
@@ -44,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.corpus.rows import (COMPRESSED, ENCODING_FLAG, CorpusError, csv_rows, frame_rows, json_array_rows, jsonl_rows,
-                                   parquet_engine, parquet_rows, starts_with, with_columns)
+from mabpd_kit.corpus.rows import ENCODING_FLAG, CorpusError, Reader, reader
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.decoding import bom, decode_bytes
 
@@ -53,8 +43,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Corpus", "CorpusError", "Doc", "read"]
-
-_parquet_engine = parquet_engine  # store.py's export checks for an engine through this name
 
 _TEXT_FILES = (".txt", ".html", ".htm")
 _FOLLOW_HINT = "--follow-symlinks, or read(..., follow_symlinks=True), reads it"
@@ -141,12 +129,6 @@ def _check(raw: Any, max_bytes: int) -> tuple[str, str | None, list[str]]:
     return raw, None, flags
 
 
-def check_text(raw: Any, max_bytes: int) -> tuple[str, str | None]:
-    """``(text, reason)``: the text of one row, or why it is a bad row."""
-    text, reason, _ = _check(raw, max_bytes)
-    return text, reason
-
-
 class _Ids:
     """The ids handed out so far, and made-up ids that are none of the source's real ids."""
 
@@ -176,20 +158,19 @@ class Corpus:
         self.source = source
         self.text_col, self.id_col = text_col, id_col
         self.follow_symlinks = bool(follow_symlinks)
-        self.format = format or _format_of(source)
-        if self.format != "frame" and not Path(source).exists():
+        frame = hasattr(source, "iloc") and hasattr(source, "columns")
+        self.reader = reader(format or ("frame" if frame else None), source)
+        self.format = self.reader.name
+        if not frame and not Path(source).exists():
             raise CorpusError(f"no such file or folder: {source}")
-        if self.format == "parquet":
-            parquet_engine()  # fail early, with the one-line install hint
+        self.reader.check(source)
 
     def __repr__(self) -> str:
         where = "a DataFrame" if self.format == "frame" else str(self.source)
         return f"Corpus({self.format}: {where}, text_col={self.text_col!r}, id_col={self.id_col!r})"
 
     def __iter__(self) -> Iterator[Doc]:
-        if self.format == "folder":
-            return self._folder()
-        return self._table()
+        return self.reader.docs(self)
 
     def to_frame(self) -> "pd.DataFrame":
         """The whole corpus as one frame: id, text, reason, flags, then the metadata columns (small corpora)."""
@@ -199,8 +180,8 @@ class Corpus:
                              for d in self])
 
     # -- tables ----------------------------------------------------------------------------------
-    def _table(self) -> Iterator[Doc]:
-        rows = self._reader()
+    def table(self, rows: Iterator[Any]) -> Iterator[Doc]:
+        """The docs of a reader's rows (the column names first)."""
         cols = next(rows, None)
         if cols is None:
             return
@@ -235,7 +216,7 @@ class Corpus:
 
     def _real_ids(self) -> set[str]:
         """Every id written in the id column (made-up ids must be none of them)."""
-        rows = self._reader()
+        rows = self.reader.rows(self.source, self.settings)
         next(rows, None)
         out = set()
         for r in rows:
@@ -254,23 +235,6 @@ class Corpus:
                 return lower[name]
         raise CorpusError(f"which column holds the text? none of {list(self.settings.text_columns)} is present; "
                           f"pass text_col= (columns: {cols})")
-
-    def _reader(self) -> Iterator[Any]:
-        """The column names first, then one :class:`Row` per row of the source."""
-        st = self.settings
-        n, row, unpacked = st.chunk_rows, st.max_row_bytes, st.max_decompressed_bytes
-        if self.format == "frame":
-            return frame_rows(self.source, n)
-        if self.format in ("csv", "tsv"):
-            return csv_rows(self.source, "\t" if self.format == "tsv" else ",", row, unpacked)
-        if self.format == "jsonl":
-            return with_columns(jsonl_rows(self.source, row, unpacked), n)
-        if self.format == "json":  # a JSON array of objects (read whole), else JSON Lines
-            return with_columns(json_array_rows(self.source, unpacked) if starts_with(self.source, "[")
-                                 else jsonl_rows(self.source, row, unpacked), n)
-        if self.format == "parquet":
-            return parquet_rows(self.source, n)
-        raise CorpusError(f"unknown format {self.format!r}")
 
     # -- a folder of files -------------------------------------------------------------------------
     def _folder(self) -> Iterator[Doc]:
@@ -376,21 +340,13 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
-def _format_of(source: Any) -> str:
-    if hasattr(source, "iloc") and hasattr(source, "columns"):
-        return "frame"
-    p = Path(source)
-    if p.is_dir():
-        return "folder"
-    name = p.name.lower()
-    for z in COMPRESSED:
-        name = name.removesuffix(z)
-    for suffix, fmt in ((".csv", "csv"), (".tsv", "tsv"), (".tab", "tsv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
-                        (".json", "json"), (".parquet", "parquet"), (".pq", "parquet")):
-        if name.endswith(suffix):
-            return fmt
-    raise CorpusError(f"cannot tell the format of {source}: use .csv, .tsv, .jsonl, .parquet or a folder of .txt/.html "
-                      "files (or pass format=)")
+class Folder(Reader):
+    """A folder of .txt/.html files (:meth:`Corpus._folder`)."""
+
+    name = "folder"
+
+    def docs(self, corpus: Any) -> Iterator[Doc]:
+        return corpus._folder()
 
 
 def read(source: Any, text_col: str | None = None, id_col: str | None = None, *,

@@ -1,21 +1,12 @@
 """Running a corpus on the one runner (:func:`mabpd_kit.runs.run`): an article is an item.
 
-:func:`analyze` streams the corpus (read in chunks) through :class:`ArticleStep` into the results
-file, which is the run's checkpoint (one line per article, flushed as it ends):
-
-- **rule-based**: on ``workers`` local processes (every core by default; chunks of
-  ``settings.chunk_articles`` articles per task), or on a Dask cluster (``engine="dask"``; partitions of
-  ``settings.dask_partition_articles`` articles);
-- **LLM**: in this process, ``concurrency`` articles at once, each article's sentences sent
-  together; every call waits for the endpoint's limit and goes through the record/replay cache,
-  so a resumed article pays for no call already answered;
-- **resume**: an article already in the results file with the same id, text digest and
-  fingerprint (pipeline configuration and models, article mode, sentence settings) is not analysed
-  again, even after ``kill -9``; failed articles are retried, except bad rows (their reason comes
-  from the input and would not change). At the end the file holds exactly this corpus's articles,
-  once each, in corpus order (records of ids the corpus no longer has go to ``FILE.stale.jsonl``).
-  The article threshold is not part of the fingerprint: records keep the evidence and
-  :func:`~mabpd_kit.corpus.store.load` decides.
+:func:`analyze` streams the corpus through :class:`ArticleStep` into the results file, which is the run's
+checkpoint: rule-based on local processes (``settings.chunk_articles`` per task) or Dask
+(``settings.dask_partition_articles`` per partition); with an LLM in this process (or each Dask worker
+connecting itself), under the runner's one in-flight and deadline policy (:meth:`mabpd_kit.runs.RunSpec.with_llm`).
+An article already in the file with the same id, text digest and fingerprint (pipeline and models,
+article mode, sentence settings) is not analysed again; failed ones are, except bad rows. The article
+threshold is not in the fingerprint: records keep the evidence and :func:`~mabpd_kit.corpus.store.load` decides.
 """
 
 from __future__ import annotations
@@ -38,10 +29,6 @@ if TYPE_CHECKING:
     from mabpd_kit.mabpd import Pipeline
 
 __all__ = ["ArticleStep", "analyze", "make_pipeline", "run_config"]
-
-#: pipelines built in this process (a worker builds its own once), by the step's fingerprint
-_BUILT: dict[str, Any] = {}
-
 
 def run_config(config: "Config | None" = None, settings: CorpusConfig | None = None) -> "Config":
     """The pipeline configuration of a corpus run, with its corpus settings resolved once into
@@ -83,22 +70,18 @@ class ArticleStep:
 
     @property
     def pipeline(self) -> "Pipeline":
-        if self.llm is not None:
-            p = self.__dict__.get("_pipeline")
-            if p is None:
-                p = self.__dict__["_pipeline"] = make_pipeline(self.config, self.llm)
-            return p
-        if self.fingerprint not in _BUILT:
-            _BUILT.clear()  # one configuration per process at a time
-            llm = None
-            if self.llm_spec is not None:  # a worker: its own connection, cache handle and rate limit
+        """Built on first use and kept on the step (a worker keeps its copy of the step for the run)."""
+        p = self.__dict__.get("_pipeline")
+        if p is None:
+            llm = self.llm
+            if llm is None and self.llm_spec is not None:  # a worker: its own connection, cache and rate limit
                 from mabpd_kit.llm import connect
 
                 spec = dict(self.llm_spec)
                 share = self.config.replace(**{"llm.concurrency": spec.pop("concurrency")})
                 llm = connect(config=share, quiet=True, **spec)
-            _BUILT[self.fingerprint] = make_pipeline(self.config, llm)
-        return _BUILT[self.fingerprint]
+            p = self.__dict__["_pipeline"] = make_pipeline(self.config, llm)
+        return p
 
     @property
     def online(self) -> bool:
@@ -130,6 +113,17 @@ def _spec(llm: "LLM", concurrency: int) -> dict[str, Any]:
     cache = getattr(llm, "_cache", None)
     return {"base_url": llm.endpoint, "model": llm.model, "cache_mode": llm.cache_mode,
             "cache_dir": str(cache.directory) if cache is not None else None, "concurrency": concurrency}
+
+
+def _worker_step(cfg: "Config", fp: str, llm: "LLM", n_workers: int | None, scheduler: str | None) -> ArticleStep:
+    """The step of an LLM run on Dask: each worker connects itself, with its share of the endpoint's limit."""
+    if n_workers is None and scheduler is not None:
+        from mabpd_kit.runs.dask import cluster_workers
+
+        share = llm.concurrency // cluster_workers(scheduler)
+    else:
+        share = llm.concurrency // (n_workers or os.cpu_count() or 1)  # a LocalCluster: a worker per core
+    return ArticleStep(cfg, fp, None, llm_spec=_spec(llm, max(1, share)))
 
 
 def _fingerprint(models: str, st: CorpusConfig) -> str:
@@ -180,24 +174,16 @@ def analyze(
     bare = cfg.model_copy(update={"corpus": CorpusConfig()})  # the corpus settings that matter are in _fingerprint
     models = make_pipeline(bare, llm).fingerprint() if llm is not None else runs.fingerprint(bare, "rule")
     fp = _fingerprint(models, st)
-    step = ArticleStep(cfg, fp, llm)
     dask = engine == "dask"
     n_workers = workers or st.workers or (None if dask else os.cpu_count() or 1)
-    if dask and llm is not None:  # each worker connects itself, with its share of the endpoint's limit
-        if n_workers is None and scheduler is not None:
-            from mabpd_kit.runs.dask import cluster_workers
-
-            share = llm.concurrency // cluster_workers(scheduler)
-        else:
-            share = llm.concurrency // (n_workers or os.cpu_count() or 1)  # a LocalCluster: a worker per core
-        step = ArticleStep(cfg, fp, None, llm_spec=_spec(llm, max(1, share)))
+    step = _worker_step(cfg, fp, llm, n_workers, scheduler) if dask and llm is not None else ArticleStep(cfg, fp, llm)
     items = (runs.Item(doc.id, doc, _digest(doc), retry=doc.ok) for doc in docs)
-    concurrency = None if llm is None else 2 * (step.llm_spec["concurrency"] if step.llm_spec else llm.concurrency)
-    deadline = None if llm is None else llm.item_deadline(cfg.llm.item_deadline_s)
-    res = runs.run(items, step, record=ArticleResult, fail=step.fail, checkpoint=out, fingerprint=fp,
-                   concurrency=concurrency, deadline_s=deadline, progress="corpus" if progress else False,
-                   engine=engine if engine is not None else "local", workers=n_workers if llm is None or dask else None,
-                   chunk=st.dask_partition_articles if dask else st.chunk_articles, scheduler=scheduler)
+    spec = runs.RunSpec(ArticleResult, step.fail, checkpoint=out, fingerprint=fp, engine=engine or "local",
+                        progress="corpus" if progress else False, scheduler=scheduler,
+                        workers=n_workers if llm is None or dask else None,
+                        chunk=st.dask_partition_articles if dask else st.chunk_articles)
+    spec = spec.with_llm(llm, cfg.llm.item_deadline_s, calls=step.llm_spec["concurrency"] if step.llm_spec else None)
+    res = runs.run(items, step, spec)
     wall = time.perf_counter() - t0
     loaded = load(out, settings=st)
     loaded.resumed, loaded.computed, loaded.wall_s, loaded.stopped = res.resumed, res.computed or 0, wall, res.stopped

@@ -1,8 +1,7 @@
-"""Prevalence of biased sentences per group, corrected for the detector's error rates (issue 38, item 1).
+"""Prevalence of biased sentences per group, corrected for the detector's error rates.
 
 Classify-and-count (the share of sentences the kit calls biased) is pulled towards the middle
-whenever the detector's true- and false-positive rates are not 1 and 0: on BABE train it puts
-Reuters at 0.28 against the annotators' 0.10 and the Federalist at 0.60 against 0.92. This module
+whenever the detector's true- and false-positive rates are not 1 and 0. This module
 estimates the share of sentences a BABE-style annotator would call biased instead, with an interval
 that carries the uncertainty of the error rates as well as that of the group's sample:
 
@@ -21,13 +20,9 @@ that carries the uncertainty of the error rates as well as that of the group's s
   the binomial one, at least 1), so an outlet that writes alike in every sentence does not count as
   more evidence than it is.
 
-The method was chosen over classify-and-count and the adjusted count with a bootstrap by
-leave-one-outlet-out coverage on BABE train (:mod:`mabpd_kit.evaluate.validity`).
-A model of the whole decision trace in place of flag and score (an L2 logistic regression on the
-agents' scores, spans, cue categories, route and length, then the same quantifier on its probability)
-was tried by nested leave-one-outlet-out (``bench/bench_prevalence.py``) and not adopted: across outlets
-it separates the classes no better than the score (AUC 0.70 against 0.72) and its bins vary more from
-one outlet to another, so honest intervals get wider (1/9 covered, median width 0.79, against 6/9, 0.37).
+The method was chosen by leave-one-outlet-out coverage on BABE train (:mod:`mabpd_kit.evaluate.validity`);
+a model of the whole decision trace in place of flag and score was tried and not adopted
+(``bench/bench_prevalence.py``).
 
 >>> import numpy as np
 >>> r = ErrorRates(edges=(0.7,), biased=(30, 20, 50), neutral=(70, 20, 10))

@@ -4,29 +4,16 @@ Everything is inline: charts are SVG made by vl-convert (no Vega script, no CDN)
 is plain HTML, and a few lines of inline JavaScript sort and filter the article table and open the
 drill-down. The file makes no network request.
 
-- **Overview** (issue 38): first the corrected share of sentences judged biased per group (BABE-style
-  lexical/framing bias: classify-and-count corrected for the detector's error rates on BABE train,
-  :mod:`mabpd_kit.corpus.prevalence`), then the flagged sentences per 1,000 words (length as the
-  exposure) and the rate ratios of every group against the largest (:mod:`mabpd_kit.corpus.density`),
-  one sentence on what these estimates can and cannot support (with the leave-one-outlet-out check's
-  figures), the leaning audit when a leaning column is given, the category mix of the evidence, and
-  only then the share of articles the article rule (a hyperpartisan-style score) judges biased; small
-  or too-uncertain groups faded and warned; the trend per month (when a date column is given), and
-  the rule and its threshold.
-- **Articles**: a table of the articles (sortable by any column, filtered by text, group and
-  decision): every article up to ``settings.report_max_rows``, else that many, the most biased
-  first, with how many more are not shown (every row: :func:`~mabpd_kit.corpus.export`).
-- **Drill-down**: click a row: why the article got its decision (its probability, each feature's
-  contribution to the log-odds, the sentences and spans that moved its score most, read from the
-  record by :func:`mabpd_kit.corpus.score.explain`), the article with its evidence spans
-  highlighted, and the decision trace of each flagged sentence (``settings.report_articles`` articles, the most biased first,
-  have one, within ``settings.report_max_bytes``; the others show their row only).
+- **Overview**: the corrected share of sentences judged biased per group (:mod:`.prevalence`), flagged
+  sentences per 1,000 words and rate ratios (:mod:`.density`), what these can support, the leaning
+  audit (with a leaning column), the category mix, the share of articles the article rule judges
+  biased, the trend per month (with a date column); small or too-uncertain groups faded and warned.
+- **Articles**: a sortable, filterable table (up to ``settings.report_max_rows``, the most biased first).
+- **Drill-down**: why an article got its decision (:func:`mabpd_kit.corpus.score.explain`), its evidence
+  highlighted and each flagged sentence's trace (``settings.report_articles`` articles).
 
-Built from aggregates: a results file is read in one streaming pass into one small row per article
-(:mod:`mabpd_kit.corpus.summary`); only the articles shown in full are read again. Memory and the
-file's size stay bounded whatever the corpus size (``bench/bench_report.py``). Every value that
-comes from the corpus or the caller (column names, ids, groups, dates, text, spans, traces, the
-title) is HTML-escaped (``tests/test_html_escape.py``).
+Built from one small row per article (:func:`summary_of`, :mod:`.summary`); only the articles shown in
+full are read again. Every value from the corpus or the caller is HTML-escaped.
 
 >>> report(results, "report.html", by="outlet", date="published_at")   # doctest: +SKIP
 """
@@ -140,6 +127,24 @@ _FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sen
                     "n_words", "bins"})
 
 
+def summary_of(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
+               leaning: str | None = None, settings: CorpusConfig | None = None, threshold: float | None = None,
+               rates: Any = None) -> Any:
+    """The one read of a run's results the report (and the CLI's lines about it) work from
+    (:func:`mabpd_kit.corpus.summary.summarize`, with the report's columns and sentence bins)."""
+    from mabpd_kit.corpus.summary import summarize
+
+    st = resolve(settings)
+    is_file = isinstance(results, (str, Path))
+    thr = threshold if threshold is not None else st.rule[1] if is_file else results.threshold
+    stat = st.rule[0] if is_file else results.stat
+    score = st.score if is_file else getattr(results, "score", None) or st.score
+    cols = [c for c in dict.fromkeys((by, date, leaning)) if c and c not in _FIXED]
+    rates = rates or _shipped_rates()
+    return summarize(_source(results), columns=cols, threshold=thr, stat=stat, score=score,
+                     edges=rates.edges if rates else None)
+
+
 def report_html(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
                 title: str = "Corpus analysis", settings: CorpusConfig | None = None,
                 threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> str:
@@ -149,20 +154,15 @@ def report_html(results: "CorpusResults | str | Path", *, by: str | None = None,
     :func:`mabpd_kit.corpus.prevalence.error_rates`; default the shipped BABE train ones); ``leaning``:
     a column of the outlets' political leaning, for the detector's own bias (the leaning audit)."""
     from mabpd_kit.corpus import groups
-    from mabpd_kit.corpus.summary import summarize
+    from mabpd_kit.corpus.summary import Summary
     from mabpd_kit.viz import corpus as vc
 
     st = resolve(settings)
     e = html.escape
-    is_file = isinstance(results, (str, Path))
-    thr = threshold if threshold is not None else st.rule[1] if is_file else results.threshold
-    stat = st.rule[0] if is_file else results.stat
-    score = st.score if is_file else getattr(results, "score", None) or st.score
-    cols = [c for c in dict.fromkeys((by, date, leaning)) if c and c not in _FIXED]
-    rates = rates or _shipped_rates()
-    summary = summarize(_source(results), columns=cols, threshold=thr, stat=stat, score=score,
-                        edges=rates.edges if rates else None)
-    df = summary.frame
+    summary = results if isinstance(results, Summary) else \
+        summary_of(results, by=by, date=date, leaning=leaning, settings=st, threshold=threshold, rates=rates)
+    thr, stat, score, df = summary.threshold, summary.stat, summary.score, summary.frame
+    cols = [c for c in dict.fromkeys((by, date, leaning)) if c and c not in _FIXED and c in df.columns]
     by = by if by in cols else None
     date = date if date in cols else None
     ok = df[~df["failed"]]
@@ -343,7 +343,7 @@ def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:
 
 
 def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
-    """The detector's own bias by outlet leaning (issue 38, item 5), shown when the user maps a leaning
+    """The detector's own bias by outlet leaning, shown when the user maps a leaning
     column: a corpus has no annotations, so the rates are the ones measured on BABE train's annotated
     sentences (stored with the shipped sentence error rates), said as such."""
     if not leaning or leaning not in ok:

@@ -1,5 +1,7 @@
-"""The row readers behind :mod:`mabpd_kit.corpus.inputs`: each yields the column names, then one
-:class:`Row` per row of its source (CSV/TSV, JSON Lines, a JSON array, a DataFrame, Parquet).
+"""The readers behind :mod:`mabpd_kit.corpus.inputs`, in one table keyed by suffix (:data:`READERS`): a
+:class:`Reader` yields the column names, then one :class:`Row` per row of its source (CSV/TSV, JSON
+Lines, a JSON array, a DataFrame, Parquet; a folder is :class:`~mabpd_kit.corpus.inputs.Folder`). A
+new format is one subclass: it registers itself by its ``name`` and ``suffixes``.
 
 A CSV/TSV file is read with the ``csv`` module, one physical line at a time through the one decoder
 (:func:`mabpd_kit.decoding.iter_lines`), with strict quoting: a row whose quoting or field count is
@@ -22,6 +24,7 @@ import json
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mabpd_kit.decoding import FALLBACK, decode_bytes, iter_lines
@@ -29,7 +32,7 @@ from mabpd_kit.decoding import FALLBACK, decode_bytes, iter_lines
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusError", "ENCODING_FLAG", "Row", "csv_rows", "frame_rows", "json_array_rows", "jsonl_rows",
+__all__ = ["CorpusError", "ENCODING_FLAG", "READERS", "Reader", "Row", "csv_rows", "reader", "frame_rows", "json_array_rows", "jsonl_rows",
            "COMPRESSED", "open_binary", "parquet_engine", "parquet_rows", "starts_with", "with_columns"]
 
 _PARQUET_HINT = "reading Parquet needs pyarrow or fastparquet: pip install pyarrow"
@@ -96,11 +99,8 @@ def _header(fields: list[str]) -> list[str]:
 
 
 def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Any]:
-    """The header, then every row of a CSV/TSV file, read with the ``csv`` module line by line (strict
-    quoting): a row whose quoting or field count is broken is flagged with its line number and the lines
-    after its first are read again as rows of their own, so no row is lost and none shifts another.
-    Cells are strings as written (an empty cell is ``None``). ``max_row``: a line, or a quoted field over
-    several lines, longer than this is a bad row "too large" (never held whole)."""
+    """The header, then every row of a CSV/TSV file (see the module docstring); ``max_row``: a line, or a
+    quoted field over several lines, longer than this is a bad row "too large" (never held whole)."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1) if max_row is None else max_row)
     with open_binary(path, max_unpacked) as fh:
         feed = _Feed(enumerate(iter_lines(fh, max_row), start=1))
@@ -390,3 +390,100 @@ def parquet_rows(path: Any, n: int) -> Iterator[Any]:
             for rec in df[cols].itertuples(index=False, name=None):
                 yield Row(f"row{k}", dict(zip(cols, rec)))
                 k += 1
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+#: suffix -> its reader (every :class:`Reader` subclass with suffixes is in it once it is defined)
+READERS: dict[str, "Reader"] = {}
+
+
+class Reader:
+    """One input format: ``name`` (``read(..., format=name)``), ``suffixes`` (how a file is recognised;
+    after a compression suffix of :data:`COMPRESSED`, if any). :meth:`rows` yields the column names, then
+    one :class:`Row` per row; :meth:`docs` turns them into docs (a folder reader overrides it)."""
+
+    name = ""
+    suffixes: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name:
+            it = cls()
+            READERS.update({s: it for s in cls.suffixes} or {f"<{cls.name}>": it})
+
+    def check(self, source: Any) -> None:
+        """Fail here, with one line, when nothing of ``source`` can be read (a missing engine)."""
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def docs(self, corpus: Any) -> Iterator[Any]:
+        return corpus.table(self.rows(corpus.source, corpus.settings))
+
+
+def reader(format: str | None, source: Any) -> Reader:
+    """The reader of ``format`` (a reader's name), else the one ``source``'s suffix names."""
+    if format is None:
+        p = Path(source)
+        name = p.name.lower()
+        for z in COMPRESSED:
+            name = name.removesuffix(z)
+        format = "folder" if p.is_dir() else next((r.name for s, r in sorted(READERS.items(), key=lambda x: -len(x[0]))
+                                                   if s.startswith(".") and name.endswith(s)), None)
+    found = next((r for r in READERS.values() if r.name == format), None)
+    if found is None:
+        known = ", ".join(sorted({s for s in READERS if s.startswith(".")}))
+        raise CorpusError(f"cannot tell the format of {source}: use a {known} file or a folder of .txt/.html files "
+                          "(or pass format=)" if format is None else f"unknown format {format!r}")
+    return found
+
+
+class Csv(Reader):
+    name, suffixes, sep = "csv", (".csv",), ","
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        return csv_rows(source, self.sep, settings.max_row_bytes, settings.max_decompressed_bytes)
+
+
+class Tsv(Csv):
+    name, suffixes, sep = "tsv", (".tsv", ".tab"), "\t"
+
+
+class JsonLines(Reader):
+    name, suffixes = "jsonl", (".jsonl", ".ndjson")
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        return with_columns(jsonl_rows(source, settings.max_row_bytes, settings.max_decompressed_bytes),
+                            settings.chunk_rows)
+
+
+class Json(Reader):
+    """A JSON array of objects (read whole), else JSON Lines."""
+
+    name, suffixes = "json", (".json",)
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        unpacked = settings.max_decompressed_bytes
+        rows = json_array_rows(source, unpacked) if starts_with(source, "[") else \
+            jsonl_rows(source, settings.max_row_bytes, unpacked)
+        return with_columns(rows, settings.chunk_rows)
+
+
+class Parquet(Reader):
+    name, suffixes = "parquet", (".parquet", ".pq")
+
+    def check(self, source: Any) -> None:
+        parquet_engine()
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        return parquet_rows(source, settings.chunk_rows)
+
+
+class Frame(Reader):
+    """A pandas DataFrame."""
+
+    name = "frame"
+
+    def rows(self, source: Any, settings: Any) -> Iterator[Any]:
+        return frame_rows(source, settings.chunk_rows)

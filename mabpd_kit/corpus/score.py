@@ -1,37 +1,18 @@
-"""The hyperpartisan-style article score (issues 23, 38): a probability that an article is
-*hyperpartisan in the sense of SemEval-2019 HyperPartisan*, the data it was fitted on (another
-construct than sentence-level media bias), from length-aware features its record already holds;
-why each article got its probability; and its prior adjustment.
+"""The hyperpartisan-style article score: a probability that an article is *hyperpartisan in the sense of
+SemEval-2019 HyperPartisan* (the data it was fitted on; another construct than sentence-level media
+bias), from features its record already holds; why each article got it; and its prior adjustment.
 
-**Prior adjustment** (:func:`adjust_prior`, :func:`estimate_base_rate`, :func:`prior_adjusted`).
-The probabilities are calibrated to the training share of positives (``params.base_rate``, 0.37 on
-HyperPartisan train). A corpus with another share makes them wrong in a known way; give its base
-rate, or let EM estimate it from the unlabelled corpus (Saerens, Latinne & Decaestecker 2002):
-``p' = (q/pi) p / ((q/pi) p + ((1-q)/(1-pi)) (1-p))`` with ``pi`` the training rate and ``q`` the
-corpus rate, and EM iterates ``q <- mean(p')`` until it settles.
+Features (:data:`FEATURES`): ``share_biased``; ``log_biased`` (ln(1 + biased sentences): beside
+``log_words``, what the count says beyond length); ``spans_per_100w``; ``top_score`` (the mean of the
+``top_k`` strongest sentence scores, a missing one counting 0); ``mix_<category>`` (the share of the
+evidence spans of each meta-category); ``log_words``. The model is a logistic regression on the
+standardised features (an :class:`~mabpd_kit.config.ArticleScoreConfig`; the shipped one in
+``Config.corpus.score``), fitted by Newton's method on the L2-penalised log-loss (:func:`fit_logistic`).
 
-Features (:data:`FEATURES`, read from an :class:`~mabpd_kit.corpus.articles.ArticleResult`, never
-recomputed from the text):
-
-- ``share_biased``: biased sentences / analysed sentences (a density, length-free);
-- ``log_biased``: ln(1 + biased sentences): the count on a log scale, so that beside ``log_words``
-  its coefficient is what the count says beyond length (the count rule's signal, weighed against it);
-- ``spans_per_100w``: evidence spans per 100 words;
-- ``top_score``: the mean of the ``top_k`` strongest sentence scores (a missing score counts 0);
-- ``mix_<category>``: the share of the article's evidence spans of each SPEC 1.2 meta-category
-  (0 when it has none);
-- ``log_words``: ln(1 + words), length as one input among the others.
-
-The model is a logistic regression on the standardised features, ``logit p = intercept +
-sum_j coef_j * (x_j - center_j) / scale_j``; its parameters are an
-:class:`~mabpd_kit.config.ArticleScoreConfig` (the shipped ones live in ``Config.corpus.score``;
-:func:`mabpd_kit.corpus.scorefit.adapt_score` fits others). :func:`fit_logistic` is the fit
-(Newton's method on the L2-penalised log-loss, the intercept not penalised): a few lines of numpy,
-exact to 1e-9 at ``n`` articles x 8 features, with no new dependency.
-
-Why (:func:`explain`): each feature's contribution ``coef_j * z_j`` (they sum with the intercept to
-the article's log-odds), and the sentences and spans that moved its score most: the log-odds with
-the sentence (or span) and without it, the rest of the record unchanged.
+The probabilities are calibrated to the training share of positives (``params.base_rate``): give a
+corpus's own base rate, or let EM estimate it (:func:`prior_adjusted`; Saerens, Latinne & Decaestecker
+2002). :func:`explain`: each feature's contribution to the log-odds, and the sentences and spans that
+moved the score most (the log-odds with and without each, the rest of the record unchanged).
 
 >>> from mabpd_kit.corpus.score import feature_vector
 >>> feature_vector(n_sentences=4, n_biased=1, scores=[0.8, None, 0.0, 0.1], categories={"biased language": 2},

@@ -1,4 +1,4 @@
-"""Fitting the hyperpartisan-style article score honestly (issue 23): nested cross-validation, bootstrap
+"""Fitting the hyperpartisan-style article score honestly: nested cross-validation, bootstrap
 intervals of the coefficients, a learning curve, and :func:`adapt_score` for your own labels.
 
 - **Nested CV** (:func:`nested_cv`): stratified outer folds give the estimate; the model for an

@@ -12,7 +12,6 @@ with the same key, even after ``kill -9`` (a torn last line is skipped and ended
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +22,7 @@ from mabpd_kit.runs.checkpoint import Checkpoint, line
 
 from mabpd_kit.corpus.articles import ArticleResult
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
+from mabpd_kit.corpus.summary import failed_sentences_note, summarize, tally
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +33,7 @@ Level = Literal["article", "sentence", "span"]
 
 
 def iter_results(path: str | Path) -> Iterator[ArticleResult]:
-    """Every readable record of a results file, in file order (torn or foreign lines skipped)."""
+    """The last readable record of each id of a results file, in file order (torn or foreign lines skipped)."""
     return Checkpoint(path).records(ArticleResult)
 
 
@@ -82,8 +82,8 @@ def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased
 
 
 class CorpusResults(Results[ArticleResult]):
-    """The articles of a run (read lazily from the results file; the last record of an id wins), with the
-    article rule's threshold.
+    """The articles of a run (read lazily from the results file; the last record of an id wins, as for
+    every reader of a checkpoint), with the article rule's threshold.
 
     ``to_frame()`` is one row per article (``pred`` = the rule at ``threshold``);
     ``to_frame("sentence")`` / ``to_frame("span")`` one row per sentence / evidence span.
@@ -99,20 +99,11 @@ class CorpusResults(Results[ArticleResult]):
 
     @property
     def articles(self) -> list[ArticleResult]:
-        if self._records is None:
-            self._records = _last_records(self._read(Checkpoint(self.path))) if self.path else []
-        return self._records
+        return self.records
 
     @articles.setter
     def articles(self, value: list[ArticleResult]) -> None:
-        self._records = list(value)
-
-    records = articles  # type: ignore[assignment]
-
-    def __iter__(self) -> Iterator[ArticleResult]:
-        if self._records is not None:
-            return iter(self.articles)
-        return _unique(self._read(Checkpoint(self.path))) if self.path else iter(())  # unreadable lines counted
+        self.records = value
 
     def __getitem__(self, key: int | str) -> ArticleResult:  # type: ignore[override]
         if isinstance(key, str):
@@ -124,26 +115,12 @@ class CorpusResults(Results[ArticleResult]):
 
     def counts(self) -> dict[str, Any]:
         """Articles, failed articles, analysed sentences and the sentences that failed inside decided
-        articles (``failed_sentences``, in ``incomplete`` articles: a rerun analyses those articles again)
-        in the results file (read without building the records), with this run's ``resumed`` and
-        ``computed``: what the CLI prints is what the file holds."""
-        n_sent = n_bad = incomplete = 0
-        if self._records is not None:
-            n_sent = sum(a.n_sentences for a in self._records)
-            n_bad = sum(a.n_failed_sentences for a in self._records if not a.failed)
-            incomplete = sum(a.incomplete for a in self._records)
-        elif self.path and Path(self.path).exists():
-            with Path(self.path).open("rb") as fh:
-                for raw in fh:
-                    m = _N_SENT.search(raw)
-                    n_sent += int(m.group(1)) if m else 0
-                    m = _N_FAILED_SENT.search(raw)
-                    if m and int(m.group(1)) and not _FAILED.match(raw):
-                        n_bad += int(m.group(1))
-                        incomplete += 1
-        return {"articles": len(self), "failed": self.n_failed, "sentences": n_sent, "failed_sentences": n_bad,
-                "incomplete": incomplete, "resumed": self.resumed, "computed": self.computed or 0,
-                "wall_s": self.wall_s, "stopped": self.stopped}
+        articles (``failed_sentences``, in ``incomplete`` articles: a rerun analyses those articles again),
+        with this run's ``resumed`` and ``computed``: what the CLI prints is what the results hold."""
+        lazy = self._records is None and self.path
+        got = tally(self.path) if lazy else summarize(self, threshold=self.threshold, stat=self.stat).counts()
+        return {**got, "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
+                "stopped": self.stopped}
 
     def summary(self) -> str:
         c = self.counts()
@@ -186,41 +163,6 @@ class CorpusResults(Results[ArticleResult]):
         return out
 
 
-#: an article record's own sentence count (the first ``n_sentences`` of its line: sentences have none)
-_N_SENT = re.compile(rb'"n_sentences":([0-9]+)')
-_N_FAILED_SENT = re.compile(rb'"n_failed_sentences":([0-9]+)')
-#: a line the runner wrote for a failed article (its head says so)
-_FAILED = re.compile(rb'\{"id": "(?:[^"\\]|\\.)*", "digest": "[^"]*", "fingerprint": "[^"]*", "failed": true')
-
-
-def failed_sentences_note(counts: dict[str, Any]) -> str:
-    """'; 28 of 247 sentences failed (in 9 decided articles): ...' for :meth:`CorpusResults.counts`, or ''."""
-    bad = counts.get("failed_sentences", 0)
-    if not bad:
-        return ""
-    n = counts.get("incomplete", 0)
-    return (f"; {bad} of {counts['sentences'] + bad} sentences failed (in {n} decided article{'s' * (n != 1)}): "
-            f"rerun the same analysis to complete them")
-
-
-def _unique(records: Iterator[ArticleResult]) -> Iterator[ArticleResult]:
-    """Records as read, an id seen again skipped (a reconciled file has none; a killed run's may)."""
-    seen: set[str] = set()
-    for a in records:
-        if a.id not in seen:
-            seen.add(a.id)
-            yield a
-
-
-def _last_records(records: Iterator[ArticleResult]) -> list[ArticleResult]:
-    """The last record of each id, in file order of the last version."""
-    last: dict[str, ArticleResult] = {}
-    for a in records:
-        last.pop(a.id, None)  # keep file order of the last version
-        last[a.id] = a
-    return list(last.values())
-
-
 def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:
     """A results file as :class:`CorpusResults`. The records are read on first use (``len()`` only
     counts ids), so a report of the loaded results streams the file in bounded memory
@@ -237,16 +179,14 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     """Stream a results file into ``out`` (.jsonl, .csv or .parquet by extension), one row per article,
     sentence or span; returns the number of rows written. Memory holds one chunk of articles.
 
-    Two passes over the file: the first finds the last record of each id (a failed article retried
-    on resume is in the file twice), every column and one type per column (a metadata column holding
-    numbers and words becomes text, so CSV and Parquet get one schema); the second writes."""
+    Two passes over the file (the last record of each id): the first finds every column and one type per
+    column (a metadata column holding numbers and words becomes text, so CSV and Parquet get one
+    schema); the second writes."""
     st = resolve(settings)
     stat, thr = st.rule
     thr = thr if threshold is None else threshold
-    keep: dict[str, int] = {}
     kinds: dict[str, set[str]] = {}
-    for n, a in enumerate(iter_results(path)):
-        keep[a.id] = n
+    for a in iter_results(path):
         for r in rows(a, level, thr, stat, st.score):
             for k, v in r.items():
                 kinds.setdefault(k, set())
@@ -254,16 +194,13 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
                     kinds[k].add("bool" if isinstance(v, bool) else "int" if isinstance(v, int)
                                  else "float" if isinstance(v, float) else "str")
     types = {k: _column_type(v) for k, v in kinds.items()}
-    wanted = set(keep.values())
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     sink = _Sink(out, out.suffix.lower(), types)
     buf: list[dict[str, Any]] = []
     written = 0
     with sink:
-        for n, a in enumerate(iter_results(path)):
-            if n not in wanted:
-                continue
+        for a in iter_results(path):
             buf.extend(rows(a, level, thr, stat, st.score))
             if len(buf) >= chunk:
                 written += sink.write(buf)
@@ -297,9 +234,9 @@ class _Sink:
 
     def __enter__(self) -> "_Sink":
         if self.kind == ".parquet":
-            from mabpd_kit.corpus.inputs import _parquet_engine
+            from mabpd_kit.corpus.rows import parquet_engine
 
-            _parquet_engine()
+            parquet_engine()
         # all or nothing: written to a temporary name beside the file, renamed once every row is in
         self._tmp = atomic(self.out, "wb") if self.kind == ".parquet" else atomic(self.out, "w", encoding="utf-8",
                                                                                     newline="")

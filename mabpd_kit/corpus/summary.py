@@ -15,24 +15,22 @@ each, not with their text, sentences or traces.
 
 from __future__ import annotations
 
-import json
-import re
+import contextlib
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from mabpd_kit.corpus.articles import ArticleResult, article_pred
-from mabpd_kit.runs.checkpoint import body
+from mabpd_kit.runs.checkpoint import Checkpoint, split
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mabpd_kit.corpus.store import CorpusResults
 
-__all__ = ["Summary", "missing_column", "summarize"]
+__all__ = ["Summary", "failed_sentences_note", "summarize", "tally"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
 STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans", "p_biased", "n_words")
@@ -71,20 +69,58 @@ class _Head(BaseModel):
         return getattr(self, name, None)
 
 
+class _Tally(BaseModel):
+    """What the counts of a run read of a record (nothing else of it is built)."""
+
+    n_sentences: int = 0
+    n_failed_sentences: int = 0
+    failed: bool = False
+
+
+def tally(path: "str | Path") -> dict[str, int]:
+    """:meth:`Summary.counts` of a results file, reading only the counts of each id's last record."""
+    out = {"articles": 0, "failed": 0, "sentences": 0, "failed_sentences": 0, "incomplete": 0}
+    ck = Checkpoint(path)
+    for _, _, t in ck.latest(_Tally):
+        bad = 0 if t.failed else t.n_failed_sentences
+        out["articles"] += 1
+        out["failed"] += t.failed
+        out["sentences"] += t.n_sentences
+        out["failed_sentences"] += bad
+        out["incomplete"] += bad > 0
+    out["articles"] += ck.unreadable[0]  # a whole line whose record does not read: a failed article
+    out["failed"] += ck.unreadable[0]
+    return out
+
+
 class Summary:
     """The compact article frame of a run and a way back to any article's full record."""
 
     def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any, score: Any = None,
-                 failed_sentences: int = 0, incomplete: int = 0) -> None:
+                 failed_sentences: int = 0, incomplete: int = 0, meta: "set[str] | None" = None) -> None:
         self.frame, self.threshold, self.stat, self._source, self.score = frame, threshold, stat, source, score
         #: sentences that failed inside decided articles, and those articles (a rerun analyses them again)
         self.failed_sentences, self.incomplete = failed_sentences, incomplete
+        #: every metadata column some article has
+        self.meta = meta or set()
+
+    def counts(self) -> dict[str, Any]:
+        """Articles, failed articles, analysed sentences, and sentences failed inside decided articles."""
+        f = self.frame
+        return {"articles": len(f), "failed": int(f["failed"].sum()) if len(f) else 0,
+                "sentences": int(f["n_sentences"].sum()) if len(f) else 0,
+                "failed_sentences": self.failed_sentences, "incomplete": self.incomplete}
+
+    def missing(self, name: str) -> str | None:
+        """None when some article has metadata column ``name``, else one line naming the columns there are."""
+        if name in self.meta:
+            return None
+        have = ", ".join(sorted(self.meta)[:12]) or "none"
+        return f"no article has a column {name!r} (the results' columns: {have})"
 
     @property
     def note(self) -> str:
         """'; 28 of 247 sentences failed (in 9 decided articles): ...', or '' when none did."""
-        from mabpd_kit.corpus.store import failed_sentences_note
-
         ok = ~self.frame["failed"] if len(self.frame) else []
         done = int(self.frame.loc[ok, "n_sentences"].sum()) if len(self.frame) else 0
         return failed_sentences_note({"failed_sentences": self.failed_sentences, "incomplete": self.incomplete,
@@ -102,57 +138,45 @@ class Summary:
         with Path(self._source).open("rb") as fh:
             for o in offsets:
                 fh.seek(int(o))
-                raw = body(fh.readline())
-                if raw is not None:
-                    yield ArticleResult.model_validate_json(raw)
+                got = split(fh.readline())
+                if got is not None:
+                    yield ArticleResult.model_validate_json(got[1])
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bytes]]:
-    """``(offset, line, record JSON)`` for every whole line of a results file (offsets in bytes)."""
-    with path.open("rb") as fh:
-        offset = 0
-        for raw in fh:
-            rec = body(raw)
-            if rec is not None:
-                yield offset, raw, rec
-            offset += len(raw)
-
-
-_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
+def failed_sentences_note(counts: dict[str, Any]) -> str:
+    """'; 28 of 247 sentences failed (in 9 decided articles): ...' for :meth:`CorpusResults.counts`, or ''."""
+    bad = counts.get("failed_sentences", 0)
+    if not bad:
+        return ""
+    n = counts.get("incomplete", 0)
+    return (f"; {bad} of {counts['sentences'] + bad} sentences failed (in {n} decided article{'s' * (n != 1)}): "
+            f"rerun the same analysis to complete them")
 
 
 def _heads(source: Any) -> Iterator[tuple[int, Any]]:
-    if isinstance(source, (str, Path)):
-        p = Path(source)
-        if not p.exists():
-            return
-        for offset, raw, line in _lines(p):
-            try:
-                yield offset, _Head.model_validate_json(line)
-            except (ValueError, ValidationError) as exc:
-                m = _ID.match(raw)
-                if m is None:
-                    continue  # a foreign line, skipped as the loader skips it
-                # a whole line whose record does not read: a failed article, counted (never skipped)
-                yield offset, _Head(id=json.loads(m.group(1)), failed=True,
-                                    error=f"unreadable record: {str(exc).splitlines()[0][:120]}")
-    else:
+    """``(offset, head)`` of the last record of each id of a results file, in file order (a whole line whose
+    record does not read is a failed article, counted, never skipped); for records in memory, their index."""
+    if not isinstance(source, (str, Path)):
         yield from enumerate(source)
+        return
+    ck = Checkpoint(source)
+    idx = ck.index()
+    keep = set(idx.offsets.tolist()) if idx.lines != len(idx) else None
+    with Path(source).open("rb") if Path(source).exists() else contextlib.nullcontext(()) as fh:
+        offset = 0
+        for raw in fh:
+            start, offset = offset, offset + len(raw)
+            got = split(raw)
+            if got is None or (keep is not None and start not in keep):
+                continue
+            try:
+                yield start, _Head.model_validate_json(got[1])
+            except ValueError as exc:
+                yield start, _Head(id=got[0]["id"], failed=True,
+                                   error=f"unreadable record: {str(exc).splitlines()[0][:120]}")
 
 
-def missing_column(source: "str | Path", name: str) -> str | None:
-    """None when some article of a results file has metadata column ``name``, else one line naming the
-    columns it has (read until the first article that has it)."""
-    seen: set[str] = set()
-    for _, a in _heads(source):
-        if name in a.meta:
-            return None
-        seen.update(a.meta)
-    have = ", ".join(sorted(seen)[:12]) or "none"
-    return f"no article has a column {name!r} (the results' columns: {have})"
-
-
-def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = (), threshold: float,
+def summarize(source: "str | Path | Any", *, columns: Sequence[str] = (), threshold: float,
               stat: str = "n_biased", score: Any = None, edges: Sequence[float] | None = None) -> Summary:
     """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
     each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at
@@ -160,7 +184,7 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     ``top_category``, ``categories`` (a dict) and ``offset`` (where the record is; an index for a
     :class:`CorpusResults`). ``p_biased`` is the article score's probability (``score``: its
     parameters, default the shipped ones). With ``edges``, ``bins``: the article's sentences per bin of
-    :func:`mabpd_kit.corpus.prevalence.article_bins`. Rows are in file order of each id's last record."""
+    :func:`mabpd_kit.corpus.prevalence.article_bins`. Rows are the last record of each id, in file order."""
     import pandas as pd
 
     src = source if isinstance(source, (str, Path)) else list(source)
@@ -169,34 +193,24 @@ def summarize(source: "str | Path | CorpusResults", *, columns: Sequence[str] = 
     names = ["id", *columns, "failed", "error", "pred", "value", *STATS, "top_category", "categories", "offset", "bins",
              "_failed_sentences"]
     cols: dict[str, list[Any]] = {c: [] for c in names}
-    where: dict[str, int] = {}
-    order: list[int] = []
+    meta: set[str] = set()
     intern = sys.intern
-    for seq, (offset, a) in enumerate(_heads(src)):
+    for offset, a in _heads(src):
         got = {s: a.stat(s, score) for s in STATS}
         value = got[stat] if stat in got else a.stat(stat, score)
         cats = {intern(k): v for k, v in a.categories.items()}
+        meta.update(a.meta)
         row = [a.id, *(a.meta.get(c) for c in columns), a.failed, a.error,
                article_pred(value, threshold, mode=a.mode, failed=a.failed, n_biased=a.n_biased), value,
                *(got[s] for s in STATS), max(cats, key=cats.get) if cats else None, cats, offset,
                None if edges is None else article_bins(a.sentences, edges), 0 if a.failed else a.n_failed_sentences]
-        i = where.get(a.id)
-        if i is None:
-            where[a.id] = len(order)
-            order.append(seq)
-            for c, v in zip(names, row):
-                cols[c].append(v)
-        else:  # a later record of the same id (a failed article retried on resume) wins
-            order[i] = seq
-            for c, v in zip(names, row):
-                cols[c][i] = v
+        for c, v in zip(names, row):
+            cols[c].append(v)
     bad = [n for n in cols.pop("_failed_sentences") if n]
     names.pop()
     frame = pd.DataFrame(cols, columns=names)
-    frame["order"] = order
-    frame = frame.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
     frame["failed"] = frame["failed"].astype(bool)
     frame["pred"] = frame["pred"].astype("Int64")
     frame = frame.drop(columns="bins") if edges is None else frame
     return Summary(frame, threshold=threshold, stat=stat, source=src, score=score, failed_sentences=sum(bad),
-                   incomplete=len(bad))
+                   incomplete=len(bad), meta=meta)

@@ -1,28 +1,21 @@
 """The one batch runner for every method: a stream of items -> async step -> checkpoint -> :class:`Results`.
 
-MABPD sentences, corpus articles, RADAR claims and identity-bias questions all run through :func:`run`:
+MABPD sentences, corpus articles, RADAR claims and identity-bias questions all run through :func:`run`,
+described by one frozen :class:`RunSpec`:
 
-- items come from any iterable (a list, or a generator over a corpus read in chunks); each
-  finished record goes to the checkpoint as it ends, so memory stays flat whatever the batch size,
-  and a run with a checkpoint returns its results read back from the file (lazily);
-- the steps run where the run says (:mod:`.executors`): in this process (driven in turn without
-  an event loop when rule-based, ``concurrency`` at once on a loop with an LLM), on local
-  processes (``executor="processes"``, every core) or on a Dask cluster (``executor="dask"``,
-  :mod:`.dask`); every executor keeps the one checkpoint contract (:mod:`.checkpoint`);
-- a record is keyed by the item's id, the digest of its input and the fingerprint of the
-  configuration, so a rerun after ``kill -9`` takes every finished item from the file and computes
-  only the rest (with the LLM cache, calls already answered are not paid again); at the end the
-  file is reconciled: it holds exactly this run's items, once each, in input order;
-- a failing item becomes a failed record with its reason (``fail``); the batch goes on, and failed
-  items are computed again on resume unless ``retry_failed=False`` or the item says ``retry=False``;
-- with ``deadline_s`` each item's step has that many seconds (wall clock, all its calls);
-- an exception with ``batch_fatal = True`` (the LLM layer's 401/403: a refused key) stops the
-  batch: items not started yet fail with that reason without running, said once on stderr and in
-  ``results.stopped``;
-- one process writes a checkpoint at a time: a second one gets :class:`Busy`, one line naming the first;
-- a checkpoint that cannot be written (a full disk) is batch-fatal too: no further item starts, the
-  file keeps every whole line written before (no torn one), and :func:`run` raises its
-  :class:`WriteFailed` (an ``OSError``: the CLI's one line and a non-zero exit).
+- items come from any iterable, read once; each finished record goes to the checkpoint as it ends and
+  a run with a checkpoint returns its results read back from the file (lazily);
+- the steps run where the spec says (:mod:`.executors`: this process, local processes; :mod:`.dask`);
+- a record is keyed by the item's id, input digest and configuration fingerprint, so a rerun after
+  ``kill -9`` computes only what is missing; at the end the file holds exactly this run's items, once
+  each, in input order (:mod:`.checkpoint`);
+- a failing item becomes ``fail(item, exc)`` and the batch goes on; failed items are computed again
+  on resume unless ``retry_failed=False`` or the item says ``retry=False``;
+- in flight and deadline (LLM steps): :meth:`RunSpec.with_llm` is the one policy (``concurrency``
+  items on an event loop, each with ``deadline_s`` seconds of wall clock);
+- an exception with ``batch_fatal = True`` (a refused key, a checkpoint that cannot be written:
+  :class:`WriteFailed`) stops the batch: items not started fail with that reason, said once;
+- one process writes a checkpoint at a time: a second one gets :class:`Busy`.
 
 >>> from mabpd_kit.runs import Item, run
 >>> from mabpd_kit.types import Usage
@@ -43,6 +36,7 @@ MABPD sentences, corpus articles, RADAR claims and identity-bias questions all r
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 import time
@@ -56,14 +50,53 @@ from pydantic import BaseModel
 from mabpd_kit.runs.checkpoint import Busy, Checkpoint, WriteFailed, digest, fingerprint, read_checkpoint
 from mabpd_kit.runs.executors import InProcess, Item, Job, Processes
 from mabpd_kit.runs.results import Results, progress_bar
-from mabpd_kit.runs.steps import _gc_for_batch, _gc_restore, complete, drive, gather, run_sync
+from mabpd_kit.runs.steps import complete, drive, gather, run_sync
 
-__all__ = ["Busy", "Item", "Results", "WriteFailed", "complete", "digest", "drive", "executor", "fingerprint", "gather",
-           "progress_bar", "read_checkpoint", "run", "run_sync"]
+__all__ = ["Busy", "Item", "Results", "RunSpec", "WriteFailed", "complete", "digest", "drive", "executor",
+           "fingerprint", "gather", "progress_bar", "read_checkpoint", "run", "run_sync"]
 
 R = TypeVar("R", bound=BaseModel)
 
 ENGINES = ("local", "dask")
+
+#: items in flight per call the endpoint takes at once: an item waits on its calls in turn, so twice as
+#: many items as call slots keeps the endpoint busy
+INFLIGHT_PER_CALL = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """How a batch runs. ``record``: the record type (to read the checkpoint back); ``fail(item, exc)``:
+    the failed record; ``checkpoint``: JSONL file (reused records need the same id, digest and
+    ``fingerprint``); ``concurrency``: None drives the steps in turn without an event loop (rule-based),
+    a number runs that many items at once on a loop (LLM), each within ``deadline_s`` seconds;
+    ``engine``: "local" or "dask" or an executor object (:func:`executor`), with ``workers``, ``chunk``
+    items per task or partition and ``scheduler`` (a Dask address); ``progress``: a bar on stderr (a
+    string is its label); ``total``: the item count for the bar; ``results``: the class returned."""
+
+    record: type
+    fail: Callable[[Item, BaseException], Any]
+    checkpoint: str | Path | None = None
+    fingerprint: str = ""
+    concurrency: int | None = None
+    retry_failed: bool = True
+    progress: bool | str = False
+    results: Callable[..., Any] = Results
+    deadline_s: float | None = None
+    engine: Any = None
+    workers: int | None = None
+    chunk: int = 64
+    total: int | None = None
+    scheduler: str | None = None
+
+    def with_llm(self, llm: Any, item_deadline_s: float | None, calls: int | None = None) -> "RunSpec":
+        """The one in-flight and deadline policy of an LLM batch: :data:`INFLIGHT_PER_CALL` items per call
+        the endpoint takes at once (``calls``, default ``llm.concurrency``), each within the endpoint's
+        item deadline (``llm.item_deadline(item_deadline_s)``); unchanged without an LLM (rule-based)."""
+        if llm is None:
+            return self
+        return dataclasses.replace(self, concurrency=INFLIGHT_PER_CALL * (calls or llm.concurrency),
+                                   deadline_s=llm.item_deadline(item_deadline_s))
 
 
 def executor(engine: str | Any = None, *, concurrency: int | None = None, workers: int | None = None,
@@ -84,174 +117,126 @@ def executor(engine: str | Any = None, *, concurrency: int | None = None, worker
     raise ValueError(f"unknown engine {engine!r}: one of {', '.join(ENGINES)}")
 
 
-def run(
-    items: Iterable[Item],
-    step: Callable[[Item], Coroutine[Any, Any, R]],
-    *,
-    record: type[R],
-    fail: Callable[[Item, BaseException], R],
-    checkpoint: str | Path | None = None,
-    fingerprint: str = "",
-    concurrency: int | None = None,
-    retry_failed: bool = True,
-    progress: bool | str = False,
-    results: Callable[..., Results[R]] = Results,
-    deadline_s: float | None = None,
-    engine: str | Any = None,
-    workers: int | None = None,
-    chunk: int = 64,
-    total: int | None = None,
-    scheduler: str | None = None,
-) -> Results[R]:
-    """Run ``step`` on every item; see the module docstring.
-
-    Args:
-        items: unique ids (the checkpoint is keyed by them); any iterable, read once.
-        step: ``async def step(item) -> record``. It should turn its own failures into failed
-            records; anything it raises anyway becomes ``fail(item, exc)``. For local processes or
-            Dask it must be picklable (or, for local processes on Linux, anything: workers are forked).
-        record: the record type (to read the checkpoint back).
-        checkpoint: JSONL file; reused records need the same id, digest and ``fingerprint``.
-        concurrency: ``None`` drives the steps in turn without an event loop (rule-based);
-            a number runs that many items at once on an event loop (LLM).
-        retry_failed: compute failed records again on resume (never those of ``retry=False`` items).
-        progress: a progress bar on stderr (a string is its label).
-        results: the :class:`Results` class to return.
-        deadline_s: seconds one item's step may take on the event loop (LLM batches).
-        engine: "local" (default) or "dask", or an executor object (:func:`executor`).
-        workers: local processes (rule-based), or Dask workers of a ``LocalCluster``.
-        chunk: items per task (local processes) or per partition (Dask).
-        total: the number of items, for the progress bar, when ``items`` has no ``len()``.
-        scheduler: a Dask scheduler's address (``engine="dask"``; else a ``LocalCluster``).
-    """
+def run(items: Iterable[Item], step: Callable[[Item], Coroutine[Any, Any, R]], spec: RunSpec | None = None,
+        **kw: Any) -> Results[R]:
+    """Run ``step`` (``async def step(item) -> record``; picklable for processes or Dask) on every item
+    (unique ids: the checkpoint is keyed by them) as ``spec`` says; keywords are :class:`RunSpec`'s
+    fields (they replace the spec's)."""
+    spec = RunSpec(**kw) if spec is None else dataclasses.replace(spec, **kw) if kw else spec
     if isinstance(items, Sequence):
         ids = [it.id for it in items]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
             raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {dup}")
-        total = len(items)
-    ex = executor(engine, concurrency=concurrency, workers=workers, chunk=chunk, scheduler=scheduler)
-    t0 = time.perf_counter()
-    tmp = None
-    if checkpoint is None and getattr(ex, "needs_checkpoint", False):  # Dask's workers write part files
-        tmp = tempfile.TemporaryDirectory(prefix="mabpd-run-")
-        checkpoint = Path(tmp.name) / "run.jsonl"
-    ck = Checkpoint(checkpoint) if checkpoint is not None else None
-    job = Job(step, fail, fingerprint, deadline_s, lines=checkpoint is not None)
-    keep: dict[str, R] | None = {} if ck is None else None  # in memory only without a checkpoint
-    order: list[str] = []
-    hashes = array("q")
-    counts = {"resumed": 0, "computed": 0, "failed": 0}
-    reconciled = False
-    if ck is not None:
-        ck.lock()
-    gc_state = _gc_for_batch()
-    try:
-        if ck is not None:
-            ck.open()
-            ck.fold_all()  # parts a killed Dask run committed but did not fold
-        idx = ck.index() if ck is not None else None
-        if idx is not None and not len(idx):
-            idx = None  # a new file: no item to look up
-        bar = progress_bar(total, disable=not progress, unit="item",
-                           desc=progress if isinstance(progress, str) else "items")
-        seen = _Seen()
+        spec = dataclasses.replace(spec, total=len(items))
+    return _Batch(spec, step).go(items)
 
-        def todo() -> Iterator[Item]:
-            for it in items:
-                if job.fatal and isinstance(job.fatal[0], WriteFailed):
-                    return  # nothing more can be kept: no further item is started (nor sent to a worker)
-                h = hash(it.id)
-                if seen.add(h):
-                    raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {it.id!r}")
-                hashes.append(h)
-                if keep is not None:
-                    order.append(it.id)
-                if idx is not None and idx.reusable(it.id, it.digest, fingerprint, retry_failed and it.retry):
-                    counts["resumed"] += 1
-                    bar.update(1)
-                    continue
-                yield it
 
-        def emit(id: str, text: str | None, failed: bool, rec: BaseModel | None) -> None:
-            if ck is not None and text is not None:
-                if job.fatal and isinstance(job.fatal[0], WriteFailed):
-                    return  # the file cannot take it: the run raises once the executor has stopped
-                try:
-                    ck.write(text)
-                except WriteFailed as exc:
-                    job.fatal.insert(0, exc)  # batch-fatal: items not started fail at once, no new one starts
-                    return
-            if keep is not None:
-                keep[id] = rec if rec is not None else _from_line(text, record)  # type: ignore[assignment]
-            counts["computed"] += 1
-            counts["failed"] += failed
-            bar.update(1)
+class _Batch:
+    """One run of :func:`run`: the checkpoint, the stream of items still to do, and what each record counts."""
 
+    def __init__(self, spec: RunSpec, step: Callable[[Item], Coroutine[Any, Any, Any]]) -> None:
+        self.spec = spec
+        self.ex = executor(spec.engine, concurrency=spec.concurrency, workers=spec.workers, chunk=spec.chunk,
+                           scheduler=spec.scheduler)
+        self.tmp = None
+        path = spec.checkpoint
+        if path is None and getattr(self.ex, "needs_checkpoint", False):  # Dask's workers write part files
+            self.tmp = tempfile.TemporaryDirectory(prefix="mabpd-run-")
+            path = Path(self.tmp.name) / "run.jsonl"
+        self.path = path
+        self.ck = Checkpoint(path) if path is not None else None
+        self.job = Job(step, spec.fail, spec.fingerprint, spec.deadline_s, lines=path is not None)
+        self.keep: dict[str, Any] | None = {} if self.ck is None else None  # in memory only without a checkpoint
+        self.order: list[str] = []
+        self.hashes = array("q")
+        self.counts = {"resumed": 0, "computed": 0, "failed": 0}
+
+    @property
+    def write_failed(self) -> bool:
+        return bool(self.job.fatal) and isinstance(self.job.fatal[0], WriteFailed)
+
+    def go(self, items: Iterable[Item]) -> Results[Any]:
+        t0 = time.perf_counter()
+        if self.ck is not None:
+            self.ck.lock()
         try:
-            if getattr(ex, "needs_checkpoint", False):
-                ex.execute(todo(), job, emit, checkpoint=ck)
-            else:
-                ex.execute(todo(), job, emit)
+            idx = None
+            if self.ck is not None:
+                self.ck.open()
+                self.ck.fold_all()  # parts a killed Dask run committed but did not fold
+                idx = self.ck.index()
+            spec = self.spec
+            self.bar = progress_bar(spec.total, disable=not spec.progress, unit="item",
+                                    desc=spec.progress if isinstance(spec.progress, str) else "items")
+            try:
+                todo = self.todo(items, idx if idx is not None and len(idx) else None)
+                if getattr(self.ex, "needs_checkpoint", False):
+                    self.ex.execute(todo, self.job, self.emit, checkpoint=self.ck)
+                else:
+                    self.ex.execute(todo, self.job, self.emit)
+            finally:
+                self.bar.close()
+            if self.write_failed:
+                raise self.job.fatal[0]  # not reconciled: the file holds the whole lines written before the failure
+            if self.ck is not None:
+                self.ck.fold_all()
+                self.ck.reconcile(self.hashes)
         finally:
-            bar.close()
-        if job.fatal and isinstance(job.fatal[0], WriteFailed):
-            raise job.fatal[0]  # not reconciled: the file holds the whole lines written before the failure
-        if ck is not None:
-            ck.fold_all()
-            ck.reconcile(hashes)
-            reconciled = True
-    finally:
-        _gc_restore(gc_state)
-        if ck is not None:
-            ck.close()
-    wall = time.perf_counter() - t0
-    kw = {"resumed": counts["resumed"], "wall_s": wall, "computed": counts["computed"]}
-    if keep is not None:
-        res = results([keep[i] for i in order], checkpoint=None, **kw)
-    else:
-        res = results(None, checkpoint=str(checkpoint), record=record, **kw)
-        if reconciled:  # the file is exactly the run's items: count them in one pass, with no index
-            res._counts = ck.tally()  # type: ignore[union-attr]
-        if tmp is not None:  # a temporary checkpoint: read it now, before it goes
-            res.records = list(res)
-            res.checkpoint = None
-            tmp.cleanup()
-    if job.fatal:
-        res.stopped = f"{type(job.fatal[0]).__name__}: {job.fatal[0]}"
-        print(f"mabpd-kit: batch stopped, every item not yet started failed with: {res.stopped}", file=sys.stderr)
-    return res
+            if self.ck is not None:
+                self.ck.close()
+        return self.results(time.perf_counter() - t0)
 
+    def todo(self, items: Iterable[Item], idx: Any) -> Iterator[Item]:
+        """The items to compute: those not reusable from the checkpoint, until a write fails."""
+        seen: set[int] = set()
+        spec = self.spec
+        for it in items:
+            if self.write_failed:
+                return  # nothing more can be kept: no further item is started (nor sent to a worker)
+            h = hash(it.id)
+            if h in seen:
+                raise ValueError(f"item ids must be unique (the checkpoint is keyed by them); repeated: {it.id!r}")
+            seen.add(h)
+            self.hashes.append(h)
+            if self.keep is not None:
+                self.order.append(it.id)
+            if idx is not None and idx.reusable(it.id, it.digest, spec.fingerprint, spec.retry_failed and it.retry):
+                self.counts["resumed"] += 1
+                self.bar.update(1)
+                continue
+            yield it
 
-class _Seen:
-    """The ids (``hash(id)``) a run has read, to refuse a repeated one: a sorted numpy array plus a small
-    set of the latest, merged every ``batch`` ids (8 bytes an id, where a Python set of ints takes ~70)."""
+    def emit(self, id: str, text: str | None, failed: bool, rec: BaseModel | None) -> None:
+        if self.ck is not None and text is not None:
+            if self.write_failed:
+                return  # the file cannot take it: the run raises once the executor has stopped
+            try:
+                self.ck.write(text)
+            except WriteFailed as exc:
+                self.job.fatal.insert(0, exc)  # batch-fatal: items not started fail at once, no new one starts
+                return
+        if self.keep is not None:
+            self.keep[id] = rec if rec is not None else _from_line(text, self.spec.record)
+        self.counts["computed"] += 1
+        self.counts["failed"] += failed
+        self.bar.update(1)
 
-    def __init__(self, batch: int = 8192) -> None:
-        import numpy as np
-
-        self._np = np
-        self._old = np.empty(0, dtype=np.int64)
-        self._new: set[int] = set()
-        self._batch = batch
-
-    def add(self, h: int) -> bool:
-        """Record ``h``; True when it was already there."""
-        if h in self._new:
-            return True
-        old = self._old
-        if len(old):
-            i = int(self._np.searchsorted(old, h))
-            if i < len(old) and old[i] == h:
-                return True
-        self._new.add(h)
-        if len(self._new) >= self._batch:
-            np = self._np
-            merged = np.concatenate([old, np.fromiter(self._new, dtype=np.int64, count=len(self._new))])
-            merged.sort(kind="stable")  # two sorted runs: timsort merges them in one pass
-            self._old = merged
-            self._new = set()
-        return False
+    def results(self, wall: float) -> Results[Any]:
+        spec, c = self.spec, self.counts
+        kw = {"resumed": c["resumed"], "wall_s": wall, "computed": c["computed"]}
+        if self.keep is not None:
+            res = spec.results([self.keep[i] for i in self.order], checkpoint=None, **kw)
+        else:
+            res = spec.results(None, checkpoint=str(self.path), record=spec.record, **kw)
+            if self.tmp is not None:  # a temporary checkpoint: read it now, before it goes
+                res.records = list(res)
+                res.checkpoint = None
+                self.tmp.cleanup()
+        if self.job.fatal:
+            res.stopped = f"{type(self.job.fatal[0]).__name__}: {self.job.fatal[0]}"
+            print(f"mabpd-kit: batch stopped, every item not yet started failed with: {res.stopped}", file=sys.stderr)
+        return res
 
 
 def _from_line(text: str | None, record: type[R]) -> R:

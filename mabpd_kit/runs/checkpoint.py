@@ -7,7 +7,8 @@ parent folds each part into the file)::
     {"id": ..., "digest": ..., "fingerprint": ..., "failed": false, "record": {...}}
 
 - a record is reused only while its id, input digest and configuration fingerprint match; the last
-  line of an id wins; a torn or unreadable line (a run killed mid-write) is skipped and ended;
+  line of an id wins, for resuming and for every reader (:meth:`Checkpoint.records`); a torn or
+  unreadable line (a run killed mid-write) is skipped and cut off;
 - :meth:`Checkpoint.index` reads the keys without building a record (numpy arrays: memory stays
   flat, a few bytes per line);
 - :meth:`Checkpoint.reconcile` leaves the file holding exactly the run's items, once each, in input
@@ -24,24 +25,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from mabpd_kit.runs.encoding import dumps, loads
 
-__all__ = ["Busy", "Checkpoint", "Index", "WriteFailed", "body", "digest", "fingerprint", "line", "read_checkpoint"]
+__all__ = ["Busy", "Checkpoint", "Index", "WriteFailed", "digest", "fingerprint", "line", "read_checkpoint", "split"]
 
 R = TypeVar("R", bound=BaseModel)
 
-#: the writer's own layout: the keys first, so the index reads them without parsing the record
-_HEAD = re.compile(rb'\{"id": ("(?:[^"\\]|\\.)*"), "digest": "([^"\\]*)", "fingerprint": "([^"\\]*)", '
-                   rb'"failed": (true|false), "retry": (true|false), "size": ([0-9]+), "record": ')
+#: where a line of the writer's own layout turns from its keys to its record
+_RECORD = b', "record": '
 
 
 def digest(value: Any) -> str:
@@ -65,11 +64,6 @@ def line(id: str, dg: str, fp: str, rec: BaseModel) -> str:
                        "retry": failed or bool(getattr(rec, "incomplete", False)), "size": len(body.encode("utf-8"))},
                       ensure_ascii=False)
     return f'{head[:-1]}, "record": {body}}}\n'
-
-
-def _whole(raw: bytes, m: "re.Match[bytes]") -> bool:
-    """The line holds its record whole (a run killed mid-write leaves a shorter one, even once ended)."""
-    return len(raw) - m.end() - 2 == int(m.group(6)) and raw.endswith(b"}\n")
 
 
 def _key(id: str, dg: str, fp: str) -> int:
@@ -157,7 +151,6 @@ class Checkpoint:
         self.path = Path(path)
         self._fh: Any = None
         self._lock: Any = None
-        self._tally: tuple[int, int] | None = None  # counted by the last in-order check; any write drops it
         #: lines :meth:`records` found whole but could not read as a record: ``(count, first id and reason)``
         self.unreadable: tuple[int, str] = (0, "")
 
@@ -172,25 +165,10 @@ class Checkpoint:
             pos = 0
             for raw in fh:
                 start, pos = pos, pos + len(raw)
-                if not raw.endswith(b"\n"):
-                    continue  # torn last line
-                m = _HEAD.match(raw)
-                if m is not None:
-                    if _whole(raw, m):
-                        try:
-                            yield (start, json.loads(m.group(1)), m.group(2).decode(), m.group(3).decode(),
-                                   m.group(4) == b"true", m.group(5) == b"true")
-                        except ValueError:
-                            pass
-                    continue
-                try:  # another writer's layout: parse it whole
-                    rec = json.loads(raw)
-                    if isinstance(rec, dict) and "record" in rec:
-                        bad = bool(rec.get("failed", (rec.get("record") or {}).get("failed", False)))
-                        yield (start, str(rec["id"]), str(rec.get("digest", "")), str(rec.get("fingerprint", "")),
-                               bad, bool(rec.get("retry", bad)))
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    continue
+                got = split(raw)
+                if got is not None:
+                    h = got[0]
+                    yield start, h["id"], h["digest"], h["fingerprint"], h["failed"], h["retry"]
 
     def index(self) -> Index:
         import numpy as np
@@ -205,34 +183,41 @@ class Checkpoint:
         return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64), (f & 1).astype(bool),
                      np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
 
-    def tally(self) -> tuple[int, int]:
-        """``(lines, failed)`` of the readable lines, in one streaming pass (no index): the counts of a
-        file :meth:`reconcile` left holding each id once."""
-        if self._tally is not None:  # reconcile() just read the whole file and left it as it was
-            return self._tally
-        n = bad = 0
-        for line in self._scan():
-            n += 1
-            bad += line[4]
-        return n, bad
-
-    def records(self, record: type[R]) -> Iterator[R]:
-        """Every readable record, in file order (after :meth:`reconcile`: the run's input order). A whole
-        line whose record does not read is counted in :attr:`unreadable` (the index counts it)."""
+    def entries(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
+        """``(offset, keys, record)`` of every readable line, in file order (after :meth:`reconcile`: the run's
+        input order). A whole line whose record does not read is counted in :attr:`unreadable` (the index
+        counts it)."""
         self.unreadable = (0, "")
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
+            pos = 0
             for raw in fh:
+                start, pos = pos, pos + len(raw)
+                got = split(raw)
+                if got is None:
+                    continue
                 try:
-                    rec = _parse(raw, record, strict=True)
+                    rec = loads(got[1], record)
                 except (ValueError, KeyError, TypeError) as exc:
-                    m = _HEAD.match(raw)
-                    why = f"{m.group(1).decode('utf-8', 'replace') if m else '?'}: {str(exc).splitlines()[0][:200]}"
+                    why = f"{got[0]['id']}: {str(exc).splitlines()[0][:200]}"
                     self.unreadable = (self.unreadable[0] + 1, self.unreadable[1] or why)
                     continue
-                if rec is not None:
-                    yield rec
+                yield start, got[0], rec
+
+    def records(self, record: type[R]) -> Iterator[R]:
+        """The last record of each id, in file order: the one policy for a repeated id (a killed run's
+        retried item), as in :meth:`index` (see :meth:`entries`)."""
+        return (rec for _, _, rec in self.latest(record))
+
+    def latest(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
+        """:meth:`entries` of the last line of each id only (the index finds them, reading keys only)."""
+        idx = self.index()
+        if idx.lines == len(idx):  # no id repeated (a reconciled file)
+            yield from self.entries(record)
+            return
+        keep = set(idx.offsets.tolist())
+        yield from (e for e in self.entries(record) if e[0] in keep)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -275,7 +260,6 @@ class Checkpoint:
     def write(self, text: str) -> None:
         """Append one or more whole lines; on a failed write the file is cut back to where it was, then
         :class:`WriteFailed` is raised (no torn line is ever left behind)."""
-        self._tally = None
         fd = self._fh.fileno()
         data = memoryview(text.encode("utf-8"))
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -384,16 +368,12 @@ class Checkpoint:
     def _in_order(self, want: "Any") -> bool:
         """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
         :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
-        self._tally = None
         n = len(want)
-        k = bad = 0
+        k = 0
         for line in self._scan():
             if k >= n or hash(line[1]) != want[k]:
                 return False
             k += 1
-            bad += line[4]
-        if k == n:
-            self._tally = (k, bad)  # what tally() would count: the same pass, not a second one
         return k == n
 
 
@@ -413,38 +393,42 @@ def _whole_lines(fd: int, end: int, block: int = 1 << 16) -> int:
     return 0
 
 
-def body(raw: bytes) -> bytes | None:
-    """The record's JSON in a checkpoint line (None for a torn or foreign line): for readers that parse
-    only part of a record (a report's summary columns)."""
-    m = _HEAD.match(raw)
-    if m is not None:
-        return raw[m.end():-2] if raw.endswith(b"\n") and _whole(raw, m) else None
-    try:
-        rec = json.loads(raw)
-        return json.dumps(rec["record"]).encode("utf-8") if isinstance(rec, dict) and "record" in rec else None
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
-def _parse(raw: bytes, record: type[R], strict: bool = False) -> R | None:
-    """The record of a line (None for a torn, blank or foreign line); a whole line of the writer's
-    layout whose record does not read raises with ``strict``, else is None."""
-    if not raw.endswith(b"\n") or not raw.strip():
-        return None
-    m = _HEAD.match(raw)
-    counted = False  # a line the index counts (so a reader must count it too)
-    try:
-        if m is not None:
-            if not _whole(raw, m):
+def split(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """``(keys, record JSON)`` of a whole checkpoint line: ``id``, ``digest``, ``fingerprint``, ``failed`` and
+    ``retry`` as text and booleans; None for a torn, blank or foreign line. A line of the writer's own
+    layout is split where its record starts (its keys are parsed, its record is not); another layout
+    is parsed whole."""
+    if not raw.endswith(b"\n"):
+        return None  # torn: a run killed mid-write
+    k = raw.find(_RECORD)
+    head: Any = None
+    if k > 0 and raw.endswith(b"}\n"):
+        try:
+            head = json.loads(raw[:k] + b"}")
+        except ValueError:
+            head = None
+        rec = raw[k + len(_RECORD):-2]
+        if isinstance(head, dict) and "size" in head and head["size"] != len(rec):
+            return None  # shorter than written: torn
+    if not isinstance(head, dict) or "id" not in head:
+        try:
+            obj = json.loads(raw)
+            if not isinstance(obj, dict) or "record" not in obj or "id" not in obj:
                 return None
-            counted = True
-            return loads(raw[m.end():-2], record)
-        rec = json.loads(raw)
-        counted = isinstance(rec, dict) and "record" in rec
-        return record.model_validate(rec["record"])
-    except (ValueError, KeyError, TypeError, ValidationError):
-        if strict and counted:
-            raise
+            head, rec = obj, json.dumps(obj.pop("record")).encode("utf-8")
+        except (ValueError, TypeError):
+            return None
+    bad = bool(head.get("failed", False))
+    return ({"id": str(head["id"]), "digest": str(head.get("digest", "")), "fingerprint": str(head.get("fingerprint", "")),
+             "failed": bad, "retry": bool(head.get("retry", bad))}, rec)
+
+
+def _parse(raw: bytes, record: type[R]) -> R | None:
+    """The record of a line (None for a torn, blank or foreign line, or a record that does not read)."""
+    got = split(raw)
+    try:
+        return None if got is None else loads(got[1], record)
+    except (ValueError, KeyError, TypeError):
         return None
 
 
@@ -452,17 +436,6 @@ def read_checkpoint(path: str | Path, record: type[R]) -> dict[str, tuple[str, s
     """``id -> (digest, fingerprint, record)`` of a (small) checkpoint, the last line of an id winning;
     a torn or unreadable line is skipped. Large runs read :meth:`Checkpoint.index` instead."""
     found: dict[str, tuple[str, str, R]] = {}
-    p = Path(path)
-    if not p.exists():
-        return found
-    with p.open(encoding="utf-8", errors="replace") as fh:
-        for text in fh:
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-                found[str(rec["id"])] = (rec.get("digest", ""), rec.get("fingerprint", ""),
-                                         record.model_validate(rec["record"]))
-            except (ValueError, KeyError, TypeError, ValidationError):
-                continue
+    for _, head, rec in Checkpoint(path).entries(record):
+        found[head["id"]] = (head["digest"], head["fingerprint"], rec)
     return found

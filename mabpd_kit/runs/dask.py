@@ -1,52 +1,22 @@
 """The Dask executor: a batch's steps on a Dask cluster (``mabpd-kit[scale]``), one checkpoint contract.
 
 ``runs.run(..., engine="dask", workers=N)`` starts a ``LocalCluster`` of ``N`` single-threaded worker
-processes on this machine; ``scheduler="tcp://HOST:8786"`` uses a running cluster instead (``dask
-scheduler`` and ``dask worker`` on other machines, or a SLURM cluster through dask-jobqueue), and
-``Dask(client=...)`` a ``distributed.Client`` you hold. Built from Dask's own pieces: the parent
-submits partitions with ``client.submit`` and takes them back with ``distributed.as_completed``.
+processes; ``scheduler="tcp://HOST:8786"`` uses a running cluster, ``Dask(client=...)`` a client you hold.
 
-- **Partitions.** The parent reads the item stream (already filtered of finished items by
-  :func:`~mabpd_kit.runs.run`) in partitions of ``partition`` items, and keeps about two
-  partitions per worker thread in flight: memory stays flat whatever the corpus size.
-- **Parts.** A worker runs each item of its partition (``job.driven(item)`` on the rule-based path;
-  with ``concurrency``, ``concurrency`` items at once on its own event loop, the LLM path) and
-  writes the partition's checkpoint lines to a temporary file in ``checkpoint.parts_dir``, fsyncs
-  it and renames it to ``part-<run token>-<index>.jsonl``: a part is committed whole or not at all.
-- **Folding.** The parent appends each committed part to the results file and removes it
-  (:meth:`~mabpd_kit.runs.checkpoint.Checkpoint.fold`) in partition order (a part that completes
-  before an earlier one waits, committed, on disk), so the file ends in input order and the
-  reconciliation at the end has nothing to rewrite.
-- **Loss and resume.** A worker lost mid-partition (killed, out of memory, its machine gone) is
-  recomputed by Dask on another worker; its uncommitted temporary file is dropped by ``fold_all``.
-  A run killed itself leaves committed parts behind: the next run folds them first and skips
-  their items. A part committed twice (a worker that was thought lost but finished) only
-  duplicates identical lines, and the reconciliation at the end keeps one per id.
-- **Stops.** A client or cluster this executor started is closed at the end, also on Ctrl-C or an
-  error (its unfinished partitions are cancelled); a client you gave is left running. A
-  ``batch_fatal`` error (a refused key) seen by a worker stops the run: no further partition is
-  sent, and the items not started fail with that reason.
+- **Partitions**: the parent reads the stream of items still to do in partitions of ``partition``
+  items and keeps about two per worker thread in flight (memory stays flat).
+- **Parts**: a worker runs its partition (driven, or ``concurrency`` items at once on its own loop)
+  and writes its checkpoint lines to a part file in ``checkpoint.parts_dir``, committed whole (fsync,
+  rename) or not at all; the parent folds committed parts into the results file in partition order.
+- **Loss and resume**: a lost worker's partition is recomputed by Dask; a killed run's committed parts
+  are folded by the next run; a part committed twice only repeats identical lines (reconciled away).
+- **Stops**: a cluster or client this executor started is closed at the end (also on Ctrl-C); a
+  ``batch_fatal`` error seen by a worker stops sending partitions.
 
-What a step for Dask must be:
-
-- **picklable** (cloudpickle, as Dask ships it): a small object, not a closure over a pipeline.
-  A step defined in a notebook or ``__main__`` is shipped by value; one defined in a module is
-  shipped by reference, so that module (and mabpd-kit) must be installed on every worker;
-- **cheap to ship, heavy once per worker process**: build the pipeline, lexicon or LLM connection
-  lazily, on first use, in a module-level cache keyed by the step's fingerprint (as
-  :class:`~mabpd_kit.corpus.parallel.ArticleStep` does). Within one run a worker keeps the first
-  copy of the job it receives, so a cache on the step itself lasts the run too;
-- **thread-safe, or run on single-threaded workers**: a worker with several threads runs several
-  partitions at once (``dask worker ADDRESS --nthreads 1 --nworkers N`` for rule-based steps: the
-  GIL gains nothing from threads anyway);
-- on the LLM path each worker has its own LLM connection, answer cache and rate limit (the step
-  builds them from the worker's environment; no key travels in a task).
-
-On a real cluster the results file's folder must be on a filesystem every worker shares, mounted
-at the same path (the workers write the part files there). From a script, start a run that makes
-its own ``LocalCluster`` under ``if __name__ == "__main__":`` (on Linux its workers are forked from
-this process, :data:`FORK_WORKERS`; elsewhere they are spawned and import the script again).
-Nothing here imports Dask until a run uses it.
+A step for Dask must be picklable (a small object that builds its pipeline or LLM connection on first
+use), thread-safe or run on single-threaded workers, and on the LLM path it connects from the worker's
+own environment (no key travels in a task). On a real cluster the results file's folder must be on a
+filesystem every worker shares (docs/scale.md). Nothing here imports Dask until a run uses it.
 """
 
 from __future__ import annotations
@@ -65,30 +35,23 @@ from typing import Any
 from pydantic import BaseModel
 
 from mabpd_kit.runs.executors import Emit, Item, Job, _pool, chunks
-from mabpd_kit.runs.steps import _gc_for_batch, _gc_restore, run_sync
+from mabpd_kit.runs.steps import run_sync
 
 __all__ = ["Dask", "DaskMissing", "run_partition", "run_partition_on_loop"]
 
 INSTALL_HINT = 'the Dask engine needs the scale extra: pip install "mabpd-kit[scale]"'
 
 #: Dask settings for the workers of a ``LocalCluster`` this executor starts (a batch, not an interactive
-#: session): no statistical profiler (it samples every worker's stack 100 times a second) and slower
-#: housekeeping ticks. Measured on this project's 2-core machine, a worker running the rule-based pipeline
-#: spent 14-16% more CPU than its task thread with Dask's defaults, 1-2% with these (3 runs each). A
-#: cluster you start yourself keeps its own settings (``docs/scale.md``).
+#: session): no statistical profiler, slower housekeeping ticks, a patient connect time-out (a loaded machine)
 QUIET_WORKERS: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.tick.interval": "1s",
-    # a worker process that starts slowly on a loaded machine (a classroom laptop) is waited for, not failed:
-    # Dask's 30 s connect time-out was what timed out the nanny start-up beside a CPU-bound load
     "distributed.comm.timeouts.connect": "120s",
 }
-#: where fork is safe (Linux), a LocalCluster's workers are forked from this process (Dask's default is
-#: spawn): they start with mabpd-kit imported and the lexicon built, instead of importing distributed and
-#: mabpd-kit and compiling the lexicon again in each (2 workers: 9.3 -> 2.8 s for a 20-sentence run).
-#: A method other than Dask's default (spawn) in the caller's configuration is left alone.
+#: where fork is safe (Linux), a LocalCluster's workers are forked from this process (they start with
+#: mabpd-kit imported); a method other than Dask's default (spawn) in the caller's configuration is kept
 FORK_WORKERS: dict[str, Any] = {"distributed.worker.multiprocessing-method": "fork"}
 
 
@@ -183,12 +146,6 @@ class Dask:
         parts = Path(checkpoint.parts_dir)
         parts.mkdir(parents=True, exist_ok=True)
         token = uuid.uuid4().hex[:12]
-        prepare = getattr(job.step, "prepare", None)
-        if prepare is not None and not getattr(job.step, "online", False) and self._forks():
-            # built here, before the fork, as the local pool does: the workers inherit the pipeline (not on
-            # the LLM path: a connection stays in the process that opened it). Measured
-            # on 200,000 sentences (2 workers): 101-109 CPU-s in the workers against 117-118 when each built its own
-            prepare()
         client, started = self._connect()
         ac = distributed.as_completed()
         inflight: dict[str, Any] = {}
@@ -238,20 +195,26 @@ class Dask:
                     rec = job.fail(it, job.fatal[0])
                     emit(it.id, job.line(it, rec), True, rec)
         finally:
-            if inflight:  # Ctrl-C or an error: drop what is queued (a running partition may still commit)
-                try:
-                    client.cancel(list(inflight.values()))
-                except Exception:  # noqa: BLE001 - the client may be gone already
-                    pass
-            for thing in reversed(started):
-                try:
-                    thing.close()
-                except Exception:  # noqa: BLE001 - closing must not hide the run's own error
-                    pass
-            try:
-                parts.rmdir()  # only when empty: what a killed or lost worker left is fold_all's
-            except OSError:
-                pass
+            _close(client, list(inflight.values()), started, parts)
+
+
+def _close(client: Any, inflight: list[Any], started: list[Any], parts: Path) -> None:
+    """The end of a run, also on Ctrl-C or an error: queued partitions cancelled (a running one may still
+    commit), what this executor started closed (last first), the parts folder removed when empty."""
+    if inflight:
+        try:
+            client.cancel(inflight)
+        except Exception:  # noqa: BLE001 - the client may be gone already
+            pass
+    for thing in reversed(started):
+        try:
+            thing.close()
+        except Exception:  # noqa: BLE001 - closing must not hide the run's own error
+            pass
+    try:
+        parts.rmdir()  # only when empty: what a killed or lost worker left is fold_all's
+    except OSError:
+        pass
 
 
 def cluster_workers(scheduler: str) -> int:
@@ -287,7 +250,7 @@ def _job(token: str, job: Job) -> Job:
 
 class _Part:
     """One partition's part file: lines go to a temporary file, committed whole (fsync, rename) when the
-    block ends without an error, removed otherwise; the collector is set for a batch meanwhile."""
+    block ends without an error, removed otherwise."""
 
     def __init__(self, job: Job, parts_dir: str, token: str, index: int) -> None:
         self.job, self.dir = job, Path(parts_dir)
@@ -297,7 +260,6 @@ class _Part:
     def __enter__(self) -> "_Part":
         self.dir.mkdir(parents=True, exist_ok=True)
         self.tmp = self.dir / f".{self.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # not .jsonl: fold_all drops it
-        self.gc_state = _gc_for_batch()  # as in run(): a spawned or remote worker inherits no collector settings
         self.fh = self.tmp.open("w", encoding="utf-8")
         return self
 
@@ -316,7 +278,6 @@ class _Part:
                 _sync_dir(self.dir)
         finally:
             self.tmp.unlink(missing_ok=True)  # gone already once committed
-            _gc_restore(self.gc_state)
 
     def result(self) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
         return self.name, self.rows, _shippable(self.job.fatal[0]) if self.job.fatal else None
@@ -343,11 +304,9 @@ YIELD_S = 0.05
 
 async def run_partition_on_loop(job: Job, items: list[Item], parts_dir: str, token: str,
                                 index: int) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
-    """:func:`run_partition` for driven (rule-based) steps, as a coroutine function: Dask runs such a
-    task on the worker's own thread (its event loop) instead of handing it to its thread pool, as the
-    local pool runs a chunk in its worker's one thread. Measured on this project's 2-core machine, a local
-    pool worker that ran its chunks in a thread spent 10-25% more CPU on the same items than in its main
-    thread. Between items, the loop gets a turn every :data:`YIELD_S` seconds."""
+    """:func:`run_partition` for driven (rule-based) steps, as a coroutine function: Dask runs it on the
+    worker's own thread, as the local pool runs a chunk in its worker's one thread; the loop gets a turn
+    every :data:`YIELD_S` seconds."""
     job = _job(token, job)
     with _Part(job, parts_dir, token, index) as part:
         mark = time.monotonic()

@@ -1,7 +1,7 @@
 """How a checkpoint record becomes JSON and back, with every float kept.
 
 pydantic writes ``NaN`` and ``+-inf`` as ``null`` (its JSON default), and a ``float`` field then rejects
-``null`` on read: the record is lost (RADAR's last-round stop decision has ``s = NaN``: issue 37).
+``null`` on read: the record is lost (RADAR's last-round stop decision has ``s = NaN``).
 :func:`dumps` writes them as the constants ``NaN``, ``Infinity`` and ``-Infinity`` (what Python's
 ``json`` module writes and reads, and what pydantic reads back), so every record reads back as it was
 written; :func:`loads` also reads a line an earlier version wrote, where ``null`` stands for a float it

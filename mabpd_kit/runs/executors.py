@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from mabpd_kit.runs.checkpoint import line
-from mabpd_kit.runs.steps import drive, driven, run_sync, settle
+from mabpd_kit.runs.steps import drive, driven, run_sync
 
 __all__ = ["Emit", "InProcess", "Item", "Job", "Processes", "chunks"]
 
@@ -61,7 +61,7 @@ class Job:
     fingerprint: str = ""
     deadline_s: float | None = None
     fatal: list[BaseException] = field(default_factory=list)
-    lines: bool = True  # False: no checkpoint, so an in-process record is never serialised (18% of a rule-based step)  # the first batch_fatal error: no further item starts
+    lines: bool = True  # False: no checkpoint, so an in-process record is never serialised
 
     async def attempt(self, it: Item) -> Any:
         if self.fatal:
@@ -79,14 +79,11 @@ class Job:
             return self.fail(it, exc)
 
     def driven(self, it: Item) -> Any:
-        """The item's record, its step driven without a loop (rule-based); what it leaves alive is then
-        frozen out of the collector's passes (:func:`~mabpd_kit.runs.steps.settle`)."""
+        """The item's record, its step driven without a loop (rule-based)."""
         try:
             return drive(self.attempt(it))
         except RuntimeError as exc:
             return self.fail(it, exc)
-        finally:
-            settle()
 
     def line(self, it: Item, rec: BaseModel) -> str:
         return line(it.id, it.digest, self.fingerprint, rec)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import gc
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["complete", "drive", "driven", "gather", "run_sync", "settle"]
+__all__ = ["complete", "drive", "driven", "gather", "run_sync"]
 
 T = TypeVar("T")
 
@@ -90,46 +89,3 @@ async def gather(*aws: Awaitable[T]) -> list[T]:
         if isinstance(r, BaseException):
             raise r
     return list(results)
-
-
-#: the cyclic garbage collector during a batch: a young generation of this many objects (CPython's default:
-#: 700). A rule-based step allocates thousands of short-lived objects, so at 700 the collector ran 226
-#: times on BABE train's 3,121 sentences and, with what the process already holds (the lexicon, the
-#: pipeline, a notebook's earlier results), took a fifth of the CPU time
-GC_YOUNG = 10_000
-
-
-#: [True] while a batch manages the collector (between :func:`_gc_for_batch` and :func:`_gc_restore`)
-_MANAGED: list[bool] = [False]
-
-
-def _gc_for_batch() -> "tuple[int, int, int] | None":
-    """For the run: what is alive before it (the pipeline, its lexicon, the caller's data) is frozen out of
-    the collector's passes (``gc.freeze``: nothing is freed or moved), and the young generation is larger;
-    :func:`_gc_restore` puts both back. Forked worker processes inherit it (fewer copied pages, too)."""
-    if not gc.isenabled() or gc.get_threshold()[0] >= GC_YOUNG:
-        return None  # the caller manages the collector (or a run inside a run)
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG, *before[1:])
-    _MANAGED[0] = True
-    return before
-
-
-def _gc_restore(state: "tuple[int, int, int] | None") -> None:
-    if state is None:
-        return
-    _MANAGED[0] = False
-    gc.set_threshold(*state)
-    gc.unfreeze()
-
-
-def settle() -> None:
-    """After a driven (rule-based) item, while a batch manages the collector: what the item left alive (its
-    record, kept by the run) is frozen too, so the collector never walks it again. A rule-based item leaves
-    no reference cycles behind (BABE train: the collector found nothing to free), so the passes over the
-    records were pure cost: 7% of the rule-based CPU time on BABE train, a young-generation pass every
-    ~200 items and an older one walking every record so far. Anything frozen goes back to the collector at
-    the end of the run (:func:`_gc_restore`)."""
-    if _MANAGED[0]:
-        gc.freeze()
