@@ -275,7 +275,7 @@ class Config(_Frozen):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)  # built when first asked for: it reads fit artefacts
 
     @model_validator(mode="after")
-    def _check(self) -> "Config":
+    def _check(self) -> Config:
         unknown = (set(self.agents.enabled) | set(self.scoring.w_added)) - set(roster.names())
         if unknown:
             raise ValueError(f"unknown agents {sorted(unknown)}; choose from {', '.join(roster.names())}")
@@ -284,7 +284,7 @@ class Config(_Frozen):
         return self
 
     # -- variants ---------------------------------------------------------
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, **changes: Any) -> Config:
         """A copy with changes; keys are ``section.field`` (dotted) or whole sections.
 
         ``cfg.replace(**{"scoring.w_bias": 0.6})`` or ``cfg.replace(scoring={"w_bias": 0.6})``.
@@ -308,7 +308,7 @@ class Config(_Frozen):
         return Config.model_validate(data)
 
     # -- named ablations (SPEC 1.9) ----------------------------------------
-    def ablation(self, name: str) -> "Config":
+    def ablation(self, name: str) -> Config:
         """Named variants (SPEC 1.9). ``single-agent``: the BiasAgent's verdict alone; ``no-debate``:
         the score against the 0.50 boundary only; both with the verifier off, as in the paper.
         ``single-agent+verifier`` and ``no-debate+verifier`` keep the verifier on."""
@@ -347,7 +347,7 @@ class Config(_Frozen):
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Config":
+    def load(cls, path: str | Path) -> Config:
         path = Path(path)
         if path.suffix.lower() == ".toml":
             try:

@@ -18,7 +18,7 @@ from mabpd_kit.types import FrozenModel as _Frozen
 __all__ = ["ArticleScoreConfig", "CorpusConfig"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fit_values(name: str) -> dict[str, Any]:
     """The ``values`` of the fit artefact ``resources/fits/NAME.json`` (:mod:`mabpd_kit.fits` writes it)."""
     p = Path(__file__).parent / "resources" / "fits" / f"{name}.json"
@@ -68,7 +68,7 @@ class ArticleScoreConfig(_Frozen):
     n_train: int = _fitted("article_score", "n_train", ge=0, description="articles the coefficients were fitted on")
 
     @model_validator(mode="after")
-    def _lengths(self) -> "ArticleScoreConfig":
+    def _lengths(self) -> ArticleScoreConfig:
         k = len(self.features)
         if any(len(v) != k for v in (self.coef, self.coef_lo, self.coef_hi, self.center, self.scale)):
             raise ValueError(f"coef, coef_lo, coef_hi, center and scale need one value per feature ({k})")

@@ -137,7 +137,7 @@ def save(fit_: Fit, folder: Path | None = None) -> Path:
 # -- the fits: HyperPartisan train through the rule-based pipeline -------------------------------
 
 
-def hp_features(data_dir: Path, workers: int | None = 1) -> "pd.DataFrame":
+def hp_features(data_dir: Path, workers: int | None = 1) -> pd.DataFrame:
     """HyperPartisan train's article features (:func:`mabpd_kit.corpus.score.feature_frame`, with ``label``),
     from a rule-based run of the default Config in a temporary folder."""
     import tempfile
@@ -154,7 +154,7 @@ def hp_features(data_dir: Path, workers: int | None = 1) -> "pd.DataFrame":
         return feature_frame(list(res), settings.score.top_k, meta=("label",))
 
 
-def _article_score(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _article_score(frame: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.corpus import scorefit as sf
 
     st = Config().corpus
@@ -169,7 +169,7 @@ def _article_score(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
             "intervals; base_rate = the training share of hyperpartisan articles"), values
 
 
-def _count_threshold(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _count_threshold(frame: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.corpus.threshold import adapt
 
     st = Config().corpus
@@ -180,7 +180,7 @@ def _count_threshold(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
          "n": a.n}
 
 
-def _sentence_error_rates(babe: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _sentence_error_rates(babe: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.evaluate.validity import fit_sentence_error_rates
 
     return fit_sentence_error_rates(babe)
@@ -190,10 +190,10 @@ class _Inputs:
     """What the fits read, each computed once per command: HyperPartisan train's article features and the
     kit's decisions on BABE train's sentences (both from rule-based runs of the default Config)."""
 
-    def __init__(self, root: Path, workers: int | None, frame: "pd.DataFrame | None" = None) -> None:
+    def __init__(self, root: Path, workers: int | None, frame: pd.DataFrame | None = None) -> None:
         self.root, self.workers, self._got = root, workers, {"hp": frame} if frame is not None else {}
 
-    def get(self, what: str) -> "pd.DataFrame":
+    def get(self, what: str) -> pd.DataFrame:
         if what not in self._got:
             if what == "hp":
                 self._got[what] = hp_features(self.root, self.workers)
@@ -205,7 +205,7 @@ class _Inputs:
 
 
 #: fit name -> (data files, the input it reads, recipe from that input to (method, values))
-FITS: dict[str, tuple[tuple[str, ...], str, Callable[["pd.DataFrame"], tuple[str, dict[str, Any]]]]] = {
+FITS: dict[str, tuple[tuple[str, ...], str, Callable[[pd.DataFrame], tuple[str, dict[str, Any]]]]] = {
     "article_score": (HP_FILES, "hp", _article_score),
     "count_threshold": (HP_FILES, "hp", _count_threshold),
     "sentence_error_rates": (BABE_FILES, "babe", _sentence_error_rates),
@@ -220,7 +220,7 @@ def _names(name: str) -> list[str]:
     return [name]
 
 
-def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: "pd.DataFrame | None" = None,
+def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: pd.DataFrame | None = None,
         workers: int | None = 1) -> list[Fit]:
     """Fit ``name`` (or ``all``) at this commit from its named data; returns the artefacts (not saved).
     ``frame``: the feature frame when it is already at hand (else :func:`hp_features`)."""

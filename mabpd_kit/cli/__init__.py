@@ -45,7 +45,7 @@ def module_name(command: str) -> str:
 class _Parser(argparse.ArgumentParser):
     """A parser whose error (a bad flag or value) is one line naming it, not the usage block."""
 
-    def error(self, message: str) -> "NoReturn":
+    def error(self, message: str) -> NoReturn:
         from mabpd_kit.printable import printable
 
         self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")

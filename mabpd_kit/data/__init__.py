@@ -65,8 +65,20 @@ from mabpd_kit.data.download import (
 )
 from mabpd_kit.data.hyperpartisan import HYPERPARTISAN, load_hyperpartisan
 from mabpd_kit.data.qa import MMLU, load_gsm8k, load_mmlu
-from mabpd_kit.data.shipped import (DATASET_ALIASES, LessonData, describe, dev_sample, hard_samples, have, interval_text,
-                                    lesson_data, load_samples, metric_text, samples, samples_path)
+from mabpd_kit.data.shipped import (
+    DATASET_ALIASES,
+    LessonData,
+    describe,
+    dev_sample,
+    hard_samples,
+    have,
+    interval_text,
+    lesson_data,
+    load_samples,
+    metric_text,
+    samples,
+    samples_path,
+)
 
 __all__ = [
     "BABE",

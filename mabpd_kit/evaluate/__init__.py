@@ -40,6 +40,7 @@ training split and reports on the other half; never on a test split.
 
 from __future__ import annotations
 
+from mabpd_kit.evaluate import llm_labels  # the ten real LLMs' zero-shot BABE labels: mk.evaluate.llm_labels
 from mabpd_kit.evaluate.analyses import (
     PaperAnalyses,
     agent_independence,
@@ -49,7 +50,6 @@ from mabpd_kit.evaluate.analyses import (
     paper_analyses,
     trace_flags,
 )
-from mabpd_kit.evaluate import llm_labels  # the ten real LLMs' zero-shot BABE labels: mk.evaluate.llm_labels
 from mabpd_kit.evaluate.benchmark import BENCHMARKS, canonical, evaluate, load_benchmark, trace_figures
 from mabpd_kit.evaluate.report import ANCHOR_KIND, Evaluation
 from mabpd_kit.evaluate.scores import compare, flip_counts, predictions, score_system, threshold_sweep
@@ -78,6 +78,7 @@ __all__ = [
     "score_system",
     "span_scores",
     "span_table",
+    "trace_flags",
     "threshold_sweep",
     "trace_figures",
     "word_tokens",

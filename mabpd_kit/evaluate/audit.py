@@ -43,7 +43,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-def _systems(frame: "pd.DataFrame", systems: Sequence[str] | None) -> list[str]:
+def _systems(frame: pd.DataFrame, systems: Sequence[str] | None) -> list[str]:
     if systems is not None:
         missing = [s for s in systems if s not in frame]
         if missing:
@@ -52,9 +52,9 @@ def _systems(frame: "pd.DataFrame", systems: Sequence[str] | None) -> list[str]:
     return [c for c in ("pred", *sorted(c for c in frame.columns if str(c).endswith("_label"))) if c in frame]
 
 
-def leaning_audit(frame: "pd.DataFrame", *, group: str = "type", gold: str = "label",
+def leaning_audit(frame: pd.DataFrame, *, group: str = "type", gold: str = "label",
                   systems: Sequence[str] | None = None, groups: Sequence[str] | None = LEANINGS,
-                  confidence: float | None = None) -> "pd.DataFrame":
+                  confidence: float | None = None) -> pd.DataFrame:
     """Error rates by group, one row per (system, group): ``n_neutral``, ``fp``, ``fpr`` with
     ``fpr_lo``/``fpr_hi``; ``n_biased``, ``fn``, ``fnr`` with ``fnr_lo``/``fnr_hi``; ``n_missing``.
     ``systems``: 0/1 prediction columns (default ``pred`` and every ``*_label`` column present);
@@ -102,7 +102,7 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int, conf: float) -> tuple[float, f
     return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
 
 
-def leaning_gaps(audit: "pd.DataFrame", a: str = "right", b: str = "left") -> "pd.DataFrame":
+def leaning_gaps(audit: pd.DataFrame, a: str = "right", b: str = "left") -> pd.DataFrame:
     """Per system, the difference of group ``a``'s rates minus group ``b``'s (from :func:`leaning_audit`):
     ``fpr_diff`` and ``fnr_diff`` with Newcombe intervals (``_lo``/``_hi``) at the audit's confidence.
     An interval that excludes 0 is a detector that errs more on one side."""

@@ -31,9 +31,9 @@ __all__ = ["babe_decisions", "babe_sentences", "fit_sentence_error_rates", "prev
            "validity_section", "validity_summary"]
 
 
-def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int = 50,
+def prevalence_validity(df: pd.DataFrame, *, group: str = "outlet", min_n: int = 50,
                         edges: Sequence[float] | None = None, draws: int | None = None, confidence: float = 0.95,
-                        max_width: float | None = None, spread: bool = True, seed: int = 0) -> "pd.DataFrame":
+                        max_width: float | None = None, spread: bool = True, seed: int = 0) -> pd.DataFrame:
     """Leave-one-group-out check of the corrected share: ``df`` has ``group``, the gold ``label``
     (0/1), the kit's ``flag`` (0/1) and ``score`` per sentence. One row per group with ``min_n`` or
     more sentences (ordered by name); the error rates of each come from every other sentence."""
@@ -67,7 +67,7 @@ def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int
     return pd.DataFrame(rows)
 
 
-def validity_summary(table: "pd.DataFrame") -> dict[str, float]:
+def validity_summary(table: pd.DataFrame) -> dict[str, float]:
     """Coverage (covered / groups), Spearman's rho of estimate and truth, MAE of the corrected share and
     of classify-and-count, and the median interval width."""
     if not len(table):
@@ -80,7 +80,7 @@ def validity_summary(table: "pd.DataFrame") -> dict[str, float]:
             "median_width": float(table["width"].median())}
 
 
-def validity_note(table: "pd.DataFrame", group: str = "outlet") -> str:
+def validity_note(table: pd.DataFrame, group: str = "outlet") -> str:
     """The check as text: the table and one summary line."""
     s = validity_summary(table)
     head = f"{group:<16} {'n':>4} {'cc':>5} {'corr':>5} {'95% interval':>13} {'width':>5} {'annot':>5} covered"
@@ -92,7 +92,7 @@ def validity_note(table: "pd.DataFrame", group: str = "outlet") -> str:
     return "\n".join(lines)
 
 
-def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
+def babe_sentences(decisions: Any, items: pd.DataFrame) -> pd.DataFrame:
     """BABE's items joined with the kit's decisions (any frame with ``id``, ``pred``, ``score``,
     ``failed``): the columns :func:`prevalence_validity` reads. Failed decisions are left out."""
     d = decisions.to_frame() if hasattr(decisions, "to_frame") else decisions
@@ -103,7 +103,7 @@ def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
                                                        score=lambda f: f["score"].astype(float))
 
 
-def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
+def babe_decisions(data_dir: Any = None, config: Any = None) -> pd.DataFrame:
     """The kit's rule-based decisions on every BABE train sentence, joined with outlet and label
     (:func:`babe_sentences`): the validation sample of the sentence error rates. BABE test is never read."""
     import pandas as pd
@@ -120,7 +120,7 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
     return out
 
 
-def fit_sentence_error_rates(sentences: "pd.DataFrame", config: Any = None) -> tuple[str, dict[str, Any]]:
+def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tuple[str, dict[str, Any]]:
     """The ``sentence_error_rates`` fit (:mod:`mabpd_kit.fits` writes it with its provenance) from the kit's
     decisions per BABE train sentence (:func:`babe_decisions`): bin counts of biased and neutral sentences,
     their spread between outlets, and the leave-one-outlet-out check; returns (method, values)."""
@@ -137,7 +137,7 @@ def fit_sentence_error_rates(sentences: "pd.DataFrame", config: Any = None) -> t
     return method, {**rates.to_values(), "validity": _check(df, cfg), "by_leaning": _by_leaning(df)}
 
 
-def _by_leaning(df: "pd.DataFrame") -> list[dict[str, Any]]:
+def _by_leaning(df: pd.DataFrame) -> list[dict[str, Any]]:
     """The detector's own error rates by the outlet's leaning on these sentences (the leaning audit of
     :mod:`mabpd_kit.evaluate.audit`), for the corpus report to show beside a user's leaning column."""
     if "type" not in df:
@@ -148,7 +148,7 @@ def _by_leaning(df: "pd.DataFrame") -> list[dict[str, Any]]:
     return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in table.to_dict("records")]
 
 
-def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
+def _check(df: pd.DataFrame, cfg: Any) -> dict[str, Any]:
     """The leave-one-outlet-out check stored with the artefact: its summary and its table."""
     table = prevalence_validity(df, edges=cfg.corpus.prevalence_bins, draws=cfg.corpus.prevalence_draws,
                                 max_width=cfg.corpus.prevalence_max_width, seed=cfg.corpus.seed)
@@ -157,7 +157,7 @@ def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
                       for r in table.to_dict("records")]}
 
 
-def validity_section(predictions: "pd.DataFrame", system: str) -> str:
+def validity_section(predictions: pd.DataFrame, system: str) -> str:
     """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check of the corrected
     share on one system's decisions (:attr:`Evaluation.predictions`: ``system``, ``outlet``, ``gold``,
     ``pred``, ``score``), or a line saying why it cannot be run."""

@@ -27,7 +27,7 @@ __all__ = ["TRY_SENTENCES", "band_chart", "coverage_chart", "edit_lexicon", "fla
            "lexicon_effect", "match_chart"]
 
 
-def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
+def coverage_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     """Terms per category (horizontal bars), coloured by taxonomy type, sorted by taxonomy then size."""
     alt = altair()
     df = lex.categories_frame()[["category", "taxonomy", "meta_category", "n_terms"]]
@@ -46,7 +46,7 @@ def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
     )
 
 
-def band_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
+def band_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     """Number of terms per score band, stacked by meta-category."""
     alt = altair()
     tf = lex.terms_frame()
@@ -66,7 +66,7 @@ def band_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
     )
 
 
-def independence_chart(res: "IndependenceResult", *, title: str | None = None) -> "alt.LayerChart":
+def independence_chart(res: IndependenceResult, *, title: str | None = None) -> alt.LayerChart:
     """One point per term found in the corpus: its band (jittered) against the bias rate of the
     records containing it, sized by how many records; a least-squares line shows the trend, and
     the title carries r, the critical value and the verdict."""
@@ -96,7 +96,7 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
     return alt.layer(points, trend, rule).properties(title=head, width=420, height=260)
 
 
-def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None, floor: float | None = None) -> "alt.Chart":
+def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, floor: float | None = None) -> alt.Chart:
     """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy; with
     ``floor``, only hits whose band is above it (the ones that count for the signal)."""
     import pandas as pd
@@ -140,8 +140,8 @@ TRY_SENTENCES: tuple[str, ...] = (
 )
 
 
-def edit_lexicon(lex: "Lexicon", term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
-                 protect: str = "") -> tuple["Lexicon", list[str]]:
+def edit_lexicon(lex: Lexicon, term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
+                 protect: str = "") -> tuple[Lexicon, list[str]]:
     """``lex`` with one more term and/or one protected context, and what was done (or refused), in words.
 
     ``protect`` is a neutral phrase ("disaster relief"): every lexicon term found inside it is
@@ -208,7 +208,7 @@ def _looks_inflected(word: str) -> bool:
     return word.endswith("ing") and len(word) > 5 and word not in _ING_VERBS
 
 
-def _top_band(lex: "Lexicon", text: str) -> float:
+def _top_band(lex: Lexicon, text: str) -> float:
     """The highest band of the text's lexicon hits (0 without a hit): flagged at floor f iff above f."""
     return max((m.band for m in lex.match(text)), default=0.0)
 
@@ -216,7 +216,7 @@ def _top_band(lex: "Lexicon", text: str) -> float:
 _SHIPPED_BANDS: dict[tuple[int, int], list[float]] = {}
 
 
-def _bands(lex: "Lexicon", texts: list[str], *, keep: bool = False) -> list[float]:
+def _bands(lex: Lexicon, texts: list[str], *, keep: bool = False) -> list[float]:
     """Top band of each text; ``keep`` remembers the answer for this (lexicon, list) pair (the panel's unedited
     lexicon and dev sample, asked on every move), one pair at a time."""
     key = (id(lex), id(texts))
@@ -229,21 +229,21 @@ def _bands(lex: "Lexicon", texts: list[str], *, keep: bool = False) -> list[floa
     return out
 
 
-def _flagged(lex: "Lexicon", text: str, floor: float | None) -> bool:
+def _flagged(lex: Lexicon, text: str, floor: float | None) -> bool:
     if floor is None:
         return lex.signal(text) is not None
     return any(m.band > floor for m in lex.match(text))
 
 
-def flag_rate(lex: "Lexicon", texts: list[str], floor: float | None = None) -> float:
+def flag_rate(lex: Lexicon, texts: list[str], floor: float | None = None) -> float:
     """Share of ``texts`` with a lexicon signal: a hit above ``floor`` (default ``config.lexicon.confidence_floor``)."""
     return sum(_flagged(lex, t, floor) for t in texts) / max(len(texts), 1)
 
 
-def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
+def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
                    pos: str = "noun", protect: str = "disaster relief", floor: float | None = None, *,
-                   sentences: "list[str] | tuple[str, ...]" = TRY_SENTENCES,
-                   dev_texts: "list[str] | None" = None, dev_name: str = "dev sample") -> tuple[object, str]:
+                   sentences: list[str] | tuple[str, ...] = TRY_SENTENCES,
+                   dev_texts: list[str] | None = None, dev_name: str = "dev sample") -> tuple[object, str]:
     """What one edit does: span viewer of ``sentences``, hits per category, coverage of the taxonomy type,
     and the change in flag rate on ``dev_texts`` at ``floor`` (a hit counts when its band is above it; default the
     configured confidence floor), with how many sentences the edit flags or unflags. Returns ``(HTML, caption)``."""
@@ -296,7 +296,7 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
     return HTML(body), caption
 
 
-def _sig(lex: "Lexicon", text: str, floor: float | None = None) -> str:
+def _sig(lex: Lexicon, text: str, floor: float | None = None) -> str:
     if floor is None:
         s = lex.signal(text)
     else:

@@ -35,8 +35,15 @@ from typing import TYPE_CHECKING, Any
 from mabpd_kit import roster
 from mabpd_kit.viz import altair, category_color, span_html
 from mabpd_kit.viz.colors import OKABE_ITO, OUTCOME_COLORS
-from mabpd_kit.viz.scores import (_VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_diff_chart,
-                                  ablation_frame, score_chart)
+from mabpd_kit.viz.scores import (
+    _VERDICT_COLORS,
+    _decisions,
+    _verdict_color,
+    ablation_chart,
+    ablation_diff_chart,
+    ablation_frame,
+    score_chart,
+)
 
 if TYPE_CHECKING:
     import altair as alt

@@ -144,7 +144,7 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
     return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
 
 
-def ablation_diff_chart(diffs: "pd.DataFrame", *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
+def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
     """A dot plot of differences from ``reference``: one row per configuration, the dot its observed difference,
     the line its confidence interval, the dashed vertical line no difference.
 

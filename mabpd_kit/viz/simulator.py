@@ -32,14 +32,14 @@ CONFIG_COLORS: dict[str, str] = {"full": SERIES_COLORS[0], "no-debate": SERIES_C
 _MEASURES = {"macro_f1": "macro F1", "precision": "precision", "recall": "recall"}
 
 
-def _scale(names: Sequence[str]) -> "alt.Scale":
+def _scale(names: Sequence[str]) -> alt.Scale:
     alt = altair()
     names = list(names)
     extra = iter(SERIES_COLORS[4:])
     return alt.Scale(domain=names, range=[CONFIG_COLORS.get(n) or next(extra, "#555555") for n in names])
 
 
-def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
+def config_chart(sim: Simulation, *, title: str | None = None) -> alt.Chart:
     """Macro F1, precision and recall of each configuration of one simulation, side by side."""
     alt = altair()
     m = sim.metrics()
@@ -57,7 +57,7 @@ def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
                  description=f"{t}. Bars: macro F1, precision and recall of " + ", ".join(names) + ".")
 
 
-def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> "alt.LayerChart":
+def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> alt.LayerChart:
     """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
     one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
     (a 0-1 axis hides them). ``metrics``: ``Simulation.metrics()`` (one row per configuration)."""
@@ -84,7 +84,7 @@ def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: st
 
 
 def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
-                current: float | None = None, title: str | None = None) -> "alt.LayerChart":
+                current: float | None = None, title: str | None = None) -> alt.LayerChart:
     """``measure`` of each configuration as one planted ``setting`` varies (a ``sweep`` frame);
     ``current`` draws a dashed rule at the value the sliders set."""
     alt = altair()
