@@ -1,28 +1,11 @@
 """Fit artefacts: every number the kit fits on labelled data lives in one JSON file with its provenance.
 
-One file per fit in ``mabpd_kit/resources/fits/NAME.json`` with the keys ``name``, ``method`` (text),
-``data`` (a list of ``{file, sha256}``, the file relative to the benchmark folder), ``commit`` (git HEAD
-at fit time, or ``"unknown"``), ``date`` (ISO, UTC), ``config_digest`` (a digest of the Config
-settings the fit depends on: :data:`DEPENDS`) and ``values`` (the fitted numbers). ``Config`` reads the
-``values`` when a setting is first built (never on import); refitting is one command::
-
-    mabpd fit all            # refit every fit from its named data and write the artefacts
-    mabpd fit all --check    # refit and compare with the shipped artefacts (exit 1 when they differ)
-
-The fits (:data:`FITS`), the first two from HyperPartisan train (SemEval-2019 Task 4, by article, 645 articles)
-through the rule-based pipeline (no LLM):
-
-- ``article_score``: the hyperpartisan-style article score (:mod:`mabpd_kit.corpus.score`): the
-  penalty by inner CV, the coefficients on every analysed article, bootstrap intervals, and the
-  training base rate (the prior its probabilities are calibrated to);
-- ``count_threshold``: the legacy count rule's threshold (:func:`mabpd_kit.corpus.threshold.adapt`);
-- ``sentence_error_rates``: from BABE train's sentences (the dev split; BABE test is never read): the
-  kit's error rates per score bin that correct a group's share of biased sentences
-  (:mod:`mabpd_kit.corpus.prevalence`), with the leave-one-outlet-out check of that correction.
-
-:func:`verify` refits and compares (values, data checksums, config digest); :func:`check_digest`
-compares the digest alone, without data (a setting changed since the fit means it is stale).
-"""
+``resources/fits/NAME.json``: ``name``, ``method``, ``data`` (``{file, sha256}`` relative to the benchmark
+folder), ``commit``, ``date``, ``config_digest`` (of the settings in :data:`DEPENDS`) and ``values``, which
+``Config`` reads when a setting is first built. ``mabpd fit all [--check]`` refits (and compares). The fits
+(:data:`FITS`): ``article_score`` and ``count_threshold`` from HyperPartisan train through the rule-based
+pipeline; ``sentence_error_rates`` from BABE train (never test), with the leave-one-outlet-out check.
+:func:`verify` refits and compares; :func:`check_digest` compares the settings' digest alone, without data."""
 
 from __future__ import annotations
 

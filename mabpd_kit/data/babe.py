@@ -52,14 +52,9 @@ def load_babe(
 ) -> pd.DataFrame:
     """BABE sentences with expert labels (1 = biased, 0 = neutral).
 
-    ``split="train"`` (3,121 rows: 1,740 biased / 1,381 neutral) reads the local reconstructed CSV
-    when present, else the pinned Hugging Face parquet. ``split="test"`` (1,000 rows) is the
-    held-out split: evaluate on it once at the end, never choose thresholds or prompts on it.
-
-    ``llm_labels``: add the ten LLMs' zero-shot ``<model>_label`` columns (nullable 0/1; ``?``
-    and empty answers are NA) from the annomatic file when it is available (3,021 train rows;
-    the other rows get NA). Useful as reference anchors, never as training signal.
-    """
+    ``split="train"`` (3,121 rows) reads the local reconstructed CSV, else the pinned parquet; ``"test"`` (1,000)
+    is held out: evaluate on it once at the end, never tune on it. ``llm_labels``: the ten LLMs' zero-shot
+    ``<model>_label`` columns (nullable 0/1) from the annomatic file when available: anchors, never training signal."""
     import pandas as pd
 
     if split not in ("train", "test"):

@@ -1,44 +1,12 @@
 """The MABPD paper's own analyses (appendices O and P), as pure functions over decision traces.
 
-Each figure is defined from the trace of :class:`mabpd_kit.mabpd.Decision` in SPEC 1's terms (round-1
-reports, SAD rounds, the verifier's report) and counted with a percentile bootstrap interval over items
-(:func:`mabpd_kit.metrics.bootstrap_ci`; 10,000 resamples, seed 0 by default, ``Config().metrics``).
-Failed decisions are left out of every base (they have no trace); items without a gold label are left
-out of the figures that need one.
-
-**Agent independence** (appendix O; paper: the agents disagree before debate on 38% of items, and this
-disagreement correlates with annotator uncertainty at point-biserial r = 0.62):
-
-- *disagreement before debate*: the share of decided items whose agents' round-1 verdicts
-  (``decision.reports[a].verdict``, as stated, before the score, the router or SAD) are not all equal;
-  base: decided items with at least two agent reports. Beside it, Fleiss' kappa of those verdicts
-  (the agents as raters): near 0 is independent-looking, near 1 redundant;
-- *point-biserial r* between that 0/1 disagreement and **annotator uncertainty** = the minority share of
-  an item's annotator-level labels, min(#biased, #neutral) / #annotators (0 unanimous, 0.5 an even
-  split), :func:`annotator_uncertainty`. Computed only where such labels exist (``annotations``: one
-  list of labels per item); the BABE files the kit loads carry the experts' aggregate label only
-  (``label``, and one aggregate ``label_opinion``), so on BABE it is reported as not computable.
-
-**Failure modes** (appendix P), from SAD's per-round trace and the verifier's report:
-
-- *convergence*: a debated item (route ``debate``) whose round-1 verdicts were split and whose last
-  round (a later one) is unanimous; base: debated items. Gold-free: how often the debate ends dissent;
-- *echo-chamber convergence* (paper: 4% of debates): a convergence onto the wrong label - the unanimous
-  last-round verdict differs from gold. Since round 1 was split, at least one agent held the gold label
-  and gave it up. Base: debated items with a gold label;
-- *verifier upholds a false positive*: the verifier examined a biased decision (its check is not
-  ``not_run``), upheld it, and gold says neutral; base: verified items with a gold label;
-- *verifier sycophancy* (paper: 11%): such a wrong uphold where the BiasAgent's own round-1 verdict was
-  biased - the verifier accepted an incorrect BiasAgent. Same base;
-- *upheld without a valid span*: counted as a check of SPEC 1.7 (the verifier cannot uphold a biased
-  decision with no valid span); it must be 0.
-
-**Agreement with a human majority** (paper: Fleiss' kappa 0.66 over 150 articles): Fleiss' kappa of two
-raters, the system's label and the gold label (for BABE the expert annotators' aggregate label; two
-raters' Fleiss kappa is Scott's pi), :func:`human_agreement`. With ``annotations`` it also gives the
-annotators' own Fleiss kappa and the kappa with the system added as one more rater, on the items with
-the most common number of annotators (Fleiss' kappa needs the same number per item).
-"""
+Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval
+over items (``Config().metrics``); failed decisions are left out of every base, items without gold out of
+the figures that need it. Agent independence: disagreement of the round-1 verdicts, their Fleiss' kappa and
+the point-biserial r with annotator uncertainty (only with annotator-level labels, which BABE lacks).
+Failure modes: convergence, echo-chamber convergence, wrong upholds, verifier sycophancy and upholds
+without a valid span (always 0, SPEC 1.7). Agreement with the human majority: Fleiss' kappa of system and
+gold. Definitions: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -312,9 +280,8 @@ def _two_col(a: np.ndarray) -> np.ndarray:
 
 
 def _kappa_of_counts(m: int) -> Any:
-    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1: the same
-    formula as :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k), read from the histogram of k
-    (a bootstrap resample of k is a 1-D array: many times faster than resampling the 2-D table)."""
+    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1 (the formula of
+    :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k))."""
     j = np.arange(m + 1)
     agree = (j**2 + (m - j) ** 2 - m) / (m * (m - 1))  # P_i of an item with j ratings of 1
 

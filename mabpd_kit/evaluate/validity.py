@@ -1,22 +1,9 @@
-"""Is the corrected share of biased sentences valid for comparing groups? (issue 38, item 6)
+"""Is the corrected share of biased sentences valid for comparing groups?
 
-:func:`prevalence_validity` runs a leave-one-outlet-out check on labelled sentences (BABE train):
-for every outlet with at least ``min_n`` sentences, the error rates come from the *other* outlets
-only, so no outlet's own labels correct its estimate; the outlet's sentences are then estimated as
-an unlabelled corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`). Per outlet: ``n``,
-classify-and-count (``cc``), the corrected ``estimate``, its interval and ``width``, the annotators'
-share (``truth``) and whether the interval holds it (``covered``; an interval wider than
-``max_width`` counts as a miss). :func:`validity_summary` gives coverage, Spearman's rho of the
-estimates against the annotators' shares, the mean absolute error (corrected and classify-and-count)
-and the median width.
-
->>> import pandas as pd
->>> rows = [("a", 1, 1, .9), ("a", 1, 0, 0), ("a", 0, 0, 0), ("b", 0, 1, .8), ("b", 0, 0, 0), ("b", 1, 1, .9)] * 30
->>> df = pd.DataFrame(rows, columns=["outlet", "label", "flag", "score"])
->>> table = prevalence_validity(df, min_n=50, edges=(), draws=200)
->>> table[["outlet", "n", "truth"]].round(2).to_dict("records")
-[{'outlet': 'a', 'n': 90, 'truth': 0.67}, {'outlet': 'b', 'n': 90, 'truth': 0.33}]
-"""
+:func:`prevalence_validity`: leave one outlet out of the error rates and estimate its share as an unlabelled
+corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`), beside the annotators' share; an interval
+wider than ``max_width`` counts as a miss. :func:`validity_summary`: coverage, Spearman's rho, mean absolute
+error and median width."""
 
 from __future__ import annotations
 
@@ -121,9 +108,8 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> pd.DataFrame:
 
 
 def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tuple[str, dict[str, Any]]:
-    """The ``sentence_error_rates`` fit (:mod:`mabpd_kit.fits` writes it with its provenance) from the kit's
-    decisions per BABE train sentence (:func:`babe_decisions`): bin counts of biased and neutral sentences,
-    their spread between outlets, and the leave-one-outlet-out check; returns (method, values)."""
+    """The ``sentence_error_rates`` fit from the kit's decisions per BABE train sentence: bin counts per class,
+    their spread between outlets and the leave-one-outlet-out check; returns (method, values)."""
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.prevalence import error_rates
 
@@ -158,9 +144,8 @@ def _check(df: pd.DataFrame, cfg: Any) -> dict[str, Any]:
 
 
 def validity_section(predictions: pd.DataFrame, system: str) -> str:
-    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check of the corrected
-    share on one system's decisions (:attr:`Evaluation.predictions`: ``system``, ``outlet``, ``gold``,
-    ``pred``, ``score``), or a line saying why it cannot be run."""
+    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check on one system's predictions,
+    or a line saying why it cannot be run."""
     need = {"system", "outlet", "gold", "pred", "score"}
     if not need <= set(predictions.columns):
         return f"validity of the corrected share: not run (the results lack {sorted(need - set(predictions.columns))})"

@@ -1,11 +1,4 @@
-"""Bootstrap confidence intervals and the paired bootstrap of two systems on the same items.
-
-Two systems scored on the *same* items are compared with a paired bootstrap
-(:func:`paired_bootstrap`): resample items with replacement, recompute both scores on the same
-resample, and look at the distribution of the difference. :func:`metric_ci` gives one system's
-interval; :func:`bootstrap_ci` gives a confidence interval for any statistic, resampling whole
-groups (e.g. all rows of one question) when ``groups`` is given.
-"""
+"""Bootstrap confidence intervals and the paired bootstrap of two systems on the same items."""
 
 from __future__ import annotations
 
@@ -29,11 +22,8 @@ __all__ = ["BootstrapResult", "bootstrap_ci", "metric_ci", "paired_bootstrap"]
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Paired bootstrap of ``metric(A) - metric(B)`` on the same items.
-
-    ``diff`` is the observed difference; ``lo``/``hi`` the percentile confidence interval of
-    the difference; ``p_value`` the two-sided bootstrap p-value for "no difference".
-    """
+    """Paired bootstrap of ``metric(A) - metric(B)``: the observed ``diff``, its percentile interval and the
+    two-sided ``p_value`` for no difference."""
 
     metric: str
     score_a: float
@@ -67,12 +57,7 @@ def _defaults(n_resamples: int | None, seed: int | None) -> tuple[int, int]:
 
 
 def _two_sided_p(boot: np.ndarray) -> float:
-    """Two-sided bootstrap p-value for H0 "difference = 0".
-
-    The share of resampled differences on the far side of zero, doubled, with the usual +1
-    correction so a finite bootstrap never claims p = 0: p = 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (B + 1),
-    capped at 1. Identical systems (every d* = 0) get p = 1.
-    """
+    """Two-sided bootstrap p for "difference = 0": 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (B + 1), at most 1."""
     b = len(boot)
     below = (np.count_nonzero(boot <= 0) + 1) / (b + 1)
     above = (np.count_nonzero(boot >= 0) + 1) / (b + 1)
@@ -93,17 +78,9 @@ def paired_bootstrap(
     confidence: float = 0.95,
     chunk: int = 500,
 ) -> BootstrapResult:
-    """Is system A really better than system B on these items, or is it luck of the sample?
-
-    Draw ``n_resamples`` resamples of the item indices (with replacement, seeded); on each,
-    score A and B on the *same* items and keep ``metric(A) - metric(B)``. Pairing matters:
-    items that are hard for both systems move both scores together, so the difference is far
-    less noisy than two separate confidence intervals suggest.
-
-    ``n_resamples`` and ``seed`` default to ``Config().metrics`` (10,000 and 0). The five
-    built-in metrics are computed from confusion matrices for all resamples at once (fast);
-    any other ``metric(y_true, y_pred) -> float`` works through a plain loop.
-    """
+    """Is system A really better than B on these items? Score both on the same seeded resamples of the items and
+    keep ``metric(A) - metric(B)``: pairing cancels what is hard for both. Defaults: ``Config().metrics``; the
+    built-in metrics run on confusion matrices for all resamples at once, any other metric in a loop."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
@@ -166,11 +143,7 @@ def metric_ci(
     confidence: float = 0.95,
     chunk: int = 500,
 ) -> tuple[float, float, float]:
-    """Percentile bootstrap CI of one system's score: ``(estimate, lo, hi)``.
-
-    Same resampling as :func:`paired_bootstrap` (items with replacement, seeded); the five
-    built-in metrics run vectorised on confusion matrices, any other metric in a loop.
-    """
+    """Percentile bootstrap CI of one system's score, ``(estimate, lo, hi)``, resampled as :func:`paired_bootstrap`."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
@@ -211,18 +184,8 @@ def bootstrap_ci(
     seed: int | None = None,
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
-    """Percentile bootstrap confidence interval: returns ``(estimate, lo, hi)``.
-
-    ``values_or_frame`` is a 1-D array (``statistic`` gets the resampled array) or a DataFrame
-    (``statistic`` gets the resampled frame). Without ``groups`` rows are resampled one by one.
-    With ``groups`` (an array of group ids, or a column name of the frame) whole groups are
-    resampled: e.g. every row of one question goes in or out together, because rows of the
-    same question are not independent (cluster bootstrap).
-
-    >>> est, lo, hi = bootstrap_ci([0, 1, 1, 0, 1, 1], n_resamples=2000, seed=1)
-    >>> round(est, 3), lo <= est <= hi
-    (0.667, True)
-    """
+    """Percentile bootstrap interval ``(estimate, lo, hi)`` of ``statistic`` over a 1-D array or a DataFrame; with
+    ``groups`` (ids, or a column name) whole groups are resampled together (cluster bootstrap)."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")

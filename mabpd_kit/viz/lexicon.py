@@ -1,16 +1,5 @@
-"""Charts of the bias lexicon: coverage of the taxonomy and the independence check.
-
->>> import mabpd_kit as mk
->>> lex = mk.Lexicon.default()
->>> mk.viz.lexicon.coverage_chart(lex)         # terms per category, coloured by taxonomy
->>> mk.viz.lexicon.band_chart(lex)             # terms per band and meta-category
->>> res = lex.independence(texts, labels)
->>> mk.viz.lexicon.independence_chart(res)     # band vs bias rate per term, with the fitted line
-
-Every builder returns an altair chart drawn from a DataFrame the lexicon (or the result) already
-holds, so a student can check any bar against ``lex.categories_frame()`` or ``res.frame``.
-altair is imported by the first chart (:func:`mabpd_kit.viz.altair`), so importing this is cheap.
-"""
+"""Charts of the bias lexicon (coverage of the taxonomy, the independence check) and the construction panel,
+drawn from frames the lexicon or its result already hold."""
 
 from __future__ import annotations
 
@@ -67,9 +56,8 @@ def band_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
 
 
 def independence_chart(res: IndependenceResult, *, title: str | None = None) -> alt.LayerChart:
-    """One point per term found in the corpus: its band (jittered) against the bias rate of the
-    records containing it, sized by how many records; a least-squares line shows the trend, and
-    the title carries r, the critical value and the verdict."""
+    """One point per term found in the corpus: its band against the bias rate of its records, sized by records,
+    with a least-squares line; the title carries r, the critical value and the verdict."""
     import numpy as np
 
     alt = altair()
@@ -142,11 +130,7 @@ TRY_SENTENCES: tuple[str, ...] = (
 
 def edit_lexicon(lex: Lexicon, term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
                  protect: str = "") -> tuple[Lexicon, list[str]]:
-    """``lex`` with one more term and/or one protected context, and what was done (or refused), in words.
-
-    ``protect`` is a neutral phrase ("disaster relief"): every lexicon term found inside it is
-    protected in that context. Nothing raises: a refused edit is reported and ``lex`` is returned as is.
-    """
+    """``lex`` with one more term and/or protected phrase, and what was done or refused, in words (never raises)."""
     from mabpd_kit.lexicon import Protected, Term
 
     notes: list[str] = []
@@ -244,9 +228,8 @@ def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperb
                    pos: str = "noun", protect: str = "disaster relief", floor: float | None = None, *,
                    sentences: list[str] | tuple[str, ...] = TRY_SENTENCES,
                    dev_texts: list[str] | None = None, dev_name: str = "dev sample") -> tuple[object, str]:
-    """What one edit does: span viewer of ``sentences``, hits per category, coverage of the taxonomy type,
-    and the change in flag rate on ``dev_texts`` at ``floor`` (a hit counts when its band is above it; default the
-    configured confidence floor), with how many sentences the edit flags or unflags. Returns ``(HTML, caption)``."""
+    """What one edit does: span viewer of ``sentences``, hits per category, coverage, and the change in flag rate on
+    ``dev_texts`` at ``floor`` (default: the configured floor). Returns ``(HTML, caption)``."""
     import pandas as pd
     from IPython.display import HTML
 

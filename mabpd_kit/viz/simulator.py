@@ -1,13 +1,4 @@
-"""Charts for the MABPD simulator (:mod:`mabpd_kit.mabpd.simulator`, notebooks 04 and 05).
-
-Every chart is built from the simulation's traces (``Simulation.metrics()``, which reads each
-configuration's ``BatchResult``, or the frame of :func:`~mabpd_kit.mabpd.simulator.sweep`);
-altair comes from :func:`mabpd_kit.viz.altair`, so importing this module does nothing.
-
->>> from mabpd_kit.mabpd.simulator import SimSpec, simulate
->>> chart = config_chart(simulate(SimSpec(hallucination=0.3), n_items=300))
->>> view, caption = simulator_view(hallucination=0.3)       # what the notebooks' panel calls
-"""
+"""Charts for the MABPD simulator (:mod:`mabpd_kit.mabpd.simulator`, lessons 04 and 05), from its traces."""
 
 from __future__ import annotations
 
@@ -58,9 +49,8 @@ def config_chart(sim: Simulation, *, title: str | None = None) -> alt.Chart:
 
 
 def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> alt.LayerChart:
-    """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
-    one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
-    (a 0-1 axis hides them). ``metrics``: ``Simulation.metrics()`` (one row per configuration)."""
+    """What each configuration changes against ``baseline`` in points (x 100) of macro F1, precision and recall,
+    around a zero line (``metrics``: ``Simulation.metrics()``)."""
     alt = altair()
     others = [n for n in metrics.index if n != baseline]
     rows = [{"config": n, "measure": _MEASURES[m], "points": round(100 * (metrics.loc[n, m] - metrics.loc[baseline, m]), 1)}
@@ -117,9 +107,8 @@ def gain_phrase(value: float, unit: str = " points") -> str:
 
 def simulator_view(hallucination: float = 0.0, competence: float = 0.75, correlation: float = 0.0,
                    calibration: float = 0.6, n_items: int = 600, seed: int = 0):
-    """What the notebooks' simulator panel calls: simulate ``n_items`` items with these planted
-    settings under full / no-debate / single-agent, and return the F1 chart and a caption that says
-    what the debate and the burden of proof did."""
+    """The simulator panel: ``n_items`` simulated items under full / no-debate / single-agent; the F1 chart and a
+    caption saying what the debate and the burden of proof did."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
 
     spec = SimSpec(hallucination=hallucination, competence=competence, correlation=correlation,
