@@ -117,9 +117,6 @@ def save(fit_: Fit, folder: Path | None = None) -> Path:
     return p
 
 
-# -- the fits: HyperPartisan train through the rule-based pipeline -------------------------------
-
-
 def hp_features(data_dir: Path, workers: int | None = 1) -> pd.DataFrame:
     """HyperPartisan train's article features (:func:`mabpd_kit.corpus.score.feature_frame`, with ``label``),
     from a rule-based run of the default Config in a temporary folder."""

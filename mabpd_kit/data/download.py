@@ -91,9 +91,6 @@ def manifest() -> dict[tuple[str, str], FileEntry]:
     return _manifest_at(str(_manifest_path()))
 
 
-# --------------------------------------------------------------------------------------------
-# where files live
-# --------------------------------------------------------------------------------------------
 def data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     """The local benchmark directory: the argument, else ``MABPD_DATA_DIR``, else None."""
     d = data_dir or os.environ.get("MABPD_DATA_DIR")

@@ -89,9 +89,6 @@ def _safe(fn: Any) -> Any:
     return stat
 
 
-# -- the per-item flags -----------------------------------------------------------------------------
-
-
 def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
     """One row per decision with the trace facts every figure is counted from (nullable booleans:
     <NA> where a flag does not apply): ``id, gold, pred, failed, n_agents, disagree, debated, rounds,
@@ -140,9 +137,6 @@ def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
 
 def _present(col: pd.Series) -> np.ndarray:
     return col.dropna().astype(bool).to_numpy()
-
-
-# -- agent independence (appendix O) -------------------------------------------------------------------
 
 
 def annotator_uncertainty(annotations: Sequence[Any]) -> np.ndarray:
@@ -220,9 +214,6 @@ def agent_independence(
     return Independence(disagreement, agents, kappa, r=r, r_lo=lo, r_hi=hi, n_r=len(pair))
 
 
-# -- failure modes (appendix P) -----------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class FailureModes:
     """Appendix P: convergence and echo-chamber convergence over debates, wrong upholds and verifier
@@ -252,9 +243,6 @@ def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, s
         n_verified=int(f["verified"].fillna(False).sum()),
         n_upheld=int(f["upheld"].fillna(False).sum()),
     )
-
-
-# -- agreement with a human majority ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -342,9 +330,6 @@ def human_agreement(
     with_sys = np.column_stack([ann, [p[i] for i in idx]]) if len(idx) else ann
     return Agreement(**{**out.__dict__, "kappa_annotators": stat(_two_col(ann)), "n_annotated": len(idx), "raters": m,
                         "kappa_with_system": stat(_two_col(with_sys))})
-
-
-# -- all of them ---------------------------------------------------------------------------------------
 
 
 @dataclass

@@ -15,9 +15,6 @@ _POSITIVE = {"1", "biased", "true", "yes", "bias", "hyperpartisan"}
 _NEGATIVE = {"0", "neutral", "false", "no", "not biased", "non-biased", "unbiased"}
 
 
-# --------------------------------------------------------------------------------------------
-# label handling
-# --------------------------------------------------------------------------------------------
 def _as_array(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(list(x) if not hasattr(x, "__array__") else x, dtype=object).ravel()
     for v in arr:
@@ -95,9 +92,6 @@ def _confusion_counts(yc: np.ndarray, pc: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(yc * k + pc, minlength=k * k).reshape(k, k)
 
 
-# --------------------------------------------------------------------------------------------
-# metrics from confusion matrices (work on one k x k matrix or a batch of shape (B, k, k))
-# --------------------------------------------------------------------------------------------
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (scikit-learn's zero_division=0)."""
     num = np.asarray(num, dtype=float)
@@ -134,9 +128,6 @@ def _cm_f1(cm: np.ndarray) -> np.ndarray:
     return _cm_class_f1(cm)[0][..., 1]
 
 
-# --------------------------------------------------------------------------------------------
-# public metrics
-# --------------------------------------------------------------------------------------------
 def accuracy(y_true: Any, y_pred: Any) -> float:
     """Share of items whose prediction equals the gold label."""
     y, p = _pair(y_true, y_pred)

@@ -109,10 +109,6 @@ def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, flo
     )
 
 
-# ------------------------------------------------------------------------------------------------
-# Lexicon construction control (notebook 01): add one term and one protected context, see the effect
-# ------------------------------------------------------------------------------------------------
-
 #: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
 #: *even* protected in *even if*, and the lesson's *disaster*), the protected-context traps of the lesson,
 #: and two controls (a loaded sentence, a plain one).
@@ -197,22 +193,6 @@ def _top_band(lex: Lexicon, text: str) -> float:
     return max((m.band for m in lex.match(text)), default=0.0)
 
 
-_SHIPPED_BANDS: dict[tuple[int, int], list[float]] = {}
-
-
-def _bands(lex: Lexicon, texts: list[str], *, keep: bool = False) -> list[float]:
-    """Top band of each text; ``keep`` remembers the answer for this (lexicon, list) pair (the panel's unedited
-    lexicon and dev sample, asked on every move), one pair at a time."""
-    key = (id(lex), id(texts))
-    if keep and key in _SHIPPED_BANDS:
-        return _SHIPPED_BANDS[key]
-    out = [_top_band(lex, t) for t in texts]
-    if keep:
-        _SHIPPED_BANDS.clear()
-        _SHIPPED_BANDS[key] = out
-    return out
-
-
 def _flagged(lex: Lexicon, text: str, floor: float | None) -> bool:
     if floor is None:
         return lex.signal(text) is not None
@@ -259,9 +239,9 @@ def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperb
     if dev_texts:
         default = lex.config.lexicon.confidence_floor
         at = default if floor is None else floor
-        shipped = _bands(lex, dev_texts, keep=True)
+        shipped = [_top_band(lex, t) for t in dev_texts]
         was = [b > at for b in shipped]
-        now = was if new is lex else [b > at for b in _bands(new, dev_texts)]
+        now = was if new is lex else [_top_band(new, t) > at for t in dev_texts]
         gained, lost = sum(b and not a for a, b in zip(was, now)), sum(a and not b for a, b in zip(was, now))
         before, after = sum(was) / len(was), sum(now) / len(now)
         diff = 100 * (after - before)

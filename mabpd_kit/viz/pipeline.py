@@ -67,11 +67,6 @@ def _debate(x: Any) -> SADResult:
     return deb
 
 
-# =============================================================================================
-# One decision: highlighted spans + explanation
-# =============================================================================================
-
-
 def decision_html(d: Decision) -> str:
     """Self-contained HTML of one decision: the cleaned text with highlighted spans
     (:func:`mabpd_kit.viz.span_html`), then ``d.explanation()``."""
@@ -134,11 +129,6 @@ def show_debate(x: Any) -> None:
     _display(debate_html(x), debate_frame(x).to_string())
 
 
-# =============================================================================================
-# Tidy frames (what the charts draw)
-# =============================================================================================
-
-
 def decisions_frame(x: Any) -> pd.DataFrame:
     """One row per decision: ``Decision.row()`` plus ``pre_verifier_label``, ``verifier_check``, ``correct``
     (None without gold) and ``verdict_<agent>`` / ``score_<agent>`` per agent report."""
@@ -167,11 +157,6 @@ def sad_frame(x: Any) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["id", "round", "agent", "verdict", "confidence", "q", "f", "g", "k", "w", "B", "N"])
     return pd.concat(frames, ignore_index=True)
-
-
-# =============================================================================================
-# Batch charts
-# =============================================================================================
 
 
 def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.Chart:

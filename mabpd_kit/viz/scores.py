@@ -62,7 +62,6 @@ def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
     return drop_zero_usage(pd.DataFrame(rows))
 
 
-
 def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None,
                 step: float = 0.025) -> alt.VConcatChart:
     """The items' combined scores, one histogram per gold label (bins of ``step``) stacked by the final label, with
@@ -151,6 +150,3 @@ def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: 
     return (zero + lines + dots).properties(title=title or f"Each configuration minus {reference}{items}", width=380)
 
 
-# =============================================================================================
-# One-decision charts
-# =============================================================================================
