@@ -64,8 +64,33 @@ def _two_sided_p(boot: np.ndarray) -> float:
     return float(min(1.0, 2 * min(below, above)))
 
 
-def _resample_indices(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
-    return rng.integers(0, n, size=(size, n))
+def _resampled_scores(metric: Callable[[Any, Any], float], y: np.ndarray, preds: list[np.ndarray], names: list[str],
+                      n_resamples: int, seed: int, chunk: int) -> np.ndarray:
+    """``metric`` of each of ``preds`` on the same seeded resamples of the items: shape (len(preds), n_resamples).
+    The built-in metrics count confusion matrices of a whole chunk of resamples with one bincount."""
+    n, m = len(y), len(preds)
+    rng = np.random.default_rng(seed)
+    out = np.empty((m, n_resamples))
+    fast = _FROM_CONFUSION.get(metric)
+    if fast is not None:
+        cm_fn, binary = fast
+        if binary:
+            k, yc = 2, _to_binary(y, "y_true")
+            codes = [yc * k + _to_binary(p, name) for p, name in zip(preds, names)]
+        else:
+            yc, pc, labs = _encode(np.concatenate([y] * m), np.concatenate(preds), None)
+            k = len(labs)
+            codes = [yc[:n] * k + pc[i * n : (i + 1) * n] for i in range(m)]
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n))
+        for i, p in enumerate(preds):
+            if fast is None:
+                out[i, start : start + size] = [metric(y[ix], p[ix]) for ix in idx]
+            else:
+                flat = (codes[i][idx] + (np.arange(size) * k * k)[:, None]).ravel()
+                out[i, start : start + size] = cm_fn(np.bincount(flat, minlength=size * k * k).reshape(size, k, k))
+    return out
 
 
 def paired_bootstrap(
@@ -91,31 +116,9 @@ def paired_bootstrap(
     yy, ab = _pair(np.concatenate([y_a, y_a]), np.concatenate([_as_array(pred_a, "pred_a"), _as_array(pred_b, "pred_b")]))
     y, a, b = yy[: len(y_a)], ab[: len(y_a)], ab[len(y_a) :]
     n = len(y)
-    rng = np.random.default_rng(seed)
     score_a, score_b = float(metric(y, a)), float(metric(y, b))
-
-    fast = _FROM_CONFUSION.get(metric)
-    diffs = np.empty(n_resamples)
-    if fast is not None:
-        cm_fn, binary = fast
-        if binary:
-            yc, ac, bc, k = _to_binary(y, "y_true"), _to_binary(a, "pred_a"), _to_binary(b, "pred_b"), 2
-        else:
-            yc, ab_codes, labs = _encode(np.concatenate([y, y]), np.concatenate([a, b]), None)
-            yc, ac, bc, k = yc[:n], ab_codes[:n], ab_codes[n:], len(labs)
-        code_a, code_b = yc * k + ac, yc * k + bc
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            idx = _resample_indices(rng, n, size)
-            offset = (np.arange(size) * k * k)[:, None]
-            cm_a = np.bincount((code_a[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            cm_b = np.bincount((code_b[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            diffs[start : start + size] = cm_fn(cm_a) - cm_fn(cm_b)
-    else:
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            for j, ix in enumerate(_resample_indices(rng, n, size)):
-                diffs[start + j] = metric(y[ix], a[ix]) - metric(y[ix], b[ix])
+    boot = _resampled_scores(metric, y, [a, b], ["pred_a", "pred_b"], n_resamples, seed, chunk)
+    diffs = boot[0] - boot[1]
 
     alpha = 1 - confidence
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
@@ -148,29 +151,7 @@ def metric_ci(
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
     y, p = _pair(y_true, y_pred)
-    n = len(y)
-    rng = np.random.default_rng(seed)
-    boot = np.empty(n_resamples)
-    fast = _FROM_CONFUSION.get(metric)
-    if fast is not None:
-        cm_fn, binary = fast
-        if binary:
-            yc, pc, k = _to_binary(y, "y_true"), _to_binary(p, "y_pred"), 2
-        else:
-            yc, pc, labs = _encode(y, p, None)
-            k = len(labs)
-        code = yc * k + pc
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            idx = _resample_indices(rng, n, size)
-            offset = (np.arange(size) * k * k)[:, None]
-            cm = np.bincount((code[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            boot[start : start + size] = cm_fn(cm)
-    else:
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            for j, ix in enumerate(_resample_indices(rng, n, size)):
-                boot[start + j] = metric(y[ix], p[ix])
+    boot = _resampled_scores(metric, y, [p], ["y_pred"], n_resamples, seed, chunk)[0]
     alpha = 1 - confidence
     lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     return float(metric(y, p)), float(lo), float(hi)
