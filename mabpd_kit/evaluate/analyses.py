@@ -347,37 +347,34 @@ class PaperAnalyses:
         """One row per figure: ``system, analysis, measure, value, lo, hi, events, base, paper, definition``."""
         import pandas as pd
 
-        nan = float("nan")
         ind, fm = self.independence, self.failures
 
+        def row(measure: str, value: float, *, system: str = self.system, analysis: str = "agent independence",
+                lo: float = float("nan"), hi: float = float("nan"), events: int | None = None, base: int | None = None,
+                paper: float | None = None, definition: str | None = None) -> dict[str, Any]:
+            return {"system": system, "analysis": analysis, "measure": measure, "value": value, "lo": lo, "hi": hi,
+                    "events": events, "base": base, "paper": paper, "definition": definition or DEFINITIONS[measure]}
+
         def rate_row(analysis: str, r: Rate) -> dict[str, Any]:
-            return {"system": self.system, "analysis": analysis, "measure": r.name, "value": r.rate, "lo": r.lo,
-                    "hi": r.hi, "events": r.events, "base": r.base, "paper": r.paper, "definition": r.definition}
+            return row(r.name, r.rate, analysis=analysis, lo=r.lo, hi=r.hi, events=r.events, base=r.base,
+                       paper=r.paper, definition=r.definition)
 
         rows = [rate_row("agent independence", ind.disagreement),
-                {"system": self.system, "analysis": "agent independence", "measure": "kappa_agents",
-                 "value": ind.kappa_agents, "lo": nan, "hi": nan, "events": None, "base": ind.disagreement.base,
-                 "paper": None, "definition": DEFINITIONS["kappa_agents"]},
-                {"system": self.system, "analysis": "agent independence", "measure": "r_uncertainty",
-                 "value": nan if ind.r is None else ind.r, "lo": ind.r_lo, "hi": ind.r_hi, "events": None,
-                 "base": ind.n_r, "paper": PAPER["r_uncertainty"],
-                 "definition": DEFINITIONS["r_uncertainty"] + (f" ({ind.note})" if ind.note else "")}]
+                row("kappa_agents", ind.kappa_agents, base=ind.disagreement.base),
+                row("r_uncertainty", float("nan") if ind.r is None else ind.r, lo=ind.r_lo, hi=ind.r_hi, base=ind.n_r,
+                    paper=PAPER["r_uncertainty"],
+                    definition=DEFINITIONS["r_uncertainty"] + (f" ({ind.note})" if ind.note else ""))]
         rows += [rate_row("failure modes", r) for r in (fm.convergence, fm.echo_chamber, fm.wrong_uphold, fm.sycophancy)]
-        rows.append({"system": self.system, "analysis": "failure modes", "measure": "ungrounded_uphold",
-                     "value": float(fm.ungrounded_uphold), "lo": nan, "hi": nan, "events": fm.ungrounded_uphold,
-                     "base": fm.n_upheld, "paper": None, "definition": DEFINITIONS["ungrounded_uphold"]})
+        rows.append(row("ungrounded_uphold", float(fm.ungrounded_uphold), analysis="failure modes",
+                        events=fm.ungrounded_uphold, base=fm.n_upheld))
         for name, a in self.agreement.items():
-            rows.append({"system": name, "analysis": "human agreement", "measure": "kappa", "value": a.kappa,
-                         "lo": a.lo, "hi": a.hi, "events": None, "base": a.n, "paper": PAPER["kappa"],
-                         "definition": DEFINITIONS["kappa"]})
+            rows.append(row("kappa", a.kappa, system=name, analysis="human agreement", lo=a.lo, hi=a.hi, base=a.n,
+                            paper=PAPER["kappa"]))
             if a.kappa_annotators is not None:
-                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_annotators",
-                             "value": a.kappa_annotators, "lo": nan, "hi": nan, "events": None, "base": a.n_annotated,
-                             "paper": None, "definition": f"Fleiss' kappa of {a.raters} annotators"})
-                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_with_system",
-                             "value": a.kappa_with_system, "lo": nan, "hi": nan, "events": None,
-                             "base": a.n_annotated, "paper": None,
-                             "definition": f"Fleiss' kappa of {a.raters} annotators and the system"})
+                for measure, value, who in (("kappa_annotators", a.kappa_annotators, ""),
+                                            ("kappa_with_system", a.kappa_with_system, " and the system")):
+                    rows.append(row(measure, value, system=name, analysis="human agreement", base=a.n_annotated,
+                                    definition=f"Fleiss' kappa of {a.raters} annotators{who}"))
         out = pd.DataFrame(rows)
         out[["events", "base"]] = out[["events", "base"]].astype("Int64")
         return out
@@ -393,16 +390,17 @@ class PaperAnalyses:
             out.append("    agents disagree before debate: not applicable (fewer than two agents reported)")
         if ind.r is not None:
             out.append(f"    point-biserial r with annotator uncertainty {ind.r:+.3f} [{ind.r_lo:+.3f}, {ind.r_hi:+.3f}] "
-                       f"(n={ind.n_r}; paper +0.62)")
+                       f"(n={ind.n_r}; paper {PAPER['r_uncertainty']:+.2f})")
         else:
-            out.append(f"    point-biserial r with annotator uncertainty: not computable, {ind.note} (paper +0.62)")
+            out.append(f"    point-biserial r with annotator uncertainty: not computable, {ind.note} "
+                       f"(paper {PAPER['r_uncertainty']:+.2f})")
         out.append(f"    debates {fm.n_debates}: convergence {_rate_text(fm.convergence)}; "
                    f"echo-chamber convergence {_rate_text(fm.echo_chamber)}")
         out.append(f"    verified {fm.n_verified}: wrong upholds {_rate_text(fm.wrong_uphold)}; "
                    f"verifier sycophancy {_rate_text(fm.sycophancy)}; upheld without a valid span: "
                    f"{fm.ungrounded_uphold} of {fm.n_upheld}")
         for name, a in self.agreement.items():
-            line = (f"    Fleiss kappa {name} vs human majority {a.kappa:.3f} [{a.lo:.3f}, {a.hi:.3f}] (n={a.n}; paper 0.66)"
+            line = (f"    Fleiss kappa {name} vs human majority {a.kappa:.3f} [{a.lo:.3f}, {a.hi:.3f}] (n={a.n}; paper {PAPER['kappa']:.2f})"
                     if np.isfinite(a.kappa) else f"    Fleiss kappa {name} vs human majority: {a.note}")
             if a.kappa_annotators is not None:
                 line += (f"; {a.raters} annotators {a.kappa_annotators:.3f}, with the system "
