@@ -68,7 +68,7 @@ _MASK = (1 << _BITS) - 1
 
 def _pack(counts: np.ndarray) -> np.ndarray | None:
     """The three counts of each sentence in one integer (tp + n_pred * 2^21 + n_gold * 2^42), so a bootstrap
-    resample is a 1-D sum (a third of the time of the 2-D sum); None when a total could overflow 21 bits."""
+    resample is a 1-D sum instead of a 2-D one; None when a total could overflow 21 bits."""
     if len(counts) and counts.sum(axis=0).max() > _MASK:
         return None
     c = counts.astype(np.int64)

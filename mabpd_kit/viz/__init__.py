@@ -138,7 +138,7 @@ def _enable(name: str) -> None:
         if name not in _base_renderers:
             alt.renderers.enable(name)
             _base_renderers[name] = alt.renderers.get()
-            alt.renderers.register(name, _with_alt_text(_base_renderers[name], name))
+            alt.renderers.register(name, _with_alt_text(_base_renderers[name]))
         alt.renderers.enable(name)
     _state["renderer"] = name
 
@@ -147,7 +147,7 @@ def _enable(name: str) -> None:
 _base_renderers: dict[str, Any] = {}
 
 
-def _with_alt_text(base: Any, fmt: str) -> Any:
+def _with_alt_text(base: Any) -> Any:
     def render(spec: dict, **metadata: Any) -> Any:
         out = base(spec, **metadata)
         bundle, meta = (out if isinstance(out, tuple) else (out, {}))
@@ -312,14 +312,10 @@ def bar(
 ) -> alt.Chart:
     """A bar chart of quantitative ``y`` against nominal ``x`` (``horizontal``: categories on the y axis)."""
     alt = altair()
-
     cat = alt.X(f"{x}:N", sort=None) if not horizontal else alt.Y(f"{x}:N", sort=None)
     val = alt.Y(f"{y}:Q") if not horizontal else alt.X(f"{y}:Q")
-    enc: dict[str, Any] = {"x": cat, "y": val} if not horizontal else {"y": cat, "x": val}
-    if color:
-        enc["color"] = _color_for_column(df, color)
-    chart = alt.Chart(df).mark_bar().encode(**enc, tooltip=list(dict.fromkeys([x, y] + ([color] if color else []))))
-    return chart.properties(title=title) if title else chart
+    enc = {"x": cat, "y": val} if not horizontal else {"y": cat, "x": val}
+    return _xy_chart(alt.Chart(df).mark_bar(), df, enc, x, y, color, title)
 
 
 def line(
@@ -333,12 +329,26 @@ def line(
 ) -> alt.Chart:
     """A line chart of quantitative ``y`` against quantitative ``x``, one line per ``color`` value."""
     alt = altair()
+    enc = {"x": alt.X(f"{x}:Q"), "y": alt.Y(f"{y}:Q")}
+    return _xy_chart(alt.Chart(df).mark_line(point=points), df, enc, x, y, color, title)
 
-    enc: dict[str, Any] = {"x": alt.X(f"{x}:Q"), "y": alt.Y(f"{y}:Q")}
+
+def _xy_chart(base: alt.Chart, df: pd.DataFrame, enc: dict[str, Any], x: str, y: str, color: str | None,
+              title: str | None) -> alt.Chart:
+    """``bar`` and ``line``'s shared part: the colour encoding, the tooltip and the title."""
     if color:
-        enc["color"] = _color_for_column(df, color)
-    chart = alt.Chart(df).mark_line(point=points).encode(**enc, tooltip=[x, y] + ([color] if color else []))
+        enc = {**enc, "color": _color_for_column(df, color)}
+    chart = base.encode(**enc, tooltip=list(dict.fromkeys([x, y] + ([color] if color else []))))
     return chart.properties(title=title) if title else chart
+
+
+def _x_rule(field: str, value: float, color: str, *, dashed: bool = True, **mark: Any) -> alt.Chart:
+    """A vertical reference line at ``field`` = ``value`` (a boundary, a threshold, zero), dashed by default."""
+    alt = altair()
+    import pandas as pd
+
+    dash = {"strokeDash": [4, 3]} if dashed else {}
+    return alt.Chart(pd.DataFrame({field: [value]})).mark_rule(**dash, color=color, **mark).encode(x=f"{field}:Q")
 
 
 def heatmap(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import OKABE_ITO, SERIES_COLORS
 
 if TYPE_CHECKING:
@@ -212,10 +212,7 @@ def threshold_chart(
 ) -> alt.LayerChart:
     """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
     a vertical rule marks the threshold chosen on the calibration half."""
-    import pandas as pd
-
     alt = altair()
-
     color = (alt.Color("half:N", title=None, scale=alt.Scale(range=list(SERIES_COLORS[:2]))) if "half" in sweeps.columns
              else alt.value(OKABE_ITO["blue"]))
     lines = alt.Chart(sweeps).mark_line().encode(
@@ -225,6 +222,6 @@ def threshold_chart(
     )
     layers: list[Any] = [lines]
     if chosen is not None:
-        layers.append(alt.Chart(pd.DataFrame({"threshold": [chosen]})).mark_rule(strokeDash=[4, 3], color="black").encode(x="threshold:Q"))
+        layers.append(_x_rule("threshold", chosen, "black"))
     chart = alt.layer(*layers).properties(width=360, height=220)
     return chart.properties(title=title) if title else chart

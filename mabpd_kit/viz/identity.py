@@ -15,7 +15,7 @@ from mabpd_kit.identity import (
     recovered_gap,
     simulate,
 )
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,7 +159,7 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
         color=alt.Color("source:N", scale=alt.Scale(domain=["paper", "yours"], range=[PAPER_COLOR, YOURS_COLOR]), title=None),
         tooltip=["label", "source", alt.Tooltip("ibc:Q", format="+.3f")],
     )
-    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="black").encode(x="x:Q")
+    zero = _x_rule("x", 0.0, "black", dashed=False)
     layers = [bars, zero]
     if df["lo"].notna().any():
         layers.append(base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"))

@@ -11,7 +11,7 @@ import html as _html
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import roster
-from mabpd_kit.viz import altair, category_color, span_html
+from mabpd_kit.viz import _x_rule, altair, category_color, span_html
 from mabpd_kit.viz.colors import OKABE_ITO, OUTCOME_COLORS
 from mabpd_kit.viz.scores import (
     _VERDICT_COLORS,
@@ -235,8 +235,7 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
     if d.scoring is not None:
-        layers.append(alt.Chart(pd.DataFrame({"boundary": [d.scoring.boundary]}))
-                      .mark_rule(strokeDash=[4, 3], color="#333333").encode(x="boundary:Q"))
+        layers.append(_x_rule("boundary", d.scoring.boundary, "#333333"))
     return alt.layer(*layers).properties(title=title or f"Agent reports · {d.label} via {d.route}", width=360)
 
 
@@ -258,7 +257,7 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         order=alt.Order("agent:N"),
         tooltip=["agent", "weight", "agent score", alt.Tooltip("contribution:Q", format=".3f")],
     )
-    rule = alt.Chart(pd.DataFrame({"boundary": [sc.boundary]})).mark_rule(strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    rule = _x_rule("boundary", sc.boundary, "#333333", size=2)
     verdict = "above" if sc.above_boundary else "below"
     return alt.layer(bars, rule).properties(
         title=title or f"Score {sc.score:.3f} ({verdict} the {sc.boundary:.2f} boundary)", width=420, height=60)
@@ -309,8 +308,7 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
         order=alt.Order("side:N"),
         tooltip=["round", "side", alt.Tooltip("weight:Q", format=".3f"), alt.Tooltip("share:Q", format=".3f"), "label"],
     )
-    rule = alt.Chart(pd.DataFrame({"boundary": [deb.vote.boundary]})).mark_rule(
-        strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    rule = _x_rule("boundary", deb.vote.boundary, "#333333", size=2)
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 

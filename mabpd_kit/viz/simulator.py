@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import SERIES_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,7 +67,7 @@ def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: st
         tooltip=["config", "measure", alt.Tooltip("points:Q", format="+.1f")])
     text = base.mark_text(align="left", dx=3, fontSize=10).encode(
         x=alt.X("points:Q"), text=alt.Text("points:Q", format="+.1f"))
-    zero = alt.Chart(pd.DataFrame({"points": [0.0]})).mark_rule(color="#333333").encode(x="points:Q")
+    zero = _x_rule("points", 0.0, "#333333", dashed=False)
     return alt.layer(bars, text, zero).properties(
         width=380, height=alt.Step(12), title=t,
         description=f"{t}: " + "; ".join(f"{r.config} {r.measure} {r.points:+.1f}" for r in df.itertuples()) + ".")
@@ -90,8 +90,7 @@ def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
     )
     layers = [lines]
     if current is not None:
-        layers.append(alt.Chart(pd.DataFrame({setting: [current]})).mark_rule(strokeDash=[4, 3], color="#555555")
-                      .encode(x=f"{setting}:Q"))
+        layers.append(_x_rule(setting, current, "#555555"))
     return alt.layer(*layers).properties(
         width=380, height=220, title=t,
         description=f"{t}: one line per configuration ({', '.join(names)}), {label} on the vertical axis.")
