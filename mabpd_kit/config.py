@@ -2,17 +2,8 @@
 
 Every number of the SPEC is a default here (the role weights' defaults are the agent roster's lines,
 :mod:`mabpd_kit.roster`); code reads ``config.scoring.weights`` and so on, never a literal.
-
->>> from mabpd_kit.config import Config
->>> cfg = Config()
->>> cfg.scoring.boundary
-0.5
->>> cfg2 = cfg.replace(**{"sad.rounds": 3, "verifier.enabled": False})
->>> (cfg2.sad.rounds, cfg.sad.rounds)
-(3, 2)
-
-A class can share one file: ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
-(TOML or JSON by extension).
+``cfg.replace(**{"sad.rounds": 3})`` is a changed copy; ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
+share one (TOML or JSON by extension).
 """
 
 from __future__ import annotations

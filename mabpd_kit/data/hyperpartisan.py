@@ -31,14 +31,9 @@ _SPACES = re.compile(r"[ \t\u00a0\u200b]+")
 def _clean_article(text: str) -> str:
     """HTML entities decoded (repeatedly: the files double-escape) and whitespace normalised, paragraphs kept; the
     pipeline cleans again with offsets."""
-    import html
+    from mabpd_kit.text import _unescape_fully
 
-    for _ in range(3):
-        decoded = html.unescape(text)
-        if decoded == text:
-            break
-        text = decoded
-    lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
+    lines = (_SPACES.sub(" ", line).strip() for line in _unescape_fully(text).splitlines())
     return "\n".join(line for line in lines if line)
 
 
