@@ -8,7 +8,7 @@ Functions take plain sequences and return floats or small typed records. Labels 
 
 from __future__ import annotations
 
-from mabpd_kit.metrics.agreement import fleiss_kappa, point_biserial, ratings_table
+from mabpd_kit.metrics.agreement import fleiss_kappa, point_biserial
 from mabpd_kit.metrics.bootstrap import BootstrapResult, bootstrap_ci, metric_ci, paired_bootstrap
 from mabpd_kit.metrics.classification import (
     accuracy,
@@ -35,6 +35,5 @@ __all__ = [
     "per_class_f1",
     "point_biserial",
     "precision",
-    "ratings_table",
     "recall",
 ]

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "point_biserial", "ratings_table"]
-
-
-def ratings_table(ratings: Any, categories: Sequence[Hashable] | None = None) -> np.ndarray:
-    """Turn an items x raters array of labels into the items x categories count table of :func:`fleiss_kappa`."""
-    r = np.asarray(ratings, dtype=object)
-    if r.ndim != 2:
-        raise ValueError("ratings must be 2-D: one row per item, one column per rater")
-    cats = list(categories) if categories is not None else sorted(set(r.ravel().tolist()), key=str)
-    index = {c: i for i, c in enumerate(cats)}
-    table = np.zeros((r.shape[0], len(cats)), dtype=np.int64)
-    for i, row in enumerate(r):
-        for v in row:
-            if v not in index:
-                raise ValueError(f"rating {v!r} is not among categories {cats}")
-            table[i, index[v]] += 1
-    return table
+__all__ = ["fleiss_kappa", "point_biserial"]
 
 
 def fleiss_kappa(table: Any) -> float:
-    """Fleiss' kappa of ``table[i, j]`` (raters putting item i in category j; every row sums to the same m >= 2,
-    :func:`ratings_table` builds it): (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2), with P_i the share of
-    agreeing rater pairs on item i and p_j the overall share of category j. With two raters: Scott's pi."""
+    """Fleiss' kappa of ``table[i, j]`` (raters putting item i in category j; every row sums to the same m >= 2):
+    (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2), with P_i the share of agreeing rater pairs on item i and p_j
+    the overall share of category j. With two raters: Scott's pi."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] == 0:
         raise ValueError("table must be 2-D: items x categories counts")
