@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mabpd_kit.metrics import bootstrap_ci, fleiss_kappa, point_biserial
+from mabpd_kit.metrics.classification import _to_binary_value as _bin  # one home for label spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,17 +39,6 @@ DEFINITIONS = {
     "ungrounded_uphold": "upheld biased decisions without a valid span (SPEC 1.7: must be 0)",
     "kappa": "Fleiss' kappa of two raters: the system's label and the gold (human majority) label",
 }
-
-
-def _bin(v: Any) -> int | None:
-    """1 / 0 for a biased / neutral label in any of the kit's spellings, None for a missing one."""
-    import pandas as pd
-
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
-        return None
-    if isinstance(v, str):
-        return {"biased": 1, "1": 1, "true": 1, "neutral": 0, "0": 0, "false": 0}.get(v.strip().lower())
-    return int(bool(v))
 
 
 @dataclass(frozen=True)
