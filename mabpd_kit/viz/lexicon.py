@@ -9,6 +9,7 @@ from mabpd_kit.viz import altair, category_color
 
 if TYPE_CHECKING:
     import altair as alt
+    import pandas as pd
 
     from mabpd_kit.lexicon import IndependenceResult, Lexicon
 
@@ -21,18 +22,17 @@ def coverage_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     alt = altair()
     df = lex.categories_frame()[["category", "taxonomy", "meta_category", "n_terms"]]
     df = df.sort_values(["taxonomy", "n_terms"], ascending=[True, False]).reset_index(drop=True)
-    taxonomies = list(dict.fromkeys(df["taxonomy"]))
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("n_terms:Q", title="terms"),
-            color=category_color("taxonomy", categories=taxonomies, title="taxonomy type"),
-            tooltip=["category", "taxonomy", "meta_category", "n_terms"],
-        )
-        .properties(title=title or f"Lexicon coverage: {len(lex.terms)} terms in {len(df)} categories", width=360)
-    )
+    return _category_bars(df, alt.X("n_terms:Q", title="terms"), list(dict.fromkeys(df["taxonomy"])),
+                          title or f"Lexicon coverage: {len(lex.terms)} terms in {len(df)} categories")
+
+
+def _category_bars(df: pd.DataFrame, x: alt.X, taxonomies: list[str], title: str) -> alt.Chart:
+    """One horizontal bar per category in ``df``'s order, coloured by taxonomy type; the tooltip shows every column."""
+    alt = altair()
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("category:N", sort=df["category"].tolist(), title=None), x=x,
+        color=category_color("taxonomy", categories=taxonomies, title="taxonomy type"), tooltip=list(df.columns),
+    ).properties(title=title, width=360)
 
 
 def band_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
@@ -95,18 +95,9 @@ def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, flo
     df = pd.DataFrame(rows, columns=["category", "taxonomy"])
     df = df.groupby(["category", "taxonomy"], as_index=False).size().rename(columns={"size": "hits"})
     df = df.sort_values("hits", ascending=False)
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("hits:Q", axis=alt.Axis(values=list(range(int(df["hits"].max() if len(df) else 0) + 1)), format="d")),
-            color=category_color("taxonomy", categories=list(dict.fromkeys(sorted(df["taxonomy"]))),
-                                 title="taxonomy type"),
-            tooltip=["category", "taxonomy", "hits"],
-        )
-        .properties(title=title or f"Lexicon hits in {len(texts)} texts", width=360)
-    )
+    x = alt.X("hits:Q", axis=alt.Axis(values=list(range(int(df["hits"].max() if len(df) else 0) + 1)), format="d"))
+    return _category_bars(df, x, list(dict.fromkeys(sorted(df["taxonomy"]))),
+                          title or f"Lexicon hits in {len(texts)} texts")
 
 
 #: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
