@@ -301,15 +301,8 @@ def category_color(
     )
 
 
-def bar(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    *,
-    color: str | None = None,
-    title: str | None = None,
-    horizontal: bool = False,
-) -> alt.Chart:
+def bar(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None,
+        horizontal: bool = False) -> alt.Chart:
     """A bar chart of quantitative ``y`` against nominal ``x`` (``horizontal``: categories on the y axis)."""
     alt = altair()
     cat = alt.X(f"{x}:N", sort=None) if not horizontal else alt.Y(f"{x}:N", sort=None)
@@ -318,15 +311,8 @@ def bar(
     return _xy_chart(alt.Chart(df).mark_bar(), df, enc, x, y, color, title)
 
 
-def line(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    *,
-    color: str | None = None,
-    title: str | None = None,
-    points: bool = True,
-) -> alt.Chart:
+def line(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None,
+         points: bool = True) -> alt.Chart:
     """A line chart of quantitative ``y`` against quantitative ``x``, one line per ``color`` value."""
     alt = altair()
     enc = {"x": alt.X(f"{x}:Q"), "y": alt.Y(f"{y}:Q")}
