@@ -115,14 +115,11 @@ def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
             if verified and gold is not None else None,
             "ungrounded_uphold": (v.span is None or not v.span.valid) if upheld else None,
         })
-    frame = pd.DataFrame(rows, columns=["id", "gold", "pred", "failed", "n_agents", "disagree", "debated", "rounds",
-                                        "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
-                                        "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"])
-    for c in ("disagree", "debated", "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
-              "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"):
-        frame[c] = frame[c].astype("boolean")
-    frame["gold"] = frame["gold"].astype("Int64")
-    return frame
+    columns = ["id", "gold", "pred", "failed", "n_agents", "disagree", "debated", "rounds", "split_start",
+               "unanimous_end", "converged", "echo_chamber", "verified", "upheld", "wrong_uphold", "sycophancy",
+               "ungrounded_uphold"]
+    flags = {c: "boolean" for c in columns[5:] if c != "rounds"}
+    return pd.DataFrame(rows, columns=columns).astype({**flags, "gold": "Int64"})
 
 
 def _present(col: pd.Series) -> np.ndarray:
