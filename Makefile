@@ -17,10 +17,11 @@ TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_
 # in jupyter_client when two kernels start at once); a failing cell or assertion is never re-run.
 KERNEL_RETRY := --reruns 2 --only-rerun "Kernel died before replying to kernel_info"
 
-.PHONY: help setup local demo test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises course lexicon clean
+.PHONY: help setup local demo lint test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises course lexicon clean
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
+	@echo "make lint   - ruff check mabpd_kit tests tools bench (the first step of make test)"
 	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser, real model)"
 	@echo "make local  - install the local model (llama.cpp server, SmolLM2-135M-Instruct); the first build takes ~15 CPU-minutes"
 	@echo "make lab    - JupyterLab on notebooks/"
@@ -43,11 +44,14 @@ local: $(LOCAL_STAMP)
 demo: $(STAMP)
 	@$(BIN)/mabpd demo
 
+lint: $(STAMP)
+	@$(BIN)/ruff check mabpd_kit tests tools bench
+
 test: $(STAMP)
-	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks test-install test-browser test-real
+	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks test-install test-browser test-real
 
 test-fast: $(STAMP)
-	@$(MAKE) --no-print-directory test-unit test-sync test-notebooks
+	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks
 
 test-unit: $(STAMP)
 	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser and not real_model" --ignore=tests/test_install.py --ignore=tests/test_course_bundle.py tests
@@ -93,6 +97,7 @@ exercises: $(STAMP)
 course: $(STAMP)
 	@# course.json is the one setting (pip source, repository for launch links); see tools/make_course.py
 	@$(BIN)/python tools/make_course.py cells --check
+	@$(BIN)/python tools/make_course.py docs --check
 	@$(BIN)/python tools/make_exercises.py --check
 	@$(BIN)/python tools/make_course.py bundle --out dist
 

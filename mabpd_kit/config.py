@@ -1,20 +1,9 @@
 """One typed, frozen configuration object holding every threshold and weight.
 
-Every number in ``../shared/SPEC.md`` is a default here and nowhere else, but for the agents' role
-weights, which are their lines of the agent roster (:mod:`mabpd_kit.roster`: 0.50 / 0.25 / 0.25) and
-the defaults of ``scoring.w_bias`` and so on. Code reads ``config.scoring.weights`` and so on; it
-never writes a literal.
-
->>> from mabpd_kit.config import Config
->>> cfg = Config()
->>> cfg.scoring.boundary
-0.5
->>> cfg2 = cfg.replace(**{"sad.rounds": 3, "verifier.enabled": False})
->>> (cfg2.sad.rounds, cfg.sad.rounds)
-(3, 2)
-
-A class can share one file: ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
-(TOML or JSON by extension).
+Every number of the SPEC is a default here (the role weights' defaults are the agent roster's lines,
+:mod:`mabpd_kit.roster`); code reads ``config.scoring.weights`` and so on, never a literal.
+``cfg.replace(**{"sad.rounds": 3})`` is a changed copy; ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
+share one (TOML or JSON by extension).
 """
 
 from __future__ import annotations
@@ -66,29 +55,15 @@ def _roster_weight(name: str) -> float:
     return roster.get(name).weight
 
 
-_PLAN: list[Any] = [-1, ()]  # roster version, ((name, field or "", roster weight), ...)
-
-
-def _weight_plan() -> tuple[tuple[str, str, float], ...]:
-    """Per roster agent: its name, its ``w_<name>`` field ("" if it has none) and its roster weight."""
-    if _PLAN[0] != roster.version():
-        fields = ScoringConfig.model_fields
-        _PLAN[:] = [roster.version(), tuple((s.name, f"w_{s.name}" if f"w_{s.name}" in fields else "", s.weight)
-                                            for s in roster.specs())]
-    return _PLAN[1]
-
-
 def _added_weights() -> dict[str, float]:
     """The roster's weights of agents without a ``w_<name>`` field (agents added to the roster)."""
     return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
 
 
 class ScoringConfig(_Frozen):
-    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary.
-
-    The role weights live here only: the score and SAD's vote both read :attr:`weights`. The SPEC's
-    three agents have a field each (defaults: their roster lines); an agent added to the roster
-    (:mod:`mabpd_kit.roster`) has its weight in ``w_added`` (default: its roster line's)."""
+    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary. The role weights
+    live here only (the score and SAD's vote read :attr:`weights`); an agent added to the roster has its
+    weight in ``w_added``."""
 
     w_bias: float = _roster_weight("bias")
     w_evidence: float = _roster_weight("evidence")
@@ -100,15 +75,16 @@ class ScoringConfig(_Frozen):
 
     @property
     def weights(self) -> dict[str, float]:
-        """Role -> weight for every agent on the roster, in roster order, as used by the score and by
-        SAD's weighted vote: ``w_<name>`` if the agent has a field, else ``w_added``, else its roster line."""
-        added = self.w_added
-        return {name: getattr(self, field) if field else added.get(name, w) for name, field, w in _weight_plan()}
+        """Role -> weight for every agent on the roster, in roster order: ``w_<name>`` if the agent has a
+        field, else ``w_added``, else its roster line."""
+        fields = type(self).model_fields
+        return {s.name: getattr(self, f"w_{s.name}") if f"w_{s.name}" in fields else self.w_added.get(s.name, s.weight)
+                for s in roster.specs()}
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        """An empty ``w_added`` (the SPEC's three agents) is left out: dumps, saved files and checkpoint
-        fingerprints stay as they were before agents could be added (``replace`` asks for every field)."""
+        """An empty ``w_added`` is left out, so dumps and checkpoint fingerprints of the SPEC's three agents
+        do not depend on it (``replace`` asks for every field)."""
         data = handler(self)
         if not self.w_added and not (info.context or {}).get("all_fields"):
             data.pop("w_added", None)
@@ -116,11 +92,8 @@ class ScoringConfig(_Frozen):
 
 
 class RouterConfig(_Frozen):
-    """SPEC 1.5 consensus router cut-offs (toolkit defaults), and how a decision is taken.
-
-    ``mode``: ``consensus`` = the router (fast paths, else SAD); ``boundary`` = score vs
-    ``scoring.boundary`` only (ablation no-debate); ``verdict`` = the one enabled agent's verdict
-    alone (ablation single-agent)."""
+    """SPEC 1.5 consensus router cut-offs. ``mode``: ``consensus`` (fast paths, else SAD), ``boundary`` (the
+    score against ``scoring.boundary``: ablation no-debate), ``verdict`` (the one enabled agent's verdict)."""
 
     mode: Literal["consensus", "boundary", "verdict"] = "consensus"
     neutral_veto_below: float = 0.30
@@ -253,9 +226,8 @@ class MetricsConfig(_Frozen):
     bootstrap_resamples: int = 10_000
     seed: int = 0
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the Wilson intervals of error rates (leaning audit)")
-    #: a lesson states a metric on fewer items only as an interval marked "too few to conclude"
-    #: (mabpd_kit.data.shipped.metric_text)
-    min_items: int = 100
+    min_items: int = Field(100, description="a lesson states a metric on fewer items only as an interval marked "
+                                            "'too few to conclude' (data.metric_text)")
 
 
 class Config(_Frozen):
@@ -275,7 +247,7 @@ class Config(_Frozen):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)  # built when first asked for: it reads fit artefacts
 
     @model_validator(mode="after")
-    def _check(self) -> "Config":
+    def _check(self) -> Config:
         unknown = (set(self.agents.enabled) | set(self.scoring.w_added)) - set(roster.names())
         if unknown:
             raise ValueError(f"unknown agents {sorted(unknown)}; choose from {', '.join(roster.names())}")
@@ -283,13 +255,8 @@ class Config(_Frozen):
             raise ValueError("router.mode 'verdict' decides by one agent's verdict: enable exactly one agent")
         return self
 
-    # -- variants ---------------------------------------------------------
-    def replace(self, **changes: Any) -> "Config":
-        """A copy with changes; keys are ``section.field`` (dotted) or whole sections.
-
-        ``cfg.replace(**{"scoring.w_bias": 0.6})`` or ``cfg.replace(scoring={"w_bias": 0.6})``.
-        Values are validated exactly as on construction.
-        """
+    def replace(self, **changes: Any) -> Config:
+        """A validated copy with changes: ``cfg.replace(**{"scoring.w_bias": 0.6})`` or ``cfg.replace(scoring={...})``."""
         data = self.model_dump(context={"all_fields": True})
         for key, value in changes.items():
             parts = key.replace("__", ".").split(".")
@@ -307,8 +274,7 @@ class Config(_Frozen):
                 node[leaf] = value
         return Config.model_validate(data)
 
-    # -- named ablations (SPEC 1.9) ----------------------------------------
-    def ablation(self, name: str) -> "Config":
+    def ablation(self, name: str) -> Config:
         """Named variants (SPEC 1.9). ``single-agent``: the BiasAgent's verdict alone; ``no-debate``:
         the score against the 0.50 boundary only; both with the verifier off, as in the paper.
         ``single-agent+verifier`` and ``no-debate+verifier`` keep the verifier on."""
@@ -334,7 +300,6 @@ class Config(_Frozen):
 
     ABLATIONS: ClassVar[tuple[str, ...]] = ()  # filled below
 
-    # -- files ---------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         data = self.model_dump(mode="json")
@@ -347,7 +312,7 @@ class Config(_Frozen):
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Config":
+    def load(cls, path: str | Path) -> Config:
         path = Path(path)
         if path.suffix.lower() == ".toml":
             try:

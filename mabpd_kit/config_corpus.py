@@ -1,8 +1,5 @@
-"""The corpus path's settings (``Config().corpus``): the article rule, the hyperpartisan-style article
-score, the corrected group shares, the bounds on what a corpus may hold. Part of the one frozen
-:class:`mabpd_kit.config.Config` (which re-exports both classes); a fitted default is read from its fit
-artefact (``resources/fits``, written by :mod:`mabpd_kit.fits`) when a setting is first built, never on
-import."""
+"""The corpus part of :class:`mabpd_kit.config.Config` (``Config().corpus``, re-exported by ``config``); a fitted
+default is read from its fit artefact (``resources/fits``, :mod:`mabpd_kit.fits`) when first built, never on import."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ from mabpd_kit.types import FrozenModel as _Frozen
 __all__ = ["ArticleScoreConfig", "CorpusConfig"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fit_values(name: str) -> dict[str, Any]:
     """The ``values`` of the fit artefact ``resources/fits/NAME.json`` (:mod:`mabpd_kit.fits` writes it)."""
     p = Path(__file__).parent / "resources" / "fits" / f"{name}.json"
@@ -33,14 +30,10 @@ def _fitted(name: str, key: str, **kw: Any) -> Any:  # a default read from a fit
 
 
 class ArticleScoreConfig(_Frozen):
-    """Issue 23: the hyperpartisan-style article score, a regularised logistic regression on length-aware
-    article features read from the trace (:mod:`mabpd_kit.corpus.score`). Coefficients are per
-    standardised feature ((x - center) / scale), so coefficient x value is a feature's share of the
-    log-odds against the average training article.
-
-    A hyperpartisan-style score, fitted on SemEval-2019 HyperPartisan (another construct than sentence
-    bias). Its fitted numbers are read from ``resources/fits/article_score.json`` (:mod:`mabpd_kit.fits`,
-    with data, commit, date, method) when first built; ``mabpd fit article_score`` refits them."""
+    """The hyperpartisan-style article score: a regularised logistic regression on length-aware article
+    features read from the trace (:mod:`mabpd_kit.corpus.score`), fitted on SemEval-2019 HyperPartisan (another
+    construct than sentence bias). Coefficients are per standardised feature ((x - center) / scale); the fitted
+    numbers come from ``resources/fits/article_score.json`` (``mabpd fit article_score``)."""
 
     features: tuple[str, ...] = Field(
         ("share_biased", "log_biased", "spans_per_100w", "top_score", "mix_biased_language", "mix_framing_bias",
@@ -68,7 +61,7 @@ class ArticleScoreConfig(_Frozen):
     n_train: int = _fitted("article_score", "n_train", ge=0, description="articles the coefficients were fitted on")
 
     @model_validator(mode="after")
-    def _lengths(self) -> "ArticleScoreConfig":
+    def _lengths(self) -> ArticleScoreConfig:
         k = len(self.features)
         if any(len(v) != k for v in (self.coef, self.coef_lo, self.coef_hi, self.center, self.scale)):
             raise ValueError(f"coef, coef_lo, coef_hi, center and scale need one value per feature ({k})")
@@ -76,7 +69,7 @@ class ArticleScoreConfig(_Frozen):
 
 
 class CorpusConfig(_Frozen):
-    """Issue 12: reading a corpus, article mode, aggregation, the report, the parallel runner."""
+    """Reading a corpus, article mode, aggregation, the report, the parallel runner."""
 
     # -- reading
     max_bytes: int = Field(1_000_000, gt=0, description="a text longer than this (UTF-8 bytes) is a bad row, flagged 'too large'")
@@ -107,7 +100,7 @@ class CorpusConfig(_Frozen):
                     "characters than this (whitespace not counted) is too short to tell and is taken to be in "
                     "text.languages[0]")
     top_spans: int = Field(5, ge=0, description="strongest spans kept per article")
-    # -- the article decision (issue 23)
+    # -- the article decision
     article_decision: Literal["score", "count"] = Field(
         "score", description="score: biased iff the hyperpartisan-style article score p_biased >= score_threshold; "
                              "count: the legacy rule article_stat >= article_threshold")

@@ -1,25 +1,11 @@
 """A lesson exported to one HTML file that opens with no network.
 
-``jupyter nbconvert --to html`` writes a page that loads require.js and MathJax from a CDN (and
-the widget manager when widget state is saved), and every remote picture of the notebook (the
-Colab and Binder badges). :func:`export_lesson` runs the same exporter (the ``lab`` template) with
-those blocks left out - the kit's charts are inline SVG, the span viewer is plain HTML, slider
-panels export as a picture of their state, and the lessons write formulas in HTML, not TeX -
-local pictures embedded, and remote pictures replaced by their alternative text (a badge becomes
-a plain link: a link is not a request). :func:`external_resources` lists what a page would still
-fetch; an export with any is an error.
-
-nbconvert embeds the pictures of an HTML block by parsing the block with BeautifulSoup and writing it
-back, which closes every tag the block opened: a self-check's ``<details><summary>Answers</summary>``
-(its answers, written in markdown, follow as blocks of their own) came back as an empty, closed
-``<details>`` with the answers printed open below it. The export swaps the ``src`` of each ``<img>``
-in place instead and leaves the rest of the HTML as written, so the Answers stay folded.
-
->>> export_lesson("notebooks/00_tour.ipynb", "exports/")         # doctest: +SKIP
-PosixPath('exports/00_tour.html')
-
-Command line: ``python -m mabpd_kit.export NOTEBOOK.ipynb [...] [-o DIR] [--no-execute]``.
-"""
+:func:`export_lesson` runs nbconvert's ``lab`` HTML exporter without the blocks it loads from a CDN
+(require.js, MathJax, the widget manager), with local pictures embedded and remote ones replaced by their
+alternative text as a link; :func:`external_resources` lists what a page would still fetch (an export with any
+is an error). Each ``<img>`` gets its ``src`` swapped in place, because nbconvert's own embedding re-parses an
+HTML block and closes its tags (a self-check's folded ``<details>`` would come out open).
+Command line: ``python -m mabpd_kit.export NOTEBOOK.ipynb [...] [-o DIR] [--no-execute]``."""
 
 from __future__ import annotations
 

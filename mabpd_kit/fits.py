@@ -1,28 +1,11 @@
 """Fit artefacts: every number the kit fits on labelled data lives in one JSON file with its provenance.
 
-One file per fit in ``mabpd_kit/resources/fits/NAME.json`` with the keys ``name``, ``method`` (text),
-``data`` (a list of ``{file, sha256}``, the file relative to the benchmark folder), ``commit`` (git HEAD
-at fit time, or ``"unknown"``), ``date`` (ISO, UTC), ``config_digest`` (a digest of the Config
-settings the fit depends on: :data:`DEPENDS`) and ``values`` (the fitted numbers). ``Config`` reads the
-``values`` when a setting is first built (never on import); refitting is one command::
-
-    mabpd fit all            # refit every fit from its named data and write the artefacts
-    mabpd fit all --check    # refit and compare with the shipped artefacts (exit 1 when they differ)
-
-The fits (:data:`FITS`), the first two from HyperPartisan train (SemEval-2019 Task 4, by article, 645 articles)
-through the rule-based pipeline (no LLM):
-
-- ``article_score``: the hyperpartisan-style article score (:mod:`mabpd_kit.corpus.score`): the
-  penalty by inner CV, the coefficients on every analysed article, bootstrap intervals, and the
-  training base rate (the prior its probabilities are calibrated to);
-- ``count_threshold``: the legacy count rule's threshold (:func:`mabpd_kit.corpus.threshold.adapt`);
-- ``sentence_error_rates``: from BABE train's sentences (the dev split; BABE test is never read): the
-  kit's error rates per score bin that correct a group's share of biased sentences
-  (:mod:`mabpd_kit.corpus.prevalence`), with the leave-one-outlet-out check of that correction.
-
-:func:`verify` refits and compares (values, data checksums, config digest); :func:`check_digest`
-compares the digest alone, without data (a setting changed since the fit means it is stale).
-"""
+``resources/fits/NAME.json``: ``name``, ``method``, ``data`` (``{file, sha256}`` relative to the benchmark
+folder), ``commit``, ``date``, ``config_digest`` (of the settings in :data:`DEPENDS`) and ``values``, which
+``Config`` reads when a setting is first built. ``mabpd fit all [--check]`` refits (and compares). The fits
+(:data:`FITS`): ``article_score`` and ``count_threshold`` from HyperPartisan train through the rule-based
+pipeline; ``sentence_error_rates`` from BABE train (never test), with the leave-one-outlet-out check.
+:func:`verify` refits and compares; :func:`check_digest` compares the settings' digest alone, without data."""
 
 from __future__ import annotations
 
@@ -134,10 +117,7 @@ def save(fit_: Fit, folder: Path | None = None) -> Path:
     return p
 
 
-# -- the fits: HyperPartisan train through the rule-based pipeline -------------------------------
-
-
-def hp_features(data_dir: Path, workers: int | None = 1) -> "pd.DataFrame":
+def hp_features(data_dir: Path, workers: int | None = 1) -> pd.DataFrame:
     """HyperPartisan train's article features (:func:`mabpd_kit.corpus.score.feature_frame`, with ``label``),
     from a rule-based run of the default Config in a temporary folder."""
     import tempfile
@@ -154,7 +134,7 @@ def hp_features(data_dir: Path, workers: int | None = 1) -> "pd.DataFrame":
         return feature_frame(list(res), settings.score.top_k, meta=("label",))
 
 
-def _article_score(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _article_score(frame: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.corpus import scorefit as sf
 
     st = Config().corpus
@@ -169,7 +149,7 @@ def _article_score(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
             "intervals; base_rate = the training share of hyperpartisan articles"), values
 
 
-def _count_threshold(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _count_threshold(frame: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.corpus.threshold import adapt
 
     st = Config().corpus
@@ -180,7 +160,7 @@ def _count_threshold(frame: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
          "n": a.n}
 
 
-def _sentence_error_rates(babe: "pd.DataFrame") -> tuple[str, dict[str, Any]]:
+def _sentence_error_rates(babe: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     from mabpd_kit.evaluate.validity import fit_sentence_error_rates
 
     return fit_sentence_error_rates(babe)
@@ -190,10 +170,10 @@ class _Inputs:
     """What the fits read, each computed once per command: HyperPartisan train's article features and the
     kit's decisions on BABE train's sentences (both from rule-based runs of the default Config)."""
 
-    def __init__(self, root: Path, workers: int | None, frame: "pd.DataFrame | None" = None) -> None:
+    def __init__(self, root: Path, workers: int | None, frame: pd.DataFrame | None = None) -> None:
         self.root, self.workers, self._got = root, workers, {"hp": frame} if frame is not None else {}
 
-    def get(self, what: str) -> "pd.DataFrame":
+    def get(self, what: str) -> pd.DataFrame:
         if what not in self._got:
             if what == "hp":
                 self._got[what] = hp_features(self.root, self.workers)
@@ -205,7 +185,7 @@ class _Inputs:
 
 
 #: fit name -> (data files, the input it reads, recipe from that input to (method, values))
-FITS: dict[str, tuple[tuple[str, ...], str, Callable[["pd.DataFrame"], tuple[str, dict[str, Any]]]]] = {
+FITS: dict[str, tuple[tuple[str, ...], str, Callable[[pd.DataFrame], tuple[str, dict[str, Any]]]]] = {
     "article_score": (HP_FILES, "hp", _article_score),
     "count_threshold": (HP_FILES, "hp", _count_threshold),
     "sentence_error_rates": (BABE_FILES, "babe", _sentence_error_rates),
@@ -220,7 +200,7 @@ def _names(name: str) -> list[str]:
     return [name]
 
 
-def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: "pd.DataFrame | None" = None,
+def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: pd.DataFrame | None = None,
         workers: int | None = 1) -> list[Fit]:
     """Fit ``name`` (or ``all``) at this commit from its named data; returns the artefacts (not saved).
     ``frame``: the feature frame when it is already at hand (else :func:`hp_features`)."""

@@ -1,26 +1,9 @@
 """Small interactive pieces for the notebooks: a parameter panel and a progress helper.
 
-**ParameterPanel** binds sliders (or drop-downs, check boxes) to the arguments of a *plain
-function* that returns a chart. Moving a control re-runs the function and redraws its chart in an
-``ipywidgets.Output``. The function knows nothing about widgets, so you can call and test it on
-its own, and the panel itself is testable without a browser: set a control's ``.value`` and read
-``panel.result`` / ``panel.caption``. A panel switches on the course chart setup
-(:func:`mabpd_kit.viz.altair`) when it is created, so its charts are offline SVG like every other.
-
->>> def flagged(threshold=0.5):
-...     df = scores[scores.score >= threshold]
-...     return viz.bar(df, "category", "n"), f"{len(df)} sentences at or above {threshold:.2f}"
->>> panel = ParameterPanel(flagged, {"threshold": (0.0, 1.0, 0.05)})
->>> panel                      # last line of a cell: sliders, caption and chart
->>> panel.set(threshold=0.8)   # same as moving the slider
-
-The function returns a chart, or a ``(chart, caption)`` pair to also show one line of text, or
-just a caption string. Its default arguments are the panel's starting values, so the panel shows
-something before anyone touches it.
-
-**track** wraps a loop in a text progress bar (:func:`mabpd_kit.runs.progress_bar`) with an explicit ``disable=`` switch and
-prints one summary line at the end (the bar itself is not saved in notebook outputs, the line is).
-"""
+:class:`ParameterPanel` binds controls to the arguments of a plain function that returns a chart, a
+``(chart, caption)`` pair or a caption; moving a control re-runs it and redraws. The function knows nothing of
+widgets, and the panel is testable without a browser (``panel.set(...)``, ``panel.result``, ``panel.caption``).
+:func:`track` wraps a loop in a progress bar and prints one summary line, which is what a saved notebook keeps."""
 
 from __future__ import annotations
 
@@ -78,24 +61,9 @@ def _readout(step: float) -> str:
 
 
 class ParameterPanel:
-    """Controls bound to a function's arguments; every change re-runs it and redraws its chart.
-
-    Parameters
-    ----------
-    fn:
-        A plain function. Its keyword arguments named in ``controls`` are driven by the widgets;
-        it returns a chart (anything displayable), or ``(chart, caption)``, or a caption string.
-    controls:
-        ``{argument name: ControlSpec}``; a slider's start value is the function's default for
-        that argument unless the spec gives one.
-    title:
-        Optional bold line above the controls.
-
-    After each run: ``result`` is the displayable object, ``caption`` the text line, ``runs`` the
-    number of runs so far and ``error`` the message of the last failure (``None`` when it worked).
-    A failure is shown under the controls and keeps the last good chart: a bad slider value never
-    leaves the student with a traceback and an empty panel.
-    """
+    """Controls bound to ``fn``'s keyword arguments (``controls``: name -> ControlSpec; a slider starts at the
+    function's default); every change re-runs ``fn`` and redraws. After each run: ``result``, ``caption``, ``runs``
+    and ``error`` (None when it worked). A failure is shown under the controls and keeps the last good chart."""
 
     def __init__(self, fn: Callable[..., Any], controls: Mapping[str, ControlSpec], *, title: str | None = None):
         import ipywidgets as w
@@ -207,12 +175,8 @@ def track(
     disable: bool = False,
     unit: str = "item",
 ) -> Iterator[T]:
-    """Iterate with a text progress bar (notebook or terminal) and print one summary line at the end.
-
-    ``disable=True`` hides the bar (CI, nested loops) but keeps the summary line, which is what is
-    left in a saved notebook: ``scoring: 40 of 40 items in 3.2 s (12.5 item/s)``. If the loop stops
-    early (``break``, an exception) the line says how far it got.
-    """
+    """Iterate with a progress bar (``disable=True`` hides it) and print one summary line at the end, saying how
+    far it got if the loop stopped early."""
     from mabpd_kit.runs import progress_bar  # in a notebook: one line updated in place (exports keep the end)
 
     if total is None and isinstance(iterable, Sequence):
@@ -238,9 +202,8 @@ def track(
 
 
 def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
-    """The MABPD simulator behind sliders (notebooks 04, 05): planted hallucination rate, competence,
-    correlation and calibration -> macro F1 / precision / recall of full, no-debate and single-agent
-    (:func:`mabpd_kit.viz.simulator.simulator_view`, ``n_items`` simulated items, redrawn on every move)."""
+    """The MABPD simulator behind sliders (lessons 04, 05): planted hallucination, competence, correlation and
+    calibration -> macro F1 / precision / recall of full, no-debate and single-agent."""
     from functools import partial
 
     from mabpd_kit.viz.simulator import simulator_view
@@ -252,11 +215,9 @@ def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
 
 
 def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_name: str = "dev sample") -> ParameterPanel:
-    """Lexicon construction (notebook 01): type a term, pick its category, band and part of speech, name a
-    neutral phrase to protect, choose the floor a hit must beat, and see the span viewer, the hit and coverage
-    charts and the flag rate on ``dev_texts`` change (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). It starts
-    with *even* (a 0.60 presupposition marker: "even his own party doubts it") protected in *even if*. Text boxes
-    apply on Enter."""
+    """Lexicon construction (lesson 01): a term with its category, band and part of speech, a neutral phrase to
+    protect and the floor, and their effect (:func:`mabpd_kit.viz.lexicon.lexicon_effect`); starts with *even*
+    protected in *even if*. Text boxes apply on Enter."""
     from functools import partial
 
     import ipywidgets as w
@@ -283,11 +244,8 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
 
 
 def llm_vote_panel(table: Any, n_resamples: int | None = None, seed: int | None = None) -> ParameterPanel:
-    """The ten real LLMs' zero-shot BABE labels behind a choice of voters (lesson 08): pick two or more models and see
-    their majority vote's macro F1 with its interval against each of them alone
-    (:func:`mabpd_kit.viz.llm_labels.vote_view`; ``table`` is :func:`mabpd_kit.evaluate.llm_labels.label_table`).
-    Each redraw bootstraps every voter and the vote: keep ``n_resamples`` near 2,000 (ten voters at 10,000 take
-    about 15 s on a busy two-core machine)."""
+    """The ten real LLMs' BABE labels behind a choice of voters (lesson 08): the majority vote's macro F1 with its
+    interval against each voter alone. Each redraw bootstraps every voter: keep ``n_resamples`` near 2,000."""
     from functools import partial
 
     import ipywidgets as w

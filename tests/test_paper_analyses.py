@@ -13,6 +13,12 @@ from mabpd_kit import evaluate as E
 from mabpd_kit import metrics as M
 
 
+def ratings_table(ratings, categories) -> np.ndarray:
+    """Items x categories counts of an items x raters array of labels (the table fleiss_kappa reads)."""
+    r = np.asarray(ratings, dtype=object)
+    return np.stack([(r == c).sum(axis=1) for c in categories], axis=1)
+
+
 def _rep(verdict: str) -> NS:
     return NS(verdict=verdict, spans=[], counter_spans=[])
 
@@ -68,7 +74,7 @@ def test_agent_independence_by_hand():
     r = ind.disagreement
     assert (r.events, r.base) == (4, 7) and r.rate == pytest.approx(4 / 7) and r.lo <= r.rate <= r.hi
     assert r.paper == 0.38 and ind.agents == ("bias", "evidence", "framing")
-    table = M.ratings_table([[d.reports[a].verdict for a in ind.agents] for d in TRACES if not d.failed], [N, B])
+    table = ratings_table([[d.reports[a].verdict for a in ind.agents] for d in TRACES if not d.failed], [N, B])
     assert ind.kappa_agents == pytest.approx(M.fleiss_kappa(table))
     assert ind.r is None and "annotator-level" in ind.note
 
@@ -113,9 +119,9 @@ def test_human_agreement_is_scotts_pi_with_two_raters():
     assert k.kappa_annotators is None
     ann = [[1, 1, 0], [1, 1, 1], [0, 0, 1], [0, 0, 0]]
     a = E.human_agreement(["biased", "neutral", "neutral", "neutral"], annotations=ann, n_resamples=200, seed=0)
-    assert a.kappa_annotators == pytest.approx(M.fleiss_kappa(M.ratings_table(ann, [0, 1])))
+    assert a.kappa_annotators == pytest.approx(M.fleiss_kappa(ratings_table(ann, [0, 1])))
     with_sys = [row + [p] for row, p in zip(ann, [1, 0, 0, 0])]
-    assert a.kappa_with_system == pytest.approx(M.fleiss_kappa(M.ratings_table(with_sys, [0, 1])))
+    assert a.kappa_with_system == pytest.approx(M.fleiss_kappa(ratings_table(with_sys, [0, 1])))
     assert (a.raters, a.n_annotated) == (3, 4)
     assert a.kappa == pytest.approx(k.kappa)  # majority of the annotations = [1, 1, 0, 0]
 

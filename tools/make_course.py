@@ -14,8 +14,13 @@ Commands::
 
     python tools/make_course.py cells           # rewrite the setup cell and the launch links of notebooks/ and solutions/
     python tools/make_course.py cells --check   # exit 1 when a notebook does not carry the current cells
+    python tools/make_course.py docs            # write the course map into the documents that list the lessons
+    python tools/make_course.py docs --check    # exit 1 when a document's course map is not course.json's
     python tools/make_course.py bundle          # dist/course/ + course.zip, dist/instructor/ + instructor.zip (`make course`)
 
+``lessons`` in course.json is the course map (number, title, minutes, data, notebook, exercise, objectives).
+``docs`` rewrites, in each of ``MAP_DOCS``, only what stands between ``<!-- course-map:start FORM -->`` and
+``<!-- course-map:end -->``; FORM is ``table`` (one row a lesson) or ``objectives`` (each lesson's objectives).
 ``cells`` touches only the first cell's launch-link line and the setup cell (the second code cell) of
 each notebook, reading and writing each file in one go; run ``tools/make_exercises.py`` after it.
 Two bundles. ``course/`` (and ``course.zip``) is what students get: the wheel (``uv build --wheel`` of this
@@ -45,6 +50,8 @@ MANIFEST = "course.json"
 NOTEBOOK_DIRS = ("notebooks", "solutions")
 NAME_RE = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 LINK_LINE_RE = re.compile(r"^.*(colab\.research\.google\.com|mybinder\.org).*\n?", re.M)
+MAP_DOCS = ("README.md", "notebooks/README.md", "docs/instructors/README.md")
+MAP_RE = re.compile(r"(<!-- course-map:start (\w+) -->\n)(.*?)(<!-- course-map:end -->)", re.S)
 GITHUB_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 # The setup cell: students read it, so it stays short and says what it does.
@@ -183,6 +190,49 @@ def cmd_cells(check: bool) -> int:
     return 0
 
 
+def _name(path: str | None) -> str:
+    return f"`{Path(path).stem}`" if path else "-"
+
+
+def course_map(form: str, lessons: list[dict]) -> str:
+    """The course map as Markdown: ``table`` (one row a lesson) or ``objectives`` (a heading and list a lesson)."""
+    if form == "table":
+        rows = ["| lesson | notebook | minutes | exercise | data |", "|---|---|---|---|---|"]
+        rows += [f"| {e['id']} {e['title']} | {_name(e['notebook'])} | ~{e['minutes']} | {_name(e['exercise'])} "
+                 f"| {e['data']} |" for e in lessons]
+        return "\n".join(rows) + "\n"
+    if form == "objectives":
+        parts = [f"**{e['id']} · {e['title']}** (~{e['minutes']} min; {e['data']})\n\n"
+                 + "".join(f"- {o}\n" for o in e["objectives"]) for e in lessons]
+        return "\n".join(parts)
+    raise ValueError(f"unknown course-map form {form!r}: table or objectives")
+
+
+def fill_course_map(text: str, lessons: list[dict]) -> str:
+    """``text`` with every course-map block between its markers rewritten from ``lessons``."""
+    return MAP_RE.sub(lambda m: m[1] + course_map(m[2], lessons) + m[4], text)
+
+
+def cmd_docs(check: bool, root: Path = ROOT) -> int:
+    lessons = read_manifest(root).get("lessons", [])
+    stale = []
+    for rel in MAP_DOCS:
+        path = root / rel
+        text = path.read_text(encoding="utf-8")
+        if not MAP_RE.search(text):
+            raise ValueError(f"{rel}: no <!-- course-map:start FORM --> ... <!-- course-map:end --> block")
+        new = fill_course_map(text, lessons)
+        if new != text:
+            stale.append(rel)
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    verb = "out of date" if check else "rewritten"
+    for rel in stale:
+        print(f"  course map {verb}: {rel}", file=sys.stderr if check else sys.stdout)
+    print(f"{len(stale)} document(s) {verb}" if stale else "course maps current")
+    return 1 if check and stale else 0
+
+
 def _strip_outputs(src: Path, dst: Path) -> None:
     nb = json.loads(src.read_text(encoding="utf-8"))
     for c in nb["cells"]:
@@ -229,11 +279,15 @@ STUDENT_README = """\
 
 The lessons and exercises of the mabpd-kit course, with the kit itself:
 
-- `notebooks/`: the lessons 00-10, in order (`00_tour` first); `notebooks/README.md` says how to run them.
+- `notebooks/`: the lessons 00-10, in order (`00_tour` first; the table below); `notebooks/README.md` says how to
+  run them.
 - `exercises/`: one exercise per lesson 01-09. Fill in each `# TODO`, then run the **check** cell under it:
   it fails with a hint until your answer is right.
 - `wheels/{wheel}`: the kit; `packs/`: recorded model answers (lesson 10 replays one); `course.json`: where a
   notebook installs the kit from when no wheel is near it{source_note}.
+
+<!-- course-map:start table -->
+<!-- course-map:end -->
 
 ## 1. Install Jupyter (once)
 
@@ -352,8 +406,8 @@ def write_student_bundle(course: Path, wheel: Path, manifest: dict, packs: bool)
     bundle_manifest = {**manifest, "version": version, "wheel": f"wheels/{wheel.name}"}
     (course / MANIFEST).write_text(json.dumps(bundle_manifest, indent=1) + "\n", encoding="utf-8")
     note = f"; today: `{manifest['source']}`" if manifest["source"] else "; empty today: wheels only"
-    (course / "README.md").write_text(STUDENT_README.format(version=version, wheel=wheel.name, source_note=note),
-                                      encoding="utf-8")
+    readme = STUDENT_README.format(version=version, wheel=wheel.name, source_note=note)
+    (course / "README.md").write_text(fill_course_map(readme, manifest.get("lessons", [])), encoding="utf-8")
 
 
 def write_instructor_bundle(instructor: Path, course: Path, wheel: Path) -> None:
@@ -403,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("cells", help="rewrite (or --check) the setup cell and launch links of every notebook")
     c.add_argument("--check", action="store_true")
+    d = sub.add_parser("docs", help="write (or --check) the course map in README.md, notebooks/README.md, docs/instructors")
+    d.add_argument("--check", action="store_true")
     b = sub.add_parser("bundle", help="write dist/course/ + course.zip (students) and dist/instructor/ + instructor.zip")
     b.add_argument("--out", type=Path, default=ROOT / "dist")
     b.add_argument("--no-packs", action="store_true", help="leave the recorded course packs out")
@@ -410,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "cells":
             return cmd_cells(args.check)
+        if args.cmd == "docs":
+            return cmd_docs(args.check)
         return cmd_bundle(args.out, packs=not args.no_packs)
     except (ValueError, RuntimeError) as exc:
         print(f"make_course: error: {exc}", file=sys.stderr)

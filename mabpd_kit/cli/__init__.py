@@ -1,14 +1,5 @@
-"""``mabpd`` command line: one file per command in this package, imported only when chosen.
-
-Every command module ``mabpd_kit.cli.<name>`` has the same two functions:
-
-- ``add_arguments(parser)`` adds its options to the sub-command's ``argparse`` parser;
-- ``run(args) -> int`` does the work and returns the exit code.
-
-:func:`main` builds the sub-command list from :data:`COMMANDS` (names and one-line help, no
-imports), then imports the one module that will run. So ``mabpd --help`` stays fast and one
-broken command cannot break the others.
-"""
+"""``mabpd`` command line: one module per command (``add_arguments(parser)``, ``run(args) -> int``), imported
+only when chosen, so ``mabpd --help`` stays fast and one broken command cannot break the others."""
 
 from __future__ import annotations
 
@@ -45,7 +36,7 @@ def module_name(command: str) -> str:
 class _Parser(argparse.ArgumentParser):
     """A parser whose error (a bad flag or value) is one line naming it, not the usage block."""
 
-    def error(self, message: str) -> "NoReturn":
+    def error(self, message: str) -> NoReturn:
         from mabpd_kit.printable import printable
 
         self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")

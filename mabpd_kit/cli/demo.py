@@ -1,8 +1,4 @@
-"""``mabpd demo`` (``make demo``): the whole MABPD pipeline offline on the shipped samples.
-
-Prints a table and writes ``reports/demo.html`` (:func:`mabpd_kit.demo.build_report`). No key,
-no network, a few seconds.
-"""
+"""``mabpd demo``: the MABPD pipeline offline on the shipped samples; a table and ``reports/demo.html``."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""``mabpd evaluate``: run MABPD configurations on a benchmark and compare them (:mod:`mabpd_kit.evaluate`).
-
-    mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent
-
-Besides the metrics and paired comparisons, the closing note prints the span scores against BABE's
-``biased_words`` (token precision / recall / F1 per agent and for each configuration's decisions) and
-the paper's analyses of the first configuration: agent disagreement before debate, echo-chamber
-convergence and verifier sycophancy with bootstrap intervals, and Fleiss' kappa with the human
-majority (definitions: docs/evaluation.md).
-"""
+"""``mabpd evaluate --dataset babe --split train --configs full,no-debate,single-agent``: run MABPD configurations
+on a benchmark and compare them (:mod:`mabpd_kit.evaluate`; definitions: docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -74,9 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -> None:
-    """The bias of the bias detector (issue 38): false-positive and false-negative rates by outlet leaning
-    (BABE's ``type``) with Wilson intervals, the baseline configuration beside the ten LLMs' labels shipped
-    with BABE train; written to ``leaning_audit.csv``."""
+    """False-positive and false-negative rates by outlet leaning, the baseline beside the ten LLMs' labels
+    (``leaning_audit.csv``)."""
     from mabpd_kit.evaluate.audit import leaning_audit, leaning_gaps
 
     pred = ev.predictions  # type: ignore[attr-defined]

@@ -1,12 +1,5 @@
-"""``mabpd fit``: refit the kit's fitted numbers from their named data into ``mabpd_kit/resources/fits``.
-
-    mabpd fit all                 # refit every fit at this commit and write the artefacts
-    mabpd fit count_threshold     # one of them
-    mabpd fit all --check         # refit and compare with the shipped artefacts (exit 1 when they differ)
-    mabpd fit all --check --digest-only   # no data: only whether the settings they depend on changed
-
-What each fit is and the artefact format: :mod:`mabpd_kit.fits`.
-"""
+"""``mabpd fit all|NAME [--check [--digest-only]]``: refit the kit's fitted numbers into ``resources/fits``
+(or compare with them); :mod:`mabpd_kit.fits`."""
 
 from __future__ import annotations
 

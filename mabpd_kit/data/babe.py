@@ -43,6 +43,14 @@ def _stable_id(prefix: str, text: str) -> str:
     return f"{prefix}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:12]}"
 
 
+def _local(relpath: str, data_dir: Any, download_dir: Any) -> Path | None:
+    """``relpath`` if it is already on disk (never downloaded), else None."""
+    try:
+        return locate(BABE, relpath, data_dir, download=False, download_dir=download_dir)
+    except FileNotFoundError:
+        return None
+
+
 def load_babe(
     split: str = "train",
     data_dir: str | os.PathLike | None = None,
@@ -52,25 +60,14 @@ def load_babe(
 ) -> pd.DataFrame:
     """BABE sentences with expert labels (1 = biased, 0 = neutral).
 
-    ``split="train"`` (3,121 rows: 1,740 biased / 1,381 neutral) reads the local reconstructed CSV
-    when present, else the pinned Hugging Face parquet. ``split="test"`` (1,000 rows) is the
-    held-out split: evaluate on it once at the end, never choose thresholds or prompts on it.
-
-    ``llm_labels``: add the ten LLMs' zero-shot ``<model>_label`` columns (nullable 0/1; ``?``
-    and empty answers are NA) from the annomatic file when it is available (3,021 train rows;
-    the other rows get NA). Useful as reference anchors, never as training signal.
-    """
+    ``split="train"`` (3,121 rows) reads the local reconstructed CSV, else the pinned parquet; ``"test"`` (1,000)
+    is held out: evaluate on it once at the end, never tune on it. ``llm_labels``: the ten LLMs' zero-shot
+    ``<model>_label`` columns (nullable 0/1) from the annomatic file when available: anchors, never training signal."""
     import pandas as pd
 
     if split not in ("train", "test"):
         raise ValueError(f"BABE split must be 'train' or 'test', not {split!r}")
-    path: Path | None = None
-    if split == "train":
-        try:
-            path = locate(BABE, "derived/babe_hf_train3121_reconstructed.csv", data_dir,
-                          download=False, download_dir=download_dir)
-        except FileNotFoundError:
-            path = None
+    path = _local("derived/babe_hf_train3121_reconstructed.csv", data_dir, download_dir) if split == "train" else None
     if path is None:
         path = locate(BABE, f"data/{split}-00000-of-00001.parquet", data_dir,
                       download=download, download_dir=download_dir)
@@ -87,11 +84,7 @@ def load_babe(
     df["biased_words"] = [_parse_list(v) for v in raw["biased_words"]] if "biased_words" in raw.columns else [[] for _ in range(len(raw))]
     sources = [str(path)]
     if llm_labels and split == "train":
-        try:
-            anno_path = locate(BABE, "annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir,
-                               download=False, download_dir=download_dir)
-        except FileNotFoundError:
-            anno_path = None
+        anno_path = _local("annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir, download_dir)
         if anno_path is not None:
             anno = pd.read_csv(anno_path, dtype=str)
             label_cols = [c for c in anno.columns if c.endswith("_label")]

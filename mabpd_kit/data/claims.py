@@ -79,14 +79,9 @@ def load_radar_claims(
     download: bool = True,
     download_dir: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """RADAR claims with evidence sentences and their PolitiFact-Hidden labels.
-
-    ``kind``: ``"gold"`` (150 balanced claims, the fact-check article's sentences, 3-46 each),
-    ``"retrieved"`` (the same 150, top-20 sentences from a bge-base index over the pooled
-    evidence of all test claims: noisy), ``"matching"`` (the same 150, another top-20
-    retrieval), ``"400"`` (400 claims, 20 sentences from intent-based pro/con retrieval;
-    FALSE 304 / HALF-TRUE 84 / TRUE 12).
-    """
+    """RADAR claims with evidence sentences and PolitiFact-Hidden labels. ``kind``: ``"gold"`` (150 claims, the
+    fact-check's sentences), ``"retrieved"`` and ``"matching"`` (the same 150, top-20 retrieved sentences),
+    ``"400"`` (400 claims, 20 sentences each from pro/con retrieval)."""
     import pandas as pd
 
     if kind not in _RADAR_KINDS:
@@ -104,12 +99,8 @@ def load_radar_claims(
 
 
 def _liar_records(path: Path, n_fields: int, has_index: bool) -> list[list[str]]:
-    """Split a LIAR/LIAR-PLUS TSV into records.
-
-    The files use no quoting, and LIAR-PLUS's test2.tsv has fields with raw newlines and stray
-    quotes (pandas reads 1,267 or 1,299 rows instead of 1,283). A record always starts with
-    ``[index<TAB>]NNNN.json<TAB>``, so a line that does not start that way continues the previous one.
-    """
+    """Split a LIAR/LIAR-PLUS TSV into records: a record starts with ``[index<TAB>]NNNN.json<TAB>``, so a line
+    that does not continues the previous one (the files hold raw newlines and stray quotes)."""
     start = re.compile(r"^\d+\t\d+\.json\t" if has_index else r"^\d+\.json\t")
     records: list[str] = []
     for line in path.read_text(encoding="utf-8").split("\n"):
@@ -160,9 +151,8 @@ def load_liar_plus(
     split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
     download_dir: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """LIAR-PLUS (val 1,284 / test 1,283 / train): LIAR's columns plus ``justification`` (sentences
-    from the article's "Our ruling" with the verdict sentence removed) and ``evidence`` (the
-    justification split into sentences, ready for a debate's evidence pool)."""
+    """LIAR-PLUS: LIAR's columns plus ``justification`` (the article's ruling without the verdict sentence) and
+    ``evidence`` (it split into sentences)."""
     from mabpd_kit.text import split_sentences
 
     names = {"train": "train2.tsv", "val": "val2.tsv", "valid": "val2.tsv", "test": "test2.tsv"}

@@ -1,24 +1,10 @@
 """Where benchmark files come from, how they are checked, and where they are kept.
 
-Data is never shipped with mabpd-kit. A file is looked up in this order (:func:`locate`):
-
-1. **your local copy**: ``<data_dir>/<Dataset>/<relpath>``, with ``data_dir`` given as an argument
-   or by ``MABPD_DATA_DIR`` (the course machines point it at ``../shared/data``);
-2. **the download folder**: ``<download_dir>/<Dataset>/<relpath>``, with ``download_dir`` an argument,
-   else ``$MABPD_CACHE_DIR/data``, else the platform user cache (``platformdirs``);
-3. **a download** from the URL in the manifest ``mabpd_kit/resources/datasets.json`` (pinned
-   revision, licence), verified before it is kept (:func:`fetch`).
-
-Checksums: when the manifest has a ``sha256`` it is checked on download and on every read
-from the download folder. When it is ``null`` (the host publishes none, e.g. Zenodo zips), the policy is
-*trust on first use*: the first download's sha256 is written to ``<file>.sha256`` beside it,
-printed, and every later read must match it. A truncated or altered file is never kept.
-
-Offline (``MABPD_OFFLINE=1`` or ``download=False``) and not found: a :class:`DataMissingError`
-(a ``FileNotFoundError``) names the file, its URL and the folder to put it in.
-
-(The folder of downloads is ``download_dir``; ``cache_dir`` is the LLM response cache's, :mod:`mabpd_kit.llm.cache`.)
-"""
+:func:`locate` looks in your copy (``data_dir`` or ``MABPD_DATA_DIR``), then the download folder
+(``download_dir``, ``$MABPD_CACHE_DIR/data`` or the user cache), then downloads from the pinned URL of
+``resources/datasets.json`` and verifies it (:func:`fetch`). A manifest ``sha256`` is checked on download and
+every read; without one, the first download's checksum is kept beside the file and later reads must match it.
+Offline and not found: :class:`DataMissingError` names the file, its URL and the folder to put it in."""
 
 from __future__ import annotations
 
@@ -105,9 +91,6 @@ def manifest() -> dict[tuple[str, str], FileEntry]:
     return _manifest_at(str(_manifest_path()))
 
 
-# --------------------------------------------------------------------------------------------
-# where files live
-# --------------------------------------------------------------------------------------------
 def data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     """The local benchmark directory: the argument, else ``MABPD_DATA_DIR``, else None."""
     d = data_dir or os.environ.get("MABPD_DATA_DIR")
@@ -191,11 +174,8 @@ def locate(
     download: bool = True,
     download_dir: str | os.PathLike | None = None,
 ) -> Path:
-    """Path of ``relpath`` inside ``dataset`` (a folder name as in ``../shared/data``).
-
-    Local copy first, then the cache (verified), then a verified download (unless offline or
-    ``download=False``). Raises :class:`DataMissingError` saying what to get and where to put it.
-    """
+    """Path of ``relpath`` inside ``dataset``: the local copy, the verified download folder, or a verified
+    download; else :class:`DataMissingError`."""
     base = _resolve_data_dir(data_dir)
     if base is not None and (base / dataset / relpath).is_file():
         return base / dataset / relpath
@@ -226,12 +206,8 @@ def locate(
 def fetch(
     entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0, quiet: bool = False
 ) -> Path:
-    """Download ``entry`` into the cache, verify it, and only then move it into place.
-
-    The download goes to a temporary file in the destination folder (so a crash leaves no
-    half-written file under the real name); zips are opened and ``archive_member`` extracted;
-    size and sha256 are checked (or recorded, trust on first use) before the atomic rename.
-    """
+    """Download ``entry`` into a temporary file beside its place, extract a zip member, check size and sha256 (or
+    record it on first use), then rename it into place."""
     if not entry.url:
         raise DataMissingError(f"{entry.dataset}/{entry.relpath} has no download URL")
     cache = _resolve_download_dir(download_dir)

@@ -29,20 +29,11 @@ _SPACES = re.compile(r"[ \t\u00a0\u200b]+")
 
 
 def _clean_article(text: str) -> str:
-    """Decode HTML entities (repeatedly: the files hold double-escaped ones such as ``&amp;amp;``)
-    and normalise whitespace, keeping paragraph breaks.
+    """HTML entities decoded (repeatedly: the files double-escape) and whitespace normalised, paragraphs kept; the
+    pipeline cleans again with offsets."""
+    from mabpd_kit.text import _unescape_fully
 
-    A fast loader-level clean: the pipeline cleans again with :func:`mabpd_kit.text.clean`,
-    which also keeps the offset map back to the raw text (too slow to run here on every article).
-    """
-    import html
-
-    for _ in range(3):
-        decoded = html.unescape(text)
-        if decoded == text:
-            break
-        text = decoded
-    lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
+    lines = (_SPACES.sub(" ", line).strip() for line in _unescape_fully(text).splitlines())
     return "\n".join(line for line in lines if line)
 
 
@@ -62,15 +53,9 @@ def load_hyperpartisan(
     download: bool = True,
     download_dir: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
-    """SemEval-2019 Task 4 by-article news: whole articles, label 1 = hyperpartisan.
-
-    Train: 645 articles (238 hyperpartisan / 407 not); test (held out, downloaded from Zenodo):
-    628 (314 / 314). HTML entities are decoded (double-escaped ones such as ``&amp;amp;`` too),
-    whitespace normalised, one paragraph per line.
-    ``truncate=N`` keeps the first N words (the paper used 600) with
-    :func:`mabpd_kit.text.truncate_words`; ``n_words`` is the length before cutting,
-    ``truncated`` says whether the article was cut, and ``df.attrs["n_truncated"]`` counts them.
-    """
+    """SemEval-2019 Task 4 by-article news, label 1 = hyperpartisan (train 645, test 628), one paragraph per line.
+    ``truncate=N`` keeps the first N words; ``n_words`` is the length before, ``truncated`` and
+    ``df.attrs["n_truncated"]`` say what was cut."""
     import xml.etree.ElementTree as ET
 
     import pandas as pd

@@ -1,17 +1,4 @@
-"""What ships inside the package (the teaching samples) and what is present locally (benchmarks).
-
-The 28 teaching sentences are package data (``mabpd_kit/resources/samples/samples.jsonl``), so
-they load the same from a source checkout, a wheel, Colab or a JupyterHub: no repository needed.
-:func:`have` tells a notebook whether a benchmark is on this machine (your ``MABPD_DATA_DIR`` copy
-or the download folder) without ever downloading or reading it, so the notebook can choose
-between the benchmark and the samples before it loads anything.
-
->>> import mabpd_kit as mk
->>> len(mk.data.samples())
-28
->>> mk.data.have("no-such-benchmark")
-False
-"""
+"""What ships inside the package (the teaching samples) and what is present locally (benchmarks, :func:`have`)."""
 
 from __future__ import annotations
 
@@ -57,14 +44,9 @@ def load_samples(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
 
 
 def hard_samples() -> pd.DataFrame:
-    """12 hard sentences shipped beside the samples, labelled as such: ``mabpd_kit/resources/samples/hard.jsonl``.
-
-    Written by the mabpd-kit authors from linguistic knowledge (no benchmark text), labels set before the
-    pipeline ran on them: neutral sentences whose loaded-looking words are literal or technical (a storm
-    "slammed" into a coast, a "massive" stroke) and biased ones with no loaded word at all (an inserted
-    clause, "finally", a selected detail). They are there so that a score on the teaching data does not
-    flatter the method: the rule-based agents get several of them wrong. Same columns as :func:`samples`.
-    """
+    """12 hard sentences shipped beside the samples (written by the authors, labelled before the pipeline ran):
+    literal uses of loaded-looking words and biased sentences with no loaded word, so a score on the teaching
+    data does not flatter the method. Same columns as :func:`samples`."""
     import pandas as pd
 
     path = samples_path().with_name("hard.jsonl")
@@ -74,13 +56,8 @@ def hard_samples() -> pd.DataFrame:
 
 
 def samples() -> pd.DataFrame:
-    """The 28 teaching sentences shipped with the package, one row each.
-
-    Columns: ``id``, ``text``, ``label`` (1 biased / 0 neutral, the authors' judgement),
-    ``taxonomy`` and ``rationale``. Written for the course (no benchmark text); half biased,
-    every taxonomy type twice, neutral traps for a word list. A stand-in when no benchmark is
-    present, never a measure of quality.
-    """
+    """The 28 teaching sentences shipped with the package: ``id``, ``text``, ``label``, ``taxonomy``, ``rationale``.
+    A stand-in when no benchmark is present, never a measure of quality."""
     import pandas as pd
 
     df = pd.DataFrame(load_samples())
@@ -98,14 +75,8 @@ def _dataset(name: str) -> str:
 
 
 def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None = None) -> bool:
-    """Is benchmark ``name`` on this machine? Never downloads, never reads the data.
-
-    ``name`` is a manifest dataset ("BABE", "SemEval2019-Task4-Hyperpartisan", ...) or a short alias
-    ("babe", "hyperpartisan", "liar", "mmlu", "gsm8k", "radar", "politifact"). True when at least
-    one of its files (of ``split``, when given: a file whose name contains it) is in your local copy
-    (``data_dir`` or ``MABPD_DATA_DIR``) or in the download folder. The loader may still need a
-    further file (it then says which); ``have`` is for choosing between the benchmark and the samples.
-    """
+    """Is benchmark ``name`` (a manifest name or an alias: "babe", "radar", ...) on this machine, in your copy or
+    the download folder, for ``split`` if given? Never downloads or reads the data."""
     from mabpd_kit.data.download import data_dir as _data_dir
     from mabpd_kit.data.download import download_dir, manifest
 
@@ -135,13 +106,8 @@ def describe(data_dir: str | os.PathLike | None = None) -> str:
 
 def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike | None = None,
                quiet: bool = False) -> pd.DataFrame:
-    """A development sample: balanced BABE **train** when it is on this machine, else the shipped samples.
-
-    Columns ``id``, ``text``, ``label``; ``df.attrs["source"]`` names where it came from (printed
-    unless ``quiet``). ``n``: how many BABE sentences (half biased, half neutral, seeded); ``None``
-    takes the whole split. Without BABE it is all 28 teaching samples plus the 12 :func:`hard_samples`
-    (ids ``h01``...), so a score on it does not flatter the method. Never the test split, never a download.
-    """
+    """A development sample: ``n`` balanced, seeded BABE train sentences (None: all) when present, else the 28
+    teaching samples plus the 12 :func:`hard_samples`. ``df.attrs["source"]`` names it (printed unless ``quiet``)."""
     import pandas as pd
 
     from mabpd_kit.data.babe import load_babe
@@ -176,12 +142,8 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
 
 @dataclass(frozen=True)
 class LessonData:
-    """The data a lesson runs on, with its name and size, so a lesson cannot misname it.
-
-    ``frame`` (``id``, ``text``, ``label``), ``name`` (e.g. "BABE train (400 sentences, seeded sample)" or
-    "the 28 teaching sentences shipped with the kit plus 12 hard ones (40 sentences)"), ``n`` and ``benchmark``
-    (False for the shipped sentences). :meth:`score` states a metric on it with its interval.
-    """
+    """The data a lesson runs on with its ``name``, ``n`` and ``benchmark``, so a lesson cannot misname it;
+    :meth:`score` states a metric on it with its interval."""
 
     frame: pd.DataFrame
     name: str
@@ -197,10 +159,7 @@ class LessonData:
 
 
 def lesson_data(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike | None = None) -> LessonData:
-    """What a lesson scores on: :func:`dev_sample` (BABE train when present, else the shipped sentences) with its name.
-
-    Prints nothing; print the result (its name) in the lesson.
-    """
+    """What a lesson scores on: :func:`dev_sample` with its name; prints nothing."""
     df = dev_sample(n, seed=seed, data_dir=data_dir, quiet=True)
     return LessonData(df, df.attrs["name"], len(df), df.attrs["name"].startswith("BABE"))
 
@@ -210,12 +169,8 @@ _METRIC_NAMES = {"macro_f1": "macro F1", "f1": "F1 (biased)", "accuracy": "accur
 
 
 def interval_text(estimate: float, lo: float, hi: float, n: int, label: str = "macro F1") -> str:
-    """One metric as a lesson may print it: always with its interval and n, and on fewer than
-    ``Config().metrics.min_items`` items marked as too few to conclude.
-
-    >>> interval_text(0.85, 0.74, 0.94, 40)
-    'macro F1 0.850 [0.740, 0.940] (n = 40: too few items to conclude anything)'
-    """
+    """One metric as a lesson may print it: with its interval and n, marked as too few to conclude under
+    ``Config().metrics.min_items`` items."""
     from mabpd_kit.config import Config
 
     text = f"{label} {estimate:.3f} [{lo:.3f}, {hi:.3f}] (n = {n:,}"
@@ -224,11 +179,8 @@ def interval_text(estimate: float, lo: float, hi: float, n: int, label: str = "m
 
 def metric_text(y_true: Any, y_pred: Any, metric: str = "macro_f1", n_resamples: int | None = None,
                 seed: int | None = None) -> str:
-    """``metric`` ("macro_f1", "f1", "accuracy", "precision", "recall") of ``y_pred`` with its 95% bootstrap interval.
-
-    The only way the lessons print a score: it carries its interval by construction (:func:`interval_text`).
-    An unknown metric name is a one-line ``ValueError``.
-    """
+    """``metric`` ("macro_f1", "f1", "accuracy", "precision", "recall") with its 95% bootstrap interval, the only way
+    the lessons print a score; an unknown name is a one-line ``ValueError``."""
     from mabpd_kit import metrics
 
     if metric not in _METRIC_NAMES:

@@ -1,44 +1,12 @@
 """The MABPD paper's own analyses (appendices O and P), as pure functions over decision traces.
 
-Each figure is defined from the trace of :class:`mabpd_kit.mabpd.Decision` in SPEC 1's terms (round-1
-reports, SAD rounds, the verifier's report) and counted with a percentile bootstrap interval over items
-(:func:`mabpd_kit.metrics.bootstrap_ci`; 10,000 resamples, seed 0 by default, ``Config().metrics``).
-Failed decisions are left out of every base (they have no trace); items without a gold label are left
-out of the figures that need one.
-
-**Agent independence** (appendix O; paper: the agents disagree before debate on 38% of items, and this
-disagreement correlates with annotator uncertainty at point-biserial r = 0.62):
-
-- *disagreement before debate*: the share of decided items whose agents' round-1 verdicts
-  (``decision.reports[a].verdict``, as stated, before the score, the router or SAD) are not all equal;
-  base: decided items with at least two agent reports. Beside it, Fleiss' kappa of those verdicts
-  (the agents as raters): near 0 is independent-looking, near 1 redundant;
-- *point-biserial r* between that 0/1 disagreement and **annotator uncertainty** = the minority share of
-  an item's annotator-level labels, min(#biased, #neutral) / #annotators (0 unanimous, 0.5 an even
-  split), :func:`annotator_uncertainty`. Computed only where such labels exist (``annotations``: one
-  list of labels per item); the BABE files the kit loads carry the experts' aggregate label only
-  (``label``, and one aggregate ``label_opinion``), so on BABE it is reported as not computable.
-
-**Failure modes** (appendix P), from SAD's per-round trace and the verifier's report:
-
-- *convergence*: a debated item (route ``debate``) whose round-1 verdicts were split and whose last
-  round (a later one) is unanimous; base: debated items. Gold-free: how often the debate ends dissent;
-- *echo-chamber convergence* (paper: 4% of debates): a convergence onto the wrong label - the unanimous
-  last-round verdict differs from gold. Since round 1 was split, at least one agent held the gold label
-  and gave it up. Base: debated items with a gold label;
-- *verifier upholds a false positive*: the verifier examined a biased decision (its check is not
-  ``not_run``), upheld it, and gold says neutral; base: verified items with a gold label;
-- *verifier sycophancy* (paper: 11%): such a wrong uphold where the BiasAgent's own round-1 verdict was
-  biased - the verifier accepted an incorrect BiasAgent. Same base;
-- *upheld without a valid span*: counted as a check of SPEC 1.7 (the verifier cannot uphold a biased
-  decision with no valid span); it must be 0.
-
-**Agreement with a human majority** (paper: Fleiss' kappa 0.66 over 150 articles): Fleiss' kappa of two
-raters, the system's label and the gold label (for BABE the expert annotators' aggregate label; two
-raters' Fleiss kappa is Scott's pi), :func:`human_agreement`. With ``annotations`` it also gives the
-annotators' own Fleiss kappa and the kappa with the system added as one more rater, on the items with
-the most common number of annotators (Fleiss' kappa needs the same number per item).
-"""
+Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval
+over items (``Config().metrics``); failed decisions are left out of every base, items without gold out of
+the figures that need it. Agent independence: disagreement of the round-1 verdicts, their Fleiss' kappa and
+the point-biserial r with annotator uncertainty (only with annotator-level labels, which BABE lacks).
+Failure modes: convergence, echo-chamber convergence, wrong upholds, verifier sycophancy and upholds
+without a valid span (always 0, SPEC 1.7). Agreement with the human majority: Fleiss' kappa of system and
+gold. Definitions: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -49,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mabpd_kit.metrics import bootstrap_ci, fleiss_kappa, point_biserial
+from mabpd_kit.metrics.classification import _to_binary_value as _bin  # one home for label spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,17 +39,6 @@ DEFINITIONS = {
     "ungrounded_uphold": "upheld biased decisions without a valid span (SPEC 1.7: must be 0)",
     "kappa": "Fleiss' kappa of two raters: the system's label and the gold (human majority) label",
 }
-
-
-def _bin(v: Any) -> int | None:
-    """1 / 0 for a biased / neutral label in any of the kit's spellings, None for a missing one."""
-    import pandas as pd
-
-    if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and v != v):
-        return None
-    if isinstance(v, str):
-        return {"biased": 1, "1": 1, "true": 1, "neutral": 0, "0": 0, "false": 0}.get(v.strip().lower())
-    return int(bool(v))
 
 
 @dataclass(frozen=True)
@@ -121,9 +79,6 @@ def _safe(fn: Any) -> Any:
     return stat
 
 
-# -- the per-item flags -----------------------------------------------------------------------------
-
-
 def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
     """One row per decision with the trace facts every figure is counted from (nullable booleans:
     <NA> where a flag does not apply): ``id, gold, pred, failed, n_agents, disagree, debated, rounds,
@@ -160,21 +115,15 @@ def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
             if verified and gold is not None else None,
             "ungrounded_uphold": (v.span is None or not v.span.valid) if upheld else None,
         })
-    frame = pd.DataFrame(rows, columns=["id", "gold", "pred", "failed", "n_agents", "disagree", "debated", "rounds",
-                                        "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
-                                        "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"])
-    for c in ("disagree", "debated", "split_start", "unanimous_end", "converged", "echo_chamber", "verified",
-              "upheld", "wrong_uphold", "sycophancy", "ungrounded_uphold"):
-        frame[c] = frame[c].astype("boolean")
-    frame["gold"] = frame["gold"].astype("Int64")
-    return frame
+    columns = ["id", "gold", "pred", "failed", "n_agents", "disagree", "debated", "rounds", "split_start",
+               "unanimous_end", "converged", "echo_chamber", "verified", "upheld", "wrong_uphold", "sycophancy",
+               "ungrounded_uphold"]
+    flags = {c: "boolean" for c in columns[5:] if c != "rounds"}
+    return pd.DataFrame(rows, columns=columns).astype({**flags, "gold": "Int64"})
 
 
 def _present(col: pd.Series) -> np.ndarray:
     return col.dropna().astype(bool).to_numpy()
-
-
-# -- agent independence (appendix O) -------------------------------------------------------------------
 
 
 def annotator_uncertainty(annotations: Sequence[Any]) -> np.ndarray:
@@ -252,9 +201,6 @@ def agent_independence(
     return Independence(disagreement, agents, kappa, r=r, r_lo=lo, r_hi=hi, n_r=len(pair))
 
 
-# -- failure modes (appendix P) -----------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class FailureModes:
     """Appendix P: convergence and echo-chamber convergence over debates, wrong upholds and verifier
@@ -286,9 +232,6 @@ def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, s
     )
 
 
-# -- agreement with a human majority ------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Agreement:
     """Fleiss' kappa of the system with the human majority (two raters), with its interval; with
@@ -312,9 +255,8 @@ def _two_col(a: np.ndarray) -> np.ndarray:
 
 
 def _kappa_of_counts(m: int) -> Any:
-    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1: the same
-    formula as :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k), read from the histogram of k
-    (a bootstrap resample of k is a 1-D array: many times faster than resampling the 2-D table)."""
+    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1 (the formula of
+    :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k))."""
     j = np.arange(m + 1)
     agree = (j**2 + (m - j) ** 2 - m) / (m * (m - 1))  # P_i of an item with j ratings of 1
 
@@ -377,9 +319,6 @@ def human_agreement(
                         "kappa_with_system": stat(_two_col(with_sys))})
 
 
-# -- all of them ---------------------------------------------------------------------------------------
-
-
 @dataclass
 class PaperAnalyses:
     """Appendix O and P figures of one system (``system``), every system's kappa with the human majority, and
@@ -395,37 +334,34 @@ class PaperAnalyses:
         """One row per figure: ``system, analysis, measure, value, lo, hi, events, base, paper, definition``."""
         import pandas as pd
 
-        nan = float("nan")
         ind, fm = self.independence, self.failures
 
+        def row(measure: str, value: float, *, system: str = self.system, analysis: str = "agent independence",
+                lo: float = float("nan"), hi: float = float("nan"), events: int | None = None, base: int | None = None,
+                paper: float | None = None, definition: str | None = None) -> dict[str, Any]:
+            return {"system": system, "analysis": analysis, "measure": measure, "value": value, "lo": lo, "hi": hi,
+                    "events": events, "base": base, "paper": paper, "definition": definition or DEFINITIONS[measure]}
+
         def rate_row(analysis: str, r: Rate) -> dict[str, Any]:
-            return {"system": self.system, "analysis": analysis, "measure": r.name, "value": r.rate, "lo": r.lo,
-                    "hi": r.hi, "events": r.events, "base": r.base, "paper": r.paper, "definition": r.definition}
+            return row(r.name, r.rate, analysis=analysis, lo=r.lo, hi=r.hi, events=r.events, base=r.base,
+                       paper=r.paper, definition=r.definition)
 
         rows = [rate_row("agent independence", ind.disagreement),
-                {"system": self.system, "analysis": "agent independence", "measure": "kappa_agents",
-                 "value": ind.kappa_agents, "lo": nan, "hi": nan, "events": None, "base": ind.disagreement.base,
-                 "paper": None, "definition": DEFINITIONS["kappa_agents"]},
-                {"system": self.system, "analysis": "agent independence", "measure": "r_uncertainty",
-                 "value": nan if ind.r is None else ind.r, "lo": ind.r_lo, "hi": ind.r_hi, "events": None,
-                 "base": ind.n_r, "paper": PAPER["r_uncertainty"],
-                 "definition": DEFINITIONS["r_uncertainty"] + (f" ({ind.note})" if ind.note else "")}]
+                row("kappa_agents", ind.kappa_agents, base=ind.disagreement.base),
+                row("r_uncertainty", float("nan") if ind.r is None else ind.r, lo=ind.r_lo, hi=ind.r_hi, base=ind.n_r,
+                    paper=PAPER["r_uncertainty"],
+                    definition=DEFINITIONS["r_uncertainty"] + (f" ({ind.note})" if ind.note else ""))]
         rows += [rate_row("failure modes", r) for r in (fm.convergence, fm.echo_chamber, fm.wrong_uphold, fm.sycophancy)]
-        rows.append({"system": self.system, "analysis": "failure modes", "measure": "ungrounded_uphold",
-                     "value": float(fm.ungrounded_uphold), "lo": nan, "hi": nan, "events": fm.ungrounded_uphold,
-                     "base": fm.n_upheld, "paper": None, "definition": DEFINITIONS["ungrounded_uphold"]})
+        rows.append(row("ungrounded_uphold", float(fm.ungrounded_uphold), analysis="failure modes",
+                        events=fm.ungrounded_uphold, base=fm.n_upheld))
         for name, a in self.agreement.items():
-            rows.append({"system": name, "analysis": "human agreement", "measure": "kappa", "value": a.kappa,
-                         "lo": a.lo, "hi": a.hi, "events": None, "base": a.n, "paper": PAPER["kappa"],
-                         "definition": DEFINITIONS["kappa"]})
+            rows.append(row("kappa", a.kappa, system=name, analysis="human agreement", lo=a.lo, hi=a.hi, base=a.n,
+                            paper=PAPER["kappa"]))
             if a.kappa_annotators is not None:
-                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_annotators",
-                             "value": a.kappa_annotators, "lo": nan, "hi": nan, "events": None, "base": a.n_annotated,
-                             "paper": None, "definition": f"Fleiss' kappa of {a.raters} annotators"})
-                rows.append({"system": name, "analysis": "human agreement", "measure": "kappa_with_system",
-                             "value": a.kappa_with_system, "lo": nan, "hi": nan, "events": None,
-                             "base": a.n_annotated, "paper": None,
-                             "definition": f"Fleiss' kappa of {a.raters} annotators and the system"})
+                for measure, value, who in (("kappa_annotators", a.kappa_annotators, ""),
+                                            ("kappa_with_system", a.kappa_with_system, " and the system")):
+                    rows.append(row(measure, value, system=name, analysis="human agreement", base=a.n_annotated,
+                                    definition=f"Fleiss' kappa of {a.raters} annotators{who}"))
         out = pd.DataFrame(rows)
         out[["events", "base"]] = out[["events", "base"]].astype("Int64")
         return out
@@ -441,16 +377,17 @@ class PaperAnalyses:
             out.append("    agents disagree before debate: not applicable (fewer than two agents reported)")
         if ind.r is not None:
             out.append(f"    point-biserial r with annotator uncertainty {ind.r:+.3f} [{ind.r_lo:+.3f}, {ind.r_hi:+.3f}] "
-                       f"(n={ind.n_r}; paper +0.62)")
+                       f"(n={ind.n_r}; paper {PAPER['r_uncertainty']:+.2f})")
         else:
-            out.append(f"    point-biserial r with annotator uncertainty: not computable, {ind.note} (paper +0.62)")
+            out.append(f"    point-biserial r with annotator uncertainty: not computable, {ind.note} "
+                       f"(paper {PAPER['r_uncertainty']:+.2f})")
         out.append(f"    debates {fm.n_debates}: convergence {_rate_text(fm.convergence)}; "
                    f"echo-chamber convergence {_rate_text(fm.echo_chamber)}")
         out.append(f"    verified {fm.n_verified}: wrong upholds {_rate_text(fm.wrong_uphold)}; "
                    f"verifier sycophancy {_rate_text(fm.sycophancy)}; upheld without a valid span: "
                    f"{fm.ungrounded_uphold} of {fm.n_upheld}")
         for name, a in self.agreement.items():
-            line = (f"    Fleiss kappa {name} vs human majority {a.kappa:.3f} [{a.lo:.3f}, {a.hi:.3f}] (n={a.n}; paper 0.66)"
+            line = (f"    Fleiss kappa {name} vs human majority {a.kappa:.3f} [{a.lo:.3f}, {a.hi:.3f}] (n={a.n}; paper {PAPER['kappa']:.2f})"
                     if np.isfinite(a.kappa) else f"    Fleiss kappa {name} vs human majority: {a.note}")
             if a.kappa_annotators is not None:
                 line += (f"; {a.raters} annotators {a.kappa_annotators:.3f}, with the system "

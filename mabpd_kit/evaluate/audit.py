@@ -1,21 +1,9 @@
-"""The bias of the bias detector (issue 38, item 5): error rates by a grouping column.
+"""The bias of the bias detector: error rates by a grouping column (BABE's outlet leaning).
 
-:func:`leaning_audit` gives, for each system and each group (BABE's outlet leaning: left, center,
-right), the false-positive rate (neutral sentences flagged biased) and the false-negative rate
-(biased sentences missed), each with a Wilson interval. A detector that flags neutral sentences of
-one leaning more often than another's is itself biased, whatever its overall accuracy.
-:func:`leaning_gaps` compares two groups (right - left by default) with Newcombe's interval for a
-difference of two proportions (hybrid Wilson score, method 10).
-
-Systems are 0/1 prediction columns of one frame: the kit's ``pred`` and, on BABE train, the ten
-LLMs' zero-shot ``*_label`` columns shipped in the annomatic file (:mod:`mabpd_kit.data.babe`). A
-missing prediction (an LLM's ``?``) is left out of that system's rates and counted in ``n_missing``.
-
->>> import pandas as pd
->>> df = pd.DataFrame({"label": [0, 0, 1, 1, 0, 1], "type": ["left"] * 3 + ["right"] * 3, "pred": [1, 0, 1, 0, 0, 1]})
->>> leaning_audit(df, systems=["pred"])[["group", "n_neutral", "fp", "fpr", "n_biased", "fn"]].to_dict("records")[0]
-{'group': 'left', 'n_neutral': 2, 'fp': 1, 'fpr': 0.5, 'n_biased': 1, 'fn': 0}
-"""
+:func:`leaning_audit`: per system and group, the false-positive and false-negative rates with Wilson
+intervals; :func:`leaning_gaps`: the difference between two groups with Newcombe's interval. Systems are
+0/1 prediction columns (the kit's ``pred``, the ten LLMs' ``*_label``); a missing prediction counts in
+``n_missing`` only."""
 
 from __future__ import annotations
 
@@ -43,7 +31,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-def _systems(frame: "pd.DataFrame", systems: Sequence[str] | None) -> list[str]:
+def _systems(frame: pd.DataFrame, systems: Sequence[str] | None) -> list[str]:
     if systems is not None:
         missing = [s for s in systems if s not in frame]
         if missing:
@@ -52,14 +40,12 @@ def _systems(frame: "pd.DataFrame", systems: Sequence[str] | None) -> list[str]:
     return [c for c in ("pred", *sorted(c for c in frame.columns if str(c).endswith("_label"))) if c in frame]
 
 
-def leaning_audit(frame: "pd.DataFrame", *, group: str = "type", gold: str = "label",
+def leaning_audit(frame: pd.DataFrame, *, group: str = "type", gold: str = "label",
                   systems: Sequence[str] | None = None, groups: Sequence[str] | None = LEANINGS,
-                  confidence: float | None = None) -> "pd.DataFrame":
-    """Error rates by group, one row per (system, group): ``n_neutral``, ``fp``, ``fpr`` with
-    ``fpr_lo``/``fpr_hi``; ``n_biased``, ``fn``, ``fnr`` with ``fnr_lo``/``fnr_hi``; ``n_missing``.
-    ``systems``: 0/1 prediction columns (default ``pred`` and every ``*_label`` column present);
-    ``groups``: the groups in order (None: every value of ``group``, rows without one left out);
-    ``confidence``: of the Wilson intervals (default ``Config().metrics.confidence``)."""
+                  confidence: float | None = None) -> pd.DataFrame:
+    """Error rates by group, one row per (system, group): ``n_neutral``, ``fp``, ``fpr`` [``_lo``, ``_hi``],
+    ``n_biased``, ``fn``, ``fnr`` [``_lo``, ``_hi``], ``n_missing``. ``systems`` default: ``pred`` and every
+    ``*_label`` column; ``groups`` default: every value of ``group``."""
     import pandas as pd
 
     from mabpd_kit.config import MetricsConfig
@@ -102,10 +88,8 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int, conf: float) -> tuple[float, f
     return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
 
 
-def leaning_gaps(audit: "pd.DataFrame", a: str = "right", b: str = "left") -> "pd.DataFrame":
-    """Per system, the difference of group ``a``'s rates minus group ``b``'s (from :func:`leaning_audit`):
-    ``fpr_diff`` and ``fnr_diff`` with Newcombe intervals (``_lo``/``_hi``) at the audit's confidence.
-    An interval that excludes 0 is a detector that errs more on one side."""
+def leaning_gaps(audit: pd.DataFrame, a: str = "right", b: str = "left") -> pd.DataFrame:
+    """Per system, group ``a``'s rates minus group ``b``'s (``fpr_diff``, ``fnr_diff``) with Newcombe intervals."""
     import pandas as pd
 
     conf = audit.attrs.get("confidence", 0.95)

@@ -42,12 +42,8 @@ def load_benchmark(
     seed: int | None = None,
     truncate: int | None = None,
 ) -> pd.DataFrame:
-    """The items of a binary benchmark: ``id, text, label`` plus its metadata columns.
-
-    ``limit=N`` takes a seeded random sample of N items (kept in file order), so a quick run
-    still sees every outlet and topic rather than the first N rows of one source.
-    ``truncate`` (HyperPartisan) cuts articles to N words (the paper: 600).
-    """
+    """The items of a binary benchmark: ``id, text, label`` plus metadata. ``limit=N``: a seeded sample of N items
+    in file order; ``truncate``: cut articles to N words."""
     from mabpd_kit import data
 
     name = canonical(dataset)
@@ -83,22 +79,13 @@ def evaluate(
     progress: bool = True,
     batch: str | Path | None = None,
 ) -> Evaluation:
-    """Run each named MABPD configuration on the benchmark and score it with :func:`compare`.
+    """Run each named MABPD configuration on the benchmark (or ``frame``: ``id``, ``text``, ``label``) and score it
+    with :func:`compare`.
 
-    ``frame`` evaluates your own items instead (columns ``id``, ``text``, ``label``; e.g. one half
-    of BABE train). ``out_dir=None`` keeps checkpoints and files out of the disk entirely.
-
-    ``truncate``: cut every text to N words before the pipeline (0 = no cut). Default: the paper's
-    ``config.text.article_words`` (600) for HyperPartisan, ``config.text.truncate_words`` otherwise.
-    Cut items carry the flag ``truncated``; :attr:`Evaluation.n_truncated` counts them per system.
-
-    ``batch``: a state file: every configuration's calls go through the Batch API, one stage per pass
-    (:func:`mabpd_kit.llm.batch.run_batched`; resumable with the same arguments; needs ``llm`` online).
-
-    The traces give two more tables (:func:`trace_figures`): :attr:`Evaluation.spans`, span scores against
-    the items' ``biased_words`` (BABE), and :attr:`Evaluation.analyses`, the paper's appendix O/P figures of
-    the first configuration and every configuration's kappa with the human majority.
-    """
+    ``out_dir=None`` writes nothing. ``truncate``: words per text (0 = no cut; default
+    ``config.text.article_words`` for HyperPartisan, else ``config.text.truncate_words``). ``batch``: a state
+    file for the Batch API (:func:`mabpd_kit.llm.batch.run_batched`). The traces give
+    :attr:`Evaluation.spans` and :attr:`Evaluation.analyses` (:func:`trace_figures`)."""
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.runs import fingerprint
@@ -177,11 +164,9 @@ def trace_figures(
     n_resamples: int | None = None,
     seed: int | None = None,
 ) -> tuple[pd.DataFrame | None, PaperAnalyses]:
-    """The figures read from the decision traces (the evaluation's ``spans`` and ``analyses``): span scores
-    against the items' ``biased_words`` (None when the items have no such column, e.g. HyperPartisan), per
-    agent of the first configuration and per configuration's decisions (:func:`.spans.span_table`), and
-    the paper's analyses of the first configuration (:func:`.analyses.paper_analyses`; an ``annotations``
-    column of annotator-level labels, one list per item, adds the point-biserial r and the annotators' kappa)."""
+    """The figures read from the traces: span scores against ``biased_words`` (None without that column) per agent
+    of the first configuration and per configuration (:func:`.spans.span_table`), and the paper's analyses of
+    the first configuration (:func:`.analyses.paper_analyses`; an ``annotations`` column adds r and kappa)."""
     from mabpd_kit.evaluate.analyses import paper_analyses
     from mabpd_kit.evaluate.spans import span_table
 

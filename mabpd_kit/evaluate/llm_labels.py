@@ -1,21 +1,8 @@
-"""Ten real LLMs' zero-shot labels on BABE train: vote against the best single model, and how their errors go together.
+"""Ten real LLMs' zero-shot labels on BABE train (the annomatic file, :func:`mabpd_kit.data.load_babe`): does a
+vote beat the best single model, and how do their errors go together?
 
-The annomatic file beside BABE train (read by :func:`mabpd_kit.data.load_babe`, ``llm_labels=True``) holds the
-zero-shot biased/neutral answers of ten LLMs (``gpt_4_label``, ``falcon_7b_label``, ...) for 3,021 training
-sentences. That is real data for what the lessons otherwise simulate:
-
-- :func:`label_table` keeps the sentences every model answered (one column per model, 0/1, plus ``gold``), so
-  every comparison is on the same items.
-- :func:`single_scores`: each model's macro F1 with its bootstrap interval.
-- :func:`majority_vote` / :func:`vote_score`: a majority vote of any chosen models (a tie goes to the first voter
-  named) against the best of those voters alone, paired bootstrap on the same sentences.
-- :func:`vote_sizes`: the 3, 5 and all 10 strongest models voting against the strongest alone, where "strongest"
-  is chosen on the *other* fold of a two-fold split (so no model is picked on the sentences it is scored on).
-- :func:`error_correlation`, :func:`agreement`, :func:`all_wrong`: pairwise correlation of the models' errors,
-  Fleiss' kappa and the share of sentences they disagree on, and the sentences every model gets wrong.
-
-Nothing here is fitted except the fold-wise choice of voters; BABE train is a development split, never the test.
-"""
+Every comparison is on the sentences every model answered (:func:`label_table`); nothing is fitted except
+the fold-wise choice of voters in :func:`vote_sizes`."""
 
 from __future__ import annotations
 
@@ -34,11 +21,8 @@ SUFFIX = "_label"
 
 
 def label_table(babe: pd.DataFrame) -> pd.DataFrame:
-    """One row per sentence every model answered: ``id``, ``text``, ``gold`` and one 0/1 column per model.
-
-    ``babe`` is :func:`mabpd_kit.data.load_babe` ``("train")`` with its LLM label columns. Raises ``ValueError``
-    (one line) when it has none: the annomatic file is not on this machine.
-    """
+    """One row per sentence every model answered: ``id``, ``text``, ``gold`` and one 0/1 column per model; a
+    one-line ``ValueError`` when ``babe`` has no LLM label columns."""
     cols = [c for c in babe.columns if c.endswith(SUFFIX) and c != "label"]
     if not cols:
         raise ValueError("no LLM label columns: BABE train's annomatic file is not on this machine")
@@ -90,11 +74,8 @@ def majority_vote(table: pd.DataFrame, voters: Sequence[str]) -> np.ndarray:
 
 def vote_score(table: pd.DataFrame, voters: Sequence[str], n_resamples: int | None = None,
                seed: int | None = None) -> pd.DataFrame:
-    """The vote of ``voters`` and the best of them alone (by macro F1 on these sentences), with intervals.
-
-    Two rows, ``vote`` then ``best single``: ``system``, ``voters``, ``n``, ``macro_f1``, ``lo``, ``hi``; the vote's
-    row also carries the paired bootstrap of vote minus best single (``diff``, ``diff_lo``, ``diff_hi``, ``p``).
-    """
+    """Two rows, ``vote`` and ``best single`` (by macro F1 here): ``system``, ``voters``, ``n``, ``macro_f1``, ``lo``,
+    ``hi``; the vote's row adds the paired bootstrap against the best single (``diff``, ``diff_lo``, ``diff_hi``, ``p``)."""
     import pandas as pd
 
     from mabpd_kit.metrics import macro_f1, paired_bootstrap
@@ -127,13 +108,8 @@ def _folds(gold: np.ndarray, seed: int) -> np.ndarray:
 
 def vote_sizes(table: pd.DataFrame, sizes: Sequence[int] = (3, 5, 10), n_resamples: int | None = None,
                seed: int | None = None) -> pd.DataFrame:
-    """The k strongest models voting against the strongest alone, chosen on the other fold (two-fold CV).
-
-    For each fold the models are ranked by macro F1 on the *other* fold; the top k vote (tie: the strongest) and
-    the top one stands alone. The pooled predictions of both folds are scored on all sentences: one row per k
-    (``system`` "vote of k"), plus ``best single``, with intervals; vote rows carry the paired bootstrap against it.
-    ``voters`` lists each fold's choice ("a, b, c | a, b, d").
-    """
+    """The k strongest models voting against the strongest alone, ranked on the other fold of a two-fold split; the
+    pooled predictions scored on all sentences, one row per k plus ``best single``."""
     import pandas as pd
 
     from mabpd_kit.config import Config
@@ -169,11 +145,8 @@ def vote_sizes(table: pd.DataFrame, sizes: Sequence[int] = (3, 5, 10), n_resampl
 
 
 def error_correlation(table: pd.DataFrame) -> pd.DataFrame:
-    """Pairwise correlation (phi) of the models' errors: 1 = they are wrong on the same sentences, 0 = independent.
-
-    Long format, one row per ordered pair: ``a``, ``b``, ``phi``, ``both_wrong`` (share of sentences both get wrong).
-    ``phi`` is NaN for a pair with a model that is wrong on every sentence or on none.
-    """
+    """Pairwise phi of the models' errors, one row per ordered pair (``a``, ``b``, ``phi``, ``both_wrong``); NaN for a
+    model wrong on every sentence or on none."""
     import pandas as pd
 
     names = models(table)
@@ -188,11 +161,8 @@ def error_correlation(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement(table: pd.DataFrame, voters: Sequence[str] | None = None) -> dict[str, Any]:
-    """How much the chosen models agree: Fleiss' kappa, share of sentences not unanimous, and mean error phi.
-
-    Also ``independent_all_wrong``: the share of sentences every voter would get wrong if their errors were
-    independent (product of error rates), against ``all_wrong`` observed.
-    """
+    """Fleiss' kappa of the chosen models, the share not unanimous, the mean error phi, and ``all_wrong`` beside
+    ``independent_all_wrong`` (the product of their error rates)."""
     from mabpd_kit.metrics import fleiss_kappa
 
     voters = list(voters) if voters else models(table)

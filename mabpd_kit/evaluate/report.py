@@ -231,8 +231,6 @@ class Evaluation:
         return self.files
 
 
-
-
 def _n(count: object, noun: str) -> str:
     """``1 false positive``, ``3 false positives``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"

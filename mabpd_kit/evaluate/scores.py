@@ -30,11 +30,8 @@ def _is_binary(*label_arrays: Sequence[Any]) -> bool:
 def score_system(
     gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None
 ) -> dict[str, float]:
-    """Accuracy, precision, recall, F1, macro F1 and a bootstrap CI of macro F1 for one system.
-
-    Binary labels (0/1, 1 = biased) get every measure; other labels (three-way verdicts) get
-    ``n``, accuracy and macro F1, and NaN for the measures of a positive class.
-    """
+    """Accuracy, precision, recall, F1, macro F1 and its bootstrap CI for one system; labels other than 0/1 get
+    ``n``, accuracy and macro F1 only."""
     if _is_binary(gold, pred):
         row: dict[str, float] = dict(metrics_.classification_report(gold, pred))
     else:
@@ -46,11 +43,7 @@ def score_system(
 
 
 def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Sequence[float] | None = None) -> pd.DataFrame:
-    """Metrics of the rule ``biased iff score >= t`` for each threshold ``t`` (default 0.20-0.80 step 0.01).
-
-    For the threshold-adaptation exercise: pick ``t`` on a calibration half, then report on the
-    other half with that fixed ``t``.
-    """
+    """Metrics of ``biased iff score >= t`` for each threshold (default 0.20-0.80 step 0.01): pick ``t`` on one half."""
     import pandas as pd
 
     ts = np.round(np.arange(0.20, 0.8001, 0.01), 2) if thresholds is None else np.asarray(thresholds, dtype=float)
@@ -60,12 +53,8 @@ def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Seq
 
 
 def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[int]) -> dict[str, int]:
-    """Where two systems disagree, who was right? Counts from the baseline's point of view.
-
-    ``fn_rescued``: biased items the system missed and the baseline caught; ``fp_added``: neutral
-    items the baseline flags and the system does not; ``tp_lost`` and ``fp_removed`` the reverse.
-    (The paper: debate rescues 716 false negatives and adds 152 false positives versus one agent.)
-    """
+    """Where two systems disagree, who was right, from the baseline's side: ``fn_rescued``, ``fp_added``, ``tp_lost``,
+    ``fp_removed``."""
     g, b, s = (np.asarray(v, dtype=int) for v in (gold, baseline, system))
     return {
         "fn_rescued": int(((g == 1) & (b == 1) & (s == 0)).sum()),
@@ -82,15 +71,10 @@ def predictions(
     items: pd.DataFrame | None = None,
     failed_as: Any = 0,
 ) -> pd.DataFrame:
-    """One system's rows for :attr:`Evaluation.predictions`: ``system, id, gold, pred, [score, route,]
-    failed, calls, prompt_tokens, completion_tokens, latency_s, [metadata,] [text]``.
+    """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame.
 
-    ``results`` is any :class:`mabpd_kit.runs.Results` (its ``to_frame()`` has ``id``, ``pred``,
-    ``failed`` and usually ``gold``; usage comes from each record's ``usage``) or such a frame.
-    With ``items`` (columns ``id``, ``label`` and metadata) the rows follow the items' order, gold
-    is the items' ``label`` and their ``outlet``/``type``/``topic``/``title`` and ``text`` are added.
-    A failed item's prediction is ``failed_as`` (default 0, neutral).
-    """
+    With ``items`` the rows follow their order, gold is their ``label`` and their metadata and ``text`` are
+    added; a failed item's prediction is ``failed_as`` (default 0, neutral)."""
     import pandas as pd
 
     frame = results if isinstance(results, pd.DataFrame) else results.to_frame()
@@ -134,9 +118,7 @@ def predictions(
 
 
 def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.DataFrame:
-    """Per-item usage: the frame's flat columns where it has them (``latency_s`` may also be
-    ``call_latency_s``, as in :meth:`mabpd_kit.types.Usage.row`), else each record's ``usage``
-    (:class:`mabpd_kit.types.Usage`), else 0."""
+    """Per-item usage: the frame's flat columns, else each record's ``usage``, else 0."""
     import pandas as pd
 
     usage = None
@@ -169,14 +151,8 @@ def compare(
     run_s: Mapping[str, float] | None = None,
     wall_s: float | None = None,
 ) -> Evaluation:
-    """Score each system and compare every one with the first, on the same items.
-
-    ``systems`` maps a name to any method's results (a :class:`mabpd_kit.runs.Results` or its
-    frame; see :func:`predictions`); the first is the baseline of the paired bootstraps. ``items``
-    (the benchmark frame) fixes the item order and gold labels and supplies the reference anchor
-    columns listed in ``items.attrs["llm_label_columns"]`` (scored where at least 10 items carry a
-    label). ``kind`` labels the systems' rows in :attr:`Evaluation.metrics`.
-    """
+    """Score each system and compare every one with the first (paired bootstraps) on the same items. ``items`` fixes
+    order and gold and supplies the reference columns in ``items.attrs["llm_label_columns"]`` (scored on >= 10 labels)."""
     import pandas as pd
 
     t0 = time.perf_counter()

@@ -1,22 +1,10 @@
-"""Span scores of MABPD decisions against annotated biased words (BABE's ``biased_words``).
+"""Span scores of MABPD decisions against annotated biased words (BABE's ``biased_words``), by token overlap
+(:mod:`mabpd_kit.metrics.spans`, docs/evaluation.md).
 
-Reads the decision traces (:class:`mabpd_kit.mabpd.Decision`, or anything with the same fields) and
-scores their spans with :func:`mabpd_kit.metrics.spans.span_scores` (token overlap, micro-averaged;
-the definition is in that module and in docs/evaluation.md). Which spans:
-
-- **an agent's spans** (:func:`agent_spans`): the valid spans of the agent's round-1 report that
-  support a biased reading (``report.spans``, each carrying its ``agent``; the grounding
-  ``counter_spans`` are not claims of bias and are left out), whatever the agent's verdict: what the
-  agent highlights. Invalid spans (quotes not found in the text) never count;
-- **the decision's spans** (:func:`decision_spans`): the evidence behind a final *biased* label, the
-  spans the verifier examined (:func:`mabpd_kit.mabpd.evidence.decision_evidence`): the valid spans of
-  the biased arguments of the last debate round when the item was debated, else of the biased round-1
-  reports, pooled over those agents and narrowed to the writer's primary words (secondary spans and a
-  source's quoted words only when nothing else is cited); none
-  for a neutral or failed decision (a verifier that overturns a decision takes its spans with it).
-
-Two scopes per row: ``biased-gold`` (the sentences labelled biased) and ``all`` (every sentence).
-"""
+An agent's spans: the valid spans of its round-1 report that support a biased reading, whatever its verdict.
+The decision's spans: the evidence behind a final biased label
+(:func:`mabpd_kit.mabpd.evidence.decision_evidence`); none for a neutral or failed decision. Two scopes per
+row: ``biased-gold`` and ``all``."""
 
 from __future__ import annotations
 
@@ -90,16 +78,8 @@ def span_table(
     n_resamples: int | None = None,
     seed: int | None = None,
 ) -> pd.DataFrame:
-    """Token precision / recall / F1 of the spans against ``gold_words``, per agent and per decision.
-
-    ``systems`` maps a configuration name to its decisions (a ``BatchResult`` or a list); ``gold_words[i]``
-    and ``labels[i]`` (1 = biased) belong to item i, and ``ids`` (the items' ids) puts the decisions in
-    that order (default: as given). ``agents``: the agents whose report spans get a row, taken from the
-    *first* system (the round-1 reports do not depend on the decision steps), True for every agent that
-    reported, False for none. One row per (spans, scope): ``system, spans, scope, n_sentences, tp,
-    n_pred, n_gold, precision, recall, f1, f1_lo, f1_hi``; ``f1_lo``/``f1_hi`` is a bootstrap interval
-    over sentences (``ci=False``: NaN).
-    """
+    """Token precision / recall / F1 of the spans against ``gold_words``, per agent (of the first system) and per
+    system's decisions, for each scope, with a bootstrap interval of F1 over sentences (``ci=False``: NaN)."""
     import pandas as pd
 
     if not systems:

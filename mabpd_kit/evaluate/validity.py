@@ -1,22 +1,9 @@
-"""Is the corrected share of biased sentences valid for comparing groups? (issue 38, item 6)
+"""Is the corrected share of biased sentences valid for comparing groups?
 
-:func:`prevalence_validity` runs a leave-one-outlet-out check on labelled sentences (BABE train):
-for every outlet with at least ``min_n`` sentences, the error rates come from the *other* outlets
-only, so no outlet's own labels correct its estimate; the outlet's sentences are then estimated as
-an unlabelled corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`). Per outlet: ``n``,
-classify-and-count (``cc``), the corrected ``estimate``, its interval and ``width``, the annotators'
-share (``truth``) and whether the interval holds it (``covered``; an interval wider than
-``max_width`` counts as a miss). :func:`validity_summary` gives coverage, Spearman's rho of the
-estimates against the annotators' shares, the mean absolute error (corrected and classify-and-count)
-and the median width.
-
->>> import pandas as pd
->>> rows = [("a", 1, 1, .9), ("a", 1, 0, 0), ("a", 0, 0, 0), ("b", 0, 1, .8), ("b", 0, 0, 0), ("b", 1, 1, .9)] * 30
->>> df = pd.DataFrame(rows, columns=["outlet", "label", "flag", "score"])
->>> table = prevalence_validity(df, min_n=50, edges=(), draws=200)
->>> table[["outlet", "n", "truth"]].round(2).to_dict("records")
-[{'outlet': 'a', 'n': 90, 'truth': 0.67}, {'outlet': 'b', 'n': 90, 'truth': 0.33}]
-"""
+:func:`prevalence_validity`: leave one outlet out of the error rates and estimate its share as an unlabelled
+corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`), beside the annotators' share; an interval
+wider than ``max_width`` counts as a miss. :func:`validity_summary`: coverage, Spearman's rho, mean absolute
+error and median width."""
 
 from __future__ import annotations
 
@@ -31,9 +18,9 @@ __all__ = ["babe_decisions", "babe_sentences", "fit_sentence_error_rates", "prev
            "validity_section", "validity_summary"]
 
 
-def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int = 50,
+def prevalence_validity(df: pd.DataFrame, *, group: str = "outlet", min_n: int = 50,
                         edges: Sequence[float] | None = None, draws: int | None = None, confidence: float = 0.95,
-                        max_width: float | None = None, spread: bool = True, seed: int = 0) -> "pd.DataFrame":
+                        max_width: float | None = None, spread: bool = True, seed: int = 0) -> pd.DataFrame:
     """Leave-one-group-out check of the corrected share: ``df`` has ``group``, the gold ``label``
     (0/1), the kit's ``flag`` (0/1) and ``score`` per sentence. One row per group with ``min_n`` or
     more sentences (ordered by name); the error rates of each come from every other sentence."""
@@ -67,7 +54,7 @@ def prevalence_validity(df: "pd.DataFrame", *, group: str = "outlet", min_n: int
     return pd.DataFrame(rows)
 
 
-def validity_summary(table: "pd.DataFrame") -> dict[str, float]:
+def validity_summary(table: pd.DataFrame) -> dict[str, float]:
     """Coverage (covered / groups), Spearman's rho of estimate and truth, MAE of the corrected share and
     of classify-and-count, and the median interval width."""
     if not len(table):
@@ -80,7 +67,7 @@ def validity_summary(table: "pd.DataFrame") -> dict[str, float]:
             "median_width": float(table["width"].median())}
 
 
-def validity_note(table: "pd.DataFrame", group: str = "outlet") -> str:
+def validity_note(table: pd.DataFrame, group: str = "outlet") -> str:
     """The check as text: the table and one summary line."""
     s = validity_summary(table)
     head = f"{group:<16} {'n':>4} {'cc':>5} {'corr':>5} {'95% interval':>13} {'width':>5} {'annot':>5} covered"
@@ -92,7 +79,7 @@ def validity_note(table: "pd.DataFrame", group: str = "outlet") -> str:
     return "\n".join(lines)
 
 
-def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
+def babe_sentences(decisions: Any, items: pd.DataFrame) -> pd.DataFrame:
     """BABE's items joined with the kit's decisions (any frame with ``id``, ``pred``, ``score``,
     ``failed``): the columns :func:`prevalence_validity` reads. Failed decisions are left out."""
     d = decisions.to_frame() if hasattr(decisions, "to_frame") else decisions
@@ -103,7 +90,7 @@ def babe_sentences(decisions: Any, items: "pd.DataFrame") -> "pd.DataFrame":
                                                        score=lambda f: f["score"].astype(float))
 
 
-def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
+def babe_decisions(data_dir: Any = None, config: Any = None) -> pd.DataFrame:
     """The kit's rule-based decisions on every BABE train sentence, joined with outlet and label
     (:func:`babe_sentences`): the validation sample of the sentence error rates. BABE test is never read."""
     import pandas as pd
@@ -120,10 +107,9 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> "pd.DataFrame":
     return out
 
 
-def fit_sentence_error_rates(sentences: "pd.DataFrame", config: Any = None) -> tuple[str, dict[str, Any]]:
-    """The ``sentence_error_rates`` fit (:mod:`mabpd_kit.fits` writes it with its provenance) from the kit's
-    decisions per BABE train sentence (:func:`babe_decisions`): bin counts of biased and neutral sentences,
-    their spread between outlets, and the leave-one-outlet-out check; returns (method, values)."""
+def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tuple[str, dict[str, Any]]:
+    """The ``sentence_error_rates`` fit from the kit's decisions per BABE train sentence: bin counts per class,
+    their spread between outlets and the leave-one-outlet-out check; returns (method, values)."""
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.prevalence import error_rates
 
@@ -137,7 +123,7 @@ def fit_sentence_error_rates(sentences: "pd.DataFrame", config: Any = None) -> t
     return method, {**rates.to_values(), "validity": _check(df, cfg), "by_leaning": _by_leaning(df)}
 
 
-def _by_leaning(df: "pd.DataFrame") -> list[dict[str, Any]]:
+def _by_leaning(df: pd.DataFrame) -> list[dict[str, Any]]:
     """The detector's own error rates by the outlet's leaning on these sentences (the leaning audit of
     :mod:`mabpd_kit.evaluate.audit`), for the corpus report to show beside a user's leaning column."""
     if "type" not in df:
@@ -148,7 +134,7 @@ def _by_leaning(df: "pd.DataFrame") -> list[dict[str, Any]]:
     return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in table.to_dict("records")]
 
 
-def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
+def _check(df: pd.DataFrame, cfg: Any) -> dict[str, Any]:
     """The leave-one-outlet-out check stored with the artefact: its summary and its table."""
     table = prevalence_validity(df, edges=cfg.corpus.prevalence_bins, draws=cfg.corpus.prevalence_draws,
                                 max_width=cfg.corpus.prevalence_max_width, seed=cfg.corpus.seed)
@@ -157,10 +143,9 @@ def _check(df: "pd.DataFrame", cfg: Any) -> dict[str, Any]:
                       for r in table.to_dict("records")]}
 
 
-def validity_section(predictions: "pd.DataFrame", system: str) -> str:
-    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check of the corrected
-    share on one system's decisions (:attr:`Evaluation.predictions`: ``system``, ``outlet``, ``gold``,
-    ``pred``, ``score``), or a line saying why it cannot be run."""
+def validity_section(predictions: pd.DataFrame, system: str) -> str:
+    """The ``mabpd evaluate --dataset babe`` section: the leave-one-outlet-out check on one system's predictions,
+    or a line saying why it cannot be run."""
     need = {"system", "outlet", "gold", "pred", "score"}
     if not need <= set(predictions.columns):
         return f"validity of the corrected share: not run (the results lack {sorted(need - set(predictions.columns))})"

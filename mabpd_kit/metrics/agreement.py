@@ -2,41 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "point_biserial", "ratings_table"]
-
-
-def ratings_table(ratings: Any, categories: Sequence[Hashable] | None = None) -> np.ndarray:
-    """Turn an items x raters array of labels into the items x categories count table of :func:`fleiss_kappa`."""
-    r = np.asarray(ratings, dtype=object)
-    if r.ndim != 2:
-        raise ValueError("ratings must be 2-D: one row per item, one column per rater")
-    cats = list(categories) if categories is not None else sorted(set(r.ravel().tolist()), key=str)
-    index = {c: i for i, c in enumerate(cats)}
-    table = np.zeros((r.shape[0], len(cats)), dtype=np.int64)
-    for i, row in enumerate(r):
-        for v in row:
-            if v not in index:
-                raise ValueError(f"rating {v!r} is not among categories {cats}")
-            table[i, index[v]] += 1
-    return table
+__all__ = ["fleiss_kappa", "point_biserial"]
 
 
 def fleiss_kappa(table: Any) -> float:
-    """Fleiss' kappa: agreement among a fixed number of raters beyond what chance would give.
-
-    ``table[i, j]`` = how many raters put item ``i`` in category ``j``; every row must sum to
-    the same number of raters ``m`` >= 2 (build it from raw labels with :func:`ratings_table`).
-
-    P_i = (sum_j n_ij^2 - m) / (m (m - 1))   agreement on item i (share of agreeing rater pairs)
-    p_j = sum_i n_ij / (N m)                 overall share of category j
-    kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2)
-    1 = perfect agreement, 0 = chance level, < 0 = worse than chance. With two raters it equals Scott's pi.
-    """
+    """Fleiss' kappa of ``table[i, j]`` (raters putting item i in category j; every row sums to the same m >= 2):
+    (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2), with P_i the share of agreeing rater pairs on item i and p_j
+    the overall share of category j. With two raters: Scott's pi."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] == 0:
         raise ValueError("table must be 2-D: items x categories counts")
@@ -53,11 +29,7 @@ def fleiss_kappa(table: Any) -> float:
 
 
 def point_biserial(x_binary: Any, y: Any) -> float:
-    """Point-biserial correlation r between a 0/1 variable and a continuous one.
-
-    It is Pearson's r with one variable dichotomous: r = (M1 - M0) / s * sqrt(n1 n0 / n^2),
-    with M1, M0 the means of ``y`` in the two groups and s the population SD of ``y``.
-    """
+    """Point-biserial r of a 0/1 variable and a continuous ``y``: (M1 - M0) / s * sqrt(n1 n0 / n^2) (Pearson's r)."""
     x = np.asarray(x_binary, dtype=float)
     v = np.asarray(y, dtype=float)
     if x.shape != v.shape or x.ndim != 1:

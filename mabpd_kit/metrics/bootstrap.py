@@ -1,11 +1,4 @@
-"""Bootstrap confidence intervals and the paired bootstrap of two systems on the same items.
-
-Two systems scored on the *same* items are compared with a paired bootstrap
-(:func:`paired_bootstrap`): resample items with replacement, recompute both scores on the same
-resample, and look at the distribution of the difference. :func:`metric_ci` gives one system's
-interval; :func:`bootstrap_ci` gives a confidence interval for any statistic, resampling whole
-groups (e.g. all rows of one question) when ``groups`` is given.
-"""
+"""Bootstrap confidence intervals and the paired bootstrap of two systems on the same items."""
 
 from __future__ import annotations
 
@@ -29,11 +22,8 @@ __all__ = ["BootstrapResult", "bootstrap_ci", "metric_ci", "paired_bootstrap"]
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Paired bootstrap of ``metric(A) - metric(B)`` on the same items.
-
-    ``diff`` is the observed difference; ``lo``/``hi`` the percentile confidence interval of
-    the difference; ``p_value`` the two-sided bootstrap p-value for "no difference".
-    """
+    """Paired bootstrap of ``metric(A) - metric(B)``: the observed ``diff``, its percentile interval and the
+    two-sided ``p_value`` for no difference."""
 
     metric: str
     score_a: float
@@ -67,20 +57,40 @@ def _defaults(n_resamples: int | None, seed: int | None) -> tuple[int, int]:
 
 
 def _two_sided_p(boot: np.ndarray) -> float:
-    """Two-sided bootstrap p-value for H0 "difference = 0".
-
-    The share of resampled differences on the far side of zero, doubled, with the usual +1
-    correction so a finite bootstrap never claims p = 0: p = 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (B + 1),
-    capped at 1. Identical systems (every d* = 0) get p = 1.
-    """
+    """Two-sided bootstrap p for "difference = 0": 2 * min(#(d* <= 0) + 1, #(d* >= 0) + 1) / (B + 1), at most 1."""
     b = len(boot)
     below = (np.count_nonzero(boot <= 0) + 1) / (b + 1)
     above = (np.count_nonzero(boot >= 0) + 1) / (b + 1)
     return float(min(1.0, 2 * min(below, above)))
 
 
-def _resample_indices(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
-    return rng.integers(0, n, size=(size, n))
+def _resampled_scores(metric: Callable[[Any, Any], float], y: np.ndarray, preds: list[np.ndarray], names: list[str],
+                      n_resamples: int, seed: int, chunk: int) -> np.ndarray:
+    """``metric`` of each of ``preds`` on the same seeded resamples of the items: shape (len(preds), n_resamples).
+    The built-in metrics count confusion matrices of a whole chunk of resamples with one bincount."""
+    n, m = len(y), len(preds)
+    rng = np.random.default_rng(seed)
+    out = np.empty((m, n_resamples))
+    fast = _FROM_CONFUSION.get(metric)
+    if fast is not None:
+        cm_fn, binary = fast
+        if binary:
+            k, yc = 2, _to_binary(y, "y_true")
+            codes = [yc * k + _to_binary(p, name) for p, name in zip(preds, names)]
+        else:
+            yc, pc, labs = _encode(np.concatenate([y] * m), np.concatenate(preds), None)
+            k = len(labs)
+            codes = [yc[:n] * k + pc[i * n : (i + 1) * n] for i in range(m)]
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n))
+        for i, p in enumerate(preds):
+            if fast is None:
+                out[i, start : start + size] = [metric(y[ix], p[ix]) for ix in idx]
+            else:
+                flat = (codes[i][idx] + (np.arange(size) * k * k)[:, None]).ravel()
+                out[i, start : start + size] = cm_fn(np.bincount(flat, minlength=size * k * k).reshape(size, k, k))
+    return out
 
 
 def paired_bootstrap(
@@ -93,17 +103,9 @@ def paired_bootstrap(
     confidence: float = 0.95,
     chunk: int = 500,
 ) -> BootstrapResult:
-    """Is system A really better than system B on these items, or is it luck of the sample?
-
-    Draw ``n_resamples`` resamples of the item indices (with replacement, seeded); on each,
-    score A and B on the *same* items and keep ``metric(A) - metric(B)``. Pairing matters:
-    items that are hard for both systems move both scores together, so the difference is far
-    less noisy than two separate confidence intervals suggest.
-
-    ``n_resamples`` and ``seed`` default to ``Config().metrics`` (10,000 and 0). The five
-    built-in metrics are computed from confusion matrices for all resamples at once (fast);
-    any other ``metric(y_true, y_pred) -> float`` works through a plain loop.
-    """
+    """Is system A really better than B on these items? Score both on the same seeded resamples of the items and
+    keep ``metric(A) - metric(B)``: pairing cancels what is hard for both. Defaults: ``Config().metrics``; the
+    built-in metrics run on confusion matrices for all resamples at once, any other metric in a loop."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
@@ -114,31 +116,9 @@ def paired_bootstrap(
     yy, ab = _pair(np.concatenate([y_a, y_a]), np.concatenate([_as_array(pred_a, "pred_a"), _as_array(pred_b, "pred_b")]))
     y, a, b = yy[: len(y_a)], ab[: len(y_a)], ab[len(y_a) :]
     n = len(y)
-    rng = np.random.default_rng(seed)
     score_a, score_b = float(metric(y, a)), float(metric(y, b))
-
-    fast = _FROM_CONFUSION.get(metric)
-    diffs = np.empty(n_resamples)
-    if fast is not None:
-        cm_fn, binary = fast
-        if binary:
-            yc, ac, bc, k = _to_binary(y, "y_true"), _to_binary(a, "pred_a"), _to_binary(b, "pred_b"), 2
-        else:
-            yc, ab_codes, labs = _encode(np.concatenate([y, y]), np.concatenate([a, b]), None)
-            yc, ac, bc, k = yc[:n], ab_codes[:n], ab_codes[n:], len(labs)
-        code_a, code_b = yc * k + ac, yc * k + bc
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            idx = _resample_indices(rng, n, size)
-            offset = (np.arange(size) * k * k)[:, None]
-            cm_a = np.bincount((code_a[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            cm_b = np.bincount((code_b[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            diffs[start : start + size] = cm_fn(cm_a) - cm_fn(cm_b)
-    else:
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            for j, ix in enumerate(_resample_indices(rng, n, size)):
-                diffs[start + j] = metric(y[ix], a[ix]) - metric(y[ix], b[ix])
+    boot = _resampled_scores(metric, y, [a, b], ["pred_a", "pred_b"], n_resamples, seed, chunk)
+    diffs = boot[0] - boot[1]
 
     alpha = 1 - confidence
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
@@ -166,38 +146,12 @@ def metric_ci(
     confidence: float = 0.95,
     chunk: int = 500,
 ) -> tuple[float, float, float]:
-    """Percentile bootstrap CI of one system's score: ``(estimate, lo, hi)``.
-
-    Same resampling as :func:`paired_bootstrap` (items with replacement, seeded); the five
-    built-in metrics run vectorised on confusion matrices, any other metric in a loop.
-    """
+    """Percentile bootstrap CI of one system's score, ``(estimate, lo, hi)``, resampled as :func:`paired_bootstrap`."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
     y, p = _pair(y_true, y_pred)
-    n = len(y)
-    rng = np.random.default_rng(seed)
-    boot = np.empty(n_resamples)
-    fast = _FROM_CONFUSION.get(metric)
-    if fast is not None:
-        cm_fn, binary = fast
-        if binary:
-            yc, pc, k = _to_binary(y, "y_true"), _to_binary(p, "y_pred"), 2
-        else:
-            yc, pc, labs = _encode(y, p, None)
-            k = len(labs)
-        code = yc * k + pc
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            idx = _resample_indices(rng, n, size)
-            offset = (np.arange(size) * k * k)[:, None]
-            cm = np.bincount((code[idx] + offset).ravel(), minlength=size * k * k).reshape(size, k, k)
-            boot[start : start + size] = cm_fn(cm)
-    else:
-        for start in range(0, n_resamples, chunk):
-            size = min(chunk, n_resamples - start)
-            for j, ix in enumerate(_resample_indices(rng, n, size)):
-                boot[start + j] = metric(y[ix], p[ix])
+    boot = _resampled_scores(metric, y, [p], ["y_pred"], n_resamples, seed, chunk)[0]
     alpha = 1 - confidence
     lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     return float(metric(y, p)), float(lo), float(hi)
@@ -211,18 +165,8 @@ def bootstrap_ci(
     seed: int | None = None,
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
-    """Percentile bootstrap confidence interval: returns ``(estimate, lo, hi)``.
-
-    ``values_or_frame`` is a 1-D array (``statistic`` gets the resampled array) or a DataFrame
-    (``statistic`` gets the resampled frame). Without ``groups`` rows are resampled one by one.
-    With ``groups`` (an array of group ids, or a column name of the frame) whole groups are
-    resampled: e.g. every row of one question goes in or out together, because rows of the
-    same question are not independent (cluster bootstrap).
-
-    >>> est, lo, hi = bootstrap_ci([0, 1, 1, 0, 1, 1], n_resamples=2000, seed=1)
-    >>> round(est, 3), lo <= est <= hi
-    (0.667, True)
-    """
+    """Percentile bootstrap interval ``(estimate, lo, hi)`` of ``statistic`` over a 1-D array or a DataFrame; with
+    ``groups`` (ids, or a column name) whole groups are resampled together (cluster bootstrap)."""
     n_resamples, seed = _defaults(n_resamples, seed)
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")

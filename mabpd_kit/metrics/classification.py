@@ -1,14 +1,5 @@
-"""Classification metrics: accuracy, precision, recall, F1, macro F1, confusion matrices.
-
-Every function takes plain sequences (lists, numpy arrays, pandas Series) and returns floats.
-Labels may be 0/1, booleans or the strings ``"biased"`` / ``"neutral"``; the positive class of
-the binary metrics is *biased* (1). Three-way labels (``"TRUE"``, ``"HALF-TRUE"``, ``"FALSE"``)
-work with :func:`accuracy`, :func:`macro_f1`, :func:`confusion` and :func:`per_class_f1`.
-
-Each metric is also written on confusion matrices (the ``_cm_*`` functions, which take one k x k
-matrix or a batch of them), so :mod:`mabpd_kit.metrics.bootstrap` can score thousands of
-resamples with one ``bincount``.
-"""
+"""Classification metrics: accuracy, precision, recall, F1, macro F1, confusion matrices. Each is also written
+on confusion matrices (``_cm_*``, one k x k matrix or a batch), so the bootstrap scores all resamples at once."""
 
 from __future__ import annotations
 
@@ -24,9 +15,6 @@ _POSITIVE = {"1", "biased", "true", "yes", "bias", "hyperpartisan"}
 _NEGATIVE = {"0", "neutral", "false", "no", "not biased", "non-biased", "unbiased"}
 
 
-# --------------------------------------------------------------------------------------------
-# label handling
-# --------------------------------------------------------------------------------------------
 def _as_array(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(list(x) if not hasattr(x, "__array__") else x, dtype=object).ravel()
     for v in arr:
@@ -64,11 +52,7 @@ def _to_binary(arr: np.ndarray, name: str) -> np.ndarray:
 
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Two equally long label arrays on a common vocabulary.
-
-    Labels are used as given (three-way strings stay strings), except that a mix of binary
-    spellings (``1`` in one, ``"biased"`` in the other) is normalised to 0/1.
-    """
+    """Two equally long label arrays; a mix of binary spellings (``1`` and ``"biased"``) is normalised to 0/1."""
     y = _as_array(y_true, "y_true")
     p = _as_array(y_pred, "y_pred")
     if len(y) != len(p):
@@ -83,12 +67,8 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encode(y: np.ndarray, p: np.ndarray, labels: Sequence[Hashable] | None) -> tuple[np.ndarray, np.ndarray, list]:
-    """Integer codes of ``y`` and ``p`` against ``labels`` (default: sorted union, as scikit-learn).
-
-    With explicit ``labels``, a value outside them (e.g. a prediction ``"UNKNOWN"``) gets the
-    extra code ``len(labels)``: it still counts as a miss for the gold class, as in scikit-learn,
-    but no class of its own is scored.
-    """
+    """Integer codes of ``y`` and ``p`` against ``labels`` (default: the sorted union); a value outside explicit
+    ``labels`` gets the extra code ``len(labels)``, a miss for its gold class, as in scikit-learn."""
     if labels is None:
         labels = sorted(set(y.tolist()) | set(p.tolist()), key=lambda v: (str(type(v)), v))
     labels = list(labels)
@@ -112,9 +92,6 @@ def _confusion_counts(yc: np.ndarray, pc: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(yc * k + pc, minlength=k * k).reshape(k, k)
 
 
-# --------------------------------------------------------------------------------------------
-# metrics from confusion matrices (work on one k x k matrix or a batch of shape (B, k, k))
-# --------------------------------------------------------------------------------------------
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (scikit-learn's zero_division=0)."""
     num = np.asarray(num, dtype=float)
@@ -151,9 +128,6 @@ def _cm_f1(cm: np.ndarray) -> np.ndarray:
     return _cm_class_f1(cm)[0][..., 1]
 
 
-# --------------------------------------------------------------------------------------------
-# public metrics
-# --------------------------------------------------------------------------------------------
 def accuracy(y_true: Any, y_pred: Any) -> float:
     """Share of items whose prediction equals the gold label."""
     y, p = _pair(y_true, y_pred)
@@ -181,14 +155,8 @@ def f1(y_true: Any, y_pred: Any) -> float:
 
 
 def macro_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None) -> float:
-    """Unweighted mean of the per-class F1 scores.
-
-    With ``labels=None`` the classes are those seen in gold or predictions (as scikit-learn);
-    with explicit ``labels`` every listed class counts, an absent one with F1 = 0, and a value
-    outside them (say a prediction ``"UNKNOWN"``) is a miss for its gold class.
-    Unlike binary F1, macro F1 rewards getting the *neutral* class right too, so a system
-    that calls everything biased scores well on F1 but poorly here.
-    """
+    """Unweighted mean of the per-class F1 (classes seen, or every listed class, absent ones F1 = 0): unlike binary
+    F1 it rewards the neutral class too, so calling everything biased scores poorly."""
     y, p = _pair(y_true, y_pred)
     cm, labs = _labelled_cm(y, p, labels)
     f, present = _cm_class_f1(cm)
@@ -199,10 +167,7 @@ def macro_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None)
 
 
 def confusion(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None):
-    """Confusion matrix as a DataFrame: rows = gold label, columns = predicted label, cells = counts.
-
-    With explicit ``labels``, items whose gold or predicted label is not listed are left out (as scikit-learn).
-    """
+    """Confusion matrix as a DataFrame (rows gold, columns predicted); with ``labels``, other items are left out."""
     import pandas as pd
 
     y, p = _pair(y_true, y_pred)

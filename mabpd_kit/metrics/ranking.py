@@ -1,8 +1,4 @@
-"""Metrics of a score rather than a label: ROC AUC, log-loss and a reliability table.
-
->>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-0.75
-"""
+"""Metrics of a score rather than a label: ROC AUC, log-loss and a reliability table."""
 
 from __future__ import annotations
 
@@ -34,9 +30,8 @@ def log_loss(y_true: Any, prob: Any, eps: float = 1e-12) -> float:
 
 
 def reliability(y_true: Any, prob: Any, bins: int = 10) -> dict[str, Any]:
-    """How calibrated probabilities are: ``bins`` equal-width bins of the probability, each with its
-    count, mean probability and observed rate; ``ece`` (the count-weighted mean gap |rate - mean
-    probability|) and ``max_gap`` (the largest gap of a bin holding at least 2% of the items)."""
+    """Calibration of probabilities: ``bins`` equal-width bins with count, mean probability and observed rate;
+    ``ece`` (count-weighted mean gap) and ``max_gap`` (largest gap of a bin with >= 2% of the items)."""
     y = np.asarray(y_true, dtype=float)
     p = np.asarray(prob, dtype=float)
     which = np.minimum((p * bins).astype(int), bins - 1)

@@ -1,32 +1,10 @@
 """Span agreement with annotated biased words: token overlap, micro-averaged over sentences.
 
-BABE's annotators marked the words that make a sentence biased (``biased_words``: a list of single
-words, some hyphenated, with no offsets). A system's spans are phrases with offsets. The two meet
-at the level of word tokens, per sentence:
-
-- **tokens** of a string (:func:`word_tokens`): lower-cased word tokens, a token being a run of
-  letters/digits/underscore (``\\w``) that may contain inner hyphens or apostrophes
-  (``so-called``, ``isn't``, ``anti-American`` are one token each; typographic apostrophes are
-  read as ``'``). Punctuation is dropped; function words are *kept* (a span ``a so-called reform``
-  has three tokens, and ``a`` and ``reform`` count against precision unless an annotator marked them);
-- per sentence i: ``P_i`` = the *set* of tokens of all predicted spans of the sentence, ``G_i`` = the
-  set of tokens of its annotated biased words; ``tp_i`` = ``|P_i & G_i|`` (a word repeated in the
-  sentence counts once: the annotations have no positions);
-- **micro average** over the sentences in scope: precision = sum tp_i / sum |P_i|, recall =
-  sum tp_i / sum |G_i|, F1 = 2 sum tp_i / (sum |P_i| + sum |G_i|) (0 where a denominator is 0,
-  as in :mod:`.classification`). Sentences with no spans and no biased words add nothing;
-  a sentence with spans and no biased words adds false-positive tokens.
-
-Which sentences are in scope is the caller's choice (``mask``); the evaluation reports two: the
-sentences whose gold label is biased, and all sentences (a neutral sentence's annotated words, if any,
-count as gold there too).
-
->>> pred = [["so-called reform"], [], ["radical"]]
->>> gold = [["so-called"], ["slammed"], ["radical", "mob"]]
->>> s = span_scores(pred, gold)
->>> (s.tp, s.n_pred, s.n_gold), round(s.precision, 3), round(s.recall, 3), round(s.f1, 3)
-((2, 3, 4), 0.667, 0.5, 0.571)
-"""
+BABE's annotators marked words without offsets; spans and words meet as lower-cased word tokens
+(:func:`word_tokens`: inner hyphens and apostrophes kept, punctuation dropped, function words kept). Per
+sentence, tp = |tokens of the spans & tokens of the words| (sets); precision = sum tp / sum |P|, recall =
+sum tp / sum |G|, F1 = 2 sum tp / (sum |P| + sum |G|), 0 where a denominator is 0. The caller chooses the
+sentences in scope (``mask``). Definitions: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -90,8 +68,7 @@ _MASK = (1 << _BITS) - 1
 
 def _pack(counts: np.ndarray) -> np.ndarray | None:
     """The three counts of each sentence in one integer (tp + n_pred * 2^21 + n_gold * 2^42), so a bootstrap
-    resample is one 1-D sum: several times faster than summing a 2-D array, the same resamples and sums.
-    None when a total could overflow its 21 bits."""
+    resample is a 1-D sum instead of a 2-D one; None when a total could overflow 21 bits."""
     if len(counts) and counts.sum(axis=0).max() > _MASK:
         return None
     c = counts.astype(np.int64)
@@ -119,13 +96,8 @@ def span_scores(
     seed: int | None = None,
     confidence: float = 0.95,
 ) -> SpanScore:
-    """Token overlap of predicted spans with annotated words, micro-averaged (module doc).
-
-    ``pred[i]``: the span texts predicted for sentence i (empty for none); ``gold[i]``: its annotated
-    biased words. ``mask``: which sentences are in scope (booleans; default all). ``ci=True`` adds a
-    percentile bootstrap interval of F1, resampling sentences (:func:`mabpd_kit.metrics.bootstrap_ci`;
-    ``n_resamples``/``seed`` default to ``Config().metrics``).
-    """
+    """Token overlap of ``pred[i]`` (span texts) with ``gold[i]`` (annotated words), micro-averaged over the sentences
+    in ``mask``; ``ci=True`` adds a bootstrap interval of F1 over sentences (defaults ``Config().metrics``)."""
     if len(pred) != len(gold):
         raise ValueError(f"pred has {len(pred)} sentences, gold {len(gold)}")
     keep = np.ones(len(pred), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)

@@ -1,37 +1,11 @@
 """Charts and the span viewer, offline by default.
 
-Charts render as a **static, offline picture**: every chart is turned into an inline SVG by
-vl-convert (a bundled copy of Vega, no browser JavaScript, no CDN). That is what makes a
-notebook's charts survive ``jupyter nbconvert --to html``, GitHub previews and a laptop with no
-network. The price is that charts are pictures: tooltips and zoom do not work.
-
-Importing this package changes nothing: the course theme and the SVG renderer are switched on
-by the first chart a ``viz`` function builds (or by :func:`altair`, :func:`static`,
-:func:`interactive`), once per process.
-
->>> import mabpd_kit as mk
->>> mk.viz.bar(df, "category", "n")       # the first chart: theme + inline SVG from now on
->>> alt = mk.viz.altair()                 # altair itself, set up the same way, for your own charts
->>> mk.viz.interactive()                  # opt in: live Vega charts (anywidget, still no CDN)
->>> mk.viz.static()                       # back to inline SVG (or mk.viz.static("png"))
-
-**Accessible by default**: colours are Okabe-Ito (colour-blind safe, :mod:`~mabpd_kit.viz.colors`)
-and every chart carries alternative text. The offline renderer shows a chart as an ``<img>`` whose
-``alt`` is the chart's Vega-Lite ``description`` (set it with :func:`describe`), else a sentence made
-from its title, mark and axes (:func:`alt_text`); the SVG also gets a ``<title>``. So screen readers
-read the charts of every notebook, and ``nbconvert`` no longer warns "Alternative text is missing".
-
-The span viewer (:mod:`~mabpd_kit.viz.spans`) shows what the agents highlighted, coloured per
-bias category; it is plain HTML and never loads altair:
-
->>> from mabpd_kit.types import Span
->>> html = mk.viz.span_html("A radical plan.", [Span(text="radical", start=2, end=9, category="loaded language", score=0.8)])
->>> mk.viz.show_spans("A radical plan.", [...])   # the same, as a displayable object in a notebook
-
-The per-area chart builders live in submodules (``viz.lexicon``, ``viz.pipeline``,
-``viz.stopping``, ``viz.identity``, ``viz.evaluation``); they get altair from :func:`altair` and
-use :func:`category_color` and the colours of :mod:`~mabpd_kit.viz.colors`, so that a category
-has the same colour in every chart of the course.
+Charts render as inline SVG made by vl-convert (no browser JavaScript, no CDN), so they survive
+``nbconvert --to html`` and a laptop with no network; :func:`interactive` opts in to live charts. Nothing
+happens on import: the first chart (or :func:`altair`, :func:`static`, :func:`interactive`) sets up the
+course theme and renderer. Colours are Okabe-Ito (:mod:`~mabpd_kit.viz.colors`) and every chart carries
+alternative text (its ``description``, :func:`describe`, else :func:`alt_text`). The span viewer
+(:mod:`~mabpd_kit.viz.spans`) is plain HTML; per-area builders live in submodules (``viz.lexicon``, ...).
 """
 
 from __future__ import annotations
@@ -105,24 +79,13 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES) | set(_FROM_PIPELINE))
 
-# --------------------------------------------------------------------------------------------
-# Renderer and theme: set up on first use, never on import
-# --------------------------------------------------------------------------------------------
-
 # the renderer this package last enabled; None until the first chart (or static()/interactive())
 _state: dict[str, str | None] = {"renderer": None}
 
 
 def _skip_slow_iri_grammar() -> None:
-    """Keep ``import altair`` from compiling an unused grammar (seconds per notebook kernel).
-
-    altair imports jsonschema, which imports the optional ``rfc3987_syntax`` package when present
-    (Jupyter installs it); that package builds an Earley parser for RFC 3987 IRIs on import, which
-    takes 2-3 s. It only serves jsonschema's "iri" format check, which altair never uses. Marking it
-    absent *before* jsonschema is first imported makes jsonschema skip that one format checker;
-    if jsonschema is already loaded (or the grammar too), nothing changes. Called by the first
-    chart, never on import.
-    """
+    """Mark ``rfc3987_syntax`` absent before jsonschema is imported: it builds an IRI parser on import that
+    only serves a format check altair never uses (seconds of every lesson's first chart)."""
     import sys
 
     if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
@@ -175,7 +138,7 @@ def _enable(name: str) -> None:
         if name not in _base_renderers:
             alt.renderers.enable(name)
             _base_renderers[name] = alt.renderers.get()
-            alt.renderers.register(name, _with_alt_text(_base_renderers[name], name))
+            alt.renderers.register(name, _with_alt_text(_base_renderers[name]))
         alt.renderers.enable(name)
     _state["renderer"] = name
 
@@ -184,7 +147,7 @@ def _enable(name: str) -> None:
 _base_renderers: dict[str, Any] = {}
 
 
-def _with_alt_text(base: Any, fmt: str) -> Any:
+def _with_alt_text(base: Any) -> Any:
     def render(spec: dict, **metadata: Any) -> Any:
         out = base(spec, **metadata)
         bundle, meta = (out if isinstance(out, tuple) else (out, {}))
@@ -203,11 +166,6 @@ def _with_alt_text(base: Any, fmt: str) -> Any:
         return (bundle, meta) if isinstance(out, tuple) else bundle
 
     return render
-
-
-# --------------------------------------------------------------------------------------------
-# Alternative text: every chart says what it shows
-# --------------------------------------------------------------------------------------------
 
 
 def _title_text(title: Any) -> str:
@@ -250,11 +208,7 @@ def _describe_view(spec: dict) -> str:
 
 
 def alt_text(spec: dict | Any) -> str:
-    """The alternative text of a chart (a Vega-Lite dict or an altair chart).
-
-    Its ``description`` when set (:func:`describe`), else "<title>. <kind> of <y> against <x>,
-    coloured by <field>" built from the spec, so that even a chart nobody described is not silent.
-    """
+    """A chart's alternative text: its ``description``, else "<title>. <kind> of <y> against <x>, coloured by <field>"."""
     if not isinstance(spec, dict):
         spec = spec.to_dict()
     desc = spec.get("description")
@@ -267,7 +221,7 @@ def alt_text(spec: dict | Any) -> str:
 
 
 def describe(chart: Any, text: str) -> Any:
-    """The chart with ``text`` as its alternative text (Vega-Lite ``description``): say what it shows."""
+    """The chart with ``text`` as its alternative text (Vega-Lite ``description``)."""
     return chart.properties(description=text)
 
 
@@ -294,25 +248,13 @@ def figure_html(image: str, text: str, mime: str = "image/svg+xml") -> str:
 
 
 def altair() -> ModuleType:
-    """The ``altair`` module, with the course theme and the offline renderer switched on.
-
-    The first call (in practice: the first chart any ``viz`` function builds) enables the theme
-    and the inline-SVG renderer; later calls just return the module. Use it for charts of your
-    own so they look and export like the course's::
-
-        alt = mk.viz.altair()
-        alt.Chart(df).mark_bar().encode(x="category", y="n")
-    """
+    """The ``altair`` module with the course theme and the offline renderer switched on (for your own charts)."""
     return _setup()
 
 
 def static(format: Literal["svg", "png"] = "svg") -> None:
-    """Render charts as static pictures made by vl-convert (the default, from the first chart on).
-
-    ``"svg"`` keeps text sharp and files small; ``"png"`` is safer for very large scatter plots
-    (thousands of marks make a heavy SVG). Neither needs a network or browser JavaScript, and both
-    are embedded in HTML exports.
-    """
+    """Render charts as static pictures made by vl-convert (the default): ``"svg"``, or ``"png"`` for charts
+    with thousands of marks."""
     if format not in ("svg", "png"):
         raise ValueError(f"static renderer must be 'svg' or 'png', not {format!r}")
     _setup(format)
@@ -320,19 +262,14 @@ def static(format: Literal["svg", "png"] = "svg") -> None:
 
 
 def interactive() -> None:
-    """Opt in to live, interactive charts (tooltips, zoom, selections) in JupyterLab.
-
-    Uses altair's ``"jupyter"`` renderer with ``offline=True``: an anywidget whose Vega
-    JavaScript comes from vl-convert's bundle, not from a CDN. Needs a running kernel; in an
-    exported HTML file these charts are empty, so call :func:`static` before exporting.
-    """
+    """Live charts in JupyterLab (altair's offline ``jupyter`` renderer); empty in an HTML export, so call
+    :func:`static` before exporting."""
     _setup("jupyter")
     _enable("jupyter")
 
 
 def renderer() -> str:
-    """Name of the chart renderer this package enabled (``svg``, ``png`` or ``jupyter``); ``svg``,
-    the default, before the first chart."""
+    """The chart renderer this package enabled: ``svg`` (the default), ``png`` or ``jupyter``."""
     return _state["renderer"] or "svg"
 
 
@@ -344,11 +281,6 @@ def chart_svg(chart: alt.TopLevelMixin) -> str:
     return vlc.vegalite_to_svg(chart.to_dict())
 
 
-# --------------------------------------------------------------------------------------------
-# Generic charts
-# --------------------------------------------------------------------------------------------
-
-
 def category_color(
     field: str = "category",
     *,
@@ -357,11 +289,7 @@ def category_color(
     title: str | None = None,
     legend: bool = True,
 ) -> alt.Color:
-    """An ``alt.Color`` encoding that uses the course colours for ``field``.
-
-    Pass ``categories`` (the values present in the data, in the order you want in the legend);
-    without it the known categories (or agents) of the course are used as the domain.
-    """
+    """An ``alt.Color`` encoding in the course colours for ``field`` (domain: ``categories``, else the course's)."""
     alt = altair()
 
     domain = list(categories) if categories is not None else list(
@@ -373,48 +301,40 @@ def category_color(
     )
 
 
-def bar(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    *,
-    color: str | None = None,
-    title: str | None = None,
-    horizontal: bool = False,
-) -> alt.Chart:
-    """A bar chart of ``y`` against ``x`` (nominal ``x``, quantitative ``y``).
-
-    ``color`` names a column coloured with the course palette when it holds bias categories or
-    agent names. ``horizontal=True`` puts the categories on the y axis (good for long labels).
-    """
+def bar(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None,
+        horizontal: bool = False) -> alt.Chart:
+    """A bar chart of quantitative ``y`` against nominal ``x`` (``horizontal``: categories on the y axis)."""
     alt = altair()
-
     cat = alt.X(f"{x}:N", sort=None) if not horizontal else alt.Y(f"{x}:N", sort=None)
     val = alt.Y(f"{y}:Q") if not horizontal else alt.X(f"{y}:Q")
-    enc: dict[str, Any] = {"x": cat, "y": val} if not horizontal else {"y": cat, "x": val}
-    if color:
-        enc["color"] = _color_for_column(df, color)
-    chart = alt.Chart(df).mark_bar().encode(**enc, tooltip=list(dict.fromkeys([x, y] + ([color] if color else []))))
-    return chart.properties(title=title) if title else chart
+    enc = {"x": cat, "y": val} if not horizontal else {"y": cat, "x": val}
+    return _xy_chart(alt.Chart(df).mark_bar(), df, enc, x, y, color, title)
 
 
-def line(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    *,
-    color: str | None = None,
-    title: str | None = None,
-    points: bool = True,
-) -> alt.Chart:
+def line(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None,
+         points: bool = True) -> alt.Chart:
     """A line chart of quantitative ``y`` against quantitative ``x``, one line per ``color`` value."""
     alt = altair()
+    enc = {"x": alt.X(f"{x}:Q"), "y": alt.Y(f"{y}:Q")}
+    return _xy_chart(alt.Chart(df).mark_line(point=points), df, enc, x, y, color, title)
 
-    enc: dict[str, Any] = {"x": alt.X(f"{x}:Q"), "y": alt.Y(f"{y}:Q")}
+
+def _xy_chart(base: alt.Chart, df: pd.DataFrame, enc: dict[str, Any], x: str, y: str, color: str | None,
+              title: str | None) -> alt.Chart:
+    """``bar`` and ``line``'s shared part: the colour encoding, the tooltip and the title."""
     if color:
-        enc["color"] = _color_for_column(df, color)
-    chart = alt.Chart(df).mark_line(point=points).encode(**enc, tooltip=[x, y] + ([color] if color else []))
+        enc = {**enc, "color": _color_for_column(df, color)}
+    chart = base.encode(**enc, tooltip=list(dict.fromkeys([x, y] + ([color] if color else []))))
     return chart.properties(title=title) if title else chart
+
+
+def _x_rule(field: str, value: float, color: str, *, dashed: bool = True, **mark: Any) -> alt.Chart:
+    """A vertical reference line at ``field`` = ``value`` (a boundary, a threshold, zero), dashed by default."""
+    alt = altair()
+    import pandas as pd
+
+    dash = {"strokeDash": [4, 3]} if dashed else {}
+    return alt.Chart(pd.DataFrame({field: [value]})).mark_rule(**dash, color=color, **mark).encode(x=f"{field}:Q")
 
 
 def heatmap(
@@ -427,11 +347,7 @@ def heatmap(
     fmt: str = ".2f",
     scheme: str = "blues",
 ) -> alt.LayerChart:
-    """A labelled heat map: one cell per (``x``, ``y``), coloured and annotated by ``value``.
-
-    Used for confusion matrices and threshold grids; the number is printed in every cell so the
-    picture reads without a colour legend.
-    """
+    """A heat map with ``value`` printed in every cell (confusion matrices, threshold grids)."""
     alt = altair()
 
     base = alt.Chart(df).encode(x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O"))
@@ -452,8 +368,7 @@ USAGE_COLUMNS = ("calls", "mean_calls", "prompt_tokens", "completion_tokens", "c
 
 
 def drop_zero_usage(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without the LLM-usage columns (calls, tokens, cost) that are 0 or empty in every row:
-    offline they only say "nothing was called", which the offline line of ``mk.connect()`` says once."""
+    """``df`` without the LLM-usage columns (calls, tokens, cost) that are 0 or empty in every row."""
     drop = [c for c in USAGE_COLUMNS if c in df.columns and not df[c].fillna(0).astype(bool).any()]
     return df.drop(columns=drop) if drop else df
 

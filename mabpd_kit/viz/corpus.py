@@ -1,11 +1,6 @@
-"""Charts and the article viewer for corpus analysis (notebook 09 and the corpus HTML report).
-
-Builders take the frames of :mod:`mabpd_kit.corpus` (``aggregate``, ``category_mix``, ``trend``,
-``results.to_frame()``) and return altair charts; altair comes from :func:`mabpd_kit.viz.altair`.
-Colours are the course's: verdict colours for biased/neutral, category colours for the mix, so a
-category looks the same here as in the span viewer. Groups under ``settings.min_group`` articles
-are drawn faded and named in the tooltip, so a wide interval is never read as a finding.
-"""
+"""Charts and the article viewer for corpus analysis (lesson 09 and the corpus HTML report), from the frames
+of :mod:`mabpd_kit.corpus`. Groups under ``settings.min_group`` articles are drawn faded and named in the
+tooltip, so a wide interval is never read as a finding."""
 
 from __future__ import annotations
 
@@ -82,11 +77,9 @@ def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | No
 
 def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None,
                 coverage: float = 0.98, measure: str = "biased_rate") -> alt.LayerChart:
-    """The share of biased articles per month (``trend(...)``; or another ``measure`` of a frame with a
-    ``month`` column, e.g. ``prevalence`` from ``aggregate(..., "month")``) with its interval band; months under
-    ``min_group`` articles are drawn as hollow points. Only the span of months holding the central
-    ``coverage`` of the articles is drawn (stray dates, such as a 1900 default, would squash the
-    axis); the title says how many articles that leaves out."""
+    """The share of biased articles per month (or another ``measure`` of a frame with a ``month`` column) with its
+    interval band; months under ``min_group`` are hollow. Only the months holding the central ``coverage`` of the
+    articles are drawn (a stray 1900 date would squash the axis); the title says how many that leaves out."""
     alt = altair()
 
     data = tr.sort_values("month")
@@ -119,9 +112,8 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
                     title: str | None = None) -> alt.LayerChart:
-    """How the article statistic is spread (by gold label when there is one) and where the rule cuts.
-    ``df``: one row per article, or value counts (a column ``articles`` holding how many articles
-    have each value: the chart's data then stays small whatever the corpus size)."""
+    """How the article statistic is spread (by gold label when there is one) and where the rule cuts. ``df``: one
+    row per article, or value counts with an ``articles`` column."""
     import pandas as pd
 
     alt = altair()
@@ -157,10 +149,8 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
 
 def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased",
                  excerpt: int | None = None) -> str:
-    """One article (an :class:`~mabpd_kit.corpus.articles.ArticleResult`) as self-contained HTML: the
-    text with every evidence span of its biased sentences highlighted, then each flagged sentence
-    with its decision trace. ``excerpt=k``: only the flagged sentence with the highest score and ``k``
-    sentences either side (a lesson shows a few sentences, not a whole article; the report has the rest)."""
+    """One article as self-contained HTML: its text with the evidence spans of its biased sentences highlighted,
+    then each flagged sentence with its trace. ``excerpt=k``: only the top flagged sentence and ``k`` either side."""
     from mabpd_kit.types import Span
 
     a = article

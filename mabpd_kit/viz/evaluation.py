@@ -1,18 +1,12 @@
-"""Charts for evaluation results (notebook 08 and ``mabpd evaluate``).
-
-Every builder takes the DataFrames that :mod:`mabpd_kit.evaluate` produces (for any method's
-results) and returns an altair chart; nothing is computed here that the tables do not already
-hold, except simple per-group rates in :func:`error_rates_chart`. altair comes from
-:func:`mabpd_kit.viz.altair` (course theme and offline renderer on first use), so importing this
-module is cheap.
-"""
+"""Charts for evaluation results (lesson 08 and ``mabpd evaluate``), drawn from the frames of
+:mod:`mabpd_kit.evaluate`; only :func:`error_rates_chart` computes (per-group rates)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import OKABE_ITO, SERIES_COLORS
 
 if TYPE_CHECKING:
@@ -62,9 +56,8 @@ def metrics_chart(
 
 def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
                   line_px: float = 12.0) -> list[tuple[float, float, str, str]]:
-    """Greedy, deterministic label placement: for each point (x, y, text) in pixels, the first of a few
-    spots (right, left, above, below, diagonals) whose box overlaps no placed label and no point.
-    Returns (x_px, y_px, text, align) for every label (the last candidate when nothing is free)."""
+    """Greedy label placement in pixels: for each point (x, y, text) the first free spot around it; returns
+    (x_px, y_px, text, align) for every label."""
     placed: list[tuple[float, float, float, float]] = []
     dots = [(px - 5, py - 5, px + 5, py + 5) for px, py, _ in points]
     out = []
@@ -105,10 +98,7 @@ def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
 
 
 def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size: int = 360) -> alt.LayerChart:
-    """Each system as a point in (recall, precision): who buys precision with recall, and who the other way.
-
-    The axes zoom to where the systems are (the chart says so) and every point is labelled without
-    overlaps (a greedy placement computed here, in pixels), so a dozen reference LLMs stay readable."""
+    """Each system as a labelled point in (recall, precision), on axes zoomed to where the systems are."""
     import pandas as pd
 
 
@@ -191,11 +181,8 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
 def error_rates_chart(
     predictions: pd.DataFrame, by: str = "type", system: str | None = None, min_items: int = 20, title: str | None = None
 ) -> alt.Chart:
-    """False-positive rate (neutral called biased) and false-negative rate (biased missed) per group.
-
-    ``predictions`` is :attr:`Evaluation.predictions` (or any frame with gold, pred and ``by``);
-    groups with fewer than ``min_items`` items are left out (their rates are noise).
-    """
+    """False-positive and false-negative rate per group of ``predictions`` (gold, pred and ``by``); groups under
+    ``min_items`` items are left out."""
     import pandas as pd
 
     alt = altair()
@@ -225,10 +212,7 @@ def threshold_chart(
 ) -> alt.LayerChart:
     """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
     a vertical rule marks the threshold chosen on the calibration half."""
-    import pandas as pd
-
     alt = altair()
-
     color = (alt.Color("half:N", title=None, scale=alt.Scale(range=list(SERIES_COLORS[:2]))) if "half" in sweeps.columns
              else alt.value(OKABE_ITO["blue"]))
     lines = alt.Chart(sweeps).mark_line().encode(
@@ -238,6 +222,6 @@ def threshold_chart(
     )
     layers: list[Any] = [lines]
     if chosen is not None:
-        layers.append(alt.Chart(pd.DataFrame({"threshold": [chosen]})).mark_rule(strokeDash=[4, 3], color="black").encode(x="threshold:Q"))
+        layers.append(_x_rule("threshold", chosen, "black"))
     chart = alt.layer(*layers).properties(width=360, height=220)
     return chart.properties(title=title) if title else chart

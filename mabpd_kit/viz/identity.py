@@ -1,16 +1,4 @@
-"""Charts for identity bias in multi-agent debate (notebook 06).
-
-Every builder takes the frames of :mod:`mabpd_kit.identity` (a log's measures, or a run's
-``results.to_frame()``) and returns an altair chart (tests read ``chart.to_dict()``). altair comes
-from :func:`mabpd_kit.viz.altair` (course theme and offline renderer on first use), so importing
-this module is cheap and changes nothing.
-
->>> from mabpd_kit.identity import BeliefSpec, identity_report, simulate
->>> from mabpd_kit.viz.identity import behaviour_chart, explore
->>> rep = identity_report(simulate(BeliefSpec(w_self=1.0, w_peer=1.5)))
->>> chart = behaviour_chart(rep.summary)       # conformity / obstinacy / Delta per condition
->>> chart, caption = explore(w_self=1.0, w_peer=1.5)   # what the simulator panel draws
-"""
+"""Charts for identity bias in multi-agent debate (lesson 06), from the frames of :mod:`mabpd_kit.identity`."""
 
 from __future__ import annotations
 
@@ -27,7 +15,7 @@ from mabpd_kit.identity import (
     recovered_gap,
     simulate,
 )
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,9 +53,8 @@ def _condition_color(values: Sequence[str], title: str = "condition"):
 
 
 def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: follow the peer or stay?") -> alt.Chart:
-    """Conformity, obstinacy and Delta per condition (grouped bars), with 95% CIs when the
-    summary has ``*_lo`` / ``*_hi`` columns (:func:`~mabpd_kit.identity.identity_summary`).
-    When answers were unparsed, the title says how many and how their pairs were read."""
+    """Conformity, obstinacy and Delta per condition, with 95% CIs when the summary has ``*_lo`` / ``*_hi``;
+    the title says how unparsed answers were read."""
     if "n_unparsed" in summary.columns and int(summary["n_unparsed"].sum()):
         how = f", read as {summary['unparsed'].iloc[0]}" if "unparsed" in summary.columns else ""
         title = f"{title} ({int(summary['n_unparsed'].sum())} unparsed answers{how})"
@@ -83,9 +70,8 @@ def behaviour_chart(summary: pd.DataFrame, *, title: str = "On disagreement: fol
 
 
 def trust_chart(trust: pd.DataFrame, *, title: str = "Subversion and correction") -> alt.LayerChart:
-    """Subversion rate (right -> wrong after a wrong peer) and correction rate (wrong -> right
-    after a right peer) per condition, from :func:`~mabpd_kit.identity.trust_rates`, with 95%
-    CIs when it was called with ``ci=True``."""
+    """Subversion (right -> wrong) and correction (wrong -> right) rates per condition
+    (:func:`~mabpd_kit.identity.trust_rates`), with CIs when computed."""
     rows = [
         {"condition": r["condition"], "event": ev, "rate": r[f"{ev}_rate"],
          "lo": r.get(f"{ev}_rate_lo", float("nan")), "hi": r.get(f"{ev}_rate_hi", float("nan"))}
@@ -125,10 +111,8 @@ _CONDITION_OFFSET: dict[str, float] = {"vanilla": -0.06, "anonymised": 0.06}
 
 
 def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") -> alt.Chart:
-    """Majority-vote accuracy (solid) and mean single-agent accuracy (dashed) per round and
-    condition, from :func:`~mabpd_kit.identity.majority_accuracy`. Each condition's points sit a
-    little left (vanilla) or right (anonymised) of their round, with their own point shape, so a
-    line that equals the other condition's stays visible; the legend names colours and line styles."""
+    """Majority-vote (solid) and mean single-agent (dashed) accuracy per round and condition; the conditions sit
+    a little apart with their own shapes, so equal lines stay visible."""
     alt = altair()
 
     df = accuracy.melt(
@@ -159,9 +143,7 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") 
 
 
 def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = "IBC: the paper beside yours") -> alt.Chart:
-    """The paper's IBC per model / dataset (grey) with your runs (highlighted) as horizontal
-    bars; ``mine`` maps a label (e.g. ``"simulator w_peer=1.5"``) to an IBC result or number.
-    Positive: peers over-weighted; negative: self over-weighted."""
+    """The paper's IBC per model / dataset (grey) beside your runs (``mine``: label -> IBC result or number)."""
     alt = altair()
 
     df = paper_table().assign(label=lambda d: d["model"] + " / " + d["dataset"], source="paper")[["label", "ibc", "source"]]
@@ -178,7 +160,7 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
         color=alt.Color("source:N", scale=alt.Scale(domain=["paper", "yours"], range=[PAPER_COLOR, YOURS_COLOR]), title=None),
         tooltip=["label", "source", alt.Tooltip("ibc:Q", format="+.3f")],
     )
-    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color="black").encode(x="x:Q")
+    zero = _x_rule("x", 0.0, "black", dashed=False)
     layers = [bars, zero]
     if df["lo"].notna().any():
         layers.append(base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"))
@@ -188,9 +170,7 @@ def ibc_chart(mine: dict[str, IBCResult | float] | None = None, *, title: str = 
 
 
 def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recover the planted bias?") -> alt.Chart:
-    """Planted ``w_peer - w_self`` against the recovered gap (round-1 IBC x belief mass) and the
-    raw IBC, one point per seed, from :func:`~mabpd_kit.identity.recovery_sweep`. The dashed
-    line is perfect recovery (y = x)."""
+    """Planted ``w_peer - w_self`` against the recovered gap and the raw IBC, one point per seed; dashed: y = x."""
     alt = altair()
 
     df = sweep.melt(id_vars=["gap", "seed"], value_vars=["recovered_gap", "ibc"], var_name="measure", value_name="value")
@@ -222,9 +202,7 @@ def explore(
     n_questions: int = 300,
     seed: int = 0,
 ) -> tuple[alt.HConcatChart, str]:
-    """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a
-    :class:`~mabpd_kit.widgets.ParameterPanel` (each slider is one argument). No bootstrap,
-    so a slider move redraws in well under a second."""
+    """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a ParameterPanel (no bootstrap)."""
     alt = altair()
 
     spec = BeliefSpec(

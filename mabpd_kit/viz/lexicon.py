@@ -1,16 +1,5 @@
-"""Charts of the bias lexicon: coverage of the taxonomy and the independence check.
-
->>> import mabpd_kit as mk
->>> lex = mk.Lexicon.default()
->>> mk.viz.lexicon.coverage_chart(lex)         # terms per category, coloured by taxonomy
->>> mk.viz.lexicon.band_chart(lex)             # terms per band and meta-category
->>> res = lex.independence(texts, labels)
->>> mk.viz.lexicon.independence_chart(res)     # band vs bias rate per term, with the fitted line
-
-Every builder returns an altair chart drawn from a DataFrame the lexicon (or the result) already
-holds, so a student can check any bar against ``lex.categories_frame()`` or ``res.frame``.
-altair is imported by the first chart (:func:`mabpd_kit.viz.altair`), so importing this is cheap.
-"""
+"""Charts of the bias lexicon (coverage of the taxonomy, the independence check) and the construction panel,
+drawn from frames the lexicon or its result already hold."""
 
 from __future__ import annotations
 
@@ -21,6 +10,7 @@ from mabpd_kit.viz.colors import OKABE_ITO
 
 if TYPE_CHECKING:
     import altair as alt
+    import pandas as pd
 
     from mabpd_kit.lexicon import IndependenceResult, Lexicon
 
@@ -28,26 +18,25 @@ __all__ = ["TRY_SENTENCES", "band_chart", "coverage_chart", "edit_lexicon", "fla
            "lexicon_effect", "match_chart"]
 
 
-def coverage_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
+def coverage_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     """Terms per category (horizontal bars), coloured by taxonomy type, sorted by taxonomy then size."""
     alt = altair()
     df = lex.categories_frame()[["category", "taxonomy", "meta_category", "n_terms"]]
     df = df.sort_values(["taxonomy", "n_terms"], ascending=[True, False]).reset_index(drop=True)
-    taxonomies = list(dict.fromkeys(df["taxonomy"]))
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("n_terms:Q", title="terms"),
-            color=category_color("taxonomy", categories=taxonomies, title="taxonomy type"),
-            tooltip=["category", "taxonomy", "meta_category", "n_terms"],
-        )
-        .properties(title=title or f"Lexicon coverage: {len(lex.terms)} terms in {len(df)} categories", width=360)
-    )
+    return _category_bars(df, alt.X("n_terms:Q", title="terms"), list(dict.fromkeys(df["taxonomy"])),
+                          title or f"Lexicon coverage: {len(lex.terms)} terms in {len(df)} categories")
 
 
-def band_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
+def _category_bars(df: pd.DataFrame, x: alt.X, taxonomies: list[str], title: str) -> alt.Chart:
+    """One horizontal bar per category in ``df``'s order, coloured by taxonomy type; the tooltip shows every column."""
+    alt = altair()
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("category:N", sort=df["category"].tolist(), title=None), x=x,
+        color=category_color("taxonomy", categories=taxonomies, title="taxonomy type"), tooltip=list(df.columns),
+    ).properties(title=title, width=360)
+
+
+def band_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     """Number of terms per score band, stacked by meta-category."""
     alt = altair()
     tf = lex.terms_frame()
@@ -67,10 +56,9 @@ def band_chart(lex: "Lexicon", *, title: str | None = None) -> "alt.Chart":
     )
 
 
-def independence_chart(res: "IndependenceResult", *, title: str | None = None) -> "alt.LayerChart":
-    """One point per term found in the corpus: its band (jittered) against the bias rate of the
-    records containing it, sized by how many records; a least-squares line shows the trend, and
-    the title carries r, the critical value and the verdict."""
+def independence_chart(res: IndependenceResult, *, title: str | None = None) -> alt.LayerChart:
+    """One point per term found in the corpus: its band against the bias rate of its records, sized by records,
+    with a least-squares line; the title carries r, the critical value and the verdict."""
     import numpy as np
 
     alt = altair()
@@ -98,7 +86,7 @@ def independence_chart(res: "IndependenceResult", *, title: str | None = None) -
     return alt.layer(points, trend, rule).properties(title=head, width=420, height=260)
 
 
-def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None, floor: float | None = None) -> "alt.Chart":
+def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, floor: float | None = None) -> alt.Chart:
     """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy; with
     ``floor``, only hits whose band is above it (the ones that count for the signal)."""
     import pandas as pd
@@ -109,23 +97,10 @@ def match_chart(lex: "Lexicon", texts: list[str], *, title: str | None = None, f
     df = pd.DataFrame(rows, columns=["category", "taxonomy"])
     df = df.groupby(["category", "taxonomy"], as_index=False).size().rename(columns={"size": "hits"})
     df = df.sort_values("hits", ascending=False)
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            y=alt.Y("category:N", sort=df["category"].tolist(), title=None),
-            x=alt.X("hits:Q", axis=alt.Axis(values=list(range(int(df["hits"].max() if len(df) else 0) + 1)), format="d")),
-            color=category_color("taxonomy", categories=list(dict.fromkeys(sorted(df["taxonomy"]))),
-                                 title="taxonomy type"),
-            tooltip=["category", "taxonomy", "hits"],
-        )
-        .properties(title=title or f"Lexicon hits in {len(texts)} texts", width=360)
-    )
+    x = alt.X("hits:Q", axis=alt.Axis(values=list(range(int(df["hits"].max() if len(df) else 0) + 1)), format="d"))
+    return _category_bars(df, x, list(dict.fromkeys(sorted(df["taxonomy"]))),
+                          title or f"Lexicon hits in {len(texts)} texts")
 
-
-# ------------------------------------------------------------------------------------------------
-# Lexicon construction control (notebook 01): add one term and one protected context, see the effect
-# ------------------------------------------------------------------------------------------------
 
 #: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
 #: *even* protected in *even if*, and the lesson's *disaster*), the protected-context traps of the lesson,
@@ -142,13 +117,9 @@ TRY_SENTENCES: tuple[str, ...] = (
 )
 
 
-def edit_lexicon(lex: "Lexicon", term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
-                 protect: str = "") -> tuple["Lexicon", list[str]]:
-    """``lex`` with one more term and/or one protected context, and what was done (or refused), in words.
-
-    ``protect`` is a neutral phrase ("disaster relief"): every lexicon term found inside it is
-    protected in that context. Nothing raises: a refused edit is reported and ``lex`` is returned as is.
-    """
+def edit_lexicon(lex: Lexicon, term: str = "", category: str = "hyperbole", band: float = 0.7, pos: str = "noun",
+                 protect: str = "") -> tuple[Lexicon, list[str]]:
+    """``lex`` with one more term and/or protected phrase, and what was done or refused, in words (never raises)."""
     from mabpd_kit.lexicon import Protected, Term
 
     notes: list[str] = []
@@ -210,45 +181,28 @@ def _looks_inflected(word: str) -> bool:
     return word.endswith("ing") and len(word) > 5 and word not in _ING_VERBS
 
 
-def _top_band(lex: "Lexicon", text: str) -> float:
+def _top_band(lex: Lexicon, text: str) -> float:
     """The highest band of the text's lexicon hits (0 without a hit): flagged at floor f iff above f."""
     return max((m.band for m in lex.match(text)), default=0.0)
 
 
-_SHIPPED_BANDS: dict[tuple[int, int], list[float]] = {}
-
-
-def _bands(lex: "Lexicon", texts: list[str], *, keep: bool = False) -> list[float]:
-    """Top band of each text; ``keep`` remembers the answer for this (lexicon, list) pair (the panel's unedited
-    lexicon and dev sample, asked on every move), one pair at a time."""
-    key = (id(lex), id(texts))
-    if keep and key in _SHIPPED_BANDS:
-        return _SHIPPED_BANDS[key]
-    out = [_top_band(lex, t) for t in texts]
-    if keep:
-        _SHIPPED_BANDS.clear()
-        _SHIPPED_BANDS[key] = out
-    return out
-
-
-def _flagged(lex: "Lexicon", text: str, floor: float | None) -> bool:
+def _flagged(lex: Lexicon, text: str, floor: float | None) -> bool:
     if floor is None:
         return lex.signal(text) is not None
     return any(m.band > floor for m in lex.match(text))
 
 
-def flag_rate(lex: "Lexicon", texts: list[str], floor: float | None = None) -> float:
+def flag_rate(lex: Lexicon, texts: list[str], floor: float | None = None) -> float:
     """Share of ``texts`` with a lexicon signal: a hit above ``floor`` (default ``config.lexicon.confidence_floor``)."""
     return sum(_flagged(lex, t, floor) for t in texts) / max(len(texts), 1)
 
 
-def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
+def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperbole", band: float = 0.7,
                    pos: str = "noun", protect: str = "disaster relief", floor: float | None = None, *,
-                   sentences: "list[str] | tuple[str, ...]" = TRY_SENTENCES,
-                   dev_texts: "list[str] | None" = None, dev_name: str = "dev sample") -> tuple[object, str]:
-    """What one edit does: span viewer of ``sentences``, hits per category, coverage of the taxonomy type,
-    and the change in flag rate on ``dev_texts`` at ``floor`` (a hit counts when its band is above it; default the
-    configured confidence floor), with how many sentences the edit flags or unflags. Returns ``(HTML, caption)``."""
+                   sentences: list[str] | tuple[str, ...] = TRY_SENTENCES,
+                   dev_texts: list[str] | None = None, dev_name: str = "dev sample") -> tuple[object, str]:
+    """What one edit does: span viewer of ``sentences``, hits per category, coverage, and the change in flag rate on
+    ``dev_texts`` at ``floor`` (default: the configured floor). Returns ``(HTML, caption)``."""
     import pandas as pd
     from IPython.display import HTML
 
@@ -278,9 +232,9 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
     if dev_texts:
         default = lex.config.lexicon.confidence_floor
         at = default if floor is None else floor
-        shipped = _bands(lex, dev_texts, keep=True)
+        shipped = [_top_band(lex, t) for t in dev_texts]
         was = [b > at for b in shipped]
-        now = was if new is lex else [b > at for b in _bands(new, dev_texts)]
+        now = was if new is lex else [_top_band(new, t) > at for t in dev_texts]
         gained, lost = sum(b and not a for a, b in zip(was, now)), sum(a and not b for a, b in zip(was, now))
         before, after = sum(was) / len(was), sum(now) / len(now)
         diff = 100 * (after - before)
@@ -300,7 +254,7 @@ def lexicon_effect(lex: "Lexicon", term: str = "disaster", category: str = "hype
     return HTML(body), caption
 
 
-def _sig(lex: "Lexicon", text: str, floor: float | None = None) -> str:
+def _sig(lex: Lexicon, text: str, floor: float | None = None) -> str:
     if floor is None:
         s = lex.signal(text)
     else:

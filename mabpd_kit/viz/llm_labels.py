@@ -1,9 +1,5 @@
-"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`, lesson 08).
-
-Built from the frames that module returns; nothing here computes a score except :func:`vote_view`, which calls
-:func:`~mabpd_kit.evaluate.llm_labels.vote_score` for the panel. Colours (course palette): a vote is **blue**,
-the best single model **orange**, every other single model **grey**; the black rule is the 95% interval.
-"""
+"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`): a vote is
+blue, the best single model orange, the others grey; the black rule is the 95% interval."""
 
 from __future__ import annotations
 
@@ -24,11 +20,8 @@ ROLE_COLORS: dict[str, str] = {"vote": OKABE_ITO["blue"], "best single": OKABE_I
 
 
 def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
-    """Macro F1 with its interval, one row per system, on an axis zoomed to the intervals (differences of 0.01 show).
-
-    ``rows``: ``label`` (the row's name), ``role`` ("vote", "best single" or "single model"), ``macro_f1``, ``lo``,
-    ``hi``; rows are drawn in the frame's order, top to bottom.
-    """
+    """Macro F1 with its interval per row of ``rows`` (``label``, ``role``, ``macro_f1``, ``lo``, ``hi``), in order,
+    on an axis zoomed to the intervals."""
     alt = altair()
     lo, hi = float(rows["lo"].min()), float(rows["hi"].max())
     pad = max(0.01, (hi - lo) * 0.05)

@@ -1,31 +1,9 @@
-"""Charts of the MABPD pipeline and the decision viewer, drawn from the decision trace (never recomputed).
+"""Charts of the MABPD pipeline and the decision viewer, drawn from the decision trace, never recomputed.
 
-Every builder reads what :class:`~mabpd_kit.mabpd.Decision` recorded - the agents' reports,
-the score breakdown, the route, the SAD rounds with their q/f/g/k factors and B/N votes, the
-verifier's verdict - and draws it. Nothing here re-runs an agent or re-derives a factor, so a
-chart can never disagree with the decision it explains.
-
->>> import mabpd_kit as mk
->>> d = mk.Pipeline().analyze("The council approved the plan, which critics called reckless.")
->>> mk.viz.pipeline.show(d)                 # the highlighted spans and how the label came about
->>> mk.viz.pipeline.agent_scores_chart(d)   # one bar per agent: its score and verdict, the 0.50 boundary
->>> mk.viz.pipeline.sad_factors_chart(d)    # q, f, g, k of every argument in every round
->>> mk.viz.pipeline.vote_chart(d)           # B against N per round, with the vote boundary
->>> mk.viz.pipeline.show_debate(d)          # every argument: verdict, evidence, reasoning, counter-argument
-
-Batch views take a :class:`~mabpd_kit.mabpd.BatchResult` or a list of decisions:
-
->>> res = mk.Pipeline().analyze_many(texts, gold=labels)
->>> mk.viz.pipeline.route_chart(res)        # how many items each route decided, and how
->>> mk.viz.pipeline.score_chart(res)        # every item's score against the boundary, by gold label
->>> mk.viz.pipeline.ablation_chart({"full": res, "no-debate": res_nd})   # metrics per configuration
->>> mk.viz.pipeline.stop_chart(res)         # round-1 (s, c) of every debate against the dual thresholds
-
-The frame helpers (:func:`decisions_frame`, :func:`sad_frame`, :func:`debate_frame`, :func:`ablation_frame`) return the
-tidy tables the charts are drawn from, so a student can check any bar against a number.
-altair comes from :func:`mabpd_kit.viz.altair` inside the functions (course theme and offline
-renderer on the first chart; ``import mabpd_kit`` stays fast).
-"""
+Builders read what :class:`~mabpd_kit.mabpd.Decision` recorded (reports, score breakdown, route, SAD rounds
+with q/f/g/k and B/N, the verifier), so a chart cannot disagree with the decision it explains; batch views
+take a ``BatchResult`` or a list of decisions. The frame helpers (:func:`decisions_frame`, :func:`sad_frame`,
+:func:`debate_frame`, :func:`ablation_frame`) return the tables the charts are drawn from."""
 
 from __future__ import annotations
 
@@ -33,10 +11,17 @@ import html as _html
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import roster
-from mabpd_kit.viz import altair, category_color, span_html
+from mabpd_kit.viz import _x_rule, altair, category_color, span_html
 from mabpd_kit.viz.colors import OKABE_ITO, OUTCOME_COLORS
-from mabpd_kit.viz.scores import (_VERDICT_COLORS, _decisions, _verdict_color, ablation_chart, ablation_diff_chart,
-                                  ablation_frame, score_chart)
+from mabpd_kit.viz.scores import (
+    _VERDICT_COLORS,
+    _decisions,
+    _verdict_color,
+    ablation_chart,
+    ablation_diff_chart,
+    ablation_frame,
+    score_chart,
+)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -80,11 +65,6 @@ def _debate(x: Any) -> SADResult:
         raise ValueError(f"this decision took the route {route!r}: there was no debate to draw "
                          "(pick an item whose route is 'debate')")
     return deb
-
-
-# =============================================================================================
-# One decision: highlighted spans + explanation
-# =============================================================================================
 
 
 def decision_html(d: Decision) -> str:
@@ -149,18 +129,9 @@ def show_debate(x: Any) -> None:
     _display(debate_html(x), debate_frame(x).to_string())
 
 
-# =============================================================================================
-# Tidy frames (what the charts draw)
-# =============================================================================================
-
-
 def decisions_frame(x: Any) -> pd.DataFrame:
-    """One row per decision: the summary row plus the pre-verifier label and the verifier's check.
-
-    Columns: everything in ``Decision.row()`` (id, text, gold, label, pred, score, route, failed,
-    calls, tokens, ...) plus ``pre_verifier_label``, ``verifier_check``, ``correct`` (None
-    without gold) and one ``verdict_<agent>`` / ``score_<agent>`` pair per agent report.
-    """
+    """One row per decision: ``Decision.row()`` plus ``pre_verifier_label``, ``verifier_check``, ``correct``
+    (None without gold) and ``verdict_<agent>`` / ``score_<agent>`` per agent report."""
     import pandas as pd
 
     rows = []
@@ -177,11 +148,7 @@ def decisions_frame(x: Any) -> pd.DataFrame:
 
 
 def sad_frame(x: Any) -> pd.DataFrame:
-    """One row per (item, round, agent) of every debate in ``x`` (items without a debate are skipped).
-
-    Columns: ``id`` plus :meth:`SADResult.to_frame` (round, agent, verdict, confidence,
-    n_cited, n_valid, q, f, g, k, w, changed, B, N, round_label, ...).
-    """
+    """One row per (item, round, agent) of every debate in ``x``: ``id`` plus :meth:`SADResult.to_frame`."""
     import pandas as pd
 
     if hasattr(x, "rounds"):  # a bare SADResult
@@ -190,11 +157,6 @@ def sad_frame(x: Any) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["id", "round", "agent", "verdict", "confidence", "q", "f", "g", "k", "w", "B", "N"])
     return pd.concat(frames, ignore_index=True)
-
-
-# =============================================================================================
-# Batch charts
-# =============================================================================================
 
 
 def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.Chart:
@@ -229,11 +191,8 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
 
 
 def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
-    """How often each agent's *independent* report (round 1, before any debate) says biased,
-    split by the gold label: a good agent is high on gold-biased items and low on gold-neutral ones.
-
-    Also shows how often the agents disagree with each other before debate (in the title).
-    """
+    """How often each agent's independent round-1 report says biased, by gold label; the title gives how often
+    the agents disagree before debate."""
     alt = altair()
     import pandas as pd
 
@@ -276,17 +235,12 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
     if d.scoring is not None:
-        layers.append(alt.Chart(pd.DataFrame({"boundary": [d.scoring.boundary]}))
-                      .mark_rule(strokeDash=[4, 3], color="#333333").encode(x="boundary:Q"))
+        layers.append(_x_rule("boundary", d.scoring.boundary, "#333333"))
     return alt.layer(*layers).properties(title=title or f"Agent reports · {d.label} via {d.route}", width=360)
 
 
 def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
-    """The combined score as a stack of weight × agent score (SPEC 1.4), with the boundary.
-
-    Each segment is ``weights[a] * components[a]`` read from ``d.scoring``; the stack's length
-    is the recorded ``d.scoring.score`` (the tests check that the two agree).
-    """
+    """The combined score as a stack of weight × agent score (SPEC 1.4) read from ``d.scoring``, with the boundary."""
     alt = altair()
     import pandas as pd
 
@@ -303,18 +257,14 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         order=alt.Order("agent:N"),
         tooltip=["agent", "weight", "agent score", alt.Tooltip("contribution:Q", format=".3f")],
     )
-    rule = alt.Chart(pd.DataFrame({"boundary": [sc.boundary]})).mark_rule(strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    rule = _x_rule("boundary", sc.boundary, "#333333", size=2)
     verdict = "above" if sc.above_boundary else "below"
     return alt.layer(bars, rule).properties(
         title=title or f"Score {sc.score:.3f} ({verdict} the {sc.boundary:.2f} boundary)", width=420, height=60)
 
 
 def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
-    """q, f, g and k of every argument, one panel per factor and one row per round.
-
-    ``x``: a Decision that went to debate, or its ``SADResult``. Bars are coloured by the
-    argument's verdict; the numbers are the ones the vote used.
-    """
+    """q, f, g and k of every argument (the numbers the vote used), one panel per factor and one row per round."""
     alt = altair()
 
     deb = _debate(x)
@@ -358,8 +308,7 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
         order=alt.Order("side:N"),
         tooltip=["round", "side", alt.Tooltip("weight:Q", format=".3f"), alt.Tooltip("share:Q", format=".3f"), "label"],
     )
-    rule = alt.Chart(pd.DataFrame({"boundary": [deb.vote.boundary]})).mark_rule(
-        strokeDash=[4, 3], color="#333333", size=2).encode(x="boundary:Q")
+    rule = _x_rule("boundary", deb.vote.boundary, "#333333", size=2)
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 
@@ -375,13 +324,9 @@ def _at_round_1(stop_reason: str, rounds: int) -> str:
 
 
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
-    """Every debate's round-1 statistics (s across, c up) against the dual thresholds (dashed):
-    a point in the upper-right box is a debate the dual-threshold stop ends after round 1. Points
-    are coloured by what happened *at round 1*, the round they are placed by (:data:`ROUND1_COLORS`:
-    ended there, with its reason: blue for the dual threshold, bluish green for agreement, orange for
-    the round limit; or went on, light grey), on a fixed scale; the final stop reason is in the tooltip.
-    Debates with the same (s, c) and state are drawn as one circle sized by their count.
-    ``tau_s`` / ``tau_v`` default to ``Config().sad``."""
+    """Every debate's round-1 (s, c) against the dual thresholds (dashed; default ``Config().sad``): a point in
+    the upper-right box ends after round 1. Colour: what happened at round 1 (:data:`ROUND1_COLORS`); equal
+    points are one circle sized by their count."""
     alt = altair()
     import pandas as pd
 

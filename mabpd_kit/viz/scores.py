@@ -1,10 +1,4 @@
-"""Score and ablation views of a batch of MABPD decisions (split from :mod:`mabpd_kit.viz.pipeline`,
-which re-exports everything here: ``mk.viz.pipeline.score_chart`` keeps working).
-
-- :func:`score_chart`: how the combined scores are distributed against the boundary (histograms);
-- :func:`ablation_frame` / :func:`ablation_chart`: metrics per configuration on the same items;
-- :func:`ablation_diff_chart`: each configuration's difference from a reference, with its bootstrap interval.
-"""
+"""Score and ablation views of a batch of MABPD decisions (re-exported by :mod:`mabpd_kit.viz.pipeline`)."""
 
 from __future__ import annotations
 
@@ -45,13 +39,8 @@ def _decisions(x: Any) -> list[Decision]:
 
 
 def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Metrics per configuration from the decisions' ``pred`` and ``gold`` (failed items excluded).
-
-    ``results`` maps a name ("full", "no-debate", ...) to a BatchResult or list of decisions, all
-    on the same items with gold labels. Columns: ablation, n, failed, accuracy, precision, recall,
-    f1, macro_f1, mean_calls, debated (share of items that went to SAD), overturned (share the
-    verifier turned to neutral). ``mean_calls`` is left out when it is 0 everywhere (offline).
-    """
+    """Metrics per configuration (name -> BatchResult or decisions on the same gold items; failed items out):
+    n, failed, accuracy, precision, recall, f1, macro_f1, mean_calls (dropped when 0), debated, overturned."""
     import pandas as pd
 
     from mabpd_kit import metrics as M
@@ -73,17 +62,10 @@ def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
     return drop_zero_usage(pd.DataFrame(rows))
 
 
-
 def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None,
                 step: float = 0.025) -> alt.VConcatChart:
-    """How the items' combined scores are distributed, one histogram per gold label (bins of ``step``),
-    stacked by the final label, with the score boundary recorded in the trace as a solid rule.
-
-    A histogram stays readable for 28 items or 3,000 (one tick per item would pile up into a solid
-    band). ``cutoffs`` (optional, e.g. ``{"veto": 0.30, "moderate": 0.60, "strong": 0.75}`` from
-    ``config.router``) adds dashed rules for the router's cut-offs; they come from the
-    configuration you pass, not from the trace.
-    """
+    """The items' combined scores, one histogram per gold label (bins of ``step``) stacked by the final label, with
+    the recorded boundary; ``cutoffs`` (e.g. the router's) adds dashed rules from the configuration you pass."""
     alt = altair()
     import pandas as pd
 
@@ -122,10 +104,7 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
 
 def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"),
                    title: str | None = None) -> alt.Chart:
-    """Grouped bars: one group per configuration, one bar per metric (from :func:`ablation_frame`).
-
-    ``x`` is a mapping name -> results, or a frame :func:`ablation_frame` returned.
-    """
+    """Grouped bars of :func:`ablation_frame` (``x``: name -> results, or that frame)."""
     alt = altair()
     import pandas as pd
 
@@ -144,15 +123,9 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
     return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
 
 
-def ablation_diff_chart(diffs: "pd.DataFrame", *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
-    """A dot plot of differences from ``reference``: one row per configuration, the dot its observed difference,
-    the line its confidence interval, the dashed vertical line no difference.
-
-    ``diffs`` has columns ``ablation``, ``diff``, ``lo``, ``hi`` (:func:`mabpd_kit.metrics.paired_bootstrap` of each
-    configuration against the reference) and optionally ``changed`` (labels that differ from the reference's) and
-    ``n``. The x axis spans the intervals, not [0, 1], so differences of a point or two are visible; a dot is
-    filled where the interval excludes 0.
-    """
+def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
+    """Differences from ``reference`` (``diffs``: ablation, diff, lo, hi[, changed, n]) as dots with their intervals,
+    on an axis spanning the intervals; a dot is filled where the interval excludes 0."""
     alt = altair()
 
     df = diffs.copy()
@@ -177,6 +150,3 @@ def ablation_diff_chart(diffs: "pd.DataFrame", *, reference: str = "full", title
     return (zero + lines + dots).properties(title=title or f"Each configuration minus {reference}{items}", width=380)
 
 
-# =============================================================================================
-# One-decision charts
-# =============================================================================================

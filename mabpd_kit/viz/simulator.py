@@ -1,13 +1,4 @@
-"""Charts for the MABPD simulator (:mod:`mabpd_kit.mabpd.simulator`, notebooks 04 and 05).
-
-Every chart is built from the simulation's traces (``Simulation.metrics()``, which reads each
-configuration's ``BatchResult``, or the frame of :func:`~mabpd_kit.mabpd.simulator.sweep`);
-altair comes from :func:`mabpd_kit.viz.altair`, so importing this module does nothing.
-
->>> from mabpd_kit.mabpd.simulator import SimSpec, simulate
->>> chart = config_chart(simulate(SimSpec(hallucination=0.3), n_items=300))
->>> view, caption = simulator_view(hallucination=0.3)       # what the notebooks' panel calls
-"""
+"""Charts for the MABPD simulator (:mod:`mabpd_kit.mabpd.simulator`, lessons 04 and 05), from its traces."""
 
 from __future__ import annotations
 
@@ -16,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from mabpd_kit.viz import altair
+from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import SERIES_COLORS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,14 +23,14 @@ CONFIG_COLORS: dict[str, str] = {"full": SERIES_COLORS[0], "no-debate": SERIES_C
 _MEASURES = {"macro_f1": "macro F1", "precision": "precision", "recall": "recall"}
 
 
-def _scale(names: Sequence[str]) -> "alt.Scale":
+def _scale(names: Sequence[str]) -> alt.Scale:
     alt = altair()
     names = list(names)
     extra = iter(SERIES_COLORS[4:])
     return alt.Scale(domain=names, range=[CONFIG_COLORS.get(n) or next(extra, "#555555") for n in names])
 
 
-def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
+def config_chart(sim: Simulation, *, title: str | None = None) -> alt.Chart:
     """Macro F1, precision and recall of each configuration of one simulation, side by side."""
     alt = altair()
     m = sim.metrics()
@@ -61,7 +52,7 @@ def config_chart(sim: "Simulation", *, title: str | None = None) -> "alt.Chart":
 MEASURE_GREYS = ("#333333", "#8c8c8c", "#cccccc")
 
 
-def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> "alt.LayerChart":
+def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> alt.LayerChart:
     """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
     one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
     (a 0-1 axis hides them). ``metrics``: ``Simulation.metrics()`` (one row per configuration)."""
@@ -82,14 +73,14 @@ def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: st
     label = alt.Text("points:Q", format="+.1f")      # outside the bar's end: right of a gain, left of a loss
     text = [base.transform_filter(f"datum.points {op} 0").mark_text(align=a, dx=d, fontSize=10).encode(
         x=alt.X("points:Q"), text=label) for op, a, d in ((">=", "left", 3), ("<", "right", -3))]
-    zero = alt.Chart(pd.DataFrame({"points": [0.0]})).mark_rule(color="#333333").encode(x="points:Q")
+    zero = _x_rule("points", 0.0, "#333333", dashed=False)
     return alt.layer(bars, *text, zero).properties(
         width=380, height=alt.Step(12), title=t,
         description=f"{t}: " + "; ".join(f"{r.config} {r.measure} {r.points:+.1f}" for r in df.itertuples()) + ".")
 
 
 def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
-                current: float | None = None, title: str | None = None) -> "alt.LayerChart":
+                current: float | None = None, title: str | None = None) -> alt.LayerChart:
     """``measure`` of each configuration as one planted ``setting`` varies (a ``sweep`` frame);
     ``current`` draws a dashed rule at the value the sliders set."""
     alt = altair()
@@ -105,8 +96,7 @@ def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
     )
     layers = [lines]
     if current is not None:
-        layers.append(alt.Chart(pd.DataFrame({setting: [current]})).mark_rule(strokeDash=[4, 3], color="#555555")
-                      .encode(x=f"{setting}:Q"))
+        layers.append(_x_rule(setting, current, "#555555"))
     return alt.layer(*layers).properties(
         width=380, height=220, title=t,
         description=f"{t}: one line per configuration ({', '.join(names)}), {label} on the vertical axis.")
@@ -122,9 +112,8 @@ def gain_phrase(value: float, unit: str = " points") -> str:
 
 def simulator_view(hallucination: float = 0.0, competence: float = 0.75, correlation: float = 0.0,
                    calibration: float = 0.6, n_items: int = 600, seed: int = 0):
-    """What the notebooks' simulator panel calls: simulate ``n_items`` items with these planted
-    settings under full / no-debate / single-agent, and return the F1 chart and a caption that says
-    what the debate and the burden of proof did."""
+    """The simulator panel: ``n_items`` simulated items under full / no-debate / single-agent; the F1 chart and a
+    caption saying what the debate and the burden of proof did."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
 
     spec = SimSpec(hallucination=hallucination, competence=competence, correlation=correlation,

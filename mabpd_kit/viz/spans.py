@@ -1,21 +1,12 @@
-"""The span viewer: a text with what the agents highlighted, coloured per bias category.
-
->>> from mabpd_kit.types import Span
->>> html = span_html("A radical plan.", [Span(text="radical", start=2, end=9, category="loaded language", score=0.8)])
->>> show_spans("A radical plan.", [...])   # the same, as a displayable object in a notebook
-
-Everything here is self-contained HTML with inline styles (no <script>, no stylesheet), so the
-same markup works in JupyterLab, in an exported HTML report and in an e-mail. No altair here:
-showing spans never loads the chart stack. Both functions are also ``mabpd_kit.viz.span_html``
-and ``mabpd_kit.viz.show_spans``.
-"""
+"""The span viewer: a text with what the agents highlighted, coloured per bias category, as self-contained
+HTML with inline styles (no script, no altair), so it works in JupyterLab, an HTML export or an e-mail."""
 
 from __future__ import annotations
 
 import html as _html
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mabpd_kit.types import Span
 from mabpd_kit.viz.colors import color_for, norm_name, tint
@@ -87,19 +78,11 @@ def span_html(
     color_by: ColorBy = "category",
     use_orig: bool = False,
 ) -> str:
-    """Render ``text`` with ``spans`` highlighted, as self-contained HTML (inline styles only).
+    """``text`` with ``spans`` highlighted, as self-contained HTML.
 
-    - Each span is coloured by its bias category (``taxonomy`` if set, else ``category``), or by
-      ``meta_category`` or ``agent`` with ``color_by``; a legend lists the colours used.
-    - Hovering a highlight shows a tooltip: agent, category, score, validity, reason.
-    - Invalid spans (quotes an agent cited but that are not in the text) are struck through:
-      in place when they carry offsets, otherwise listed under the text.
-    - Offsets are ``start``/``end`` into ``text`` (the cleaned text); ``use_orig=True`` uses
-      ``orig_start``/``orig_end`` to highlight the raw input instead. A valid span without offsets
-      is located by its first exact occurrence in ``text``.
-    - Overlapping spans: the overlap takes the colour of the highest-scoring span and an
-      underline in the second one's colour; the tooltip lists all of them.
-    """
+    Colour by taxonomy (else category), or ``color_by`` meta_category or agent, with a legend; a tooltip per
+    highlight. Invalid spans are struck through (in place with offsets, else listed under the text);
+    ``use_orig=True`` uses the raw input's offsets. Overlaps take the highest score's colour and an underline."""
     placed = [_place(text, s, use_orig) for s in spans]
     inline = [p for p in placed if p.start is not None]
     unplaced = [p for p in placed if p.start is None]
@@ -173,16 +156,8 @@ def span_html(
     return "".join(out)
 
 
-def show_spans(
-    text: str,
-    spans: Sequence[Span],
-    legend: bool = True,
-    title: str | None = None,
-    *,
-    color_by: ColorBy = "category",
-    use_orig: bool = False,
-) -> HTML:
-    """:func:`span_html` wrapped for display: the last line of a notebook cell, or ``display(...)``."""
+def show_spans(text: str, spans: Sequence[Span], *args: Any, **kwargs: Any) -> HTML:
+    """:func:`span_html` (same arguments) wrapped for display: the last line of a notebook cell."""
     from IPython.display import HTML
 
-    return HTML(span_html(text, spans, legend=legend, title=title, color_by=color_by, use_orig=use_orig))
+    return HTML(span_html(text, spans, *args, **kwargs))

@@ -1,16 +1,5 @@
-"""Charts for dual-threshold stopping (notebook 07): the grid, the quality/rounds trade-off, trajectories.
-
-Every builder returns an altair chart (tests read ``chart.to_dict()``) built from a frame of
-:mod:`mabpd_kit.radar` (``replay_frame``, ``trajectories_frame``, the calibration grid). altair comes
-from :func:`mabpd_kit.viz.altair` (course theme and offline renderer on the first chart), so
-importing this module does nothing.
-
->>> from mabpd_kit.radar import calibrate, simulate_trajectories
->>> from mabpd_kit.viz.stopping import grid_heatmap, tradeoff_chart
->>> cal = calibrate(simulate_trajectories(100))
->>> chart = tradeoff_chart(cal, current=(-0.6, 0.75))      # where this pair sits among all pairs
->>> heat = grid_heatmap(cal, marks={"best": (cal.best["tau_s"], cal.best["tau_v"])})
-"""
+"""Charts for dual-threshold stopping (lesson 07), built from :mod:`mabpd_kit.radar`'s frames (``replay_frame``,
+``trajectories_frame``, the calibration grid): the grid, the quality/rounds trade-off, trajectories."""
 
 from __future__ import annotations
 
@@ -74,13 +63,8 @@ def _ticks(values: np.ndarray) -> list[float]:
 
 def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
                  marks: Mapping[str, tuple[float, float]] | None = None, title: str | None = None) -> alt.LayerChart:
-    """``value`` (quality, mean_rounds, objective, stop_round1, censored ...) over the tau_s x tau_v grid.
-
-    One rectangle per grid pair, centred on it, so the axes' ticks are threshold values of the grid
-    (-1, -0.5, 0, ...), never bin edges. The title and legend name what the colour is ("accuracy",
-    "mean rounds", ...): "quality" and "objective" are named after the calibration's objective.
-    ``marks`` names threshold pairs to circle (e.g. the logged run's and the calibrated pair).
-    """
+    """``value`` (quality, mean_rounds, objective, ...) over the tau_s x tau_v grid, one rectangle centred on each
+    pair; ``marks`` names pairs to circle. "quality" and "objective" are named after the calibration's objective."""
     alt = altair()
 
     df = cal.grid.copy()
@@ -117,12 +101,8 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
 def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | None = None,
                    marks: Mapping[str, tuple[float, float]] | None = None,
                    title: str | None = None) -> alt.LayerChart:
-    """Quality against mean rounds: every grid pair (grey), the Pareto front (line), named pairs.
-
-    ``current`` is drawn as a large diamond labelled "your pair", *on top of* the named ``marks``
-    (so it stays visible when it replays to the same figures as, say, the logged run's pair): the
-    live view behind the notebook's sliders.
-    """
+    """Quality against mean rounds: every grid pair (grey), the Pareto front (line), named ``marks`` and
+    ``current`` on top as a large diamond ("your pair")."""
     alt = altair()
 
     grid = cal.grid
@@ -197,10 +177,7 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
 
 
 def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
-    """Mean stop margin after the opening per gold label, one panel per logged run.
-
-    ``decisions``: :func:`mabpd_kit.radar.load_radar_decisions` (columns run, round_index, gold, s).
-    """
+    """Mean stop margin after the opening per gold label, one panel per run (:func:`mabpd_kit.radar.load_radar_decisions`)."""
     alt = altair()
 
     first = decisions[(decisions.round_index == 1) & decisions.gold.notna()]
@@ -216,11 +193,9 @@ def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -
 
 
 def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: DualThreshold) -> pd.DataFrame:
-    """Per claim, what moving from ``reference`` to ``rule`` changes: stop round and label under each,
-    whether each is right, and ``change`` (label changes / stops earlier / stops later /
-    would go on, log ends / unchanged). "Would go on, log ends": the new rule does not stop where the
-    reference did, but a logged trajectory has no further round, so it stops at the end of the log
-    (``end_of_log``) with the same label - a change the log cannot show."""
+    """Per claim, what moving from ``reference`` to ``rule`` changes: stop round and label under each, whether each
+    is right, and ``change``. "Would go on, log ends": the new rule does not stop where the reference did but the
+    log has no further round (``end_of_log``), a change the log cannot show."""
     a, b = replay_frame(trajs, reference), replay_frame(trajs, rule)
     f = a[["id", "gold", "rounds", "label", "correct"]].merge(
         b[["id", "rounds", "label", "correct", "stop_reason"]], on="id", suffixes=("_ref", "_new"))
@@ -233,10 +208,8 @@ def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: D
 
 
 def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | None = None) -> alt.LayerChart:
-    """One row per claim whose outcome changed (at most ``max_claims``): its stop round under the
-    reference pair (hollow) and under yours (filled), joined by a line, coloured by the kind of change.
-    When more claims changed than fit, every kind of change keeps rows (taken in turn, kind by kind),
-    so a chart of 20 label changes and 233 later stops shows both. With no change at all it says so in the title."""
+    """One row per changed claim (at most ``max_claims``, every kind of change kept): its stop round under the
+    reference pair (hollow) and yours (filled), coloured by the kind of change."""
     alt = altair()
 
     order = list(CHANGE_COLORS)
