@@ -54,7 +54,7 @@ def _key(*extra: str) -> str:
     return h.hexdigest()[:16]
 
 
-def features(cache: Path, workers: int | None) -> "object":
+def features(cache: Path, workers: int | None) -> object:
     """The feature frame of HyperPartisan train (id, n_words, n_biased, label, FEATURES), cached under a
     key of the pipeline's files (:func:`_key`)."""
     import pandas as pd

@@ -193,7 +193,7 @@ def corpus_path(args: argparse.Namespace, rate: float) -> None:
         one, two = figures[1], figures[2]
         ok_articles = {a for a, r in one["res"].items() if not r["failed"] and not one["sent_failed"][a]}
         ok_sentences: set[str] = set()
-        for a, r in one["res"].items():
+        for r in one["res"].values():
             text = r["record"]["text"]
             for s in r["record"]["sentences"]:
                 if s["label"] in ("biased", "neutral"):

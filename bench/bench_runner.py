@@ -67,7 +67,7 @@ LOADED = [
 POOL = NEUTRAL + LOADED
 
 
-def corpus(n_sentences: int) -> Iterator["object"]:
+def corpus(n_sentences: int) -> Iterator[object]:
     """Articles of PER_ARTICLE sentences (ids ``a0``, ``a1``, ...), the same for every run."""
     from mabpd_kit.corpus.inputs import Doc
 
@@ -84,7 +84,7 @@ def child(spec: dict) -> None:
     """One run in this (fresh) interpreter; prints its figures as one JSON line."""
     from mabpd_kit.corpus import analyze
 
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0 = time.perf_counter()
     counts = analyze(corpus(spec["sentences"]), spec["out"], workers=spec["workers"], engine=spec["engine"],
                      load_results=False)
     wall = time.perf_counter() - t0

@@ -144,7 +144,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: "bytearray | memoryview") -> int:  # type: ignore[override]
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
         if self._head:
             n = min(len(b), len(self._head))
             b[:n], self._head = self._head[:n], self._head[n:]

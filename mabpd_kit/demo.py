@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["agreement_text", "build_report", "load_samples", "samples_path"]
 
 
-def agreement_text(frame: "pd.DataFrame") -> str:
+def agreement_text(frame: pd.DataFrame) -> str:
     """The share of decided items whose label agrees with the authors', with its 95% Wilson interval and n;
     on fewer than ``Config().metrics.min_items`` items it says they are too few to conclude anything."""
     from mabpd_kit.data.shipped import interval_text
@@ -37,7 +37,7 @@ def agreement_text(frame: "pd.DataFrame") -> str:
     return interval_text(k / n, lo, hi, n, label=f"agreement with the authors' labels, {k} of {n}:")
 
 
-def build_report(result: "BatchResult", samples: "list[dict]", config_name: str) -> str:
+def build_report(result: BatchResult, samples: list[dict], config_name: str) -> str:
     """The demo page: summary, route chart (SVG), one block per decision with highlighted spans."""
     import pandas as pd
 

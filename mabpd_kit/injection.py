@@ -24,7 +24,8 @@ case and spacing, lose their brackets.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Set as AbstractSet
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from mabpd_kit import roster

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -58,7 +58,7 @@ def _find_one(method: str, name: str, prompts_dir: str | Path | None) -> tuple[s
     return _packaged(method, name), f"prompts/{method}/{name}.md"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _packaged(method: str, name: str) -> str:
     res = resources.files("mabpd_kit").joinpath("prompts", method, f"{name}.md")
     if not res.is_file():

@@ -18,9 +18,10 @@ import html
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -218,7 +219,7 @@ class _Builder:
         self.pending = (kind, a, b)
 
 
-def _scan_unit(m: "re.Match[str]", text_in: str, out: _Builder, flags: list[str]) -> bool:
+def _scan_unit(m: re.Match[str], text_in: str, out: _Builder, flags: list[str]) -> bool:
     """One unit of the scanner (:data:`_UNIT`) into ``out``; True when it was HTML (a tag or an entity)."""
     a, b = m.span()
     kind = m.lastgroup

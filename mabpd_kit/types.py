@@ -51,7 +51,7 @@ class Usage(FrozenModel):
     repaired_calls: int = Field(0, description="structured calls that needed the repair retry")
     cached_tokens: int = Field(0, description="prompt tokens the server served from its prefix cache")
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
         return Usage(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
@@ -60,11 +60,11 @@ class Usage(FrozenModel):
                      repaired_calls=self.repaired_calls + other.repaired_calls,
                      cached_tokens=self.cached_tokens + other.cached_tokens)
 
-    def __radd__(self, other: Any) -> "Usage":  # sum() starts from 0
+    def __radd__(self, other: Any) -> Usage:  # sum() starts from 0
         return self if other == 0 else self.__add__(other)
 
     @classmethod
-    def total(cls, items: Iterable["Usage | Any"]) -> "Usage":
+    def total(cls, items: Iterable[Usage | Any]) -> Usage:
         """The sum over usage records, or over objects that carry one as ``.usage``."""
         out = cls()
         for u in items:
@@ -72,7 +72,7 @@ class Usage(FrozenModel):
         return out
 
     @classmethod
-    def of(cls, completions: Iterable[Any], *, repaired: bool = False) -> "Usage":
+    def of(cls, completions: Iterable[Any], *, repaired: bool = False) -> Usage:
         """The usage of LLM completions (anything with ``prompt_tokens``, ``completion_tokens``,
         ``latency_s``); ``repaired`` marks a structured call that needed its repair retry."""
         cs = list(completions)

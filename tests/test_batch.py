@@ -9,8 +9,8 @@ import json
 import pytest
 
 from mabpd_kit.config import Config
-from mabpd_kit.llm import connect
 from mabpd_kit.llm import batch as B
+from mabpd_kit.llm import connect
 from mabpd_kit.mabpd import Pipeline
 from mabpd_kit.testing import system_prompt
 

@@ -10,8 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mabpd_kit.corpus import CorpusConfig, adapt, aggregate, bootstrap_mean, category_mix, cliffs_delta, cohens_h, \
-    compare, trend
+from mabpd_kit.corpus import (
+    CorpusConfig,
+    adapt,
+    aggregate,
+    bootstrap_mean,
+    category_mix,
+    cliffs_delta,
+    cohens_h,
+    compare,
+    trend,
+)
 from mabpd_kit.corpus.groups import group_seed
 from mabpd_kit.corpus.threshold import best_threshold
 

@@ -8,13 +8,12 @@ import json
 
 import pandas as pd
 import pytest
+from test_corpus_llm import _script
 
 from mabpd_kit import cli
 from mabpd_kit.config import Config
 from mabpd_kit.corpus import CorpusConfig, analyze, read
 from mabpd_kit.llm import connect
-
-from test_corpus_llm import _script
 
 distributed = pytest.importorskip("distributed")
 

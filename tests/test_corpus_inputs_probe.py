@@ -202,7 +202,7 @@ def test_a_utf16_txt_is_text_and_a_real_replacement_character_is_kept(tmp_path):
 
     d = tmp_path / "f"
     d.mkdir()
-    blobs = {"u16.txt": f"{BIASED} Café.".encode("utf-16"), "fffd.txt": f"{NEUTRAL} \ufffd".encode("utf-8"),
+    blobs = {"u16.txt": f"{BIASED} Café.".encode("utf-16"), "fffd.txt": f"{NEUTRAL} \ufffd".encode(),
              "l1.txt": b"The caf\xe9 is \x93open\x94 today.", "bom.txt": b"\xef\xbb\xbf" + NEUTRAL.encode()}
     for name, raw in blobs.items():
         (d / name).write_bytes(raw)

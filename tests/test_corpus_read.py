@@ -10,8 +10,7 @@ from itertools import islice
 import pandas as pd
 import pytest
 
-from mabpd_kit.corpus import CorpusConfig, CorpusError, analyze, export, read
-from mabpd_kit.corpus import rows
+from mabpd_kit.corpus import CorpusConfig, CorpusError, analyze, export, read, rows
 
 TEXTS = ["The council approved the budget on Monday.", "Critics slammed the disastrous so-called reform."]
 

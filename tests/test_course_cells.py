@@ -134,7 +134,7 @@ def test_lesson_09_shows_an_excerpt_around_the_strongest_sentence_not_the_articl
 
     sents = [f"Sentence number {k} is plain." for k in range(10)]
     sents[6] = "The outrageous scheme failed."
-    text, sentences, pos = "", [], 0
+    text, sentences = "", []
     for k, s in enumerate(sents):
         start = len(text)
         text += s + " "

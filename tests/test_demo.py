@@ -6,8 +6,9 @@ import json
 import re
 from collections import Counter
 
-from mabpd_kit.demo import load_samples, samples_path
 from test_lesson_honesty import score_problems
+
+from mabpd_kit.demo import load_samples, samples_path
 
 
 def test_samples_are_balanced_and_cover_the_taxonomy():

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import pydantic
 import pytest
 
 from mabpd_kit import cli, fits
@@ -42,7 +43,7 @@ def test_config_stays_frozen_and_overridable():
     assert Config().replace(**{"corpus.article_threshold": 2}).corpus.article_threshold == 2.0
     p = ArticleScoreConfig(intercept=1.0)
     assert p.intercept == 1.0 and p.coef == CorpusConfig().score.coef
-    with pytest.raises(Exception):
+    with pytest.raises(pydantic.ValidationError):
         p.intercept = 2.0  # frozen
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_identity_faults import QS, TEXT_FAULTS, Faulty, healthy, who
 
 from mabpd_kit.config import Config
 from mabpd_kit.identity import Question, run_debate
@@ -20,8 +21,6 @@ from mabpd_kit.identity.questions import reply_fault, usable
 from mabpd_kit.llm import connect
 from mabpd_kit.llm.results import Completion
 from mabpd_kit.testing import Reply
-
-from test_identity_faults import QS, TEXT_FAULTS, Faulty, healthy, who
 
 JUNK = {"refusal_text": "I'm sorry, but I can't help with that.",
         "json_junk": json.dumps({"verdict": ["x"], "confidence": "high"}),

@@ -70,8 +70,8 @@ SMOLLM2_FRAMING_REPLY = (
 
 
 def test_a_raw_newline_inside_a_string_is_read_as_the_model_meant_it():
-    from mabpd_kit.mabpd.schemas import FramingOutput
     from mabpd_kit.llm.structured import validate
+    from mabpd_kit.mabpd.schemas import FramingOutput
 
     assert "\n" in SMOLLM2_FRAMING_REPLY and "\\n" not in SMOLLM2_FRAMING_REPLY  # a real newline
     out, error = validate(SMOLLM2_FRAMING_REPLY, FramingOutput)

@@ -5,7 +5,6 @@ sentences decided after the span work, 53a2b0d, where the recording decided 4). 
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 

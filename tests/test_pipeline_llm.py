@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from mabpd_kit.config import Config
 from mabpd_kit.llm import connect
 from mabpd_kit.mabpd import Pipeline

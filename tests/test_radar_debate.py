@@ -11,6 +11,7 @@ import pytest
 
 from mabpd_kit import prompts
 from mabpd_kit.config import Config
+from mabpd_kit.llm import connect
 from mabpd_kit.radar import (
     OFFLINE_TAG,
     EvidencePool,
@@ -24,7 +25,6 @@ from mabpd_kit.radar import (
     parse_option,
     run_systems,
 )
-from mabpd_kit.llm import connect
 from mabpd_kit.testing import Reply, all_text, last_user, system_prompt
 
 LABELS = ["TRUE", "HALF-TRUE", "FALSE"]

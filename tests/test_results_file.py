@@ -19,6 +19,7 @@ import textwrap
 import time
 
 import pandas as pd
+from test_corpus_llm import _script
 
 from mabpd_kit import cli
 from mabpd_kit.config import Config
@@ -26,8 +27,6 @@ from mabpd_kit.corpus import CorpusConfig, analyze, read
 from mabpd_kit.llm import connect
 from mabpd_kit.testing import all_text
 from mabpd_kit.testing.faults import FaultyScript
-
-from test_corpus_llm import _script
 
 ARTICLES = [" ".join(f"{w} the plan of district {a} on day {k}." for k in range(6))
             for a in range(6) for w in ("Critics slammed", "The council read")]  # every sentence its own

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from mabpd_kit import prompts
 from mabpd_kit.llm import connect, registry
 from mabpd_kit.llm.probe import _ProbeAnswer
-from mabpd_kit.llm.structured import response_format, required_schema, strict_schema
+from mabpd_kit.llm.structured import required_schema, response_format, strict_schema
 from mabpd_kit.mabpd.schemas import ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput
 from mabpd_kit.mabpd.verifier import VerifierOutput
 from mabpd_kit.radar.judge import JudgeProbabilities

@@ -275,7 +275,7 @@ def test_looks_binary():
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     assert not looks_binary(b"")
     assert not looks_binary("One sentence.\nAnother one, with a caf\xe9.\n".encode("cp1252"))
-    assert not looks_binary("Новости дня. 中国新闻。".encode("utf-8"))
+    assert not looks_binary("Новости дня. 中国新闻。".encode())
     assert not looks_binary("text".encode("utf-16"))
     assert not looks_binary(("é" * 5000).encode("utf-8")[:8191] + b"abc")  # a character cut by the sample
 

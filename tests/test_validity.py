@@ -3,8 +3,6 @@ labels correct it; the shipped error rates are what the fit gives at HEAD (a sta
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 

@@ -195,7 +195,7 @@ def render(check: bool, root: Path = ROOT) -> list[str]:
 
         def fill(m: re.Match) -> str:
             if m.group(1) not in vals:
-                raise KeyError(f"{name}: unknown figure {m.group(1)!r} (see tools/instructor_pack.py)")
+                raise KeyError(f"{name}: unknown figure {m.group(1)!r} (see tools/instructor_pack.py)")  # noqa: B023
             return f"<!--fig:{m.group(1)}-->{vals[m.group(1)]}<!--/fig-->"
 
         new = SPAN_RE.sub(fill, text)

@@ -128,7 +128,7 @@ class ArticleResult(BaseModel):
 
         return probability(self)
 
-    def stat(self, name: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> float | None:
+    def stat(self, name: str = "n_biased", score: ArticleScoreConfig | None = None) -> float | None:
         """An article statistic; ``p_biased`` by the score ``score`` (default: the shipped one)."""
         if name == "p_biased":
             from mabpd_kit.corpus.score import probability
@@ -136,12 +136,12 @@ class ArticleResult(BaseModel):
             return probability(self, score)
         return getattr(self, name)
 
-    def pred(self, threshold: float, stat: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> int | None:
+    def pred(self, threshold: float, stat: str = "n_biased", score: ArticleScoreConfig | None = None) -> int | None:
         """The article's decision (:func:`article_pred`): 1 biased, 0 neutral, None failed."""
         return article_pred(self.stat(stat, score), threshold, mode=self.mode, failed=self.failed,
                             n_biased=self.n_biased)
 
-    def row(self, threshold: float, stat: str = "n_biased", score: "ArticleScoreConfig | None" = None) -> dict[str, Any]:
+    def row(self, threshold: float, stat: str = "n_biased", score: ArticleScoreConfig | None = None) -> dict[str, Any]:
         """The flat article row (metadata columns first); ``p_biased`` is always there, ``pred`` is the
         rule ``stat >= threshold``."""
         p = self.stat("p_biased", score)
@@ -199,10 +199,10 @@ def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str, **kw: Any) -
 
 #: pipeline -> (its config, a shallow copy with ``text.detect_language`` off): the one stand-in until
 #: ``Pipeline`` has a plain option to take an article's language (branch reno_spine), then it goes
-_QUIET: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+_QUIET: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-def sentence_pipeline(pipeline: "Pipeline") -> "Pipeline":
+def sentence_pipeline(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` without its per-item language check (``config.text.detect_language``): the
     article's language is decided once, by :func:`article_language`, and its sentences take it.
     A shallow copy (agents, lexicon and LLM shared), made once per pipeline."""
@@ -218,7 +218,7 @@ def sentence_pipeline(pipeline: "Pipeline") -> "Pipeline":
     return quiet
 
 
-def article_language(pipeline: "Pipeline", text: str, settings: CorpusConfig | None = None) -> tuple[str | None, str | None]:
+def article_language(pipeline: Pipeline, text: str, settings: CorpusConfig | None = None) -> tuple[str | None, str | None]:
     """``(language, why the article cannot be analysed)`` of an article's cleaned ``text``: decided
     once for the whole article (:func:`mabpd_kit.language.document_language`; shorter than
     ``settings.language_min_chars``: ``config.text.languages[0]``). ``(None, None)`` when the
@@ -239,13 +239,13 @@ def article_language(pipeline: "Pipeline", text: str, settings: CorpusConfig | N
                   f"use an LLM endpoint, or add {lang!r} to text.languages")
 
 
-def _language_flags(lang: str | None, pipeline: "Pipeline") -> list[str]:
+def _language_flags(lang: str | None, pipeline: Pipeline) -> list[str]:
     known = pipeline.config.text.languages
     return ["unsupported_language"] if lang not in (None, "und") and lang not in known else []
 
 
-def analyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = None, *, fingerprint: str = "",
-                digest: str = "", decisions: "dict[int, Decision] | None" = None) -> ArticleResult:
+def analyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | None = None, *, fingerprint: str = "",
+                digest: str = "", decisions: dict[int, Decision] | None = None) -> ArticleResult:
     """One article through the pipeline, sentence by sentence (or whole, ``settings.mode == "direct"``).
 
     Never raises: a bad doc or a failure becomes a failed :class:`ArticleResult` with its reason.
@@ -262,7 +262,7 @@ def analyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = 
         return _failed(doc, f"{type(exc).__name__}: {exc}", st.mode, fingerprint, digest)
 
 
-async def aanalyze_doc(pipeline: "Pipeline", doc: Doc, settings: CorpusConfig | None = None, *,
+async def aanalyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | None = None, *,
                        fingerprint: str = "", digest: str = "") -> ArticleResult:
     """:func:`analyze_doc` on the event loop: the article's sentences go to the LLM together (each call
     still waits for the endpoint's limit). A sentence whose call was deferred to a Batch API pass
@@ -303,8 +303,8 @@ def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tu
     return ct, spans, todo
 
 
-def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str,
-             decisions: "dict[int, Decision] | None", planned: Any = None) -> ArticleResult:
+def _article(pipeline: Pipeline, doc: Doc, st: CorpusConfig, fp: str, digest: str,
+             decisions: dict[int, Decision] | None, planned: Any = None) -> ArticleResult:
     """Article mode; ``decisions`` (by sentence index) and ``planned`` (:func:`plan`) from the LLM path."""
     ct, spans, todo = planned or plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
     if not spans:
@@ -328,7 +328,7 @@ def _article(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: 
     return out
 
 
-def _sentence(k: int, a: int, b: int, ra: int, rb: int, d: "Decision",
+def _sentence(k: int, a: int, b: int, ra: int, rb: int, d: Decision,
               evidence: dict[tuple[int, int], SpanResult]) -> SentenceResult:
     if d.failed:
         return SentenceResult(k=k, start=a, end=b, raw_start=ra, raw_end=rb, label="failed", error=d.error)
@@ -383,8 +383,8 @@ def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult]
     return out
 
 
-def _direct(pipeline: "Pipeline", doc: Doc, st: CorpusConfig, fp: str, digest: str,
-            decision: "Decision | None" = None) -> ArticleResult:
+def _direct(pipeline: Pipeline, doc: Doc, st: CorpusConfig, fp: str, digest: str,
+            decision: Decision | None = None) -> ArticleResult:
     """The paper's direct mode: the article (cut to the pipeline's ``text.truncate_words``) as one item.
     ``share_biased`` is then 1.0 or 0.0 and ``pred`` is that label (:meth:`ArticleResult.pred`)."""
     from mabpd_kit.text import clean

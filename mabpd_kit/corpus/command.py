@@ -55,7 +55,7 @@ def is_corpus(path: str) -> bool:
         return False
 
 
-def add_corpus_options(group: "argparse._ActionsContainer") -> None:
+def add_corpus_options(group: argparse._ActionsContainer) -> None:
     """The corpus options (``mabpd analyze`` adds them as a group beside its text options)."""
     group.add_argument("--text-col", help="the text column (default: the first of text, content, body, article, ...)")
     group.add_argument("--id-col", help="the id column (default: the row number; a folder uses file names)")

@@ -42,7 +42,7 @@ DENSITIES = {"biased_per_1000w": ("n_biased", 1000.0), "spans_per_100w_rate": ("
 _CELLS = 4_000_000
 
 
-def _usable(df: "pd.DataFrame", by: str) -> "pd.DataFrame":
+def _usable(df: pd.DataFrame, by: str) -> pd.DataFrame:
     if by not in df:
         raise ValueError(f"no column {by!r} to group by (columns: {list(df.columns)})")
     if "n_words" not in df:
@@ -65,14 +65,14 @@ def _boot_sums(values: np.ndarray, resamples: int, rng: np.random.Generator) -> 
     return out
 
 
-def _group_boot(part: "pd.DataFrame", columns: Sequence[str], st: CorpusConfig, g: Any) -> np.ndarray:
+def _group_boot(part: pd.DataFrame, columns: Sequence[str], st: CorpusConfig, g: Any) -> np.ndarray:
     from mabpd_kit.corpus.prevalence import group_seed
 
     vals = part[["n_words", *columns]].astype(float).to_numpy()
     return _boot_sums(vals, st.bootstrap_resamples, np.random.default_rng(group_seed(st.seed, g) + [7]))
 
 
-def densities(df: "pd.DataFrame", by: str, *, settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def densities(df: pd.DataFrame, by: str, *, settings: CorpusConfig | None = None) -> pd.DataFrame:
     """One row per group (ordered by name): ``n`` articles, ``words``, and each density of
     :data:`DENSITIES` (events per unit of words over the whole group) with its bootstrap interval
     over articles (``<name>_lo``/``_hi``); ``small`` when ``n < settings.min_group``."""
@@ -100,8 +100,8 @@ def densities(df: "pd.DataFrame", by: str, *, settings: CorpusConfig | None = No
     return pd.DataFrame(rows)
 
 
-def rate_ratios(df: "pd.DataFrame", by: str, *, measure: str = "biased_per_1000w", groups: Sequence[Any] | None = None,
-                settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def rate_ratios(df: pd.DataFrame, by: str, *, measure: str = "biased_per_1000w", groups: Sequence[Any] | None = None,
+                settings: CorpusConfig | None = None) -> pd.DataFrame:
     """Every pair of groups: the ratio of their rates of ``measure`` (a name of :data:`DENSITIES`),
     ``group_a`` over ``group_b``, with length as the exposure and a percentile bootstrap interval
     (articles resampled within each group, independently). ``clear``: the interval excludes 1."""

@@ -115,7 +115,7 @@ def _magnitude(value: float, cuts: tuple[float, float, float]) -> str:
     return "negligible" if v < cuts[0] else "small" if v < cuts[1] else "medium" if v < cuts[2] else "large"
 
 
-def _ok(df: "pd.DataFrame") -> "pd.DataFrame":
+def _ok(df: pd.DataFrame) -> pd.DataFrame:
     return df[~df["failed"].astype(bool)] if "failed" in df else df
 
 
@@ -131,8 +131,8 @@ def month(values: Any) -> Any:
     return d.dt.strftime("%Y-%m").where(d.notna(), None)
 
 
-def aggregate(df: "pd.DataFrame | Any", by: str, *, measures: Sequence[str] = MEASURES,
-              settings: CorpusConfig | None = None, rates: Any = None, exposure: bool = True) -> "pd.DataFrame":
+def aggregate(df: pd.DataFrame | Any, by: str, *, measures: Sequence[str] = MEASURES,
+              settings: CorpusConfig | None = None, rates: Any = None, exposure: bool = True) -> pd.DataFrame:
     """One row per group: ``n`` articles, each measure's mean with its bootstrap interval
     (``<measure>_lo``/``_hi``; ``pred`` is reported as ``biased_rate``), ``small`` and a ``warning``
     when ``n < settings.min_group``. Rows are ordered by group name.
@@ -170,8 +170,8 @@ def aggregate(df: "pd.DataFrame | Any", by: str, *, measures: Sequence[str] = ME
     return _with_measures(out, data, by, st, rates, exposure) if len(out) else out
 
 
-def _with_measures(out: "pd.DataFrame", data: "pd.DataFrame", by: str, st: CorpusConfig, rates: Any,
-                   exposure: bool) -> "pd.DataFrame":
+def _with_measures(out: pd.DataFrame, data: pd.DataFrame, by: str, st: CorpusConfig, rates: Any,
+                   exposure: bool) -> pd.DataFrame:
     """``out`` with the densities (an ``n_words`` column) and the corrected share (a ``bins`` column)."""
     if exposure and "n_words" in data:
         from mabpd_kit.corpus.density import densities
@@ -188,7 +188,7 @@ def _with_measures(out: "pd.DataFrame", data: "pd.DataFrame", by: str, st: Corpu
     return out
 
 
-def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None = None) -> pd.DataFrame:
     """The article frame of a :class:`CorpusResults` with each article's sentences per bin (``bins``,
     cut at the error rates' edges: ``rates`` or the shipped ones)."""
     from mabpd_kit.corpus.prevalence import article_bins, shipped_rates
@@ -199,8 +199,8 @@ def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None 
     return frame.assign(bins=frame["id"].map(bins))
 
 
-def compare(df: "pd.DataFrame", by: str, *, measure: str = "share_biased", groups: Sequence[Any] | None = None,
-            settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def compare(df: pd.DataFrame, by: str, *, measure: str = "share_biased", groups: Sequence[Any] | None = None,
+            settings: CorpusConfig | None = None) -> pd.DataFrame:
     """Every pair of groups: the difference in the share of biased articles with Cohen's h, and Cliff's
     delta on ``measure`` (an article-level number, e.g. the share of biased sentences), each with its
     conventional magnitude. ``small`` marks pairs where either group is under ``settings.min_group``."""
@@ -224,7 +224,7 @@ def compare(df: "pd.DataFrame", by: str, *, measure: str = "share_biased", group
     return pd.DataFrame(rows)
 
 
-def category_mix(df: "pd.DataFrame", by: str, *, results: Any = None) -> "pd.DataFrame":
+def category_mix(df: pd.DataFrame, by: str, *, results: Any = None) -> pd.DataFrame:
     """Evidence spans per category in each group (long form: group, category, n, share of the group's spans).
 
     Reads the ``categories`` of each article (pass ``results`` - the :class:`CorpusResults` - when
@@ -254,8 +254,8 @@ def category_mix(df: "pd.DataFrame", by: str, *, results: Any = None) -> "pd.Dat
     return out
 
 
-def trend(df: "pd.DataFrame", date: str = "published_at", *, by: str | None = None,
-          settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def trend(df: pd.DataFrame, date: str = "published_at", *, by: str | None = None,
+          settings: CorpusConfig | None = None) -> pd.DataFrame:
     """The share of biased articles per month (``YYYY-MM`` from ``date``), with bootstrap intervals,
     overall or per group (``by``)."""
     data = _ok(df).copy()

@@ -172,7 +172,7 @@ class Corpus:
     def __iter__(self) -> Iterator[Doc]:
         return self.reader.docs(self)
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """The whole corpus as one frame: id, text, reason, flags, then the metadata columns (small corpora)."""
         import pandas as pd
 
@@ -268,7 +268,7 @@ class Corpus:
             path = Path(e.path)
 
             def bad(reason: str) -> Doc:
-                return Doc(id=rel, text="", meta=meta, reason=reason)
+                return Doc(id=rel, text="", meta=meta, reason=reason)  # noqa: B023 (called in this iteration)
 
             real: Path | None = None
             try:

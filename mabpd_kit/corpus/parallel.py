@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ArticleStep", "analyze", "make_pipeline", "run_config"]
 
-def run_config(config: "Config | None" = None, settings: CorpusConfig | None = None) -> "Config":
+def run_config(config: Config | None = None, settings: CorpusConfig | None = None) -> Config:
     """The pipeline configuration of a corpus run, with its corpus settings resolved once into
     ``config.corpus`` (direct mode also cuts each article to ``config.text.article_words``, the
     paper's setting, unless ``config.text.truncate_words`` already says otherwise)."""
@@ -45,8 +45,8 @@ def run_config(config: "Config | None" = None, settings: CorpusConfig | None = N
     return cfg
 
 
-def make_pipeline(config: "Config | None" = None, llm: "LLM | None" = None,
-                  settings: CorpusConfig | None = None) -> "Pipeline":
+def make_pipeline(config: Config | None = None, llm: LLM | None = None,
+                  settings: CorpusConfig | None = None) -> Pipeline:
     """The pipeline a corpus run uses (:func:`run_config`)."""
     from mabpd_kit.mabpd import Pipeline
 
@@ -57,7 +57,7 @@ def make_pipeline(config: "Config | None" = None, llm: "LLM | None" = None,
 class ArticleStep:
     """The runner's step for one article (picklable: a worker builds its pipeline once, on first use)."""
 
-    config: "Config"
+    config: Config
     fingerprint: str
     llm: Any = field(default=None, repr=False)
     #: how a worker process connects to the same endpoint (base URL, model, cache folder; never a key: a
@@ -69,7 +69,7 @@ class ArticleStep:
         return self.config.corpus
 
     @property
-    def pipeline(self) -> "Pipeline":
+    def pipeline(self) -> Pipeline:
         """Built on first use and kept on the step (a worker keeps its copy of the step for the run)."""
         p = self.__dict__.get("_pipeline")
         if p is None:
@@ -107,7 +107,7 @@ class ArticleStep:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
-def _spec(llm: "LLM", concurrency: int) -> dict[str, Any]:
+def _spec(llm: LLM, concurrency: int) -> dict[str, Any]:
     """How a worker connects to ``llm``'s endpoint: URL, model, cache folder and mode, its share of the limit;
     never the key (a worker reads its own from its environment)."""
     cache = getattr(llm, "_cache", None)
@@ -115,7 +115,7 @@ def _spec(llm: "LLM", concurrency: int) -> dict[str, Any]:
             "cache_dir": str(cache.directory) if cache is not None else None, "concurrency": concurrency}
 
 
-def _worker_step(cfg: "Config", fp: str, llm: "LLM", n_workers: int | None, scheduler: str | None) -> ArticleStep:
+def _worker_step(cfg: Config, fp: str, llm: LLM, n_workers: int | None, scheduler: str | None) -> ArticleStep:
     """The step of an LLM run on Dask: each worker connects itself, with its share of the endpoint's limit."""
     if n_workers is None and scheduler is not None:
         from mabpd_kit.runs.dask import cluster_workers
@@ -141,8 +141,8 @@ def analyze(
     corpus: Any,
     out: str | Path,
     *,
-    config: "Config | None" = None,
-    llm: "LLM | None" = None,
+    config: Config | None = None,
+    llm: LLM | None = None,
     settings: CorpusConfig | None = None,
     workers: int | None = None,
     text_col: str | None = None,

@@ -74,7 +74,7 @@ class ErrorRates(BaseModel):
     source: str = Field("", description="where the counts come from (data file, split)")
 
     @model_validator(mode="after")
-    def _check(self) -> "ErrorRates":
+    def _check(self) -> ErrorRates:
         k = len(self.edges) + 2
         if len(self.biased) != k or len(self.neutral) != k:
             raise ValueError(f"{len(self.edges)} edges make {k} bins: biased and neutral need {k} counts each")
@@ -298,8 +298,8 @@ def group_prevalence(bins: Any, rates: ErrorRates, *, settings: CorpusConfig | N
             "wide": bool(not width <= st.prevalence_max_width), "deff": deff, "n_eff": est["n_eff"]}
 
 
-def prevalence(data: "pd.DataFrame", by: str, *, rates: ErrorRates | None = None, article: str = "id",
-               settings: CorpusConfig | None = None) -> "pd.DataFrame":
+def prevalence(data: pd.DataFrame, by: str, *, rates: ErrorRates | None = None, article: str = "id",
+               settings: CorpusConfig | None = None) -> pd.DataFrame:
     """One row per group (ordered by name) with the figures of :func:`group_prevalence`.
 
     ``data``: a sentence frame (``results.to_frame("sentence")``: ``label`` and ``score`` per sentence,
@@ -324,7 +324,7 @@ def prevalence(data: "pd.DataFrame", by: str, *, rates: ErrorRates | None = None
     return pd.DataFrame(rows)
 
 
-def _bins_from_sentences(sentences: "pd.DataFrame", by: str, article: str, edges: Sequence[float]) -> "pd.DataFrame":
+def _bins_from_sentences(sentences: pd.DataFrame, by: str, article: str, edges: Sequence[float]) -> pd.DataFrame:
     """Each article's bin counts from a sentence frame (one row per article: ``article``, ``by``, ``bins``)."""
     import pandas as pd
 

@@ -127,7 +127,7 @@ _FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sen
                     "n_words", "bins"})
 
 
-def summary_of(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
+def summary_of(results: CorpusResults | str | Path, *, by: str | None = None, date: str | None = None,
                leaning: str | None = None, settings: CorpusConfig | None = None, threshold: float | None = None,
                rates: Any = None) -> Any:
     """The one read of a run's results the report (and the CLI's lines about it) work from
@@ -145,7 +145,7 @@ def summary_of(results: "CorpusResults | str | Path", *, by: str | None = None, 
                      edges=rates.edges if rates else None)
 
 
-def report_html(results: "CorpusResults | str | Path", *, by: str | None = None, date: str | None = None,
+def report_html(results: CorpusResults | str | Path, *, by: str | None = None, date: str | None = None,
                 title: str = "Corpus analysis", settings: CorpusConfig | None = None,
                 threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> str:
     """The report as one HTML string (see the module docstring). ``results``: a :class:`CorpusResults`
@@ -352,12 +352,12 @@ def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
 
     rows = shipped_by_leaning()
     if not rows:
-        return [f"<p class='note' id='leaning-audit'>The detector's error rates by leaning are not in this "
-                f"build's fit artefact: run <code>mabpd fit sentence_error_rates</code>.</p>"]
+        return ["<p class='note' id='leaning-audit'>The detector's error rates by leaning are not in this "
+                "build's fit artefact: run <code>mabpd fit sentence_error_rates</code>.</p>"]
     cells = "".join(f"<tr><td>{html.escape(str(r['group']))}</td><td>{r['fpr']:.3f} [{r['fpr_lo']:.2f}, "
                     f"{r['fpr_hi']:.2f}]</td><td>{r['fnr']:.3f} [{r['fnr_lo']:.2f}, {r['fnr_hi']:.2f}]</td>"
                     f"<td>{r['n_neutral']}</td><td>{r['n_biased']}</td></tr>" for r in rows)
-    return [f"<h3 id='leaning-audit'>The bias of the bias detector, by outlet leaning</h3>",
+    return ["<h3 id='leaning-audit'>The bias of the bias detector, by outlet leaning</h3>",
             f"<p>Your column <code>{html.escape(leaning)}</code> groups the outlets by leaning. This corpus has "
             "no annotations, so the detector's own error rates cannot be measured on it; these were measured on "
             "BABE train's annotated sentences (false-positive rate: neutral sentences judged biased; "
@@ -484,7 +484,7 @@ def _table(summary: Any, shown: Any, by: str | None, date: str | None) -> list[s
     return out
 
 
-def report(results: "CorpusResults | str | Path", path: str | Path, *, by: str | None = None,
+def report(results: CorpusResults | str | Path, path: str | Path, *, by: str | None = None,
            date: str | None = None, title: str = "Corpus analysis", settings: CorpusConfig | None = None,
            threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> Path:
     """Write the report to ``path`` (``results``: a :class:`CorpusResults` or a results file, streamed);

@@ -70,7 +70,7 @@ class _Feed:
         self.pending: deque[tuple[int, tuple[str, bool]]] = deque()
         self.buf: list[tuple[int, tuple[str, bool]]] = []
 
-    def __iter__(self) -> "_Feed":
+    def __iter__(self) -> _Feed:
         return self
 
     def __next__(self) -> str:
@@ -275,7 +275,7 @@ def json_array_rows(path: Any, max_unpacked: int | None = None) -> Iterator[Row]
             yield Row(f"item{k}", None, f"malformed item {k} (a JSON {type(o).__name__}, not an object)", flags)
 
 
-def frame_rows(df: "pd.DataFrame", n: int) -> Iterator[Any]:
+def frame_rows(df: pd.DataFrame, n: int) -> Iterator[Any]:
     cols = [str(c) for c in df.columns]
     yield cols
     for i in range(0, len(df), n):
@@ -395,7 +395,7 @@ def parquet_rows(path: Any, n: int) -> Iterator[Any]:
 # -- the table -----------------------------------------------------------------------------------
 
 #: suffix -> its reader (every :class:`Reader` subclass with suffixes is in it once it is defined)
-READERS: dict[str, "Reader"] = {}
+READERS: dict[str, Reader] = {}
 
 
 class Reader:

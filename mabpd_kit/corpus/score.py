@@ -77,7 +77,7 @@ def features(a: Any, top_k: int = 3) -> np.ndarray | None:
                           categories=a.categories, n_spans=a.n_spans, n_words=a.n_words, top_k=top_k)
 
 
-def feature_frame(articles: Iterable[Any], top_k: int = 3, meta: Sequence[str] = ()) -> "pd.DataFrame":
+def feature_frame(articles: Iterable[Any], top_k: int = 3, meta: Sequence[str] = ()) -> pd.DataFrame:
     """One row per article that has features: ``id``, ``n_words``, ``n_biased``, each metadata column
     of ``meta`` present, then the :data:`FEATURES`."""
     import pandas as pd
@@ -147,7 +147,7 @@ def predict(X: np.ndarray, params: ArticleScoreConfig) -> np.ndarray:
     return _sigmoid(logit(np.asarray(X, dtype=float), params))
 
 
-def coefficients(params: ArticleScoreConfig | None = None) -> "pd.DataFrame":
+def coefficients(params: ArticleScoreConfig | None = None) -> pd.DataFrame:
     """The score's coefficients as a frame: ``feature``, ``coef`` (per standard deviation of the
     feature, in log-odds), ``lo``/``hi`` (the bootstrap interval), ``center``, ``scale``, ``odds_ratio``;
     the intercept first."""
@@ -197,7 +197,7 @@ def estimate_base_rate(p: Any, train_rate: float | None = None, params: ArticleS
 
 
 def prior_adjusted(data: Any, base_rate: float | str = "em", params: ArticleScoreConfig | None = None,
-                   column: str = "p_biased") -> "pd.DataFrame":
+                   column: str = "p_biased") -> pd.DataFrame:
     """The articles' frame (``data``: CorpusResults or its ``to_frame()``) with ``p_adjusted``: the score's
     probability moved to ``base_rate`` (a number you know, or ``"em"``: estimated from these articles).
     ``frame.attrs``: ``base_rate``, ``base_rate_source`` (given / EM), ``train_rate``, ``em_iterations``."""

@@ -71,7 +71,7 @@ def fit_score(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = 
 
 def score_fitter(params: ArticleScoreConfig | None = None, seed: int = 0) -> Fitter:
     """A :data:`Fitter` for :func:`nested_cv`: :func:`fit_score` on the rows it is handed."""
-    return lambda X, y: (lambda Xt, m=fit_score(X, y, params, seed): predict(Xt, m))
+    return lambda X, y: (lambda Xt, m=fit_score(X, y, params, seed): predict(Xt, m))  # noqa: B008 (fitted once)
 
 
 def length_fit(column: int) -> Fitter:
@@ -195,7 +195,7 @@ def bootstrap_coefficients(X: np.ndarray, y: np.ndarray, params: ArticleScoreCon
 
 def learning_curve(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = None, *,
                    sizes: Sequence[int] | None = None, repeats: int | None = None, folds: int = 5, seed: int = 0,
-                   confidence: float = 0.95) -> "pd.DataFrame":
+                   confidence: float = 0.95) -> pd.DataFrame:
     """Out-of-fold accuracy of the whole procedure (:func:`fit_score`) trained on ``n`` labelled
     articles per outer fold, for each ``n`` of ``sizes`` below the training folds' size and for all of
     them (``n`` = the training folds' size, ``all``), each ``repeats`` times with fresh folds and
@@ -220,7 +220,7 @@ def learning_curve(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | No
     return pd.DataFrame(rows)
 
 
-def labels_needed(curve: "pd.DataFrame") -> int:
+def labels_needed(curve: pd.DataFrame) -> int:
     """The smallest ``n`` of a learning curve whose mean accuracy is at or above the lower end of the
     interval at all the labels (within one interval of the plateau)."""
     plateau = curve[curve["all"]].iloc[-1]
@@ -242,12 +242,12 @@ class ScoreFit(BaseModel):
     folds: int
     seed: int
 
-    def coefficients(self) -> "pd.DataFrame":
+    def coefficients(self) -> pd.DataFrame:
         from mabpd_kit.corpus.score import coefficients
 
         return coefficients(self.params)
 
-    def curve_frame(self) -> "pd.DataFrame":
+    def curve_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.curve)
@@ -266,7 +266,7 @@ class ScoreFit(BaseModel):
 
 
 def training_data(data: Any, gold: str = "label", labels: Any = None, top_k: int = 3
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, "pd.DataFrame"]:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
     """``(X, y, n_words, frame)`` from labelled articles: a :class:`~mabpd_kit.corpus.store.CorpusResults`,
     a results file, article records, or a DataFrame holding the :data:`FEATURES` columns (e.g.
     :func:`~mabpd_kit.corpus.score.feature_frame`) and ``n_words``. Labels are the ``gold`` metadata

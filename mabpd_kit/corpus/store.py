@@ -16,13 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from mabpd_kit.files import atomic
-from mabpd_kit.runs import Results
-from mabpd_kit.runs.checkpoint import Checkpoint, line
-
 from mabpd_kit.corpus.articles import ArticleResult
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.corpus.summary import failed_sentences_note, summarize, tally
+from mabpd_kit.files import atomic
+from mabpd_kit.runs import Results
+from mabpd_kit.runs.checkpoint import Checkpoint, line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +50,7 @@ class Writer:
     def close(self) -> None:
         self._ck.close()
 
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -128,19 +127,19 @@ class CorpusResults(Results[ArticleResult]):
                 f"{c['failed']} failed, {c['sentences']} sentences analysed{failed_sentences_note(c)}, "
                 f"{self.wall_s:.1f} s")
 
-    def with_threshold(self, threshold: float) -> "CorpusResults":
+    def with_threshold(self, threshold: float) -> CorpusResults:
         """The same articles decided at another threshold (nothing is analysed again)."""
         return CorpusResults(self._records, threshold=threshold, stat=self.stat, path=self.path,
                              resumed=self.resumed, computed=self.computed or 0, wall_s=self.wall_s, score=self.score)
 
-    def with_score(self, params: Any, threshold: float | None = None) -> "CorpusResults":
+    def with_score(self, params: Any, threshold: float | None = None) -> CorpusResults:
         """The same articles decided by the article score with other parameters (an
         :class:`~mabpd_kit.config.ArticleScoreConfig`, e.g. ``mk.corpus.adapt_score(...).params``)."""
         thr = threshold if threshold is not None else self.threshold if self.stat == "p_biased" else 0.5
         return CorpusResults(self._records, threshold=thr, stat="p_biased", path=self.path, resumed=self.resumed,
                              computed=self.computed or 0, wall_s=self.wall_s, score=params)
 
-    def to_frame(self, level: Level = "article") -> "pd.DataFrame":  # type: ignore[override]
+    def to_frame(self, level: Level = "article") -> pd.DataFrame:  # type: ignore[override]
         import pandas as pd
 
         df = pd.DataFrame([r for a in self for r in rows(a, level, self.threshold, self.stat, self.score)])
@@ -232,7 +231,7 @@ class _Sink:
         self._header = True
         self._fh: Any = None
 
-    def __enter__(self) -> "_Sink":
+    def __enter__(self) -> _Sink:
         if self.kind == ".parquet":
             from mabpd_kit.corpus.rows import parquet_engine
 

@@ -77,7 +77,7 @@ class _Tally(BaseModel):
     failed: bool = False
 
 
-def tally(path: "str | Path") -> dict[str, int]:
+def tally(path: str | Path) -> dict[str, int]:
     """:meth:`Summary.counts` of a results file, reading only the counts of each id's last record."""
     out = {"articles": 0, "failed": 0, "sentences": 0, "failed_sentences": 0, "incomplete": 0}
     ck = Checkpoint(path)
@@ -96,8 +96,8 @@ def tally(path: "str | Path") -> dict[str, int]:
 class Summary:
     """The compact article frame of a run and a way back to any article's full record."""
 
-    def __init__(self, frame: "pd.DataFrame", *, threshold: float, stat: str, source: Any, score: Any = None,
-                 failed_sentences: int = 0, incomplete: int = 0, meta: "set[str] | None" = None) -> None:
+    def __init__(self, frame: pd.DataFrame, *, threshold: float, stat: str, source: Any, score: Any = None,
+                 failed_sentences: int = 0, incomplete: int = 0, meta: set[str] | None = None) -> None:
         self.frame, self.threshold, self.stat, self._source, self.score = frame, threshold, stat, source, score
         #: sentences that failed inside decided articles, and those articles (a rerun analyses them again)
         self.failed_sentences, self.incomplete = failed_sentences, incomplete
@@ -176,7 +176,7 @@ def _heads(source: Any) -> Iterator[tuple[int, Any]]:
                                    error=f"unreadable record: {str(exc).splitlines()[0][:120]}")
 
 
-def summarize(source: "str | Path | Any", *, columns: Sequence[str] = (), threshold: float,
+def summarize(source: str | Path | Any, *, columns: Sequence[str] = (), threshold: float,
               stat: str = "n_biased", score: Any = None, edges: Sequence[float] | None = None) -> Summary:
     """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
     each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at

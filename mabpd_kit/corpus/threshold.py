@@ -59,7 +59,7 @@ class Adaptation(BaseModel):
                 f"{self.k}-fold CV on {self.n} articles: accuracy {self.cv_accuracy:.3f}, macro F1 "
                 f"{self.cv_macro_f1:.3f} (P {self.cv_precision:.2f} / R {self.cv_recall:.2f})")
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.folds)
@@ -137,7 +137,7 @@ def _label(value: Any, column: str) -> int | None:
                      f"True; 0 likewise)")
 
 
-def gold_labels(values: "pd.Series", column: str = "label") -> "pd.Series":
+def gold_labels(values: pd.Series, column: str = "label") -> pd.Series:
     """``values`` as 0/1 labels (nullable ``Int64``; missing stays missing); a value that is not a
     0/1 label raises :class:`ValueError` naming it and the column.
 
@@ -206,7 +206,7 @@ def adapt(
                       seed=st.seed, baselines=_baselines(df.loc[keep], y, fold, k, obj))
 
 
-def _baselines(df: "pd.DataFrame", y: np.ndarray, fold: np.ndarray, k: int, obj: str) -> dict[str, float]:
+def _baselines(df: pd.DataFrame, y: np.ndarray, fold: np.ndarray, k: int, obj: str) -> dict[str, float]:
     """Majority class, and the same cross-validated stump on article length (``n_words``) when present."""
     from mabpd_kit import metrics as m
 
@@ -222,7 +222,7 @@ def _baselines(df: "pd.DataFrame", y: np.ndarray, fold: np.ndarray, k: int, obj:
 
 
 def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "share_biased", "spans_per_100w"), *,
-                  gold: str = "label", settings: CorpusConfig | None = None) -> "pd.DataFrame":
+                  gold: str = "label", settings: CorpusConfig | None = None) -> pd.DataFrame:
     """Each candidate statistic's cross-validated rule (one row each), plus a ``nested`` row: the
     statistic *and* its threshold chosen on the training folds only, scored on the held-out fold.
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from mabpd_kit.exercises._common import TOL, _acc, _candidates, _close, _macro_f1, _prec, _rec
+from mabpd_kit.exercises._common import TOL, _acc, _candidates, _close, _macro_f1
 
 LEANINGS = ("left", "center", "right", None)
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from mabpd_kit.exercises._common import TOL, _acc, _candidates, _close, _macro_f1, _prec, _rec
+from mabpd_kit.exercises._common import _candidates, _close, _prec, _rec
 
 STEPS = ("router", "debate", "verifier")
 

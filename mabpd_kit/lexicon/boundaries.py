@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
            "NOT_CONTENT", "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens",
            "evidence_problem", "loaded_part", "mixed_script", "negated", "trim"]

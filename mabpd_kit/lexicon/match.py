@@ -118,17 +118,17 @@ class Lexicon:
         self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
 
     @classmethod
-    def default(cls) -> "Lexicon":
+    def default(cls) -> Lexicon:
         """The shipped resource (or ``config.lexicon.path``), loaded once per process."""
         return _default_lexicon(Config().lexicon.path)
 
     @classmethod
-    def from_config(cls, config: Config) -> "Lexicon":
+    def from_config(cls, config: Config) -> Lexicon:
         """The lexicon ``config.lexicon`` asks for, one shared instance per distinct section (lexicons are immutable)."""
         return _lexicon_for(config.lexicon)
 
     @classmethod
-    def from_json(cls, path: str | Path, *, config: Config | None = None) -> "Lexicon":
+    def from_json(cls, path: str | Path, *, config: Config | None = None) -> Lexicon:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")), config=config)
 
     @classmethod
@@ -140,7 +140,7 @@ class Lexicon:
         *,
         version: str = "custom",
         config: Config | None = None,
-    ) -> "Lexicon":
+    ) -> Lexicon:
         """A lexicon from typed entries, e.g. a small teaching lexicon written in a notebook."""
         cfg = config or Config()
         meta = {"version": version, "name": "custom lexicon", "bands": list(cfg.lexicon.bands),
@@ -152,7 +152,7 @@ class Lexicon:
         categories: Iterable[Category] = (),
         terms: Iterable[Term] = (),
         protected: Iterable[Protected] = (),
-    ) -> "Lexicon":
+    ) -> Lexicon:
         """A new lexicon with extra categories / terms / protected contexts (version gets ``+local``)."""
         meta = {k: v for k, v in self.data.items() if k not in ("categories", "terms", "protected", "checksum")}
         meta["version"] = str(meta.get("version", "0")).split("+")[0] + "+local"
@@ -258,7 +258,7 @@ class Lexicon:
                 return f"protected term {p.term!r} in {text[a:b]!r}{note}"
         return None
 
-    def to_span(self, m: LexMatch, agent: str = "bias", ct: "CleanText | None" = None) -> Span:
+    def to_span(self, m: LexMatch, agent: str = "bias", ct: CleanText | None = None) -> Span:
         """A shared :class:`~mabpd_kit.types.Span`; pass the :class:`CleanText` to fill raw offsets."""
         orig = ct.to_orig(m.start, m.end) if ct is not None else (None, None)
         return Span(
@@ -285,7 +285,7 @@ class Lexicon:
         return (f"Lexicon(version={self.version!r}, terms={len(self.terms)}, categories={len(self.categories)}, "
                 f"protected={len(self.protected)})")
 
-    def terms_frame(self) -> "pd.DataFrame":
+    def terms_frame(self) -> pd.DataFrame:
         """One row per term: term, category, taxonomy, meta_category, band, pos, variants, n_forms, note."""
         import pandas as pd
 
@@ -298,7 +298,7 @@ class Lexicon:
         return pd.DataFrame(rows, columns=["term", "category", "taxonomy", "meta_category", "band", "pos",
                                            "variants", "n_forms", "note"])
 
-    def categories_frame(self) -> "pd.DataFrame":
+    def categories_frame(self) -> pd.DataFrame:
         """One row per category with its taxonomy, meta-category, term count and terms per band."""
         import pandas as pd
 

@@ -85,7 +85,7 @@ class IndependenceResult:
     alpha: float
     independent: bool | None
     verdict: str
-    frame: "pd.DataFrame"
+    frame: pd.DataFrame
 
     def summary(self) -> dict[str, Any]:
         """The figures without the per-term table (for printing and reports)."""

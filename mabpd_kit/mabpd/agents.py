@@ -29,7 +29,8 @@ import hashlib
 import importlib
 import random
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -37,10 +38,31 @@ from mabpd_kit import prompts, roster
 from mabpd_kit.config import Config
 from mabpd_kit.injection import Instructions, fence, find_instructions
 from mabpd_kit.lexicon.boundaries import evidence_problem
-from mabpd_kit.mabpd.cues import (CUE_INFO, EVIDENCE_CUES, FRAMING_CUES, Cues, analyse_cues, counter_biased,
-                                  counter_neutral, dedupe, ground_span, lex_span, lexicon_for, noisy_or, primary)
-from mabpd_kit.mabpd.schemas import (AgentReport, Argument, ArgumentOutput, BiasOutput, EvidenceOutput, FramingOutput,
-                                     Role, reply_format)
+from mabpd_kit.mabpd.cues import (
+    CUE_INFO,
+    EVIDENCE_CUES,
+    FRAMING_CUES,
+    Cues,
+    analyse_cues,
+    counter_biased,
+    counter_neutral,
+    dedupe,
+    ground_span,
+    lex_span,
+    lexicon_for,
+    noisy_or,
+    primary,
+)
+from mabpd_kit.mabpd.schemas import (
+    AgentReport,
+    Argument,
+    ArgumentOutput,
+    BiasOutput,
+    EvidenceOutput,
+    FramingOutput,
+    Role,
+    reply_format,
+)
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
 if TYPE_CHECKING:
@@ -63,7 +85,7 @@ def messages(name: str, contract: type[BaseModel], *, prompts_dir: str | None = 
     return prompts.messages("mabpd", name, prompts_dir=prompts_dir, reply=reply_format(contract), **values)
 
 
-def llm_usage(res: "Structured", model: str | None) -> dict[str, Any]:
+def llm_usage(res: Structured, model: str | None) -> dict[str, Any]:
     """``mode``, ``model`` and ``usage`` of a step made by one structured call (repair retry included)."""
     return {"mode": "llm", "model": res.completion.model or model, "usage": Usage.of(res.calls, repaired=res.repaired)}
 
@@ -97,7 +119,7 @@ class Agent(ABC):
         """How the debate prompts name this agent ("bias analyst")."""
         return self.spec.title
 
-    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
+    def __init__(self, config: Config | None = None, llm: LLM | None = None, lexicon: Lexicon | None = None) -> None:
         self.config = config or Config()
         from mabpd_kit.llm import online  # the LLM layer loads only when an agent is made
 
@@ -382,7 +404,7 @@ class FramingAgent(Agent):
                            spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
-def _signal(cues: Cues, config: Config) -> "Any":
+def _signal(cues: Cues, config: Config) -> Any:
     """``Lexicon.signal`` over the matches the cues kept (none inside text addressed to the model)."""
     best = None
     for m in cues.lex:
@@ -402,6 +424,6 @@ def agent_class(spec: roster.AgentSpec) -> type[Agent]:
     return cls
 
 
-def make_agents(config: Config, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> dict[str, Agent]:
+def make_agents(config: Config, llm: LLM | None = None, lexicon: Lexicon | None = None) -> dict[str, Agent]:
     """The enabled agents (``config.agents.enabled``), in roster order."""
     return {s.name: agent_class(s)(config, llm, lexicon) for s in roster.specs() if s.name in config.agents.enabled}

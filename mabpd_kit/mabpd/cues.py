@@ -11,18 +11,21 @@ phrase against the text by the one evidence rule.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.injection import BLOCKED, Instructions
 from mabpd_kit.lexicon.boundaries import adverbial, evidence_problem, loaded_part, negated, trim
-from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS, VERB_FORMS as _ASCRIBING_VERBS, ascribed
 from mabpd_kit.mabpd.spans import inside, noun_reading
+from mabpd_kit.mabpd.speech import SPEECH_WORDS as _SPEECH_WORDS
+from mabpd_kit.mabpd.speech import VERB_FORMS as _ASCRIBING_VERBS
+from mabpd_kit.mabpd.speech import ascribed
 from mabpd_kit.types import Span
 
 if TYPE_CHECKING:
-    from mabpd_kit.lexicon import LexMatch, Lexicon
+    from mabpd_kit.lexicon import Lexicon, LexMatch
 
 __all__ = ["CUE_INFO", "EVIDENCE_CUES", "FRAMING_CUES", "NEUTRAL_READING", "Cues", "Quotation", "analyse_cues",
            "counter_biased", "counter_neutral", "dedupe", "FRAME_CATEGORIES", "ground_span", "lex_span", "lexicon_for",
@@ -144,7 +147,7 @@ class Cues:
     """Everything the rule-based agents read off one cleaned text (computed once, shared)."""
 
     text: str
-    lex: list["LexMatch"]
+    lex: list[LexMatch]
     quotes: list[Quotation]
     cues: list[tuple[str, int, int]]  # (cue, start, end)
     grounding: list[tuple[str, int, int]]  # (kind, start, end)
@@ -240,7 +243,7 @@ def _named(inner: str, before: str) -> bool:
     return bool(major) and all(w[0].isupper() for w in major) and not all(w.isupper() for w in major if len(w) > 1)
 
 
-def analyse_cues(text: str, lex: "Lexicon", config: Config,
+def analyse_cues(text: str, lex: Lexicon, config: Config,
                  to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
     """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
     ``to_orig`` (``CleanText.to_orig``) maps offsets to the raw input. With ``config.agents.injection_guard``
@@ -283,7 +286,7 @@ def quotations(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _QUOTE_RE.finditer(text)]
 
 
-def lex_span(m: "LexMatch", agent: str, cues: Cues, note: str = "") -> Span:
+def lex_span(m: LexMatch, agent: str, cues: Cues, note: str = "") -> Span:
     """A lexicon match as a Span (same fields as ``Lexicon.to_span``, raw offsets from ``cues``)."""
     oa, ob = cues.orig(m.start, m.end)
     why = evidence_problem(cues.text, m.start, m.end, max_share=cues.max_share, lexical=True)  # the one rule
@@ -415,7 +418,7 @@ def _ground(span: Span, text: str) -> Span:
     return span.model_copy(update={"start": None, "end": None, "valid": False, "reason": check.reason or "not found in the text"})
 
 
-def lexicon_for(config: Config) -> "Lexicon":
+def lexicon_for(config: Config) -> Lexicon:
     """The lexicon of a configuration (the default one, loaded once, unless ``config.lexicon`` differs)."""
     from mabpd_kit.lexicon import Lexicon
 

@@ -3,7 +3,8 @@ scores (:func:`decision_evidence`)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mabpd_kit.mabpd.cues import quotations, secondary
 from mabpd_kit.mabpd.spans import in_name, inside, scare_quote, structural

@@ -25,14 +25,16 @@ import copy
 import dataclasses
 import itertools
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from mabpd_kit import runs
 from mabpd_kit.config import Config
+from mabpd_kit.language import document_language
 from mabpd_kit.mabpd import sad
 from mabpd_kit.mabpd.agents import item_seed, make_agents
 from mabpd_kit.mabpd.cues import Cues, analyse_cues, lexicon_for
@@ -42,7 +44,6 @@ from mabpd_kit.mabpd.sad import SADResult
 from mabpd_kit.mabpd.schemas import AgentReport, Argument
 from mabpd_kit.mabpd.store import EvidenceStore, ScoreBreakdown, score_reports
 from mabpd_kit.mabpd.verifier import VerifierAgent, VerifierReport
-from mabpd_kit.language import document_language
 from mabpd_kit.text import CleanText, clean, truncate_words
 from mabpd_kit.types import Mode, Span, Usage, Verdict
 
@@ -135,7 +136,7 @@ class Decision(BaseModel):
                 "debate_rounds": len(self.debate.rounds) if self.debate else 0,
                 "flags": ",".join(self.flags)}
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """One row per agent report: verdict, confidence, score, spans (valid/all), usage."""
         import pandas as pd
 
@@ -200,7 +201,7 @@ class _Prepared:
     """The input prepared: the Decision's fields so far, the cleaned text, and why it cannot be decided."""
 
     fields: dict[str, Any]
-    clean: "CleanText | None" = None
+    clean: CleanText | None = None
     error: BaseException | None = None
 
 
@@ -236,7 +237,7 @@ class Pipeline:
     """MABPD end to end: ``llm=None`` (or offline) -> rule-based agents, an online LLM -> LLM agents;
     ``Pipeline(config.ablation("no-debate"))`` runs an ablation with the same trace."""
 
-    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None,
+    def __init__(self, config: Config | None = None, llm: LLM | None = None, lexicon: Lexicon | None = None,
                  options: RunOptions = RunOptions()) -> None:
         from mabpd_kit.llm import online  # the LLM layer loads only when a pipeline is made
 
@@ -258,7 +259,7 @@ class Pipeline:
         on = self.options.detect_language
         return self.config.text.detect_language if on is None else on
 
-    def with_options(self, **changes: Any) -> "Pipeline":
+    def with_options(self, **changes: Any) -> Pipeline:
         """The same pipeline (agents, lexicon, LLM shared) with other :class:`RunOptions`, e.g.
         ``p.with_options(detect_language=False)`` for the sentences of an article."""
         other = copy.copy(self)
@@ -323,7 +324,7 @@ class Pipeline:
             spans = decision_evidence(_Trace(trace["reports"], trace.get("debate"), ct.text), marks=quotes)
             trace["verifier"] = await self.verifier.verify("biased", spans, cues)
 
-    def _score(self, cues: "Cues", reports: dict[str, AgentReport]) -> dict[str, Any]:
+    def _score(self, cues: Cues, reports: dict[str, AgentReport]) -> dict[str, Any]:
         """The store (every span, raw offsets filled), the grounded score and the route."""
         spans = [s for r in reports.values() for s in (*r.spans, *r.counter_spans)]
         store = EvidenceStore.build(cues.text, spans, ratio=self.config.text.fuzzy_ratio, to_orig=cues.orig)
@@ -332,7 +333,7 @@ class Pipeline:
         return {"reports": reports, "store": store, "scoring": scoring, "score": scoring.score, "routing": routing,
                 "route": routing.route, "label": routing.label}
 
-    async def _debate(self, reports: dict[str, AgentReport], cues: "Cues") -> SADResult:
+    async def _debate(self, reports: dict[str, AgentReport], cues: Cues) -> SADResult:
         first = [self.agents[a].first_argument(r) for a, r in reports.items()]
         seed = item_seed(cues.text)
 
@@ -348,7 +349,7 @@ class Pipeline:
         coro = self.aanalyze(decision.text, id=decision.id, gold=decision.gold, reports=dict(decision.reports))
         return runs.complete(coro, offline=self.llm is None)
 
-    def redecide_many(self, decisions: "BatchResult | Sequence[Decision]", progress: bool = False) -> "BatchResult":
+    def redecide_many(self, decisions: BatchResult | Sequence[Decision], progress: bool = False) -> BatchResult:
         """:meth:`redecide` for a batch (e.g. a weight slider over a stored run). Failed items stay failed."""
         from tqdm.auto import tqdm
 
@@ -358,7 +359,7 @@ class Pipeline:
         return BatchResult(out, wall_s=time.perf_counter() - t0)
 
     # -- the steps around the decision ----------------------------------------------------------------
-    def _collect(self) -> "contextlib.AbstractContextManager[list[Any]]":
+    def _collect(self) -> contextlib.AbstractContextManager[list[Any]]:
         """The completions made inside (LLM path); nothing to collect rule-based."""
         if self.llm is None:
             return contextlib.nullcontext([])
@@ -366,7 +367,7 @@ class Pipeline:
 
         return collect()
 
-    def _prepare(self, text: Any) -> "_Prepared":
+    def _prepare(self, text: Any) -> _Prepared:
         """Decode, clean, truncate and (``detect_language``) detect the language of one input."""
         if isinstance(text, (bytes, bytearray)) and b"\x00" in text:
             return _Prepared({}, error=ValueError("binary input (NUL bytes)"))

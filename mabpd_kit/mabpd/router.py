@@ -14,7 +14,8 @@ counts as biased (the burden of proof); :attr:`Routing.reason` says which rule a
 
 from __future__ import annotations
 
-from typing import Literal, Mapping
+from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel
 

@@ -21,7 +21,8 @@ says why it ended. ``sad.anonymise`` (SPEC 4) shows LLM agents the arguments unl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable, Literal, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -98,7 +99,7 @@ class SADResult(BaseModel):
     def vote(self) -> Vote:
         return self.rounds[-1].vote
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, agree_share, g, k, w,
         changed, the counter-argument and rationale, the round's vote (B, N, label), its stop statistics
         (s, c), and the debate's agreement reading and stop reason."""

@@ -41,7 +41,8 @@ from mabpd_kit.types import FrozenModel, Span
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AGENTS", "CONFIGS", "SIM_MODEL", "SimSpec", "Simulation", "simulate", "sweep"]
+__all__ = ["AGENTS",  # noqa: F822 (module __getattr__)
+           "CONFIGS", "SIM_MODEL", "SimSpec", "Simulation", "simulate", "sweep"]
 
 
 
@@ -88,7 +89,7 @@ class SimSpec(FrozenModel):
 class Simulation:
     """What :func:`simulate` returns: one :class:`BatchResult` per configuration, and the planted truth."""
 
-    def __init__(self, spec: SimSpec, results: dict[str, BatchResult], truth: "pd.DataFrame", wall_s: float,
+    def __init__(self, spec: SimSpec, results: dict[str, BatchResult], truth: pd.DataFrame, wall_s: float,
                  agents: Sequence[str] | None = None) -> None:
         self.spec, self.results, self.truth, self.wall_s = spec, results, truth, wall_s
         self.agents: tuple[str, ...] = tuple(agents) if agents is not None else roster.names()
@@ -100,7 +101,7 @@ class Simulation:
         return (f"Simulation({len(self.truth) // len(self.agents)} items, configs {list(self.results)}, "
                 f"{self.wall_s:.2f} s)")
 
-    def metrics(self) -> "pd.DataFrame":
+    def metrics(self) -> pd.DataFrame:
         """One row per configuration: macro F1, precision, recall, accuracy, debated share, overturned share."""
         import pandas as pd
 
@@ -113,7 +114,7 @@ class Simulation:
             rows[name]["overturned"] = sum(bool(d.verifier and d.verifier.overturned) for d in res) / n
         return pd.DataFrame.from_dict(rows, orient="index")
 
-    def reports_frame(self) -> "pd.DataFrame":
+    def reports_frame(self) -> pd.DataFrame:
         """One row per (item, agent) round-1 report, read from the traces of the first configuration
         that ran all the agents: verdict, confidence, cited and valid quotes, gold."""
         import pandas as pd
@@ -303,7 +304,7 @@ def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0,
 
 def sweep(name: str, values: Sequence[float], spec: SimSpec | None = None, *, n_items: int = 500, seed: int = 0,
           config: Config | None = None,
-          configs: Sequence[str] | Mapping[str, Config] = ("full", "no-debate", "single-agent")) -> "pd.DataFrame":
+          configs: Sequence[str] | Mapping[str, Config] = ("full", "no-debate", "single-agent")) -> pd.DataFrame:
     """Macro F1 (and precision, recall) of each configuration as one planted setting ``name`` takes
     each of ``values`` (same seed at every value): the long frame behind a sweep chart."""
     import pandas as pd

@@ -12,7 +12,8 @@ True
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from mabpd_kit.lexicon.boundaries import FUNCTION_WORDS
 

@@ -19,7 +19,8 @@ used, ``ungrounded`` who was zeroed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -54,7 +55,7 @@ class EvidenceStore(BaseModel):
 
     @classmethod
     def build(cls, text: str, spans: Iterable[Span], ratio: float = 0.90,
-              to_orig: Callable[[int, int], tuple[int | None, int | None]] | None = None) -> "EvidenceStore":
+              to_orig: Callable[[int, int], tuple[int | None, int | None]] | None = None) -> EvidenceStore:
         """Validate ``spans`` against ``text`` and keep them all (duplicates from one agent merged);
         ``to_orig`` fills the raw-input offsets of a valid span that lacks them (an LLM's quote)."""
         store = cls(text=text)
@@ -86,7 +87,7 @@ class EvidenceStore(BaseModel):
         """Spans that could not be found in the text: shown, never counted."""
         return [s for s in self.spans if not s.valid and (agent is None or s.agent == agent)]
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """One row per span: agent, text, offsets, category, taxonomy, score, valid, reason, note."""
         import pandas as pd
 

@@ -9,7 +9,8 @@ quote it invents is replaced by the strongest valid span. :func:`apply_verifier`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, ClassVar, Literal, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -122,7 +123,7 @@ class VerifierAgent:
 
     role = "verifier"
 
-    def __init__(self, config: Config | None = None, llm: "LLM | None" = None, lexicon: "Lexicon | None" = None) -> None:
+    def __init__(self, config: Config | None = None, llm: LLM | None = None, lexicon: Lexicon | None = None) -> None:
         from mabpd_kit.llm import online  # the LLM layer loads only when a verifier is made
 
         self.config = config or Config()

@@ -119,9 +119,8 @@ class RadarDebate:
             if self._llm_judge is None:
                 caps = None
                 if self.config.radar.prob_source == "auto":
-                    from mabpd_kit.llm.probe import probe
-
                     from mabpd_kit.llm import registry
+                    from mabpd_kit.llm.probe import probe
 
                     caps = await probe(self.llm, self.llm.model)
                     unsure = registry.undecided(registry.endpoint_key(self.llm.endpoint, self.llm.model))

@@ -89,7 +89,7 @@ class RunSpec:
     total: int | None = None
     scheduler: str | None = None
 
-    def with_llm(self, llm: Any, item_deadline_s: float | None, calls: int | None = None) -> "RunSpec":
+    def with_llm(self, llm: Any, item_deadline_s: float | None, calls: int | None = None) -> RunSpec:
         """The one in-flight and deadline policy of an LLM batch: :data:`INFLIGHT_PER_CALL` items per call
         the endpoint takes at once (``calls``, default ``llm.concurrency``), each within the endpoint's
         item deadline (``llm.item_deadline(item_deadline_s)``); unchanged without an LLM (rule-based)."""

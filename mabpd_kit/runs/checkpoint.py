@@ -97,7 +97,7 @@ class WriteFailed(OSError):
     batch_fatal = True
 
     @classmethod
-    def of(cls, path: Path, exc: OSError) -> "WriteFailed":
+    def of(cls, path: Path, exc: OSError) -> WriteFailed:
         why = exc.strerror or str(exc)
         err = cls(exc.errno, f"cannot write the results file {path}: {why}; every finished item is kept in it, "
                              "so run the same command again once there is room")
@@ -111,7 +111,7 @@ class WriteFailed(OSError):
 class Index:
     """The keys of a checkpoint's lines (last line of an id wins): ``reusable(id, digest, fp, retry)``."""
 
-    def __init__(self, ids: "Any", keys: "Any", failed: "Any", offsets: "Any", retry: "Any" = None) -> None:
+    def __init__(self, ids: Any, keys: Any, failed: Any, offsets: Any, retry: Any = None) -> None:
         import numpy as np
 
         retry = failed if retry is None else retry
@@ -351,7 +351,7 @@ class Checkpoint:
             self._fh = self.path.open("ab", buffering=0)
         return stale, superseded
 
-    def _rewrite(self, tmp: Path, offsets: "Any", stale: "Any") -> None:
+    def _rewrite(self, tmp: Path, offsets: Any, stale: Any) -> None:
         """Copy the lines at ``offsets`` to ``tmp`` (synced); append those at ``stale`` to ``FILE.stale.jsonl``."""
         with self.path.open("rb") as src, tmp.open("wb") as dst:
             for off in offsets.tolist():
@@ -365,7 +365,7 @@ class Checkpoint:
             dst.flush()
             os.fsync(dst.fileno())
 
-    def _in_order(self, want: "Any") -> bool:
+    def _in_order(self, want: Any) -> bool:
         """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
         :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
         n = len(want)

@@ -257,7 +257,7 @@ class _Part:
         self.name = f"part-{token}-{index:07d}.jsonl"
         self.rows: list[tuple[str, bool]] = []
 
-    def __enter__(self) -> "_Part":
+    def __enter__(self) -> _Part:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.tmp = self.dir / f".{self.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # not .jsonl: fold_all drops it
         self.fh = self.tmp.open("w", encoding="utf-8")

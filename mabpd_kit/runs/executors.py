@@ -191,9 +191,8 @@ class Processes:
         self.chunk = max(1, chunk)
 
     def execute(self, todo: Iterator[Item], job: Job, emit: Emit) -> None:
-        from concurrent.futures.process import BrokenProcessPool
-
         import multiprocessing as mp
+        from concurrent.futures.process import BrokenProcessPool
 
         prepare = getattr(job.step, "prepare", None)
         fork = mp.get_start_method(allow_none=True) in (None, "fork") and "fork" in mp.get_all_start_methods() \

@@ -51,7 +51,7 @@ class Results(Generic[R]):
         self._counts: tuple[int, int] | None = None
 
     @classmethod
-    def read(cls, path: str | Path, record: type[R], **kw: Any) -> "Results[R]":
+    def read(cls, path: str | Path, record: type[R], **kw: Any) -> Results[R]:
         """The records of a checkpoint, read lazily (the run's bookkeeping in ``kw``)."""
         return cls(None, checkpoint=str(path), record=record, **kw)
 
@@ -120,7 +120,7 @@ class Results(Generic[R]):
         """The run's LLM usage: the sum over its records (resumed ones included)."""
         return Usage.total(self)  # streams a lazy checkpoint: one record at a time
 
-    def frames(self, chunk: int = 50_000) -> Iterator["pd.DataFrame"]:
+    def frames(self, chunk: int = 50_000) -> Iterator[pd.DataFrame]:
         """``to_frame()`` by chunks of ``chunk`` records (a corpus too large for one frame)."""
         import pandas as pd
 
@@ -133,7 +133,7 @@ class Results(Generic[R]):
         if rows:
             yield pd.DataFrame(rows)
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """One row per record (``record.row()``)."""
         import pandas as pd
 
