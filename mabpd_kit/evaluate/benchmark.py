@@ -92,27 +92,12 @@ def evaluate(
 
     base = config or Config()
     n_resamples, seed = _bootstrap_settings(n_resamples, seed, base)
+    base, truncate = _truncated(base, dataset, frame, truncate)
     configs = [c.strip() for c in configs if c.strip()]
     if not configs:
         raise ValueError("give at least one configuration name")
-    if truncate is None:  # HyperPartisan: the paper's cut (text.article_words); else text.truncate_words
-        hp = frame is None and canonical(dataset) == "hyperpartisan"
-        truncate = base.text.article_words if hp else base.text.truncate_words
-    if truncate is not None and truncate < 0:
-        raise ValueError(f"truncate must be a number of words >= 0 (0 = no cut), not {truncate}")
-    truncate = truncate or None
-    # the pipeline cuts (not the loader), so every cut decision carries the flag "truncated"
-    base = base.replace(**{"text.truncate_words": truncate})
     cfgs = {name: base.ablation(name) for name in configs}  # unknown names fail here, before any work
-    if frame is None:
-        items = load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed)
-        ds_name = BENCHMARKS[canonical(dataset)]
-    else:
-        missing = {"id", "text", "label"} - set(frame.columns)
-        if missing:
-            raise ValueError(f"frame lacks columns {sorted(missing)}")
-        items = frame.reset_index(drop=True)
-        ds_name = dataset
+    items, ds_name = _items(dataset, split, frame, data_dir, limit, seed)
     gold = items["label"].astype(int).tolist()
     live = online(llm)
     mode = "rule-based agents (offline)" if live is None else f"LLM {live.model} at {live.endpoint}"
@@ -156,6 +141,29 @@ def evaluate(
         ev.write(out_dir)
     return ev
 
+
+
+def _truncated(base: Config, dataset: str, frame: pd.DataFrame | None, truncate: int | None) -> tuple[Config, int | None]:
+    """The words per text to keep (HyperPartisan: the paper's cut, ``text.article_words``; else
+    ``text.truncate_words``; 0 = no cut), set on the config: the pipeline cuts, so every cut decision is flagged."""
+    if truncate is None:
+        hp = frame is None and canonical(dataset) == "hyperpartisan"
+        truncate = base.text.article_words if hp else base.text.truncate_words
+    if truncate is not None and truncate < 0:
+        raise ValueError(f"truncate must be a number of words >= 0 (0 = no cut), not {truncate}")
+    truncate = truncate or None
+    return base.replace(**{"text.truncate_words": truncate}), truncate
+
+
+def _items(dataset: str, split: str, frame: pd.DataFrame | None, data_dir: str | Path | None, limit: int | None,
+           seed: int) -> tuple[pd.DataFrame, str]:
+    """The benchmark's rows (or ``frame``'s: ``id``, ``text``, ``label``) and the dataset's name."""
+    if frame is None:
+        return load_benchmark(dataset, split, data_dir=data_dir, limit=limit, seed=seed), BENCHMARKS[canonical(dataset)]
+    missing = {"id", "text", "label"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"frame lacks columns {sorted(missing)}")
+    return frame.reset_index(drop=True), dataset
 
 def trace_figures(
     decisions: dict[str, Sequence[Any]],

@@ -87,7 +87,21 @@ def span_html(
     inline = [p for p in placed if p.start is not None]
     unplaced = [p for p in placed if p.start is None]
 
-    # Cut the text at every span boundary; each piece knows which spans cover it.
+    kind = "agent" if color_by == "agent" else "category"
+    out = [f'<div class="mabpd-spans" style="{_BOX}">']
+    if title:
+        out.append(f'<div style="{_SMALL}font-weight:bold;font-size:13px;margin-bottom:4px;">{_html.escape(title)}</div>')
+    out.append(f'<div style="white-space:pre-wrap;">{"".join(_pieces(text, inline, color_by, kind))}</div>')
+    if unplaced:
+        out.append(_unplaced_html(unplaced))
+    if legend:
+        out.append(_legend_html(placed, color_by, kind))
+    out.append("</div>")
+    return "".join(out)
+
+
+def _pieces(text: str, inline: list, color_by: ColorBy, kind: str) -> list[str]:
+    """The text cut at every span boundary; each piece styled by the spans that cover it."""
     cuts = sorted({0, len(text), *(p.start for p in inline), *(p.end for p in inline)})  # type: ignore[misc]
     pieces: list[str] = []
     for a, b in zip(cuts, cuts[1:]):
@@ -99,61 +113,59 @@ def span_html(
         valid = sorted((p for p in cover if p.span.valid), key=lambda p: -p.span.score)
         tip = _html.escape("\n".join(_tooltip(p.span) for p in cover), quote=True)
         if valid:
-            main = color_for(_label(valid[0].span, color_by), "agent" if color_by == "agent" else "category")
+            main = color_for(_label(valid[0].span, color_by), kind)
             style = f"background:{tint(main)};border-bottom:2px solid {main};padding:1px 0;border-radius:2px;"
             if len(valid) > 1:
-                second = color_for(_label(valid[1].span, color_by), "agent" if color_by == "agent" else "category")
-                style += f"box-shadow:inset 0 -4px 0 {second};"
+                style += f"box-shadow:inset 0 -4px 0 {color_for(_label(valid[1].span, color_by), kind)};"
             if len(valid) < len(cover):
                 style += "text-decoration:line-through;"
         else:
             style = "text-decoration:line-through;text-decoration-color:#c0392b;border-bottom:1px dashed #c0392b;"
         pieces.append(f'<span style="{style}color:#1a1a1a;" title="{tip}">{chunk}</span>')
+    return pieces
 
-    out = [f'<div class="mabpd-spans" style="{_BOX}">']
-    if title:
-        out.append(f'<div style="{_SMALL}font-weight:bold;font-size:13px;margin-bottom:4px;">{_html.escape(title)}</div>')
-    out.append(f'<div style="white-space:pre-wrap;">{"".join(pieces)}</div>')
 
-    if unplaced:
-        out.append(f'<div style="{_SMALL}margin-top:8px;border-top:1px solid #eeeeee;padding-top:4px;">')
-        out.append("<b>Cited but not located in the text</b> (never counted as evidence):<ul style='margin:2px 0;'>")
-        for p in unplaced:
-            tip = _html.escape(_tooltip(p.span), quote=True)
-            deco = "text-decoration:line-through;" if not p.span.valid else ""
-            out.append(
-                f'<li><span style="{deco}" title="{tip}">&ldquo;{_html.escape(p.span.text)}&rdquo;</span> '
-                f"<i>({_html.escape(p.span.agent)}: {_html.escape(p.where)})</i></li>"
-            )
-        out.append("</ul></div>")
-
-    if legend:
-        counts: dict[str, int] = {}
-        for p in placed:
-            if p.span.valid:
-                lab = _label(p.span, color_by)
-                counts[lab] = counts.get(lab, 0) + 1
-        n_invalid = sum(not p.span.valid for p in placed)
-        chips = []
-        for lab, n in counts.items():
-            c = color_for(lab, "agent" if color_by == "agent" else "category")
-            chips.append(
-                f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
-                f'<span style="display:inline-block;width:12px;height:12px;background:{tint(c)};'
-                f'border-bottom:2px solid {c};vertical-align:middle;margin-right:4px;"></span>'
-                f"{_html.escape(lab)} ({n})</span>"
-            )
-        if n_invalid:
-            chips.append(
-                f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
-                f'<span style="text-decoration:line-through;text-decoration-color:#c0392b;">struck through</span>'
-                f" = invalid span ({n_invalid})</span>"
-            )
-        if not chips:
-            chips.append("<i>no spans</i>")
-        out.append(f'<div style="{_SMALL}margin-top:6px;">{"".join(chips)}</div>')
-    out.append("</div>")
+def _unplaced_html(unplaced: list) -> str:
+    """The spans cited but not located in the text, listed under it."""
+    out = [f'<div style="{_SMALL}margin-top:8px;border-top:1px solid #eeeeee;padding-top:4px;">',
+           "<b>Cited but not located in the text</b> (never counted as evidence):<ul style='margin:2px 0;'>"]
+    for p in unplaced:
+        tip = _html.escape(_tooltip(p.span), quote=True)
+        deco = "text-decoration:line-through;" if not p.span.valid else ""
+        out.append(
+            f'<li><span style="{deco}" title="{tip}">&ldquo;{_html.escape(p.span.text)}&rdquo;</span> '
+            f"<i>({_html.escape(p.span.agent)}: {_html.escape(p.where)})</i></li>"
+        )
+    out.append("</ul></div>")
     return "".join(out)
+
+
+def _legend_html(placed: list, color_by: ColorBy, kind: str) -> str:
+    """One chip per label of the valid spans (with counts), and one for the struck-through invalid ones."""
+    counts: dict[str, int] = {}
+    for p in placed:
+        if p.span.valid:
+            lab = _label(p.span, color_by)
+            counts[lab] = counts.get(lab, 0) + 1
+    n_invalid = sum(not p.span.valid for p in placed)
+    chips = []
+    for lab, n in counts.items():
+        c = color_for(lab, kind)
+        chips.append(
+            f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
+            f'<span style="display:inline-block;width:12px;height:12px;background:{tint(c)};'
+            f'border-bottom:2px solid {c};vertical-align:middle;margin-right:4px;"></span>'
+            f"{_html.escape(lab)} ({n})</span>"
+        )
+    if n_invalid:
+        chips.append(
+            f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
+            f'<span style="text-decoration:line-through;text-decoration-color:#c0392b;">struck through</span>'
+            f" = invalid span ({n_invalid})</span>"
+        )
+    if not chips:
+        chips.append("<i>no spans</i>")
+    return f'<div style="{_SMALL}margin-top:6px;">{"".join(chips)}</div>'
 
 
 def show_spans(text: str, spans: Sequence[Span], *args: Any, **kwargs: Any) -> HTML:
