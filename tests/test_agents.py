@@ -94,13 +94,8 @@ def test_no_framing_cue_where_there_is_none(lex, text):
     "He Lashed Out and Claimed Victory; let's Be Honest, it's No Secret.", "Observers fear an All-Time High.",
     "the fact is: the protesters Were Brutally Shot.", "Many contend Unprecedented things, purportedly.",
 ])
-def test_cue_regexes_on_the_lower_case_find_what_ignorecase_finds(lex, text):
-    # an ASCII text runs each cue regex without IGNORECASE over its lower case (a speed-up): same spans
-    from mabpd_kit.mabpd.cues import _CUE_PATTERNS
-
-    for pat, _ in _CUE_PATTERNS.values():
-        assert [m.span() for m in pat.finditer(text)] == [m.span() for m in pat.folded.finditer(text)]
-    assert {c[0] for c in analyse_cues(text, lex, Config()).cues}  # the cues are found at all
+def test_cues_are_found_whatever_the_case(lex, text):
+    assert {c[0] for c in analyse_cues(text, lex, Config()).cues}
 
 
 def test_rule_agents_are_deterministic(lex):
