@@ -1,13 +1,11 @@
 """Real servers' quirks (llama-cpp-python 0.3.x's server with SmolLM2, llama.cpp's llama-server), emulated by
-FakeLLMServer(emulate=...) (mabpd_kit.testing.quirks), one test per quirk, through the public API:
+FakeLLMServer(emulate=...) from their server kinds (mabpd_kit.llm.servers), one test per quirk, through the public API:
 
 1. the server says what it is (``/v1/models`` owned_by, ``/props``) and the kit picks its profile;
 2. ``json_schema`` answered with an HTTP 500 naming ``response_format``: a mode refusal, not a dead endpoint;
 3. a grammar that bounds no number and skips optional fields: every field required, bounds kept, 2.5 repaired;
 4. one request computed at a time: no more in flight than the server computes, a time-out not sent again;
 5. one garbled probe reply: the feature is tried, never taken as missing.
-
-Each test fails on the code before the server profiles (88d7f4e) and passes after them.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from mabpd_kit.mabpd.schemas import BiasOutput
 from mabpd_kit.radar import RadarDebate, example_claims
 from mabpd_kit.testing import Reply, all_text, last_user, request_schema, schema_problems, system_prompt
 from mabpd_kit.testing.faults import mabpd_reply, synthetic_items
-from mabpd_kit.testing.quirks import LLAMA_CPP_PYTHON_REFUSAL
+from mabpd_kit.llm.servers.llama_cpp_python import REFUSAL as LLAMA_CPP_PYTHON_REFUSAL
 
 MODEL = "smollm2-135m-instruct"
 REFUSAL = LLAMA_CPP_PYTHON_REFUSAL.replace("{kind}", "json_schema")

@@ -5,7 +5,9 @@
 >>> llm = connect("ollama", model="llama3.1")                       # a preset
 >>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
 
-The key is read only from the environment and is never printed (see :mod:`.presets`).
+Presets are the server kinds with a base URL (:data:`~.servers.PRESETS`). The key is read only from the
+environment (the kind's own variable, then ``MABPD_API_KEY``) and is never printed; a local server needs
+none and gets the placeholder :data:`NO_KEY` (the SDK wants a string).
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ import os
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .client import LLM, as_llm_config
+from .client import LLM, NO_KEY, as_llm_config
 from .errors import SetupError
-from .presets import PRESETS, Preset, is_local, preset_for_url, resolve_key
 from .runtime import io_loop
+from .servers import KINDS, PRESETS, ServerKind
 
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["OFFLINE_LINE", "connect"]
+__all__ = ["NO_KEY", "OFFLINE_LINE", "connect", "is_local", "resolve_key"]
 
 OFFLINE_LINE = (
     "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
@@ -30,6 +32,24 @@ OFFLINE_LINE = (
     "connect('ollama', model='llama3.1'); `mabpd doctor` checks the setup."
 )
 
+
+def is_local(base_url: str) -> bool:
+    """True for servers on this machine (no key needed)."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
+
+
+def resolve_key(kind: ServerKind | None, base_url: str) -> str | None:
+    """The API key from the environment, or None: the kind's own variables, then ``MABPD_API_KEY``;
+    :data:`NO_KEY` for a local server or a kind that needs none. A provider's key is only sent to that
+    provider's URL: an unknown remote URL gets ``MABPD_API_KEY`` or nothing."""
+    for name in (*(kind.key_vars if kind is not None else ()), "MABPD_API_KEY"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if is_local(base_url) or (kind is not None and not kind.needs_key):
+        return NO_KEY
+    return None
 
 
 def connect(
@@ -81,7 +101,7 @@ def connect(
         if not quiet:
             print(f"mabpd-kit: replaying the course pack {pack} (model {llm.model}; no key, no network)")
         return llm
-    p: Preset | None = None
+    p: ServerKind | None = None
     if preset is not None:
         p = PRESETS.get(preset.lower())
         if p is None:
@@ -102,7 +122,7 @@ def connect(
     chosen_model = (model or "").strip() or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
     if not chosen_model:
         raise SetupError(f"no model for {url}: set MABPD_MODEL (e.g. MABPD_MODEL=llama3.1) or pass connect(..., model='NAME')")
-    known = p or preset_for_url(url)
+    known = p or next((k for k in KINDS.values() if k.base_url == url.rstrip("/")), None)
     key_env = known.key_env if known is not None and known.key_env else "MABPD_API_KEY"
     key = resolve_key(known, url)
     if key is None:

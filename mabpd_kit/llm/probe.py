@@ -1,23 +1,11 @@
 """Capability probe: what does this endpoint+model *really* support?
 
-Servers differ, and many silently ignore request fields they do not know: ask for
-``logprobs`` and you simply get none back. Rather than trusting documentation, the probe sends
-three tiny requests (never answered from, nor written to, the response cache) and looks at the answers:
-
-- ``json_schema``: a schema requiring a key the prompt never mentions (``probe_token``). Only
-  a server that really constrains output to the schema produces it. It is asked first with
-  ``strict: true`` (the strict-compatible schema): a server that produces the key that way supports
-  ``strict_json_schema`` too; one that refuses strict is asked again without it.
-- ``json_object``: does the server accept ``{"type": "json_object"}`` and answer with a JSON object?
-- ``logprobs`` / ``top_logprobs``: are per-token log-probabilities (and alternatives) returned?
-
-Each feature is *decided* by a positive answer or by a clear refusal (an HTTP 4xx whose message
-names the field). Anything else (an empty or garbled reply, a 4xx about something else) leaves it
-undecided: it counts as missing for this process only. The result is kept in memory, and in the
-cache database (table ``capabilities``) only when every feature is decided, for
-``config.llm.probe_ttl_h`` hours; a fault burst during ``mabpd doctor`` can therefore never
-downgrade later processes. Time-outs and 5xx raise :class:`EndpointError` and store nothing.
-``mabpd doctor --refresh`` (``llm.capabilities(refresh=True)``) probes again and overwrites.
+Many servers silently ignore fields they do not know (ask for ``logprobs``, get none), so the probe sends three
+tiny requests (never cached) and reads the answers: ``json_schema`` (a schema requiring a key the prompt never
+mentions, first with ``strict: true``), ``json_object``, and ``logprobs`` / ``top_logprobs``. A feature is
+decided by a positive answer or a clear refusal; anything else leaves it undecided (missing for this process
+only, and the first real call that uses it settles it). The result is kept in memory, and on disk only when
+every feature is decided, for ``config.llm.probe_ttl_h`` hours. ``llm.capabilities(refresh=True)`` probes again.
 """
 
 from __future__ import annotations
@@ -29,7 +17,7 @@ from pydantic import BaseModel
 
 from . import registry
 from . import structured as so
-from .errors import EndpointError
+from .errors import EndpointError, Failure
 from .results import Capabilities, Completion
 
 if TYPE_CHECKING:
@@ -51,19 +39,16 @@ class _ProbeAnswer(BaseModel):
 
 async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
                failures: list[EndpointError]) -> tuple[Completion | None, bool]:
-    """``(completion, False)``, or ``(None, refused_clearly)`` when the server said no. A refusal is an
-    HTTP error whose status or message refuses the request field (the server's profile decides: some
-    servers refuse ``json_schema`` with a 500 naming it). Any other failure (time-out, 5xx, garbled body)
-    says nothing about the feature: it is noted in ``failures`` and the feature stays undecided;
-    a 401/403 raises at once."""
-    prof = await llm._server()
+    """``(completion, False)``, or ``(None, True)`` when the server refused the request field (an error of kind
+    ``REFUSED_FIELD`` that names this feature). Any other failure (time-out, 5xx, garbled body) says nothing
+    about the feature: it is noted in ``failures`` and the feature stays undecided; a 401/403 raises at once."""
     try:
         return await call, False
     except EndpointError as exc:
         if exc.batch_fatal:
             raise
         said = f"{exc.detail} {exc}".lower()
-        if exc.status is not None and prof.refuses_mode(exc.status, said) and any(w in said for w in _NAMES[feature]):
+        if exc.kind is Failure.REFUSED_FIELD and any(w in said for w in _NAMES[feature]):
             return None, True
         if exc.unreachable:
             raise  # no server, or no answer in time: the endpoint, not a feature
@@ -87,7 +72,6 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
     it, and the first real call that uses it settles it (:func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got an
     answer at all (a dead endpoint)."""
     ek = registry.endpoint_key(llm.endpoint, model)
-    earlier: dict[str, bool] = {}
     if not refresh:
         known = registry.capabilities(ek)
         if known is not None:
@@ -100,7 +84,7 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
                 return caps
 
     prof = await llm._server()
-    decided: dict[str, bool] = dict(earlier)  # feature -> value, for the features the answers settle
+    decided: dict[str, bool] = {}  # feature -> value, for the features the answers settle
     failures: list[EndpointError] = []
     sent = 0
     if "json_schema" not in decided:
@@ -141,7 +125,7 @@ async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
         elif refused or (comp is not None and comp.usable):
             decided["logprobs"] = decided["top_logprobs"] = False  # a clear answer, without them
 
-    if sent and len(failures) == sent and not earlier and registry.capabilities(ek) is None:
+    if sent and len(failures) == sent and registry.capabilities(ek) is None:
         raise failures[0]  # not one answer: the endpoint is down, not a feature missing
     caps = Capabilities(**{f: decided.get(f, False) for f in FEATURES})
     undecided = [f for f in FEATURES if f not in decided]
