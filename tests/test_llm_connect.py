@@ -112,7 +112,7 @@ def test_import_is_light():
     assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "[]"
 
 
-# -- setup errors are one clear line (issue 16) ------------------------------------------------------------
+# -- setup errors are one clear line ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("kwargs", "env", "says"), [

@@ -167,9 +167,8 @@ def started_servers() -> dict[int, int]:
 
 
 def threads() -> int:
-    """CPU threads for the server: all cores but one (llama.cpp's threads spin while they wait, so a
-    server that takes every core slows to a crawl beside anything else: 2.3 s a token instead of 0.02
-    seen on 2 cores with the test suite running), at least one; ``MABPD_LOCAL_THREADS`` overrides."""
+    """CPU threads for the server: all cores but one, at least one (llama.cpp's threads spin while they wait, so
+    a server on every core slows to a crawl beside anything else); ``MABPD_LOCAL_THREADS`` overrides."""
     env = os.environ.get("MABPD_LOCAL_THREADS", "").strip()
     return max(1, int(env)) if env.isdigit() else max(1, (os.cpu_count() or 2) - 1)
 

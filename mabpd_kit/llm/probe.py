@@ -11,7 +11,7 @@ every feature is decided, for ``config.llm.probe_ttl_h`` hours. ``llm.capabiliti
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -64,68 +64,66 @@ def _is_object(text: str) -> bool:
         return False
 
 
+async def _json_schema(llm: LLM, model: str, prof: Any, failures: list[EndpointError]) -> tuple[dict[str, bool], int]:
+    """``json_schema`` (and ``strict_json_schema``) decided, or not, and the requests sent: strict first, then
+    without ``strict`` when the server refused it."""
+    msgs = [{"role": "user", "content": "Say hello in one word."}]
+    for sent, strict in enumerate((True, False), 1):
+        fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
+        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe",
+                                                  cache=False), "json_schema", failures)
+        if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
+            return {"json_schema": True, "strict_json_schema": strict}, sent
+        if not refused:  # an answer that says nothing: undecided, no second try
+            return {}, sent
+    return {"json_schema": False, "strict_json_schema": False}, 2
+
+
+async def _json_object(llm: LLM, model: str, failures: list[EndpointError]) -> dict[str, bool]:
+    msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
+    comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=60, response_format={"type": "json_object"},
+                                              tag="probe", cache=False), "json_object", failures)
+    if comp is not None and _is_object(comp.text):
+        return {"json_object": True}
+    return {"json_object": False} if refused else {}
+
+
+async def _logprobs(llm: LLM, model: str, failures: list[EndpointError]) -> dict[str, bool]:
+    comp, refused = await _try(llm, llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
+                                              logprobs=True, top_logprobs=2, tag="probe", cache=False),
+                               "logprobs", failures)
+    lps = comp.logprobs if comp is not None and comp.logprobs else []
+    if lps:  # a well-formed answer, with or without alternatives
+        return {"logprobs": True, "top_logprobs": any(t.top for t in lps)}
+    if refused or (comp is not None and comp.usable):
+        return {"logprobs": False, "top_logprobs": False}  # a clear answer, without them
+    return {}
+
+
+def _recall(llm: LLM, ek: str) -> Capabilities | None:
+    """What this process, or the cache within ``config.llm.probe_ttl_h``, already knows."""
+    known = registry.capabilities(ek)
+    if known is None and llm.cache is not None:
+        stored = llm.cache.get_capabilities(ek, max_age_s=llm.config.probe_ttl_h * 3600)
+        if stored is not None:
+            known = Capabilities.model_validate(stored)
+            registry.remember_capabilities(ek, known)
+    return known
+
+
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
-    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop.
-
-    Uses only the public :meth:`LLM.achat` (with a raw ``response_format`` where needed). A feature the
-    probe could not settle (a garbled, empty or failed answer) is not taken as missing: the client tries
-    it, and the first real call that uses it settles it (:func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got an
-    answer at all (a dead endpoint)."""
+    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop, through the
+    public :meth:`LLM.achat`. A feature not settled is not taken as missing (the client tries it and the first
+    real call settles it, :func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got
+    an answer at all (a dead endpoint)."""
     ek = registry.endpoint_key(llm.endpoint, model)
-    if not refresh:
-        known = registry.capabilities(ek)
-        if known is not None:
-            return known
-        if llm.cache is not None:
-            stored = llm.cache.get_capabilities(ek, max_age_s=llm.config.probe_ttl_h * 3600)
-            if stored is not None:
-                caps = Capabilities.model_validate(stored)
-                registry.remember_capabilities(ek, caps)
-                return caps
-
-    prof = await llm._server()
-    decided: dict[str, bool] = {}  # feature -> value, for the features the answers settle
+    if not refresh and (known := _recall(llm, ek)) is not None:
+        return known
     failures: list[EndpointError] = []
-    sent = 0
-    if "json_schema" not in decided:
-        msgs = [{"role": "user", "content": "Say hello in one word."}]
-        for strict in (True, False):
-            fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
-            sent += 1
-            comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format=fmt,
-                                                      tag="probe", cache=False), "json_schema", failures)
-            if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
-                decided["json_schema"] = True
-                decided["strict_json_schema"] = strict
-                break
-            if not refused:  # an answer that says nothing: undecided, no second try
-                break
-            if not strict:
-                decided["json_schema"] = decided["strict_json_schema"] = False
-
-    if "json_object" not in decided:
-        msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
-        sent += 1
-        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=60, response_format={"type": "json_object"},
-                                                  tag="probe", cache=False), "json_object", failures)
-        if comp is not None and _is_object(comp.text):
-            decided["json_object"] = True
-        elif refused:
-            decided["json_object"] = False
-
-    if "logprobs" not in decided:
-        sent += 1
-        comp, refused = await _try(llm, llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
-                                                  logprobs=True, top_logprobs=2, tag="probe", cache=False),
-                                   "logprobs", failures)
-        lps = comp.logprobs if comp is not None and comp.logprobs else []
-        if lps:
-            decided["logprobs"] = True
-            decided["top_logprobs"] = any(t.top for t in lps)  # a well-formed answer with or without alternatives
-        elif refused or (comp is not None and comp.usable):
-            decided["logprobs"] = decided["top_logprobs"] = False  # a clear answer, without them
-
-    if sent and len(failures) == sent and registry.capabilities(ek) is None:
+    decided, sent = await _json_schema(llm, model, await llm._server(), failures)
+    decided.update(await _json_object(llm, model, failures))
+    decided.update(await _logprobs(llm, model, failures))
+    if len(failures) == sent + 2 and registry.capabilities(ek) is None:
         raise failures[0]  # not one answer: the endpoint is down, not a feature missing
     caps = Capabilities(**{f: decided.get(f, False) for f in FEATURES})
     undecided = [f for f in FEATURES if f not in decided]
