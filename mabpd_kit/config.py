@@ -159,7 +159,7 @@ class LLMConfig(_Frozen):
     concurrency: int | None = Field(None, ge=1, description="per-endpoint in-flight limit shared by all agents; None: the server's own (llama-server's total_slots, 1 for llama-cpp-python's server), else 8")
     timeout_s: float = Field(60.0, gt=0, description="seconds one call may take (on a local server, plus timeout_per_1k_chars_s per 1,000 prompt characters)")
     timeout_per_1k_chars_s: float = Field(10.0, ge=0, description="local servers compute the whole prompt first: seconds added to timeout_s per 1,000 prompt characters")
-    server: str = Field("auto", description="the server's profile (llm/profiles.py): auto (asked from the server), openai-compatible, openai, vllm, ollama, llama-server, llama-cpp-python")
+    server: str = Field("auto", description="the server's kind (llm/servers/): auto (asked from the server) or a kind's name or alias: openai-compatible, openai, vllm, ollama, llama-server, llama-cpp-python, lmstudio, openrouter, groq, together")
     local_progress_cpu_s: float = Field(1.0, gt=0, description="a local server this machine's kit started that used at least this many CPU-seconds during one time-out window is still computing: the call waits another window instead of timing out (a busy laptop is not a hung server)")
     local_max_wait_s: float | None = Field(None, gt=0, description="at most this many seconds for one call to a local server that keeps making progress; None: no bound but the item deadline")
     max_retries: int = 3

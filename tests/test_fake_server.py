@@ -133,7 +133,7 @@ def test_context_manager_closes_the_port():
         urllib.request.urlopen(url + "/models", timeout=2)
 
 
-# ---- issue 14: the Batch API, the prefix-cache emulation and the strict-schema check ---------------------
+# ---- the Batch API, the prefix-cache emulation and the strict-schema check ---------------------
 
 
 def test_batch_api_files_and_batches_round_trip_with_the_openai_sdk(fake_server):

@@ -1,4 +1,4 @@
-"""Hold the line under bad models (issue 16): a 20%-faulty server, then a healthy rerun with the same
+"""Hold the line under bad models: a 20%-faulty server, then a healthy rerun with the same
 LLM cache and checkpoint decides every item without repeating a call for an item that had succeeded;
 a refused key fails a whole batch after a handful of calls."""
 

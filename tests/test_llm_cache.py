@@ -229,7 +229,7 @@ def test_api_key_never_leaks(fake_server, tmp_path, monkeypatch, caplog, capsys)
         assert KEY not in m and "DISTINCTIVE" not in m, m
 
 
-# -- no poisoned cache (issue 16): a failed item asks the endpoint again on resume ---------------------------
+# -- no poisoned cache: a failed item asks the endpoint again on resume ---------------------------
 
 
 class _Verdict(BaseModel):

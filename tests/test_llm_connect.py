@@ -10,7 +10,8 @@ EXPECTED_URLS = {
     "openai": "https://api.openai.com/v1",
     "ollama": "http://localhost:11434/v1",
     "vllm": "http://localhost:8000/v1",
-    "llamacpp": "http://localhost:8080/v1",
+    "llama-server": "http://localhost:8080/v1",
+    "llamacpp": "http://localhost:8080/v1",  # llama-server's alias
     "lmstudio": "http://localhost:1234/v1",
     "openrouter": "https://openrouter.ai/api/v1",
     "groq": "https://api.groq.com/openai/v1",
@@ -32,7 +33,7 @@ def test_each_preset_base_url(name, monkeypatch):
     llm = connect(name, model="some-model", quiet=True)
     assert not llm.offline
     assert llm.endpoint == EXPECTED_URLS[name]
-    assert llm.model == "some-model" and llm.preset == name
+    assert llm.model == "some-model" and llm.preset == preset.name and name in (preset.name, *preset.aliases)
 
 
 def test_presets_cover_the_documented_set():
@@ -111,7 +112,7 @@ def test_import_is_light():
     assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "[]"
 
 
-# -- setup errors are one clear line (issue 16) ------------------------------------------------------------
+# -- setup errors are one clear line ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("kwargs", "env", "says"), [

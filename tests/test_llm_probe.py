@@ -1,4 +1,4 @@
-"""The capability probe stores only what the answers settle (issue 16): positive results and clear
+"""The capability probe stores only what the answers settle: positive results and clear
 refusals, for ``config.llm.probe_ttl_h``; never a fault burst's garbled replies, time-outs or 5xx."""
 
 from __future__ import annotations

@@ -92,11 +92,11 @@ def test_only_a_server_the_kit_started_is_watched(monkeypatch):
 def test_a_server_the_kit_started_is_known_without_asking_it(fake_server, monkeypatch):
     """A busy llama-cpp-python server answers /v1/models only after the request it computes: the probe timed out
     and the kit took it for a generic remote server (60 s time-outs, sent again). The kit knows what it started."""
-    from mabpd_kit.llm import client, local, profiles, registry  # noqa: F401 - client: its probe is watched
+    from mabpd_kit.llm import client, local, registry, servers
 
     srv = fake_server(lambda r: "ok")
     monkeypatch.setattr(progress, "server_pid", lambda endpoint: 4242)
-    monkeypatch.setattr(profiles, "probe_server", lambda *a, **k: pytest.fail("the kit's own server was probed"))
+    monkeypatch.setattr(servers, "probe_server", lambda *a, **k: pytest.fail("the kit's own server was probed"))
     monkeypatch.setattr(client, "probe_server", lambda *a, **k: pytest.fail("the kit's own server was probed"))
     llm = connect(base_url=srv.base_url, model="fake", cache_mode="off", quiet=True)
     llm.chat("hi")

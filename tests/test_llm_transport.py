@@ -138,3 +138,26 @@ def test_gather_limited_progress_and_exceptions(capsys):
     out = run_sync(gather_limited([ok(1), bad(), ok(3)], progress="items", return_exceptions=True))
     assert out[0] == 1 and isinstance(out[1], ValueError) and out[2] == 3
     assert "items" in capsys.readouterr().err  # tqdm writes its bar to stderr
+
+
+@pytest.mark.parametrize("reply, kind, fatal, sends", [
+    (Reply(status=401, error="invalid api key"), "KEY_REFUSED", True, 1),
+    (Reply(status=403, error="model not allowed"), "ACCESS_DENIED", True, 1),
+    (Reply(status=429, retry_after=0.01, error="slow down"), "RATE_LIMITED", False, 2),
+    (Reply(status=400, error="response_format json_schema is not supported"), "REFUSED_FIELD", False, 1),
+    (Reply(status=500, retry_after=0.01, error="Input should be 'text' or 'json_object'"), "REFUSED_FIELD", False, 1),
+    (Reply(status=500, retry_after=0.01, error="boom"), "HTTP", False, 2),
+    (Reply(raw=b'{"choices": ['), "GARBLED", False, 1),
+    (Reply(hang=True), "TIMEOUT", False, 2),
+])
+def test_every_failure_has_its_kind_and_its_retry_decision(fake_server, reply, kind, fatal, sends):
+    """The kind is decided where the failure happens (never read back from a message): a refused request field
+    is not sent again (the caller falls back), a 429, a 5xx or a time-out is, a refused key stops the batch."""
+    from mabpd_kit.llm import Failure
+
+    srv = fake_server(lambda r: reply, hang_limit_s=2)
+    with pytest.raises(EndpointError) as info:
+        _llm(srv, max_retries=1, timeout_s=0.3).chat("hi")
+    assert info.value.kind is Failure[kind] and info.value.batch_fatal is fatal
+    assert info.value.unreachable is (kind == "TIMEOUT") and info.value.garbled is (kind == "GARBLED")
+    assert srv.calls == sends

@@ -1,4 +1,4 @@
-"""Course packs (issue 14): record a notebook-like script against an endpoint into one file, stop the
+"""Course packs: record a notebook-like script against an endpoint into one file, stop the
 endpoint, replay the script offline from the pack with the same outputs; no key anywhere in the pack;
 a replay miss names the request."""
 
@@ -131,7 +131,7 @@ def _script_breaking_framing(req):
 
 
 def test_an_item_that_failed_while_recording_replays_as_that_failure(fake_server, tmp_path, monkeypatch):
-    """Issue 20: the pack notes the failed call (reason, key-free); the replay fails the item with that reason,
+    """The pack notes the failed call (reason, key-free); the replay fails the item with that reason,
     not with a ReplayMissError; the other item replays identically."""
     import mabpd_kit as mk
     from mabpd_kit.llm import registry

@@ -1,13 +1,11 @@
 """Real servers' quirks (llama-cpp-python 0.3.x's server with SmolLM2, llama.cpp's llama-server), emulated by
-FakeLLMServer(emulate=...) (mabpd_kit.testing.quirks), one test per quirk, through the public API:
+FakeLLMServer(emulate=...) from their server kinds (mabpd_kit.llm.servers), one test per quirk, through the public API:
 
 1. the server says what it is (``/v1/models`` owned_by, ``/props``) and the kit picks its profile;
 2. ``json_schema`` answered with an HTTP 500 naming ``response_format``: a mode refusal, not a dead endpoint;
 3. a grammar that bounds no number and skips optional fields: every field required, bounds kept, 2.5 repaired;
 4. one request computed at a time: no more in flight than the server computes, a time-out not sent again;
 5. one garbled probe reply: the feature is tried, never taken as missing.
-
-Each test fails on the code before the server profiles (88d7f4e) and passes after them.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from mabpd_kit.mabpd.schemas import BiasOutput
 from mabpd_kit.radar import RadarDebate, example_claims
 from mabpd_kit.testing import Reply, all_text, last_user, request_schema, schema_problems, system_prompt
 from mabpd_kit.testing.faults import mabpd_reply, synthetic_items
-from mabpd_kit.testing.quirks import LLAMA_CPP_PYTHON_REFUSAL
+from mabpd_kit.llm.servers.llama_cpp_python import REFUSAL as LLAMA_CPP_PYTHON_REFUSAL
 
 MODEL = "smollm2-135m-instruct"
 REFUSAL = LLAMA_CPP_PYTHON_REFUSAL.replace("{kind}", "json_schema")
@@ -72,8 +70,8 @@ def _lp(first: str, alts: dict[str, float]) -> list[dict]:
     ("vllm", None, "vllm", 8, 300.0),
 ])
 def test_the_profile_is_read_off_models_and_props(fake_server, emulate, slots, profile, limit, deadline):
-    """llama-cpp-python says owned_by "me" and has no /props; llama-server has /props total_slots. The old
-    client asked neither: one behaviour for every server (8 in flight, a 300 s item deadline)."""
+    """llama-cpp-python says owned_by "me" and has no /props; llama-server has /props total_slots: each gets its
+    kind's limit and deadline (an unknown server: 8 in flight, a 300 s item deadline)."""
     srv = fake_server(lambda r: "hi", emulate=emulate, slots=slots, models=[MODEL])
     llm = _llm(srv)
     assert llm.chat("hello").text == "hi"
@@ -87,8 +85,8 @@ def test_the_profile_is_read_off_models_and_props(fake_server, emulate, slots, p
 
 # -- 2. json_schema refused with a 500 ---------------------------------------------------------------------
 def test_doctor_decides_every_feature_on_llama_cpp_python(fake_server):
-    """Old: the 500 to json_schema read as a dead endpoint ("Probe failed", exit 1). Now: the probe sends
-    the server's json_object+schema form and every feature is decided."""
+    """The probe sends the server's json_object+schema form (its 500 to json_schema is no dead endpoint) and
+    every feature is decided."""
     from mabpd_kit.cli.doctor import add_arguments, report
 
     srv = fake_server(_probe_or(lambda r: "hi"), emulate="llama-cpp-python", models=[MODEL])
@@ -105,7 +103,7 @@ def test_doctor_decides_every_feature_on_llama_cpp_python(fake_server):
 
 def test_a_500_naming_json_schema_is_a_refusal_and_remembered(fake_server):
     """Any server whose HTTP error (a 500 included) names response_format/json_schema refuses that mode: the
-    call falls back to json_object, and the next call sends no json_schema. Old: the 500 failed the call."""
+    call falls back to json_object, and the next call sends no json_schema."""
 
     def script(req):
         fmt = (req.get("response_format") or {}).get("type")
@@ -126,9 +124,8 @@ def test_a_500_naming_json_schema_is_a_refusal_and_remembered(fake_server):
 
 # -- 3. a grammar that bounds nothing and skips what is optional ----------------------------------------
 def test_every_schema_sent_requires_every_field_and_bounds_are_kept(fake_server):
-    """Old non-strict schemas left rationale, spans and counter_argument optional, so a grammar let the model
-    skip its reasoning. Now every schema sent (to any server, and inlined for llama-cpp-python) requires
-    every property, keeps the bounds and has no $ref left."""
+    """Every schema sent (to any server, and inlined for llama-cpp-python) requires every property (so a
+    grammar cannot skip the reasoning), keeps the bounds and has no $ref left."""
     texts, labels = _items(2)
     generic = fake_server(lambda r: mabpd_reply(r, labels))
     res = Pipeline(Config(), _llm(generic)).analyze_many(texts, progress=False)
@@ -178,9 +175,8 @@ def test_an_out_of_range_number_is_repaired_or_fails_with_the_reason(fake_server
 # -- 4. one request computed at a time -----------------------------------------------------------------------
 @pytest.mark.parametrize("emulate, slots, limit", [("llama-cpp-python", None, 1), ("llama-server", 2, 2)])
 def test_no_more_requests_in_flight_than_the_server_computes(fake_server, emulate, slots, limit):
-    """Old: 8 requests at once (config.llm.concurrency=8); on a one-slot server they queued (and, slow enough,
-    timed out and were sent again). Now, with the default LLM config, the server's own limit: for RADAR's
-    plain-text turns and for a 6-item MABPD pipeline run."""
+    """With the default LLM config, no more requests in flight than the server computes (a one-slot server
+    would queue them and, slow enough, time out), for RADAR's plain-text turns and a 6-item MABPD run."""
     texts, labels = _items(6)
 
     def script(req):
@@ -211,8 +207,7 @@ def test_no_more_requests_in_flight_than_the_server_computes(fake_server, emulat
 
 def test_a_timed_out_request_to_a_local_server_is_sent_once(fake_server):
     """A local server is still computing a request the client gave up on: a second copy would queue behind it.
-    Old: the SDK sent it max_retries more times. A remote (generic) server still gets the SDK's retries; and
-    a local server's time-out grows with the prompt."""
+    A remote (generic) server still gets the SDK's retries; a local server's time-out grows with the prompt."""
     cfg = {"llm.timeout_s": 0.4, "llm.max_retries": 1}  # + 10 s per 1,000 prompt characters locally: ~0.55 s
     local = fake_server(lambda r: Reply(hang=True), emulate="llama-cpp-python", models=[MODEL], hang_limit_s=3)
     with pytest.raises(EndpointError, match="not sent again"):
@@ -233,9 +228,8 @@ def test_a_timed_out_request_to_a_local_server_is_sent_once(fake_server):
 # -- 5. a garbled probe reply -------------------------------------------------------------------------------
 @pytest.mark.parametrize("garbled", ["first probe reply", "logprobs probe reply"])
 def test_a_garbled_probe_reply_leaves_radar_deciding_claims(fake_server, garbled):
-    """Old: one garbled probe reply was "feature missing" for the process (or, a body that is not JSON, a
-    failed probe that failed the claim). Now the feature stays undecided, is tried, and the Judge's first
-    answer settles it: every claim is decided, by logprobs."""
+    """One garbled probe reply leaves the feature undecided: it is tried, and the Judge's first answer settles
+    it; every claim is decided, by logprobs."""
     seen = {"probe": 0}
 
     def script(req):

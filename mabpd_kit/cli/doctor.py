@@ -1,7 +1,7 @@
 """``mabpd doctor``: what this machine will run with, in one screen.
 
-Prints Python and package versions, the configured endpoint (key shown only as set/unset),
-the capability probe (skipped offline or with ``--no-probe``; a stored result younger than
+Prints Python and package versions, the environment (every server kind's key variable shown only as
+set/unset), the configured endpoint and its server kind, the capability probe (skipped offline or with ``--no-probe``; a stored result younger than
 ``config.llm.probe_ttl_h`` is reused, ``--refresh`` probes again and overwrites it) and the cache
 location and size.
 Exit code 0 when everything needed for the chosen mode works, 1 when the configured endpoint
@@ -29,8 +29,16 @@ ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "
             "MABPD_PACK")
 
 
+def _env_vars() -> tuple[str, ...]:
+    """:data:`ENV_VARS` and every server kind's key variable (from the registry)."""
+    from mabpd_kit.llm.servers import key_vars
+
+    return tuple(dict.fromkeys((*ENV_VARS, *key_vars())))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", help="check a preset (openai, ollama, vllm, ..., local: starts the local model) instead of the environment")
+    parser.add_argument("--preset", help="check a preset (a server kind: openai, ollama, vllm, llama-server, ...; "
+                        "local starts the local model) instead of the environment")
     parser.add_argument("--base-url", help="check this OpenAI-compatible base URL")
     parser.add_argument("--model", help="model name (default: MABPD_MODEL or the preset's)")
     parser.add_argument("--no-probe", action="store_true", help="do not send the capability probe requests")
@@ -89,7 +97,7 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
     lines = [f"Python      {platform.python_version()} ({sys.executable})", f"Platform    {platform.platform()}"]
     lines += [f"  {name:<13}{_version(name)}" for name in PACKAGES]
     lines.append("Environment")
-    lines += [f"  {name:<17}{_env_line(name)}" for name in ENV_VARS]
+    lines += [f"  {name:<17}{_env_line(name)}" for name in _env_vars() if name in ENV_VARS or name in os.environ]
     lines.append(_local_line())
     code = 0
     from mabpd_kit.config import Config

@@ -5,52 +5,33 @@
 >>> llm.offline
 True
 
-Components take ``llm: LLM | None`` and call :func:`online` (``None`` for no LLM or an
-offline one) to choose their rule-based implementation. One file per concern:
-:mod:`.connection` chooses the endpoint, :mod:`.client` makes the call, :mod:`.cache`
-records and replays, :mod:`.structured` validates structured output, :mod:`.probe` finds
-capabilities, :mod:`.registry` remembers limits and capabilities per endpoint, :mod:`.usage`
-keeps the run's call log (``llm.usage``; per-item usage is :class:`mabpd_kit.types.Usage`),
-:mod:`.batch` runs a method through the Batch API (:func:`run_batched`), :mod:`.pack` writes and
-replays course packs (``MABPD_PACK``).
-The ``openai`` SDK is imported only on the first real call, so importing this is cheap.
+Components take ``llm: LLM | None`` and call :func:`online` (``None`` for no LLM or an offline one) to choose
+their rule-based path. One home per concern: :mod:`.servers` (one object per server kind, and the registry),
+:mod:`.connection` (``connect()``), :mod:`.client` (the endpoint and its transport), :mod:`.answers` and
+:mod:`.cache` (record/replay), :mod:`.structured` (validated output and its fallback chain), :mod:`.probe` and
+:mod:`.registry` (capabilities and limits per endpoint), :mod:`.usage` (``llm.usage``), :mod:`.batch` (the
+Batch API), :mod:`.pack` (course packs, ``MABPD_PACK``), :mod:`.local` (``connect("local")``).
+The ``openai`` SDK is imported only on the first real call.
 """
 
 from __future__ import annotations
 
-from .batch import Deferred, run_batched
+from .batch import run_batched
 from .cache import ResponseCache, cache_dir
 from .client import LLM, online
 from .connection import connect
-from .errors import EndpointError, LLMError, OfflineError, ReplayMissError, SetupError, StructuredOutputError
-from .presets import PRESETS, Preset
+from .errors import (Deferred, EndpointError, Failure, LLMError, OfflineError, ReplayMissError, SetupError,
+                     StructuredOutputError)
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import gather_limited, run_sync
+from .servers import KINDS, PRESETS, ServerKind
 from .usage import CallLog, collect
 
+Preset = ServerKind  # a preset is a server kind with a base URL
+
 __all__ = [
-    "LLM",
-    "CallLog",
-    "Deferred",
-    "PRESETS",
-    "Capabilities",
-    "Completion",
-    "EndpointError",
-    "LLMError",
-    "OfflineError",
-    "Preset",
-    "ReplayMissError",
-    "ResponseCache",
-    "SetupError",
-    "Structured",
-    "StructuredOutputError",
-    "TokenLogprob",
-    "TopLogprob",
-    "cache_dir",
-    "connect",
-    "online",
-    "gather_limited",
-    "run_sync",
-    "run_batched",
-    "collect",
+    "KINDS", "LLM", "PRESETS", "CallLog", "Capabilities", "Completion", "Deferred", "EndpointError", "Failure",
+    "LLMError", "OfflineError", "Preset", "ReplayMissError", "ResponseCache", "ServerKind", "SetupError",
+    "Structured", "StructuredOutputError", "TokenLogprob", "TopLogprob", "cache_dir", "collect", "connect",
+    "gather_limited", "online", "run_batched", "run_sync",
 ]

@@ -1,32 +1,19 @@
 """Batch mode: a run's LLM calls through the OpenAI Batch API (half price, answered within 24 h).
 
-A pipeline asks its questions one stage at a time (reports, then the debate rounds, then the
-verifier), and each stage needs the answers of the one before. So a batch run is a loop of *passes*:
+A method asks one stage at a time (reports, debate rounds, the verifier), each needing the answers of the one
+before, so a batch run is a loop of passes:
 
-1. **collect**: run the method as usual with a :class:`BatchCollector` on the LLM. A call answered
-   by the record/replay cache goes on as always; a call that is not raises :class:`Deferred` after
-   recording its request, so that item stops here and is left pending (the runner records it as
-   failed with reason "deferred"; it is computed again on the next pass).
-2. **submit**: every recorded request becomes one line of an OpenAI Batch JSONL file (``custom_id``
-   = the request's cache key), uploaded (``POST /v1/files``) and submitted (``POST /v1/batches``).
-   The batch id is written to a small JSON state file *before* waiting, so a crash or ``kill`` at any
-   moment resumes with the same batch instead of paying for it twice.
-3. **wait and collect**: poll until the batch ends, download its output file, and write every usable
-   answer into the record/replay cache under its key (the usage is added to ``llm.usage`` at the
-   batch price); an answer that failed is remembered, so the next pass fails that item with the
-   reason instead of asking again forever.
-4. run the next pass: every item advances at least one stage. Stop when a pass defers nothing.
+1. **collect**: run the method with a :class:`BatchCollector` on the LLM. A call the cache answers goes on; any
+   other records its request and raises :class:`~.errors.Deferred` (kind ``Failure.DEFERRED``), leaving its item
+   pending (the runner records it failed; the next pass computes it again);
+2. **submit**: the recorded requests become one Batch JSONL file (``custom_id`` = the cache key), uploaded and
+   submitted; the batch id is saved to a state file *before* waiting, so a crash resumes the same batch;
+3. **wait and collect**: poll until it ends and write every usable answer into the cache (usage at the batch
+   price); a failed line is remembered, so its item fails with the reason instead of being asked forever;
+4. the next pass: every item advances a stage. Stop when a pass defers nothing.
 
-Because the answers land in the same cache, the final pass (and any later replay, e.g. a course pack)
-gives exactly what a normal run against the cache gives.
-
->>> from mabpd_kit.llm.batch import run_batched           # doctest: +SKIP
->>> res = run_batched(lambda: pipe.analyze_many(texts, checkpoint="run.jsonl"), llm,
-...                   state="run.batch.json")             # doctest: +SKIP
-
-Self-hosted: vLLM runs the same JSONL files offline (``python -m vllm.entrypoints.openai.run_batch
--i requests.jsonl -o results.jsonl --model ...``); :func:`write_requests` and :func:`read_results`
-are the two halves for that route (see docs/real-models.md).
+The answers land in the same cache, so the last pass (and any replay) gives what a normal run gives.
+Self-hosted: vLLM's ``run_batch`` reads the same files (:func:`write_requests`, :func:`read_results`).
 """
 
 from __future__ import annotations
@@ -41,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import EndpointError
+from .errors import Deferred, EndpointError, Failure
 from .results import Completion, completion_from_json
 
 if TYPE_CHECKING:
@@ -52,11 +39,6 @@ __all__ = ["BatchCollector", "BatchState", "Deferred", "collecting", "read_resul
 
 T = TypeVar("T")
 DONE = ("completed", "failed", "expired", "cancelled")
-
-
-class Deferred(Exception):  # noqa: N818 - not an error: the item waits for the batch
-    """Raised inside an item whose LLM call was recorded for the next batch (not an LLMError, so no
-    component mistakes it for a failed call and falls back; the runner leaves the item pending)."""
 
 
 class BatchCollector:
@@ -71,7 +53,7 @@ class BatchCollector:
         """Record ``request`` and stop the item (or fail it, if its batch answer already failed)."""
         if key in self.failed:
             raise EndpointError(f"batch answer for {tag or 'a request'} (request {key[:12]}) was unusable: "
-                                f"{self.failed[key]}")
+                                f"{self.failed[key]}", kind=Failure.HTTP)
         with self._lock:
             self.requests[key] = request
         raise Deferred(f"deferred to the next batch ({tag or 'request'} {key[:12]})")
@@ -155,8 +137,7 @@ async def _submit(llm: LLM, path: Path) -> str:
 
 
 async def _poll(llm: LLM, batch_id: str) -> Any:
-    b = await llm._get_client().batches.retrieve(batch_id)
-    return b
+    return await llm._get_client().batches.retrieve(batch_id)
 
 
 async def _content(llm: LLM, file_id: str) -> str:

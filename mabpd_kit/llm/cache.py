@@ -1,35 +1,18 @@
-"""Record/replay cache of LLM answers: SQLite file, JSON values, safe for concurrent writers.
+"""Record/replay cache of LLM answers: a SQLite file of JSON values, safe for concurrent writers.
 
-Modes (``config.llm.cache_mode`` or ``MABPD_CACHE_MODE``):
+Modes (``config.llm.cache_mode`` or ``MABPD_CACHE_MODE``): ``off``; ``record`` (always call, store);
+``replay`` (never call; a request not recorded raises :class:`ReplayMissError`); ``auto`` (default: answer from
+the cache when possible, else call and store; a killed batch resumes without paying again).
 
-- ``off``: never read, never write.
-- ``record``: always call the endpoint and store the answer.
-- ``replay``: never call; a request that was not recorded raises :class:`ReplayMissError`.
-- ``auto`` (default): answer from the cache when possible, otherwise call and store. This is
-  what lets a killed batch resume without paying again for the calls it already finished.
+The key is the SHA-256 of the canonical request (base URL, model, messages, response format, temperature, seed,
+n, max_tokens, logprobs, top_logprobs, ``sample_index``), never the key or transport settings; ``sample_index``
+keeps repeated samples apart. Location: ``MABPD_CACHE_DIR`` or the user cache folder. WAL journaling and a busy
+time-out make several writing processes safe; a failed write (a full disk) is said once and never raises.
 
-The key is the SHA-256 of the *canonical request*: base URL, model, messages, response
-format / schema, temperature, seed, n, max_tokens, logprobs, top_logprobs and the
-``sample_index``. Transport settings (time-out, retries, key) are not part of it, and the key
-is never stored. ``sample_index`` keeps repeated samples at temperature > 0 apart: sample 0
-and sample 1 of the same prompt are two different entries, not one collapsed answer.
-
-Only usable answers are stored: an empty reply, a refusal, or (for structured calls) a reply
-that still failed validation after the repair retry is never written, so a failed item asks the
-endpoint again on resume instead of replaying its failure.
-
-Location: ``MABPD_CACHE_DIR`` or the platform user cache dir (``platformdirs``), file
-``llm-cache.sqlite3``. WAL journaling plus a busy time-out make several processes (e.g. two
-notebooks) writing at once safe; every write is one atomic statement.
-
-Sharing one cache without paying twice (issue 21.4): before an uncached call is sent (``auto`` mode)
-the client claims its key with :meth:`ResponseCache.claim`, an ``flock``'d lock file
-``locks/<key>.lock`` in the cache folder, held while the call is sent and its answer stored. A second
-process (or a second coroutine of the same one) asking the same request meanwhile waits for the claim
-without blocking its event loop (``LOCK_NB`` tries with ``asyncio.sleep`` between them), then finds the
-answer in the cache and sends nothing. A claim not granted within the call's time-out is given up and
-the request sent anyway (a stuck holder never stops a run); a fault is not stored, so after it the next
-claimant sends the request itself. On a system without ``fcntl`` (Windows) claims are always granted at once.
+:meth:`ResponseCache.claim` holds an ``flock``'d ``locks/<key>.lock`` while an uncached request is sent and
+stored, so a second process (or coroutine) asking the same request waits, then finds the answer; a claim not
+granted within the call's time-out is given up (a stuck holder never stops a run). Without ``fcntl`` (Windows)
+claims are granted at once.
 """
 
 from __future__ import annotations
@@ -107,8 +90,7 @@ def replay_miss(tag: str, described: str, sample_index: int, key: str, where: st
 
 
 def _enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
-    """Switch to WAL. SQLite answers "database is locked" at once (no busy wait) when another
-    process switches the same new file at the same moment, so wait and try again."""
+    """Switch to WAL, trying again while another process switches the same new file ("database is locked")."""
     for attempt in range(tries):
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -150,8 +132,7 @@ class ResponseCache:
         return None if row is None else json.loads(row[0])
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> Any:
-        """The first row of a query, or None; a cache that cannot be opened (a new file on a full disk) is a
-        miss, said once like a failed write: the call is sent, never failed for want of a cache."""
+        """The first row of a query, or None; a cache that cannot be opened is a miss (said once)."""
         try:
             return self._conn().execute(sql, args).fetchone()
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
@@ -163,15 +144,13 @@ class ResponseCache:
         self._write("DELETE FROM responses WHERE key = ?", (key,))
 
     def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> bool:
-        """Store one answer; False when the write failed (a full disk): the caller keeps using the answer in
-        hand, and the failure is said once per cache on stderr (see :meth:`_write`)."""
+        """Store one answer; False when the write failed (the caller keeps the answer in hand)."""
         return self._write("INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
                            (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()))
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> bool:
-        """One write statement; a failed write (``database or disk is full``, ENOSPC, a read-only file) never
-        raises: an answer already paid for must not be thrown away because it cannot be stored. The first
-        failure is said once (``write_error`` keeps it); the run goes on uncached."""
+        """One write statement. A failed write (a full disk, a read-only file) never raises: an answer already
+        paid for is not thrown away. The first failure is said once (``write_error``); the run goes on uncached."""
         try:
             self._conn().execute(sql, args)
             return True
@@ -189,12 +168,10 @@ class ResponseCache:
     # -- claims: one sender per uncached request, across processes ---------------------
     @contextlib.asynccontextmanager
     async def claim(self, key: str, timeout_s: float) -> AsyncIterator[bool]:
-        """Hold ``locks/<key>.lock`` while the caller sends the request of ``key`` and stores its answer;
-        yields True once held, False when not granted within ``timeout_s`` (the caller sends anyway).
-
-        Waiting never blocks the event loop: a non-blocking ``flock`` try, then ``asyncio.sleep``
-        (5 ms, doubling up to 100 ms). On release the file is removed before it is unlocked, and a
-        claimant that locked a file since removed tries again, so two holders never overlap."""
+        """Hold ``locks/<key>.lock`` while the caller sends the request of ``key`` and stores its answer; yields
+        True once held, False when not granted within ``timeout_s`` (the caller sends anyway). Waiting never
+        blocks the event loop (non-blocking tries, ``asyncio.sleep`` between them); the file is removed before
+        it is unlocked, and a claimant that locked a removed file tries again, so two holders never overlap."""
         if fcntl is None:
             yield False
             return
@@ -239,10 +216,8 @@ class ResponseCache:
 
     # -- failures (what a course pack replays for a call that failed while recording) ------
     def note_failure(self, key: str, tag: str, exc: BaseException, secret: str | None = None) -> BaseException:
-        """Note that the request of ``key`` failed with ``exc`` (its message key-redacted); returns ``exc``.
-
-        Never read back by this cache (a rerun asks the endpoint again); :mod:`.pack` copies the notes of calls
-        never answered later into a pack, whose replay raises them. Noting never raises."""
+        """Note that the request of ``key`` failed with ``exc`` (key-redacted); returns ``exc``. Never read back
+        here (a rerun asks again): :mod:`.pack` copies the notes of calls never answered later. Never raises."""
         from .errors import redact
 
         try:
@@ -284,8 +259,7 @@ def _close_held_in_child() -> None:
 
 
 def _try_lock(path: Path) -> int | None:
-    """An open descriptor holding the exclusive ``flock`` of ``path``, or None (held by someone else,
-    or the file was removed by its last holder after we opened it: try again)."""
+    """A descriptor holding the exclusive ``flock`` of ``path``, or None (held elsewhere, or removed since opened)."""
     if not _AT_FORK and hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_close_held_in_child)
         _AT_FORK.append(True)

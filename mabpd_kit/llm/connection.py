@@ -5,7 +5,9 @@
 >>> llm = connect("ollama", model="llama3.1")                       # a preset
 >>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
 
-The key is read only from the environment and is never printed (see :mod:`.presets`).
+Presets are the server kinds with a base URL (:data:`~.servers.PRESETS`). The key is read only from the
+environment (the kind's own variable, then ``MABPD_API_KEY``) and is never printed; a local server needs
+none and gets the placeholder :data:`NO_KEY` (the SDK wants a string).
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ import os
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from .client import LLM, as_llm_config
+from .client import LLM, NO_KEY, as_llm_config
 from .errors import SetupError
-from .presets import PRESETS, Preset, is_local, preset_for_url, resolve_key
 from .runtime import io_loop
+from .servers import KINDS, PRESETS, ServerKind
 
 if TYPE_CHECKING:
     from mabpd_kit.config import Config, LLMConfig
 
-__all__ = ["OFFLINE_LINE", "connect"]
+__all__ = ["NO_KEY", "OFFLINE_LINE", "connect", "is_local", "resolve_key"]
 
 OFFLINE_LINE = (
     "mabpd-kit: offline ({reason}): using the built-in rule-based agents. To use an LLM, set "
@@ -31,41 +33,47 @@ OFFLINE_LINE = (
 )
 
 
+def is_local(base_url: str) -> bool:
+    """True for servers on this machine (no key needed)."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
 
-def connect(
-    preset: str | None = None,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    config: Config | LLMConfig | None = None,
-    cache_mode: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    quiet: bool = False,
-    model_path: str | os.PathLike[str] | None = None,
-) -> LLM:
-    """An :class:`LLM` for a preset, a base URL, or the environment; offline when none is set.
 
-    Resolution: ``base_url`` argument, else the preset's URL, else ``MABPD_BASE_URL``; model
-    from ``model``, ``MABPD_MODEL`` or the preset default; the key only from the environment
-    (the preset's variable, then ``MABPD_API_KEY``; local servers need none).
-    ``MABPD_PACK=FILE`` (a course pack, :mod:`.pack`) answers every call from that file, with no key
-    and no network, unless a preset or ``base_url`` is passed.
-    ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed explicitly (that is how
-    tests reach :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline).
-    The offline LLM prints one line saying so (``quiet=True`` silences it).
+def resolve_key(kind: ServerKind | None, base_url: str) -> str | None:
+    """The API key from the environment, or None: the kind's own variables, then ``MABPD_API_KEY``;
+    :data:`NO_KEY` for a local server or a kind that needs none. A provider's key is only sent to that
+    provider's URL: an unknown remote URL gets ``MABPD_API_KEY`` or nothing."""
+    for name in (*(kind.key_vars if kind is not None else ()), "MABPD_API_KEY"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if is_local(base_url) or (kind is not None and not kind.needs_key):
+        return NO_KEY
+    return None
 
-    ``connect("local")`` needs no key and no network: it starts (or reuses) llama-cpp-python's server on
-    a free loopback port with the model the ``[local]`` extra ships, or ``model_path=`` (any GGUF file;
-    see :mod:`.local`).
 
-    Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no
-    model, no key for a remote URL, or a URL that is not ``http(s)://host[:port]/...``.
+def connect(preset: str | None = None, *, model: str | None = None, base_url: str | None = None,
+            config: Config | LLMConfig | None = None, cache_mode: str | None = None,
+            cache_dir: str | os.PathLike[str] | None = None, quiet: bool = False,
+            model_path: str | os.PathLike[str] | None = None) -> LLM:
+    """An :class:`LLM` for a preset (a server kind's name), a base URL, or the environment; offline when none is set.
+
+    Resolution: ``base_url``, else the preset's URL, else ``MABPD_BASE_URL``; the model from ``model``,
+    ``MABPD_MODEL`` or the preset's default; the key only from the environment (:func:`resolve_key`).
+    ``MABPD_PACK=FILE`` answers every call from that course pack (:mod:`.pack`) unless a preset or ``base_url``
+    is passed. ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed (how tests reach
+    :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline); the offline LLM prints one line
+    saying so (``quiet=True`` silences it). ``connect("local")`` (or ``MABPD_BASE_URL=local``) starts or reuses
+    llama-cpp-python's server with the shipped model or ``model_path=`` (:mod:`.local`).
+
+    Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no model, no key for a
+    remote URL, or a URL that is not ``http(s)://host[:port]/...``.
     """
     cfg = as_llm_config(config)
     if model_path is not None and (preset or "").lower() != "local":
         raise SetupError("model_path= is for connect('local') (a GGUF file served on this machine)")
     if preset is None and base_url is None and os.environ.get("MABPD_BASE_URL", "").strip().lower() == "local":
-        preset = "local"  # MABPD_BASE_URL=local: the local server (mabpd serve)
+        preset = "local"
     if (preset or "").lower() == "local":
         from .local import serve
 
@@ -81,28 +89,32 @@ def connect(
         if not quiet:
             print(f"mabpd-kit: replaying the course pack {pack} (model {llm.model}; no key, no network)")
         return llm
-    p: Preset | None = None
-    if preset is not None:
-        p = PRESETS.get(preset.lower())
-        if p is None:
-            raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
+    kind = PRESETS.get(preset.lower()) if preset is not None else None
+    if preset is not None and kind is None:
+        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)} or pass base_url=")
     forced = os.environ.get("MABPD_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     url, source = base_url, "base_url="
     if url is None and not forced:
         env_url = os.environ.get("MABPD_BASE_URL", "").strip() or None
-        url, source = (p.base_url, f"preset {p.name!r}") if p is not None else (env_url, "MABPD_BASE_URL")
+        url, source = (kind.base_url, f"preset {kind.name!r}") if kind is not None else (env_url, "MABPD_BASE_URL")
     if url is None:
         reason = "MABPD_OFFLINE=1" if forced else "no endpoint configured"
         if not quiet:
             print(OFFLINE_LINE.format(reason=reason))
         return LLM(endpoint="offline", model="rule-based", config=cfg, offline=True, offline_reason=reason)
+    return _online(url, source, kind, model, cfg, cache_mode, cache_dir)
+
+
+def _online(url: str, source: str, kind: ServerKind | None, model: str | None, cfg: LLMConfig,
+            cache_mode: str | None, cache_dir: str | os.PathLike[str] | None) -> LLM:
+    """The LLM for ``url`` once it is chosen: the URL checked, the model and the key found."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise SetupError(f"{source} {url!r} is not a URL: set it like http://127.0.0.1:8000/v1 (scheme, host, port, /v1)")
-    chosen_model = (model or "").strip() or os.environ.get("MABPD_MODEL", "").strip() or (p.default_model if p else None)
-    if not chosen_model:
+    chosen = (model or "").strip() or os.environ.get("MABPD_MODEL", "").strip() or (kind.default_model if kind else None)
+    if not chosen:
         raise SetupError(f"no model for {url}: set MABPD_MODEL (e.g. MABPD_MODEL=llama3.1) or pass connect(..., model='NAME')")
-    known = p or preset_for_url(url)
+    known = kind or next((k for k in KINDS.values() if k.base_url == url.rstrip("/")), None)
     key_env = known.key_env if known is not None and known.key_env else "MABPD_API_KEY"
     key = resolve_key(known, url)
     if key is None:
@@ -110,7 +122,5 @@ def connect(
         where = "a remote server" if not is_local(url) else "this server"
         raise SetupError(f"no API key for {url} ({where}): set {var} in the environment, or use a local server")
     io_loop()  # start the I/O thread now, not inside the first timed call
-    return LLM(
-        endpoint=url, model=chosen_model, api_key=key, config=cfg, cache_mode=cache_mode,
-        cache_dir=cache_dir, preset=p.name if p else None, key_env=key_env,
-    )
+    return LLM(endpoint=url, model=chosen, api_key=key, config=cfg, cache_mode=cache_mode, cache_dir=cache_dir,
+               preset=kind.name if kind else None, key_env=key_env)

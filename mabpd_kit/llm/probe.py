@@ -1,35 +1,23 @@
 """Capability probe: what does this endpoint+model *really* support?
 
-Servers differ, and many silently ignore request fields they do not know: ask for
-``logprobs`` and you simply get none back. Rather than trusting documentation, the probe sends
-three tiny requests (never answered from, nor written to, the response cache) and looks at the answers:
-
-- ``json_schema``: a schema requiring a key the prompt never mentions (``probe_token``). Only
-  a server that really constrains output to the schema produces it. It is asked first with
-  ``strict: true`` (the strict-compatible schema): a server that produces the key that way supports
-  ``strict_json_schema`` too; one that refuses strict is asked again without it.
-- ``json_object``: does the server accept ``{"type": "json_object"}`` and answer with a JSON object?
-- ``logprobs`` / ``top_logprobs``: are per-token log-probabilities (and alternatives) returned?
-
-Each feature is *decided* by a positive answer or by a clear refusal (an HTTP 4xx whose message
-names the field). Anything else (an empty or garbled reply, a 4xx about something else) leaves it
-undecided: it counts as missing for this process only. The result is kept in memory, and in the
-cache database (table ``capabilities``) only when every feature is decided, for
-``config.llm.probe_ttl_h`` hours; a fault burst during ``mabpd doctor`` can therefore never
-downgrade later processes. Time-outs and 5xx raise :class:`EndpointError` and store nothing.
-``mabpd doctor --refresh`` (``llm.capabilities(refresh=True)``) probes again and overwrites.
+Many servers silently ignore fields they do not know (ask for ``logprobs``, get none), so the probe sends three
+tiny requests (never cached) and reads the answers: ``json_schema`` (a schema requiring a key the prompt never
+mentions, first with ``strict: true``), ``json_object``, and ``logprobs`` / ``top_logprobs``. A feature is
+decided by a positive answer or a clear refusal; anything else leaves it undecided (missing for this process
+only, and the first real call that uses it settles it). The result is kept in memory, and on disk only when
+every feature is decided, for ``config.llm.probe_ttl_h`` hours. ``llm.capabilities(refresh=True)`` probes again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from . import registry
 from . import structured as so
-from .errors import EndpointError
+from .errors import EndpointError, Failure
 from .results import Capabilities, Completion
 
 if TYPE_CHECKING:
@@ -51,19 +39,16 @@ class _ProbeAnswer(BaseModel):
 
 async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
                failures: list[EndpointError]) -> tuple[Completion | None, bool]:
-    """``(completion, False)``, or ``(None, refused_clearly)`` when the server said no. A refusal is an
-    HTTP error whose status or message refuses the request field (the server's profile decides: some
-    servers refuse ``json_schema`` with a 500 naming it). Any other failure (time-out, 5xx, garbled body)
-    says nothing about the feature: it is noted in ``failures`` and the feature stays undecided;
-    a 401/403 raises at once."""
-    prof = await llm._server()
+    """``(completion, False)``, or ``(None, True)`` when the server refused the request field (an error of kind
+    ``REFUSED_FIELD`` that names this feature). Any other failure (time-out, 5xx, garbled body) says nothing
+    about the feature: it is noted in ``failures`` and the feature stays undecided; a 401/403 raises at once."""
     try:
         return await call, False
     except EndpointError as exc:
         if exc.batch_fatal:
             raise
         said = f"{exc.detail} {exc}".lower()
-        if exc.status is not None and prof.refuses_mode(exc.status, said) and any(w in said for w in _NAMES[feature]):
+        if exc.kind is Failure.REFUSED_FIELD and any(w in said for w in _NAMES[feature]):
             return None, True
         if exc.unreachable:
             raise  # no server, or no answer in time: the endpoint, not a feature
@@ -79,69 +64,66 @@ def _is_object(text: str) -> bool:
         return False
 
 
+async def _json_schema(llm: LLM, model: str, prof: Any, failures: list[EndpointError]) -> tuple[dict[str, bool], int]:
+    """``json_schema`` (and ``strict_json_schema``) decided, or not, and the requests sent: strict first, then
+    without ``strict`` when the server refused it."""
+    msgs = [{"role": "user", "content": "Say hello in one word."}]
+    for sent, strict in enumerate((True, False), 1):
+        fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
+        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format=fmt, tag="probe",
+                                                  cache=False), "json_schema", failures)
+        if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
+            return {"json_schema": True, "strict_json_schema": strict}, sent
+        if not refused:  # an answer that says nothing: undecided, no second try
+            return {}, sent
+    return {"json_schema": False, "strict_json_schema": False}, 2
+
+
+async def _json_object(llm: LLM, model: str, failures: list[EndpointError]) -> dict[str, bool]:
+    msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
+    comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=60, response_format={"type": "json_object"},
+                                              tag="probe", cache=False), "json_object", failures)
+    if comp is not None and _is_object(comp.text):
+        return {"json_object": True}
+    return {"json_object": False} if refused else {}
+
+
+async def _logprobs(llm: LLM, model: str, failures: list[EndpointError]) -> dict[str, bool]:
+    comp, refused = await _try(llm, llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
+                                              logprobs=True, top_logprobs=2, tag="probe", cache=False),
+                               "logprobs", failures)
+    lps = comp.logprobs if comp is not None and comp.logprobs else []
+    if lps:  # a well-formed answer, with or without alternatives
+        return {"logprobs": True, "top_logprobs": any(t.top for t in lps)}
+    if refused or (comp is not None and comp.usable):
+        return {"logprobs": False, "top_logprobs": False}  # a clear answer, without them
+    return {}
+
+
+def _recall(llm: LLM, ek: str) -> Capabilities | None:
+    """What this process, or the cache within ``config.llm.probe_ttl_h``, already knows."""
+    known = registry.capabilities(ek)
+    if known is None and llm.cache is not None:
+        stored = llm.cache.get_capabilities(ek, max_age_s=llm.config.probe_ttl_h * 3600)
+        if stored is not None:
+            known = Capabilities.model_validate(stored)
+            registry.remember_capabilities(ek, known)
+    return known
+
+
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
-    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop.
-
-    Uses only the public :meth:`LLM.achat` (with a raw ``response_format`` where needed). A feature the
-    probe could not settle (a garbled, empty or failed answer) is not taken as missing: the client tries
-    it, and the first real call that uses it settles it (:func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got an
-    answer at all (a dead endpoint)."""
+    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop, through the
+    public :meth:`LLM.achat`. A feature not settled is not taken as missing (the client tries it and the first
+    real call settles it, :func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got
+    an answer at all (a dead endpoint)."""
     ek = registry.endpoint_key(llm.endpoint, model)
-    earlier: dict[str, bool] = {}
-    if not refresh:
-        known = registry.capabilities(ek)
-        if known is not None:
-            return known
-        if llm.cache is not None:
-            stored = llm.cache.get_capabilities(ek, max_age_s=llm.config.probe_ttl_h * 3600)
-            if stored is not None:
-                caps = Capabilities.model_validate(stored)
-                registry.remember_capabilities(ek, caps)
-                return caps
-
-    prof = await llm._server()
-    decided: dict[str, bool] = dict(earlier)  # feature -> value, for the features the answers settle
+    if not refresh and (known := _recall(llm, ek)) is not None:
+        return known
     failures: list[EndpointError] = []
-    sent = 0
-    if "json_schema" not in decided:
-        msgs = [{"role": "user", "content": "Say hello in one word."}]
-        for strict in (True, False):
-            fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
-            sent += 1
-            comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=20, response_format=fmt,
-                                                      tag="probe", cache=False), "json_schema", failures)
-            if comp is not None and so.validate(comp.text, _ProbeAnswer)[0] is not None:
-                decided["json_schema"] = True
-                decided["strict_json_schema"] = strict
-                break
-            if not refused:  # an answer that says nothing: undecided, no second try
-                break
-            if not strict:
-                decided["json_schema"] = decided["strict_json_schema"] = False
-
-    if "json_object" not in decided:
-        msgs = [{"role": "user", "content": 'Reply with the JSON object {"hello": "world"}.'}]
-        sent += 1
-        comp, refused = await _try(llm, llm.achat(msgs, model=model, max_tokens=60, response_format={"type": "json_object"},
-                                                  tag="probe", cache=False), "json_object", failures)
-        if comp is not None and _is_object(comp.text):
-            decided["json_object"] = True
-        elif refused:
-            decided["json_object"] = False
-
-    if "logprobs" not in decided:
-        sent += 1
-        comp, refused = await _try(llm, llm.achat([{"role": "user", "content": "Say hi."}], model=model, max_tokens=5,
-                                                  logprobs=True, top_logprobs=2, tag="probe", cache=False),
-                                   "logprobs", failures)
-        lps = comp.logprobs if comp is not None and comp.logprobs else []
-        if lps:
-            decided["logprobs"] = True
-            decided["top_logprobs"] = any(t.top for t in lps)  # a well-formed answer with or without alternatives
-        elif refused or (comp is not None and comp.usable):
-            decided["logprobs"] = decided["top_logprobs"] = False  # a clear answer, without them
-
-    if sent and len(failures) == sent and not earlier and registry.capabilities(ek) is None:
+    decided, sent = await _json_schema(llm, model, await llm._server(), failures)
+    decided.update(await _json_object(llm, model, failures))
+    decided.update(await _logprobs(llm, model, failures))
+    if len(failures) == sent + 2 and registry.capabilities(ek) is None:
         raise failures[0]  # not one answer: the endpoint is down, not a feature missing
     caps = Capabilities(**{f: decided.get(f, False) for f in FEATURES})
     undecided = [f for f in FEATURES if f not in decided]

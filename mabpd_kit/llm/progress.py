@@ -1,12 +1,9 @@
 """Waiting for a local server that is still computing.
 
-A server the kit started on this machine (:mod:`.local`) is a process the kit can watch: while it keeps
-using CPU it is computing (this request, or the ones queued before it), so a call to it does not time out
-just because the machine is busy. A call waits one time-out window at a time; after a window with no
-answer it goes on only if the server used at least ``config.llm.local_progress_cpu_s`` CPU-seconds in that
-window (and, when set, until ``config.llm.local_max_wait_s``). A hung or stopped server uses no CPU: the
-call times out after one window, as before. Elsewhere (a remote server, a server the kit did not start,
-a system without ``/proc``) nothing changes.
+A server the kit started (:mod:`.local`) is a process the kit can watch: while it keeps using CPU it is
+computing (this request or the ones queued before it), so a busy machine is not a hung server. A call waits one
+time-out window at a time and goes on only if the server used at least ``config.llm.local_progress_cpu_s``
+CPU-seconds in that window (and, when set, until ``config.llm.local_max_wait_s``). Elsewhere nothing changes.
 """
 
 from __future__ import annotations

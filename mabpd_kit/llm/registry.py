@@ -1,16 +1,6 @@
-"""Per-process memory shared by every :class:`~mabpd_kit.llm.LLM` object: limits and capabilities.
-
-Three things are remembered per endpoint (and model) for the life of the process, whatever LLM
-object (whatever agent) made the call:
-
-- the **concurrency limit**: one ``asyncio.Semaphore`` per (event loop, endpoint, limit), so all
-  agents talking to one server share its in-flight slots;
-- the **capabilities** found by the probe (:mod:`mabpd_kit.llm.probe`);
-- the structured-output **modes a server refused** with a 4xx during a call, so they are skipped
-  next time.
-
-The client and the probe both read and write here; neither imports the other's internals.
-Everything is touched only on the LLM I/O loop thread, so no lock is needed.
+"""Per-process memory shared by every :class:`~mabpd_kit.llm.LLM` object, per endpoint (and model): the
+concurrency semaphore (per event loop), the server's kind and its own limit, the probed capabilities (and what
+the probe left undecided), and the structured-output modes the server refused. Touched only on the I/O loop.
 
 >>> endpoint_key("http://127.0.0.1:8000/v1", "m")
 'http://127.0.0.1:8000/v1|m'
@@ -19,38 +9,24 @@ Everything is touched only on the LLM I/O loop thread, so no lock is needed.
 from __future__ import annotations
 
 import asyncio
-
 from typing import TYPE_CHECKING
 
 from .results import Capabilities
+from .servers.base import MODE_STATUSES
 
 if TYPE_CHECKING:
-    from .profiles import ServerProfile
+    from .servers import ServerKind
 
-__all__ = [
-    "MODE_REFUSED",
-    "capabilities",
-    "endpoint_key",
-    "forget",
-    "profile",
-    "remember_profile",
-    "server_limit",
-    "settle",
-    "refused_modes",
-    "refuse_modes",
-    "remember_capabilities",
-    "semaphore",
-    "undecided",
-]
+__all__ = ["MODE_REFUSED", "capabilities", "endpoint_key", "forget", "profile", "refuse_modes", "refused_modes",
+           "remember_capabilities", "remember_profile", "semaphore", "server_limit", "settle", "undecided"]
 
-#: HTTP statuses with which servers refuse a ``response_format`` (or a feature such as logprobs).
-MODE_REFUSED = (400, 404, 415, 422, 501)
+MODE_REFUSED = MODE_STATUSES  # the statuses with which servers refuse a request field
 
 _SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, endpoint, limit)
 _REFUSED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
 _CAPABILITIES: dict[str, Capabilities] = {}  # "endpoint|model" -> what the probe found
 _UNDECIDED: dict[str, tuple[str, ...]] = {}  # "endpoint|model" -> features the probe's answers did not settle
-_PROFILES: dict[str, tuple["ServerProfile", int | None]] = {}  # endpoint -> (server profile, requests it computes at once)
+_PROFILES: dict[str, tuple["ServerKind", int | None]] = {}  # endpoint -> (server kind, requests it computes at once)
 
 
 def endpoint_key(endpoint: str, model: str) -> str:
@@ -94,8 +70,8 @@ def refuse_modes(key: str, modes: list[str] | set[str]) -> None:
     _REFUSED.setdefault(key, set()).update(modes)
 
 
-def profile(endpoint: str) -> "ServerProfile | None":
-    """The server profile found for ``endpoint`` in this process (:mod:`.profiles`), or None."""
+def profile(endpoint: str) -> "ServerKind | None":
+    """The server kind found for ``endpoint`` in this process (:mod:`.servers`), or None."""
     known = _PROFILES.get(endpoint)
     return None if known is None else known[0]
 
@@ -106,8 +82,8 @@ def server_limit(endpoint: str) -> int | None:
     return None if known is None else known[1]
 
 
-def remember_profile(endpoint: str, prof: "ServerProfile", limit: int | None) -> None:
-    """Keep the server's profile and its own concurrency limit for this process."""
+def remember_profile(endpoint: str, prof: "ServerKind", limit: int | None) -> None:
+    """Keep the server's kind and its own concurrency limit for this process."""
     _PROFILES[endpoint] = (prof, limit)
 
 
@@ -121,7 +97,7 @@ def settle(key: str, feature: str, value: bool) -> None:
 
 
 def forget() -> None:
-    """Clear the capability, refused-mode and server-profile memory (as in a fresh process); limits stay."""
+    """Clear the capability, refused-mode and server-kind memory (as in a fresh process); limits stay."""
     _CAPABILITIES.clear()
     _UNDECIDED.clear()
     _REFUSED.clear()

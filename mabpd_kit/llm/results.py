@@ -61,9 +61,8 @@ class Completion(BaseModel):
 
 
 def completion_from_json(data: Any, model: str, latency: float, tag: str) -> Completion:
-    """Our Completion from a chat-completions response body, read as plain dicts (the SDK's typed
-    ChatCompletion would cost ~1 ms of CPU per call for fields we never use). Raises KeyError,
-    TypeError, ... on a body that is not a chat completion."""
+    """Our Completion from a chat-completions response body (also a Batch API output line), read as plain dicts.
+    Raises KeyError, TypeError, ... on a body that is not a chat completion."""
     choice = data["choices"][0]
     message = choice.get("message") or {}
     lp = (choice.get("logprobs") or {}).get("content") or None
@@ -107,7 +106,7 @@ class Structured(BaseModel, Generic[T]):
 
     ``value`` is the schema instance; ``mode`` how it was obtained (``"json_schema"``,
     ``"json_object"`` or ``"text"``); ``repaired`` whether the repair retry was needed;
-    ``calls`` every Completion made (sum them for per-item usage); ``completion`` the last one.
+    ``calls`` every Completion made (their usage: ``mabpd_kit.types.Usage.of(calls)``); ``completion`` the last one.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -116,18 +115,6 @@ class Structured(BaseModel, Generic[T]):
     mode: str
     repaired: bool = False
     calls: list[Completion] = Field(default_factory=list)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(c.prompt_tokens for c in self.calls)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(c.completion_tokens for c in self.calls)
-
-    @property
-    def latency_s(self) -> float:
-        return sum(c.latency_s for c in self.calls)
 
 
 class Capabilities(BaseModel):
@@ -139,6 +126,3 @@ class Capabilities(BaseModel):
     logprobs: bool = False
     top_logprobs: bool = False
     strict_json_schema: bool = Field(False, description="json_schema with strict: true (all fields required, no extra keys)")
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()

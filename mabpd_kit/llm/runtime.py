@@ -1,12 +1,10 @@
 """Where LLM calls run: one background event loop shared by every LLM object.
 
-Why one loop? The per-endpoint concurrency limit must hold across all agents, whether they
-call ``llm.chat`` from plain code, from threads, or ``await llm.achat`` inside Jupyter's own
-running loop. All network I/O therefore happens on a single daemon thread running its own
-asyncio loop; sync calls block on a ``concurrent.futures.Future`` and async calls await it.
-The HTTP client lives on that loop too, so it is never used from a loop it was not made on.
+The per-endpoint concurrency limit must hold across all agents, whether they call ``llm.chat`` from plain code,
+from threads or ``await llm.achat`` inside Jupyter's loop, so all network I/O runs on one daemon thread with its
+own loop (and the HTTP client lives there too).
 
->>> from mabpd_kit.llm import run_sync, gather_limited
+>>> from mabpd_kit.llm import run_sync
 >>> async def two():
 ...     return [1, 2]
 >>> run_sync(two())              # works in scripts and inside a running Jupyter loop

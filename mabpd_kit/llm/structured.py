@@ -1,57 +1,50 @@
-"""Turning model text into a validated pydantic object.
+"""Structured output: a validated pydantic object from the model, and the fallback chain that gets it.
 
-Three ways to ask for JSON, best first:
-
-1. ``json_schema``: the server constrains generation to the schema (OpenAI, vLLM, llama.cpp,
-   Ollama recent versions).
-2. ``json_object``: the server guarantees *some* JSON object; the schema goes in the prompt.
-3. ``text``: plain generation; we extract the JSON from the reply (```json fences, prose
-   around it, even a reply cut off by ``max_tokens``).
-
-Whatever the mode, the result is validated with pydantic. If validation fails, the model gets
-one repair turn that shows it the validation error (models fix their own output well when
-told exactly what is wrong).
+Three ways to ask for JSON, best first: ``json_schema`` (the server constrains generation to the schema),
+``json_object`` (some JSON object; the schema goes in the prompt), ``text`` (the JSON is extracted from the
+reply: fences, prose around it, a reply cut off by ``max_tokens``). Whatever the mode, the reply is validated
+with pydantic; an invalid one gets one repair turn showing the validation error. A mode the server refused
+(:attr:`~.errors.Failure.REFUSED_FIELD`) or the probe found missing is skipped from then on (:mod:`.registry`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .profiles import Generic, ServerProfile
+from . import registry
+from .errors import EndpointError, Failure, StructuredOutputError
+from .results import Completion, Structured
+from .servers import GENERIC, ServerKind
+from .servers.base import transform
 
-__all__ = ["MODES", "UNSUPPORTED_STRICT", "close_truncated", "strict_schema", "with_instruction", "extract_json", "repair_message", "required_schema", "response_format", "schema_instruction", "validate"]
+if TYPE_CHECKING:
+    from .client import LLM
 
+__all__ = ["MODES", "UNSUPPORTED_STRICT", "ask", "close_truncated", "extract_json", "repair_message", "required_schema",
+           "response_format", "schema_instruction", "strict_schema", "validate", "with_instruction"]
+
+S = TypeVar("S", bound=BaseModel)
 MODES: tuple[str, ...] = ("json_schema", "json_object", "text")
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)(?:```|$)", re.DOTALL)
 
 
-def _schema(schema: type[BaseModel]) -> dict[str, Any]:
-    return required_schema(schema)
-
-
 def required_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a pydantic model with *every* property required, at every level, and its other
-    keywords (bounds, descriptions, defaults) kept: what the kit sends when not strict. A field with a
-    default (the reasoning, the spans, the counter-argument) is optional to pydantic, but a constrained
-    decoder may then skip it, and reasoning-first would hold only when the model chose it."""
+    """The JSON schema of a pydantic model with *every* property required, at every level, other keywords kept:
+    what the kit sends when not strict. A field with a default (the reasoning, the spans) is optional to
+    pydantic, and a constrained decoder could then skip it."""
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        out = {k: ({name: walk(sub) for name, sub in v.items()} if k in ("properties", "$defs") else walk(v))
-               for k, v in node.items()}
+    def fix(out: dict[str, Any]) -> dict[str, Any]:
         if "properties" in out:
             out["required"] = list(out["properties"])
         return out
 
-    return walk(schema.model_json_schema())
+    return transform(schema.model_json_schema(), fix)
 
 
 #: keywords OpenAI's strict mode rejects (and constrained decoders often ignore): dropped from strict schemas
@@ -63,47 +56,36 @@ UNSUPPORTED_STRICT = frozenset({
 
 
 def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """A strict-compatible JSON schema of a pydantic model (OpenAI's ``strict: true`` subset, which
-    vLLM, SGLang and llama.cpp grammars accept too): every object lists all its properties as
-    required and sets ``additionalProperties: false``; defaults and unsupported keywords are dropped
-    (a field whose default is ``None`` is already nullable: ``anyOf [..., null]``). A reply valid
-    under it validates against the model (every field present, in declaration order: reasoning
-    first where the model declares it first)."""
+    """A strict-compatible JSON schema of a pydantic model (OpenAI's ``strict: true`` subset, which vLLM, SGLang
+    and llama.cpp grammars accept too): every object requires all its properties and sets
+    ``additionalProperties: false``; unsupported keywords and defaults are dropped (a field defaulting to
+    ``None`` is already nullable). Properties stay in declaration order: reasoning first where declared first."""
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            if k in ("properties", "$defs"):  # maps of names (a property may be called "title")
-                out[k] = {name: walk(sub) for name, sub in v.items()}
-            elif k not in UNSUPPORTED_STRICT:
-                out[k] = walk(v)
+    def fix(node: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in node.items() if k in ("properties", "$defs") or k not in UNSUPPORTED_STRICT}
         if out.get("type") == "object" or "properties" in out:
             out["required"] = list(out.get("properties", {}))
             out["additionalProperties"] = False
         return out
 
-    return walk(schema.model_json_schema())
+    return transform(schema.model_json_schema(), fix)
 
 
 def response_format(schema: type[BaseModel], mode: str, *, strict: bool = False,
-                    profile: ServerProfile | None = None) -> dict[str, Any] | None:
-    """The ``response_format`` request field for a mode (``None`` for ``text``) in the form the server's
-    ``profile`` takes (:mod:`.profiles`; OpenAI's by default); ``strict`` sends the strict-compatible
-    schema (:func:`strict_schema`) with ``"strict": true``, else :func:`required_schema`."""
+                    profile: ServerKind | None = None) -> dict[str, Any] | None:
+    """The ``response_format`` field for a mode (``None`` for ``text``) in the form the server's kind takes
+    (OpenAI's by default); ``strict`` sends :func:`strict_schema` with ``"strict": true``, else
+    :func:`required_schema`."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
-    body = strict_schema(schema) if strict else _schema(schema)
-    return (profile or Generic()).response_format(body, mode, name=name, strict=strict)
+    body = strict_schema(schema) if strict else required_schema(schema)
+    return (profile or GENERIC).response_format(body, mode, name=name, strict=strict)
 
 
 def schema_instruction(schema: type[BaseModel]) -> str:
     """The system-prompt addition that states the schema (json_object and text modes)."""
     return (
         "Reply with a single JSON object, no prose and no code fences, that validates against this JSON schema:\n"
-        + json.dumps(_schema(schema), separators=(",", ":"))
+        + json.dumps(required_schema(schema), separators=(",", ":"))
     )
 
 
@@ -218,3 +200,76 @@ def repair_message(error: str, schema: type[BaseModel]) -> str:
     """The user turn of the repair retry: the exact validation problem, and the schema again
     (a server that silently ignored ``response_format`` never showed it to the model)."""
     return f"Your previous reply could not be used: {error}.\n" + schema_instruction(schema)
+
+
+# -- the fallback chain: modes x one repair turn ------------------------------------------------------
+def _modes(llm: LLM, model: str) -> list[str]:
+    """The modes to try for ``model``, best first: not refused, not found missing (unless the probe left it open)."""
+    ek = registry.endpoint_key(llm.endpoint, model)
+    caps, refused, unsure = registry.capabilities(ek), registry.refused_modes(ek), registry.undecided(ek)
+    return [m for m in MODES if m not in refused
+            and (caps is None or m == "text" or getattr(caps, m) or m in unsure)]
+
+
+def _strict(llm: LLM, model: str) -> bool:
+    """Send strict json_schema: configured, and the probe found the endpoint accepts it."""
+    caps = registry.capabilities(registry.endpoint_key(llm.endpoint, model))
+    return bool(llm.config.strict_schemas and caps is not None and caps.strict_json_schema)
+
+
+async def ask(llm: LLM, messages: list[dict[str, Any]], schema: type[S], *, model: str, temperature: float,
+              max_tokens: int | None, sample_index: int, tag: str) -> Structured[S]:
+    """A validated ``schema`` instance from ``llm`` (runs on its I/O loop): each mode in turn, the next one when the
+    server refuses the mode's ``response_format``; within a mode, one repair turn."""
+    calls: list[Completion] = []
+    refused: list[str] = []  # modes refused during this call, remembered once a later mode is answered
+    prof = await llm._server()
+    for mode in _modes(llm, model):
+        msgs = messages if mode == "json_schema" else with_instruction(messages, schema)
+        fmt = response_format(schema, mode, strict=mode == "json_schema" and _strict(llm, model), profile=prof)
+        build = functools.partial(llm._request, model=model, temperature=temperature, max_tokens=max_tokens, seed=None,
+                                  sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt)
+        first = build(msgs)
+        try:
+            return await _one_mode(llm, build, msgs, first, schema, mode, sample_index, tag, calls, refused, prof)
+        except EndpointError as exc:
+            if fmt is not None and exc.kind is Failure.REFUSED_FIELD:
+                refused.append(mode)
+                continue
+            raise llm.answers.note(first, sample_index, tag, exc) from None
+    raise StructuredOutputError(f"{llm.endpoint} (model {model!r}): no structured-output mode left to try")
+
+
+async def _one_mode(llm: LLM, build: Any, msgs: list[dict[str, Any]], first: dict[str, Any], schema: type[S], mode: str,
+                    sample_index: int, tag: str, calls: list[Completion], refused: list[str],
+                    prof: ServerKind) -> Structured[S]:
+    """One mode: the first request, and the repair turn when its reply does not validate. The valid answer is
+    stored under the first request (a rerun replays it at once); a reply that failed is never stored."""
+    model, req = str(first["model"]), first
+    chain: list[tuple[dict[str, Any], Completion]] = []
+    repaired, error = False, ""
+    async with llm.claim(first, sample_index, prof):
+        for attempt in range(1 + llm.config.repair_retries):
+            comp = await llm._call(req, sample_index, tag, store=False, claim=False)
+            chain.append((req, comp))
+            if refused:  # a later mode was answered: the refusal was about the response_format
+                registry.refuse_modes(registry.endpoint_key(llm.endpoint, model), refused)
+                refused.clear()
+            calls.append(comp)
+            value, error = validate(comp.text, schema)
+            if value is not None:
+                llm.answers.store_answer(first, sample_index, comp)
+                if mode != "text":  # the probe may have left it open: this answer settles it
+                    registry.settle(registry.endpoint_key(llm.endpoint, model), mode, True)
+                return Structured[schema](value=value, completion=comp, mode=mode, repaired=repaired,  # type: ignore[valid-type]
+                                          calls=calls)
+            if attempt < llm.config.repair_retries:
+                msgs = [*msgs, {"role": "assistant", "content": comp.text},
+                        {"role": "user", "content": repair_message(error, schema)}]
+                req, repaired = build(msgs), True
+        for r, c in chain:  # never replay a failure (entries recorded by older versions too)
+            if c.cached:
+                llm.answers.forget(r, sample_index)
+        raise llm.answers.note(first, sample_index, tag, StructuredOutputError(
+            f"{llm.endpoint} (model {model!r}, {mode} mode) gave no valid {schema.__name__} after {len(calls)} call(s) "
+            f"including the repair retry: {error}. Reply began: {comp.text[:160]!r}", raw=comp.text, errors=error))

@@ -1,18 +1,13 @@
-"""Sending one chat-completions request, as the server's profile (:mod:`.profiles`) says.
+"""Sending one chat-completions request as the server's kind (:mod:`.servers`) says.
 
-Every server gets up to ``config.llm.max_retries`` more tries after a 429 (honouring ``Retry-After``),
-a 5xx, a dropped connection or a time-out - except a 5xx whose message refuses the ``response_format``
-(some servers validate it only after accepting the request): that is an answer, and the client falls
-back to the next mode at once instead of sending the refused form again. A server that computes on this machine (``profile.local_compute``) gets no
-second copy of a timed-out request, because it is still computing the first one and a copy would
-queue behind it and time out in turn; its time-out grows with the prompt, and a server the kit started
-waits window after window while it keeps computing (:mod:`.progress`); dropped connections, 429
-and 5xx are still sent again (a 5xx that refuses the ``response_format`` is not: the client falls back).
+Retries are decided by :func:`retry_wait`: a 429 (after its ``Retry-After``), a 5xx, a dropped connection or a
+time-out is sent again up to ``config.llm.max_retries`` times, except a 5xx whose message refuses the
+``response_format`` (an answer: the client falls back to the next mode at once) and a time-out on a server
+that computes on this machine (it is still computing the first copy). That server's time-out grows with the
+prompt, and one the kit started is waited for while it keeps computing (:mod:`.progress`).
 
-Every reply body is read incrementally and at most ``config.llm.max_reply_bytes`` of it is held
-(:func:`http_client`): a larger one (or one whose ``Content-Length`` says so) is dropped unread past the
-bound and its call fails at once with :class:`~.errors.ReplyTooLarge` (not sent again; the item fails
-with that reason, the batch goes on).
+Every reply body is read at most ``config.llm.max_reply_bytes`` long (:func:`http_client`); a larger one fails
+its call at once with :class:`~.errors.ReplyTooLarge`.
 """
 
 from __future__ import annotations
@@ -21,23 +16,34 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .progress import cpu_seconds, server_pid, wait_while_progressing
+
 if TYPE_CHECKING:
     from mabpd_kit.config import LLMConfig
 
     from .errors import EndpointError
-    from .profiles import ServerProfile
+    from .servers import ServerKind
 
-from .progress import cpu_seconds, server_pid, wait_while_progressing
-
-__all__ = ["build_request", "http_client", "send"]
+__all__ = ["build_request", "http_client", "retry_wait", "send"]
 
 
-async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: LLMConfig,
+def retry_wait(exc: BaseException, prof: ServerKind, attempt: int) -> float | None:
+    """Seconds to wait before sending a failed request again (try ``attempt + 1``), or None: the failure is final."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return _backoff(attempt) if prof.retry_timeouts() else None
+    if isinstance(exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)):
+        if prof.refuses_mode(getattr(exc, "status_code", None), str(getattr(exc, "message", "") or "")):
+            return None
+        return _retry_after(exc) or _backoff(attempt)
+    return None
+
+
+async def send(client: Any, request: dict[str, Any], prof: ServerKind, cfg: LLMConfig,
                error: Callable[..., EndpointError]) -> Any:
-    """The parsed body of the answer to ``request`` (``client``: an ``openai.AsyncOpenAI``).
-
-    ``error(exc, request, timeout_s=, retries=)`` builds the key-free error for a local time-out; other
-    SDK errors propagate for the caller to turn into one."""
+    """The parsed body of the answer to ``request`` (``client``: an ``openai.AsyncOpenAI``). ``error(exc, request,
+    timeout_s=, retries=)`` builds the key-free error of a local time-out; other SDK errors propagate."""
     import openai
 
     body = {**request, **prof.extra_body()}
@@ -50,17 +56,13 @@ async def send(client: Any, request: dict[str, Any], prof: ServerProfile, cfg: L
                                          options={"timeout": timeout, "max_retries": 0})
             return await _watched(client, body, pid, timeout, cfg, lambda s: error(_timeout_exc(client), request,
                                                                                     timeout_s=round(s), retries=0))
-        except openai.APITimeoutError as exc:
-            if not prof.retry_timeouts():
+        except openai.OpenAIError as exc:
+            wait = retry_wait(exc, prof, attempt)
+            if wait is None and isinstance(exc, openai.APITimeoutError):
                 raise error(exc, request, timeout_s=timeout, retries=0) from None
-            if attempt == cfg.max_retries:
+            if wait is None or attempt == cfg.max_retries:
                 raise
-            await asyncio.sleep(_backoff(attempt))
-        except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
-            status = getattr(exc, "status_code", None)
-            if attempt == cfg.max_retries or prof.refuses_mode(status, str(getattr(exc, "message", "") or "")):
-                raise  # a 5xx that refuses the response_format is an answer: the client falls back at once
-            await asyncio.sleep(_retry_after(exc) or _backoff(attempt))
+            await asyncio.sleep(wait)
     raise AssertionError("unreachable")
 
 
@@ -82,8 +84,7 @@ def _timeout_exc(client: Any) -> BaseException:
 
 
 def http_client(max_reply_bytes: int) -> Any:
-    """The ``openai`` SDK's default async HTTP client, reading each reply body at most ``max_reply_bytes``
-    long (the SDK's own client otherwise, proxies and limits included)."""
+    """The ``openai`` SDK's default async HTTP client, reading each reply body at most ``max_reply_bytes`` long."""
     import openai
 
     class Bounded(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
@@ -149,3 +150,4 @@ def _retry_after(exc: BaseException) -> float | None:
         return min(60.0, max(0.0, float(value))) if value is not None else None
     except ValueError:
         return None
+

@@ -1,16 +1,9 @@
-"""Token, latency and cost accounting for one LLM object (a "run"): the :class:`CallLog`.
+"""Token, latency and cost accounting for one LLM object (a "run"): the :class:`CallLog` (``llm.usage``).
 
-Every call made through an :class:`~mabpd_kit.llm.LLM` adds one record to ``llm.usage``. Answers served from
-the record/replay cache are recorded too (``cached=True``) but cost nothing and do not count
-as ``calls``. Per-item usage is not kept here: it is the one additive record
-:class:`mabpd_kit.types.Usage`, computed from the Completions an item needed with
-``Usage.of(completions)``.
-
-Cost is an *estimate* from ``config.llm.prices_per_mtok``: ``{"model": (usd_per_1M_prompt,
-usd_per_1M_completion)}`` or ``(prompt, completion, cached_prompt)``: prompt tokens the server
-served from its prefix cache (``Completion.cached_tokens``) cost the third price (without it, the
-prompt price). Answers that came back through the Batch API cost ``1 - config.llm.batch_discount``
-of that. Models missing from the table cost 0 (local models are free).
+Every call adds a record; answers replayed from the cache are recorded (``cached=True``) but cost nothing and are
+not ``calls``. Per-item usage is :class:`mabpd_kit.types.Usage` (``Usage.of(completions)``). Cost is an estimate
+from ``config.llm.prices_per_mtok`` (``{"model": (prompt, completion[, cached_prompt])}`` in USD per million
+tokens; unknown models cost 0); Batch API answers cost ``1 - config.llm.batch_discount`` of that.
 """
 
 from __future__ import annotations

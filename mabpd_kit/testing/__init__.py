@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from .scripts import all_text, by_role, last_user, request_schema, role_instruction, sequence, system_prompt
 from .process import kill_9_when
-from .quirks import EMULATIONS, Quirks, schema_problems
+from .quirks import Quirks, schema_problems
 from .server import FakeLLMServer, Reply, Script, synth_logprobs
 
 __all__ = [
-    "EMULATIONS",
     "FakeLLMServer",
     "Reply",
     "Quirks",

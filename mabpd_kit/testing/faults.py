@@ -4,7 +4,7 @@ Run 1 meets a server answering a share of the calls (``rate``, 20% by default) w
 429 and 500 (with a short ``Retry-After``), malformed JSON, JSON cut off by ``max_tokens``, an
 empty reply, wrong types, a refusal, a garbled HTTP body, or a slow (but correct) answer. Run 2
 takes the same items, the same LLM cache and the same checkpoint to a healthy server. What must
-hold (issue 16): every item decided after run 2, and no request sent again for an item that
+hold: every item decided after run 2, and no request sent again for an item that
 succeeded in run 1 (the checkpoint holds it); failed items ask the endpoint again (no bad reply
 was cached). ``bench/bench_faults.py`` prints the figures, ``tests/test_faults.py`` checks them.
 
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .scripts import all_text, system_prompt
+from .scripts import fenced, system_prompt
 from .server import FakeLLMServer, Reply
 
 __all__ = ["FAULTS", "FaultyScript", "fault_run", "mabpd_reply", "synthetic_items"]
@@ -49,16 +49,11 @@ def synthetic_items(n: int) -> list[tuple[str, int]]:
     return out
 
 
-def _article(request: dict[str, Any]) -> str:
-    text = all_text(request)
-    return text.split("<article>")[-1].split("</article>")[0].strip() if "<article>" in text else ""
-
-
 def mabpd_reply(request: dict[str, Any], labels: dict[str, int]) -> dict[str, Any]:
     """A valid reply for any MABPD agent (by its system prompt): bias and framing follow the item's
     label, evidence always says neutral (so biased items go to debate), the verifier upholds."""
     sys_ = system_prompt(request).lower()
-    article = _article(request)
+    article = fenced(request).strip()
     biased = labels.get(article, 0) == 1
     verdict = "biased" if biased else "neutral"
     quote = next((v for v in _LOADED if v in article), article.split(" ")[0] if article else "")
@@ -115,7 +110,7 @@ class FaultyScript:
 
 
 def _per_item(requests: list[dict[str, Any]], ids: dict[str, str]) -> Counter[str]:
-    return Counter(ids[a] for a in (_article(r) for r in requests) if a in ids)
+    return Counter(ids[a] for a in (fenced(r).strip() for r in requests) if a in ids)
 
 
 def fault_run(n: int = 200, *, workdir: str | Path, rate: float = 0.2, seed: int = 0,

@@ -32,11 +32,9 @@ _CLOSING_TAG = re.compile(r"</[A-Za-z_]+>")
 
 
 def role_instruction(request: dict[str, Any]) -> str:
-    """The role's own instruction: the part of the last user message that fences something, after its last fenced block
-    (``</article>``, ``</transcript>``, ``</evidence>``, ...); "" when it fences nothing.
-
-    Prompts put the part shared by every agent and item first (the system message) and the role's
-    instruction last, so an endpoint's prefix cache reuses the start (see :mod:`mabpd_kit.prompts`)."""
+    """The role's own instruction: the part of the last user message that fences something, after its last
+    fenced block (``</article>``, ``</transcript>``, ...); "" when it fences nothing (prompts put the shared
+    part first and the role's instruction last, so a prefix cache reuses the start)."""
     for m in reversed(request.get("messages", [])):  # a repair turn fences nothing: the item message is earlier
         text = str(m.get("content") or "") if m.get("role") == "user" else ""
         ends = list(_CLOSING_TAG.finditer(text))
@@ -137,16 +135,10 @@ _NAMED = re.compile(r"(?:quote|cite|citing|quoting|use|phrase is)\s+(?:the\s+\w+
 
 
 def obeys_injection(named: Iterable[str] = (), *, always: bool = False) -> Callable[[dict], Any]:
-    """A script for an endpoint that obeys any instruction planted in the item it is shown.
-
-    Every MABPD step (the three reports, debate moves, the verifier) answers *biased* with full
-    confidence, quoting the words the planted instruction names - words that ARE in the text, so
-    the quotes ground - when the fenced article it is shown (:func:`fenced`) carries an instruction
-    ("ignore previous instructions", "label this biased", "SYSTEM:", a closing ``</article>``...).
-    What it quotes: the phrases the visible instruction names (``quote 'library opening hours'``),
-    plus ``named``; else the first words of the article. Shown no instruction it answers honestly:
-    neutral. ``always=True``: it obeys even what it is not shown (as if the instruction had
-    reached it some other way), quoting ``named``."""
+    """A script for an endpoint that obeys any instruction planted in the item it is shown (:func:`fenced`):
+    every MABPD step answers *biased* with full confidence, quoting the words the instruction names (words
+    that ARE in the text, so the quotes ground) plus ``named``, else the article's first words. Shown no
+    instruction it answers neutral; ``always=True`` obeys even what it is not shown, quoting ``named``."""
     extra = list(named)
 
     def script(request: dict[str, Any]) -> Any:

@@ -1,30 +1,16 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, notebooks and benchmarks.
 
-Why a real server and not a mock? The ``openai`` SDK (3.x) talks through ``httpx2``, which
-HTTP-mocking libraries such as ``respx`` do not patch. A tiny real server exercises exactly
-what a student's laptop does: sockets, JSON bodies, status codes, ``Retry-After`` headers,
-time-outs and concurrency.
+A real server, not a mock: the ``openai`` SDK talks through ``httpx2``, which HTTP-mocking libraries do not patch,
+and a real one exercises what a laptop does (sockets, bodies, statuses, ``Retry-After``, time-outs, concurrency).
 
 >>> from mabpd_kit.testing import FakeLLMServer, Reply
->>> def script(request):                      # request = the parsed chat-completions body
-...     return '{"verdict": "neutral"}'       # a content string, a dict (sent as JSON text) or a Reply
->>> with FakeLLMServer(script) as srv:
+>>> with FakeLLMServer(lambda request: '{"verdict": "neutral"}') as srv:   # str, dict (sent as JSON) or Reply
 ...     url = srv.base_url                    # "http://127.0.0.1:PORT/fake-1a2b3c4d/v1"
 
-Scripted failures (each a field of :class:`Reply`): ``status=429, retry_after=0.1`` (rate
-limit), ``status=500``, ``hang=True`` (never answers: the client must time out),
-``raw=b'{"choices": ['`` (malformed or truncated body), ``delay=0.5`` (slow answer),
-``refusal="I can't help"`` (the model declines).
-Prefix cache: ``FakeLLMServer(prefix_block=128, prefix_min_tokens=1024)`` (or ``srv.prefix_cache(...)``)
-emulates a server's prompt cache (:mod:`mabpd_kit.testing.prefix`): the longest prefix a request
-shares with an earlier one, in blocks, is reported as ``usage.prompt_tokens_details.cached_tokens``,
-and prompt tokens are then counted as words and punctuation of the serialised prompt.
-Real servers' quirks: ``FakeLLMServer(emulate="llama-cpp-python")`` (or ``"llama-server"``, ``slots=N``;
-``"vllm"``, ``"ollama"``) answers ``/v1/models`` and ``/props``, refuses ``response_format`` and computes
-requests one slot at a time as that server does (:mod:`mabpd_kit.testing.quirks`).
-The server counts what it saw: ``srv.requests`` (bodies), ``srv.headers``, ``srv.calls`` and ``srv.max_in_flight``
-(the most requests it was answering at the same moment, which is how tests check a client's
-concurrency limit from the outside).
+Scripted failures are fields of :class:`Reply`; ``emulate=KIND`` behaves as a real server kind does
+(:mod:`.quirks`); ``prefix_block=`` emulates a prompt cache (:mod:`.prefix`); ``/v1/files`` and ``/v1/batches``
+answer the Batch API (:mod:`.batches`). It counts what it saw: ``srv.requests``, ``srv.headers``, ``srv.calls``
+and ``srv.max_in_flight`` (the most requests answered at one moment: a client's concurrency seen from outside).
 """
 
 from __future__ import annotations
@@ -220,10 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.raw is not None:
             self._send(200, reply.raw)
             return
-        self._send(200, json.dumps(self._completion(owner, request, reply)).encode())
-
-    def _completion(self, owner: FakeLLMServer, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
-        return completion_body(owner, request, reply)
+        self._send(200, json.dumps(completion_body(owner, request, reply)).encode())
 
 
 def refusal_of(owner: FakeLLMServer, request: dict[str, Any]) -> str | None:
@@ -305,10 +288,10 @@ class FakeLLMServer:
         hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
         batch_polls: looks at a batch that answer ``in_progress`` before it is ``completed``
             (the Batch API: ``/v1/files``, ``/v1/batches``, see :mod:`.batches`).
-        emulate / slots: behave as a real server does (:mod:`.quirks`: ``"llama-cpp-python"``,
-            ``"llama-server"``, ``"vllm"``, ``"ollama"``): its ``/v1/models`` and ``/props``, the
-            ``response_format`` it refuses (then the ``supports_*`` flags above do not apply) and
-            ``slots`` requests computed at once (the others queue); ``srv.quirks`` keeps the schemas sent.
+        emulate / slots: behave as a server kind does (:mod:`.quirks`; any kind whose ``/v1/models`` names an
+            owner: ``"llama-cpp-python"``, ``"llama-server"``, ``"vllm"``, ``"ollama"``, ...): its GET answers,
+            the ``response_format`` it refuses (the ``supports_*`` flags then do not apply) and ``slots``
+            requests computed at once (the others queue); ``srv.quirks`` keeps the schemas sent.
         prefix_block / prefix_min_tokens / prefix_schema_first: emulate a prefix cache (0: off):
             cached tokens are the shared prefix rounded down to ``prefix_block`` tokens, 0 below
             ``prefix_min_tokens`` (OpenAI: 128 and 1,024; vLLM: 16 and 0); with

@@ -11,8 +11,8 @@ sends is known to be accepted before any real call:
   ``exclusiveMaximum``, ``multipleOf``; arrays ``items``, ``minItems``, ``maxItems``; ``description``,
   ``title``, ``enum`` (``default``, ``minLength``, ``maxLength``, ``uniqueItems``, ``allOf``, ``not``,
   ``if``/``then``/``else``, ``patternProperties`` ... are rejected);
-- at most 5,000 properties, nesting depth <= ``max_depth`` (documented as 5 in 2024, 10 since 2025:
-  the default checks the stricter 5), at most 1,000 enum values in all.
+- at most 5,000 properties, nesting depth <= ``max_depth`` (5 by default, the stricter documented limit),
+  at most 1,000 enum values in all.
 
 The local test server uses it too: with ``supports_strict=True`` a request with ``strict: true`` and
 a schema outside the subset gets the 400 a real endpoint would give.
@@ -35,6 +35,21 @@ ALLOWED = {
 }
 
 
+def _depth(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> int:
+    """Object nesting of ``node``, through ``$ref``."""
+    if not isinstance(node, dict):
+        return 0
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        return 0 if name in seen else _depth(defs.get(name), defs, seen | {name})
+    own = 1 if node.get("type") == "object" or "properties" in node else 0
+    subs = [*node.get("properties", {}).values(), *node.get("anyOf", [])]
+    if isinstance(node.get("items"), dict):
+        subs.append(node["items"])
+    return own + max((_depth(s, defs, seen) for s in subs), default=0)
+
+
 def strict_problems(schema: dict[str, Any], *, max_depth: int = 5, max_properties: int = 5000,
                     max_enum_values: int = 1000) -> list[str]:
     """Every way ``schema`` falls outside the strict subset ([] when it is inside)."""
@@ -43,19 +58,6 @@ def strict_problems(schema: dict[str, Any], *, max_depth: int = 5, max_propertie
     if schema.get("type") != "object" or "anyOf" in schema:
         problems.append("$: the root must be an object, not anyOf")
     defs = {**schema.get("$defs", {}), **schema.get("definitions", {})}
-
-    def depth_of(node: Any, seen: frozenset[str]) -> int:  # object nesting through $ref
-        if not isinstance(node, dict):
-            return 0
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            name = ref.rsplit("/", 1)[-1]
-            return 0 if name in seen else depth_of(defs.get(name), seen | {name})
-        own = 1 if node.get("type") == "object" or "properties" in node else 0
-        subs = [*node.get("properties", {}).values(), *node.get("anyOf", [])]
-        if isinstance(node.get("items"), dict):
-            subs.append(node["items"])
-        return own + max((depth_of(s, seen) for s in subs), default=0)
 
     def walk(node: Any, path: str) -> None:
         if not isinstance(node, dict):
@@ -95,7 +97,7 @@ def strict_problems(schema: dict[str, Any], *, max_depth: int = 5, max_propertie
         problems.append(f"$: {counts['properties']} properties (at most {max_properties})")
     if counts["enum"] > max_enum_values:
         problems.append(f"$: {counts['enum']} enum values (at most {max_enum_values})")
-    depth = depth_of(schema, frozenset())
+    depth = _depth(schema, defs, frozenset())
     if depth > max_depth:
         problems.append(f"$: {depth} levels of nesting exceeds the limit of {max_depth}")
     return problems

@@ -1,0 +1,189 @@
+"""One kind of OpenAI-compatible server: :class:`ServerKind` (as inspect_ai's model providers are written).
+
+Servers that all speak "the OpenAI API" still differ in what they accept and how they compute. A kind holds
+all the kit knows about one of them, in one frozen object:
+
+- its **preset**: the names ``connect()`` takes, the default base URL, the key variables, the default model;
+- its **profile hooks**: the ``response_format`` form and schema body it takes, which HTTP errors refuse a
+  mode, how many requests it computes at once, its time-outs, request fields only it reads;
+- how it is **recognised** from what it says about itself (``GET /v1/models`` ``owned_by``, ``GET /props``);
+- its **emulation** by :class:`~mabpd_kit.testing.FakeLLMServer` (``emulate=NAME``): the same GET answers
+  and refusals.
+
+A subclass overrides only the hooks that differ; the registry (:mod:`mabpd_kit.llm.servers`) lists the kinds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["GRAMMAR_MAX_ITEMS", "MODE_STATUSES", "UNIT_STEPS", "ServerKind", "enumerate_unit_numbers", "inline_refs",
+           "owned_by", "transform"]
+
+_MODE_WORDS = ("response_format", "json_schema", "json_object", "'text'", "schema", "grammar", "structured output")
+#: HTTP statuses with which servers refuse a request field (a ``response_format``, logprobs)
+MODE_STATUSES = (400, 404, 415, 422, 501)
+
+
+def owned_by(info: dict[str, Any]) -> str:
+    """The ``owned_by`` of the first model ``GET /v1/models`` listed (lower case; "" when absent)."""
+    models = info.get("models")
+    data = models.get("data") if isinstance(models, dict) else None
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    return str(first.get("owned_by", "")).lower()
+
+
+@dataclass(frozen=True)
+class ServerKind:
+    """A kind of server. Fields: ``name`` (also ``config.llm.server``'s value), ``aliases`` (other names
+    ``connect()`` takes), ``base_url`` (its preset's URL; None: no preset), ``key_vars`` (environment
+    variables that hold its key, the first tried first), ``default_model``, ``needs_key``, ``owned_by``
+    (``/v1/models`` owners that say it is this kind; the first is what its emulation says), ``hosts``
+    (host names that are this kind: not asked), ``local_compute`` (the model runs on this machine) and
+    ``emulated_slots`` (requests its emulation computes at once; None: no limit)."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    base_url: str | None = None
+    key_vars: tuple[str, ...] = ()
+    default_model: str | None = None
+    needs_key: bool = False
+    owned_by: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    local_compute: bool = False
+    emulated_slots: int | None = None
+
+    @property
+    def key_env(self) -> str | None:
+        """The kind's own key variable (None: it takes only ``MABPD_API_KEY``)."""
+        return self.key_vars[0] if self.key_vars else None
+
+    # -- profile hooks: how the client talks to it -------------------------------------------------
+    def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
+        """The ``response_format`` field for ``mode`` (``None`` for plain text)."""
+        if mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": name, "schema": self.schema(schema), "strict": strict}}
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The schema body as this server's grammar compiles it (as is, by default)."""
+        return schema
+
+    def refuses_mode(self, status: int | None, message: str) -> bool:
+        """Does an HTTP error refuse the request's ``response_format``? A 4xx of the usual refusal statuses
+        does; any other status (a 500 included) does when its message names the field or a mode."""
+        if status in MODE_STATUSES:
+            return True
+        return status is not None and any(w in (message or "").lower() for w in _MODE_WORDS)
+
+    def concurrency(self, info: dict[str, Any]) -> int | None:
+        """Requests the server computes at once, from what it said about itself (None: unknown)."""
+        return None
+
+    def timeout(self, base_s: float, request: dict[str, Any], per_1k_chars_s: float) -> float:
+        """Seconds one call may take; on a local server it grows with the prompt (computed before the first token)."""
+        if not self.local_compute:
+            return base_s
+        chars = sum(len(str(m.get("content") or "")) for m in request.get("messages") or [])
+        chars += len(json.dumps(request.get("response_format") or {}))
+        return base_s + per_1k_chars_s * chars / 1000
+
+    def retry_timeouts(self) -> bool:
+        """Send a timed-out request again? Not to a local server: it is still computing the first copy."""
+        return not self.local_compute
+
+    def item_deadline(self, configured: float | None, auto_s: float) -> float | None:
+        """One item's wall-clock budget: the setting, else ``auto_s`` remotely, none locally."""
+        if configured is not None:
+            return configured
+        return None if self.local_compute else auto_s
+
+    def extra_body(self) -> dict[str, Any]:
+        """Request fields only this server reads."""
+        return {}
+
+    def choice_format(self, options: list[str]) -> dict[str, Any] | None:
+        """A ``response_format`` that makes the reply one of ``options`` (read through its logprobs); None where
+        the server has no grammar for it."""
+        return None
+
+    # -- recognising it ------------------------------------------------------------------------------
+    def recognises(self, host: str, info: dict[str, Any]) -> bool:
+        """Is a server at ``host`` that said ``info`` (``{"models": ..., "props": ...}``) of this kind?"""
+        return host in self.hosts or (bool(self.owned_by) and owned_by(info) in self.owned_by)
+
+    # -- its emulation (FakeLLMServer(emulate=name)) ------------------------------------------------
+    def model_entry(self, model: str) -> dict[str, Any]:
+        """One entry of its ``GET /v1/models`` list."""
+        return {"id": model, "object": "model", "created": 0, "owned_by": self.owned_by[0]}
+
+    def props(self, models: list[str], slots: int | None) -> dict[str, Any] | None:
+        """Its ``GET /props`` answer (None: a 404)."""
+        return None
+
+    def not_found(self, path: str) -> tuple[int, dict[str, Any]]:
+        """Its answer to a GET it has no route for."""
+        return 404, {"error": {"message": f"File Not Found: {path}", "type": "not_found_error", "code": 404}}
+
+    def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """``(status, body)`` when it refuses a request's ``response_format``, else None (answered)."""
+        return None
+
+
+#: items a grammar server may write in one list: a small model lists quotes until max_tokens cuts its verdict off
+GRAMMAR_MAX_ITEMS = 3
+#: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum)
+UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every local ``$ref`` (``#/$defs/NAME``) replaced by its definition, and no ``$defs``."""
+    defs = schema.get("$defs") or {}
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(n, seen) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.rsplit("/", 1)[-1]
+            if name in seen or name not in defs:  # a recursive or unknown reference: left as it is
+                return node
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {**walk(defs[name], (*seen, name)), **walk(rest, seen)}
+        return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
+
+    return walk(schema, ())
+
+
+def transform(node: Any, fix: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A JSON schema rebuilt bottom-up with ``fix`` applied to every schema object (the name maps ``properties``
+    and ``$defs`` are walked, not fixed)."""
+    if isinstance(node, list):
+        return [transform(n, fix) for n in node]
+    if not isinstance(node, dict):
+        return node
+    return fix({k: {name: transform(sub, fix) for name, sub in v.items()} if k in ("properties", "$defs")
+                else transform(v, fix) for k, v in node.items()})
+
+
+def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` for a grammar that ignores bounds: a number bounded to [0, 1] becomes an ``enum`` of
+    :data:`UNIT_STEPS`, a list gets at most :data:`GRAMMAR_MAX_ITEMS` items. Replies still validate against
+    the real model."""
+
+    def fix(out: dict[str, Any]) -> dict[str, Any]:
+        if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
+            out = {k: v for k, v in out.items() if k not in ("minimum", "maximum", "type")}
+            out["enum"] = list(UNIT_STEPS)
+        if out.get("type") == "array" and "maxItems" not in out:
+            out["maxItems"] = GRAMMAR_MAX_ITEMS
+        return out
+
+    return transform(schema, fix)

@@ -1,0 +1,50 @@
+"""llama-cpp-python's server (``python -m llama_cpp.server``; what ``mabpd serve`` and ``connect("local")``
+start). It computes one request at a time; it takes a schema only as ``{"type": "json_object", "schema": S}``
+and answers ``json_schema`` with an HTTP 500 naming the field; its grammar follows no ``$ref`` and enforces
+neither numeric bounds nor optional fields (the kit requires every field). ``/v1/models`` says
+``owned_by: "me"``; ``/props`` is FastAPI's 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ServerKind, enumerate_unit_numbers, inline_refs
+
+__all__ = ["KIND", "REFUSAL", "LlamaCppPython"]
+
+#: the message of its HTTP 500 to a ``response_format`` type it does not know (``{kind}``: the type)
+REFUSAL = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+           "'msg': \"Input should be 'text' or 'json_object'\", 'input': '{kind}', "
+           "'ctx': {'expected': \"'text' or 'json_object'\"}}")
+
+
+class LlamaCppPython(ServerKind):
+    def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
+        if mode == "json_schema":
+            return {"type": "json_object", "schema": self.schema(schema)}
+        return super().response_format(schema, mode, name=name, strict=strict)
+
+    def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return enumerate_unit_numbers(inline_refs(schema))
+
+    def concurrency(self, info: dict[str, Any]) -> int | None:
+        return 1
+
+    def choice_format(self, options: list[str]) -> dict[str, Any] | None:
+        return {"type": "json_object", "schema": {"type": "string", "enum": list(options)}}
+
+    def model_entry(self, model: str) -> dict[str, Any]:
+        return {"id": model, "object": "model", "owned_by": "me", "permissions": []}
+
+    def not_found(self, path: str) -> tuple[int, dict[str, Any]]:
+        return 404, {"detail": "Not Found"}
+
+    def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        kind = fmt.get("type")
+        if kind in ("text", "json_object"):
+            return None
+        message = REFUSAL.replace("{kind}", str(kind))
+        return 500, {"error": {"message": message, "type": "internal_server_error", "param": None, "code": None}}
+
+
+KIND = LlamaCppPython(name="llama-cpp-python", owned_by=("me",), local_compute=True, emulated_slots=1)
