@@ -20,12 +20,12 @@ import pytest
 import mabpd_kit as mk
 from mabpd_kit.config import Config
 from mabpd_kit.llm import EndpointError
+from mabpd_kit.llm.servers.llama_cpp_python import REFUSAL as LLAMA_CPP_PYTHON_REFUSAL
 from mabpd_kit.mabpd import Pipeline
 from mabpd_kit.mabpd.schemas import BiasOutput
 from mabpd_kit.radar import RadarDebate, example_claims
 from mabpd_kit.testing import Reply, all_text, last_user, request_schema, schema_problems, system_prompt
 from mabpd_kit.testing.faults import mabpd_reply, synthetic_items
-from mabpd_kit.llm.servers.llama_cpp_python import REFUSAL as LLAMA_CPP_PYTHON_REFUSAL
 
 MODEL = "smollm2-135m-instruct"
 REFUSAL = LLAMA_CPP_PYTHON_REFUSAL.replace("{kind}", "json_schema")

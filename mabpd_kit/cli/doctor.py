@@ -63,7 +63,7 @@ def _env_line(name: str) -> str:
     return value
 
 
-def _probe_line(llm: "LLM", *, refresh: bool) -> str:
+def _probe_line(llm: LLM, *, refresh: bool) -> str:
     """``json_schema=yes ...``; features the answers did not settle show ``?`` (kept for this process only)."""
     from mabpd_kit.llm import registry
 

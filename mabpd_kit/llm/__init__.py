@@ -20,8 +20,16 @@ from .batch import run_batched
 from .cache import ResponseCache, cache_dir
 from .client import LLM, online
 from .connection import connect
-from .errors import (Deferred, EndpointError, Failure, LLMError, OfflineError, ReplayMissError, SetupError,
-                     StructuredOutputError)
+from .errors import (
+                     Deferred,
+                     EndpointError,
+                     Failure,
+                     LLMError,
+                     OfflineError,
+                     ReplayMissError,
+                     SetupError,
+                     StructuredOutputError,
+)
 from .results import Capabilities, Completion, Structured, TokenLogprob, TopLogprob
 from .runtime import gather_limited, run_sync
 from .servers import KINDS, PRESETS, ServerKind

@@ -23,7 +23,8 @@ from typing import Any
 
 from .errors import EndpointError, LLMError, SetupError, StructuredOutputError
 
-__all__ = ["FORMAT", "KEY_VARS", "PackCache", "load_pack", "pack_llm", "read_cache_dir", "write_pack"]
+__all__ = ["FORMAT", "KEY_VARS",  # noqa: F822 (module __getattr__: read from the server kinds)
+           "PackCache", "load_pack", "pack_llm", "read_cache_dir", "write_pack"]
 
 FORMAT = "mabpd-pack"
 VERSION = 1

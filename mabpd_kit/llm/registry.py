@@ -26,7 +26,7 @@ _SEMAPHORES: dict[tuple[int, str, int], asyncio.Semaphore] = {}  # (loop id, end
 _REFUSED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the server refused
 _CAPABILITIES: dict[str, Capabilities] = {}  # "endpoint|model" -> what the probe found
 _UNDECIDED: dict[str, tuple[str, ...]] = {}  # "endpoint|model" -> features the probe's answers did not settle
-_PROFILES: dict[str, tuple["ServerKind", int | None]] = {}  # endpoint -> (server kind, requests it computes at once)
+_PROFILES: dict[str, tuple[ServerKind, int | None]] = {}  # endpoint -> (server kind, requests it computes at once)
 
 
 def endpoint_key(endpoint: str, model: str) -> str:
@@ -70,7 +70,7 @@ def refuse_modes(key: str, modes: list[str] | set[str]) -> None:
     _REFUSED.setdefault(key, set()).update(modes)
 
 
-def profile(endpoint: str) -> "ServerKind | None":
+def profile(endpoint: str) -> ServerKind | None:
     """The server kind found for ``endpoint`` in this process (:mod:`.servers`), or None."""
     known = _PROFILES.get(endpoint)
     return None if known is None else known[0]
@@ -82,7 +82,7 @@ def server_limit(endpoint: str) -> int | None:
     return None if known is None else known[1]
 
 
-def remember_profile(endpoint: str, prof: "ServerKind", limit: int | None) -> None:
+def remember_profile(endpoint: str, prof: ServerKind, limit: int | None) -> None:
     """Keep the server's kind and its own concurrency limit for this process."""
     _PROFILES[endpoint] = (prof, limit)
 

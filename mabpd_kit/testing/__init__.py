@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from .scripts import all_text, by_role, last_user, request_schema, role_instruction, sequence, system_prompt
 from .process import kill_9_when
 from .quirks import Quirks, schema_problems
+from .scripts import all_text, by_role, last_user, request_schema, role_instruction, sequence, system_prompt
 from .server import FakeLLMServer, Reply, Script, synth_logprobs
 
 __all__ = [

@@ -26,9 +26,9 @@ from typing import Any
 
 from . import batches
 from .prefix import PrefixCache
+from .prefix import prompt_tokens as prompt_tokens_of
 from .quirks import Quirks
 from .strict import strict_problems
-from .prefix import prompt_tokens as prompt_tokens_of
 
 __all__ = ["FakeLLMServer", "Reply", "Script"]
 
