@@ -18,7 +18,7 @@ def test_spec_defaults():
     assert (c.radar.top_m, c.radar.max_rounds, c.radar.tau_s, c.radar.tau_v) == (20, 3, -0.6, 0.75)
     assert (c.identity.n_agents, c.identity.rounds) == (5, 2)
     assert c.metrics.bootstrap_resamples == 10_000
-    assert c.llm.concurrency is None  # the server's own limit (llm/profiles.py), else 8
+    assert c.llm.concurrency is None  # the server's own limit (llm/servers/), else 8
     assert c.llm.item_deadline_s is None  # 300 s remote, none on a local server
 
 
