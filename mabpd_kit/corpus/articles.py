@@ -289,7 +289,9 @@ async def aanalyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | No
 
 
 def _deferred(doc: Doc, ds: list[Any], st: CorpusConfig, fp: str, digest: str) -> ArticleResult | None:
-    late = next((d.error for d in ds if d.failed and "deferred to the next batch" in (d.error or "")), None)
+    from mabpd_kit.llm.errors import Failure
+
+    late = next((d.error for d in ds if d.failed and d.failure_kind is Failure.DEFERRED), None)
     return _failed(doc, late, st.mode, fp, digest) if late else None
 
 

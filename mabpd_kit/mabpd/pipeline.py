@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from mabpd_kit import runs
 from mabpd_kit.config import Config
@@ -86,6 +86,14 @@ class Decision(BaseModel):
     language: str | None = Field(None, description="detected ISO 639-1 code ('und' = undetermined; None = not detected)")
     injection: list[Span] = Field(default_factory=list, description="instruction-like text addressed to the model "
                                   "(flag 'injection'): withheld from the prompts, grounds no verdict")
+    #: the typed kind of a failure in this process (the exception's ``kind``, e.g. ``llm.errors.Failure``); not
+    #: stored: a checkpoint keeps the reason text
+    _failure_kind: Any = PrivateAttr(default=None)
+
+    @property
+    def failure_kind(self) -> Any:
+        """The failure's typed kind when it was decided in this process (``None`` otherwise)."""
+        return self._failure_kind
 
     # -- views ---------------------------------------------------------------------------------
     def spans(self, valid_only: bool = False) -> list[Span]:
@@ -229,8 +237,10 @@ def _final(trace: dict[str, Any]) -> dict[str, Any]:
 
 def _failed(trace: dict[str, Any], exc: BaseException, usage: Usage = Usage(), latency_s: float = 0.0) -> Decision:
     """A failed Decision: the stages that finished, the reason, the calls made before the failure."""
-    return Decision(**{**trace, "failed": True, "route": "failed", "label": None, "pred": None,
-                       "error": f"{type(exc).__name__}: {exc}", "usage": usage, "latency_s": latency_s})
+    d = Decision(**{**trace, "failed": True, "route": "failed", "label": None, "pred": None,
+                    "error": f"{type(exc).__name__}: {exc}", "usage": usage, "latency_s": latency_s})
+    d._failure_kind = getattr(exc, "kind", None)
+    return d
 
 
 class Pipeline:
