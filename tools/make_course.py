@@ -336,8 +336,10 @@ STUDENT_NOTES = """\
   asks the model on your machine (`pip install "mabpd-kit[local]"`; minutes per sentence on 2 cores).
 - Exercises: open `../exercises/NN_topic.ipynb`, replace each `# TODO: your code here`, run the **check** cell
   under it. Set `MABPD_STUDENT` to your id before starting Jupyter to get your own exercise data.
-- Export a notebook as a report that opens with no network:
+- Export a notebook as an HTML report:
   `jupyter nbconvert --to html --execute --ExecutePreprocessor.store_widget_state=False notebooks/00_tour.ipynb`.
+  Its charts, tables and highlighted spans are inline and show with no network; nbconvert's page template still
+  links MathJax and require.js from a CDN, which only the formulas need.
 """
 
 INSTRUCTOR_README = """\
