@@ -77,7 +77,7 @@ def data(request, monkeypatch, tmp_path_factory):
     if request.param not in _CACHE:
         monkeypatch.setenv("MABPD_DATA_DIR", str(DATA_DIR if mode == "data" else tmp_path_factory.mktemp("none")))
         seed = ex.student_seed(student)
-        _CACHE[request.param] = {"seed": seed, "sim": ex.verifier_data(seed), "stop": ex.stopping_data(seed),
+        _CACHE[request.param] = {"seed": seed, "sim": ex.verifier_data(seed),
                                  "frame": ex.threshold_data(seed)}
     return _CACHE[request.param]
 
@@ -178,14 +178,27 @@ def test_05_trace_blame(data):
 
 
 # -- 07: calibrate on dev, report on test, pay for rounds ----------------------------------------
+_STOP: dict = {}
+
+
+@pytest.fixture(params=[*STUDENTS, ""], ids=lambda s: s or "no-student-id")
+def stop(request):
+    """Exercise 07's trajectories for one student and for MABPD_STUDENT unset (seed 0, the bundle's default);
+    they do not depend on the benchmark copies (test_exercise_data_is_the_same_with_and_without_benchmark_data)."""
+    if request.param not in _STOP:
+        _STOP[request.param] = ex.stopping_data(ex.student_seed(request.param))
+    return _STOP[request.param]
+
+
 def _best(trajs, cost=None):
     cal = mk.radar.calibrate(trajs, mk.Config(), cost_per_round=cost)
     return cal.best["tau_s"], cal.best["tau_v"]
 
 
-def test_07_calibrated_pairs(data):
-    trajs, dev, test = data["stop"]
+def test_07_calibrated_pairs(stop):
+    trajs, dev, test = stop
     pair, cheap = _best(dev), _best(dev, 0.02)
+    assert pair[0] != pair[1] and cheap[0] != cheap[1], "a swapped pair must differ from the right one"
     for cost, right in ((0.0, pair), (0.02, cheap)):
         assert "Correct" in ex.check_calibrated_pair(dev, test, right, cost)
         ex.check_calibrated_pair(dev, test, [np.float64(right[0]), np.float32(right[1])], cost)
@@ -194,15 +207,14 @@ def test_07_calibrated_pairs(data):
         "the logged pair": (ex.RADAR_PAIR, 0.0), "tau_v first": ((pair[1], pair[0]), 0.0), "not a pair": (0.5, 0.0),
         "stale pair of exercise 1": (pair, 0.02), "ten times the cost": (_best(dev, 0.2), 0.02),
         "cost on test": (_best(test, 0.02), 0.02), "stop after the opening": ((-1.0, 0.0), 0.02),
+        "tau_v first at cost 0.02": ((cheap[1], cheap[0]), 0.02),
     }
     for name, (p, cost) in wrong.items():
-        if name == "tau_v first" and p == pair:
-            continue
         _fails(ex.check_calibrated_pair, dev, test, p if isinstance(p, tuple) else (p,), cost)
 
 
-def test_07_report(data):
-    trajs, dev, test = data["stop"]
+def test_07_report(stop):
+    trajs, dev, test = stop
     pair = _best(dev)
     ev = lambda half, p: mk.radar.evaluate_rule(half, mk.radar.DualThreshold(*p))
     right = pd.DataFrame({"RADAR run": ev(test, ex.RADAR_PAIR), "calibrated on dev": ev(test, pair)}).T

@@ -302,7 +302,7 @@ from `wheels/`.) Then start Jupyter **in this folder**: `jupyter lab`, and open 
 
 ## 2. Your own exercise data
 
-Exercises 05, 07, 08 run on data generated for you. Set your id before starting Jupyter, e.g.
+Exercises 05, 06, 07 and 08 run on data generated for you. Set your id before starting Jupyter, e.g.
 `MABPD_STUDENT=jdoe jupyter lab` (Windows: `set MABPD_STUDENT=jdoe` first); unset, everyone gets the same data.
 Your instructor grades with the same id.
 
@@ -313,6 +313,9 @@ the kit (a few dozen sentences, a toy corpus): on so few items a number is an il
 benchmark data sets (BABE, the RADAR logs, HyperPartisan) are **not** in the bundle: if your instructor gives you
 a copy, point `MABPD_DATA_DIR` at its folder before starting Jupyter and the lessons use it (each lesson prints
 which data it runs on). Never commit or share benchmark copies.
+
+Lesson 09 writes its offline HTML report into a `reports/` folder next to the notebook (`notebooks/reports/`);
+the lesson links to it.
 
 Built by `make course` (tools/make_course.py).
 """
@@ -333,8 +336,10 @@ STUDENT_NOTES = """\
   asks the model on your machine (`pip install "mabpd-kit[local]"`; minutes per sentence on 2 cores).
 - Exercises: open `../exercises/NN_topic.ipynb`, replace each `# TODO: your code here`, run the **check** cell
   under it. Set `MABPD_STUDENT` to your id before starting Jupyter to get your own exercise data.
-- Export a notebook as a report that opens with no network:
+- Export a notebook as an HTML report:
   `jupyter nbconvert --to html --execute --ExecutePreprocessor.store_widget_state=False notebooks/00_tour.ipynb`.
+  Its charts, tables and highlighted spans are inline and show with no network; nbconvert's page template still
+  links MathJax and require.js from a CDN, which only the formulas need.
 """
 
 INSTRUCTOR_README = """\

@@ -82,14 +82,15 @@ def _row(grid: Any, pair: Any) -> dict[str, float]:
 def stopping_data(seed: int = 0, n: int = 160) -> tuple[list, list, list]:
     """(claims, dev, test): simulated Judge trajectories split in halves, chosen so that the dev half's best
     pairs differ from the test half's and all claims', from the logged run's pair, and move when a round
-    costs 0.02 (and again at 0.2)."""
+    costs 0.02 (and again at 0.2); each best pair has tau_s != tau_v, so a swapped pair is told from the right one."""
     from mabpd_kit.radar.calibrate import simulate_trajectories, split_dev_test
 
     for s in _candidates(seed, tries=300):
         trajs = simulate_trajectories(n, seed=s, drift=0.05)
         dev, test = split_dev_test(trajs, dev_fraction=0.5, seed=s)
         d0, d2 = _chosen(stopping_grid(dev)), _chosen(stopping_grid(dev, 0.02))
-        if (d0 in (_chosen(stopping_grid(test)), _chosen(stopping_grid(trajs)), RADAR_PAIR)
+        if (d0[0] == d0[1] or d2[0] == d2[1]
+                or d0 in (_chosen(stopping_grid(test)), _chosen(stopping_grid(trajs)), RADAR_PAIR)
                 or d2 in (d0, _chosen(stopping_grid(dev, 0.2)), _chosen(stopping_grid(test, 0.02)))):
             continue
         return trajs, dev, test

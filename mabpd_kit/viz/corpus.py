@@ -102,12 +102,20 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
         fill=alt.Fill("size:N", scale=alt.Scale(domain=["enough articles", "few articles"],
                                                 range=[OUTCOME_COLORS["biased"], "white"]), title=None),
         tooltip=["month", "n", alt.Tooltip(f"{measure}:Q", format=".2f"), "warning"])
-    note = f"; {left_out} articles with stray dates not drawn" if left_out else ""
+    note = f"; {left_out} article{'s' if left_out != 1 else ''} with stray dates not drawn" if left_out else ""
     chart = alt.layer(band, line, points).properties(width=420, height=200)
     chart = chart.properties(title=title or f"{name} per month (95% CI band{note})")
     span = f"from {shown['month'].min()} to {shown['month'].max()}" if len(shown) else "none"
     return describe(chart, f"{name[:1].upper() + name[1:]} per month, {span}, with a 95% interval band; "
                            f"{int(shown['small'].sum()) if len(shown) else 0} months with few articles drawn hollow.")
+
+
+def _count_axis(values: Any, step: int) -> alt.Axis:
+    """Whole-number ticks on bin edges, about ten of them (a label per bin crowds a 0-64 axis)."""
+    alt = altair()
+    lo, hi = int(values.min()), int(values.max()) + step
+    every = step * max(1, -(-((hi - lo) // step) // 10))
+    return alt.Axis(format="d", values=list(range(lo, hi + 1, every)), labelOverlap=True)
 
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
@@ -135,7 +143,7 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
     hist = alt.Chart(data[[stat, "gold", "articles"]]).mark_bar(opacity=0.6).encode(
         x=alt.X(f"{stat}:Q", title=stat.replace("_", " "),
                 bin=alt.Bin(step=step, extent=[int(values.min()), int(values.max()) + step]) if whole else alt.Bin(maxbins=40),
-                axis=alt.Axis(format="d", tickMinStep=1, labelOverlap=True) if whole else alt.Axis()),
+                axis=_count_axis(values, step) if whole else alt.Axis()),
         y=alt.Y("sum(articles):Q", stack=None, title="articles", axis=alt.Axis(tickMinStep=1)), color=color)
     rule = alt.Chart(pd.DataFrame({"t": [threshold]})).mark_rule(color="#1a1a1a", strokeDash=[4, 3], size=2).encode(
         x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")])

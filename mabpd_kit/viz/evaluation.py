@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import _x_rule, altair
-from mabpd_kit.viz.colors import OKABE_ITO, SERIES_COLORS
+from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR, SERIES_COLORS
 
 if TYPE_CHECKING:
     import altair as alt
@@ -120,7 +120,8 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
     x = alt.X("recall:Q", scale=scale, title=f"recall (axis from {lo:.1f})" if lo else "recall")
     y = alt.Y("precision:Q", scale=scale, title=f"precision (axis from {lo:.1f})" if lo else "precision")
     kinds = list(dict.fromkeys(df["kind"])) if "kind" in df.columns else []
-    palette = [OKABE_ITO["reddish purple"], OKABE_ITO["blue"], OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
+    # the second kind (the reference LLMs) grey, as in every chart of lesson 08; blue means neutral
+    palette = [OKABE_ITO["reddish purple"], OTHER_COLOR, OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
     points = alt.Chart(df).mark_point(filled=True, size=70).encode(
         x=x, y=y,
         color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)]),

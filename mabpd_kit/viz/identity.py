@@ -32,8 +32,8 @@ __all__ = [
     "trust_chart",
 ]
 
-#: One colour per debate condition, used by every chart here.
-CONDITION_COLORS: dict[str, str] = {"vanilla": OKABE_ITO["orange"], "anonymised": OKABE_ITO["blue"], "all": OTHER_COLOR}
+#: One colour per debate condition, used by every chart here (not orange: orange means "yours").
+CONDITION_COLORS: dict[str, str] = {"vanilla": "#555555", "anonymised": OKABE_ITO["bluish green"], "all": OTHER_COLOR}
 #: "yours" against "paper" (ibc_chart), and the two measures of recovery_chart.
 YOURS_COLOR, PAPER_COLOR = OKABE_ITO["orange"], "#bab0ac"   # orange = yours in every lesson; vermillion = biased
 RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["orange"], "IBC (all rounds)": OKABE_ITO["blue"]}
