@@ -50,7 +50,7 @@ from pydantic import BaseModel
 from mabpd_kit.runs.checkpoint import Busy, Checkpoint, WriteFailed, digest, fingerprint, read_checkpoint
 from mabpd_kit.runs.executors import InProcess, Item, Job, Processes
 from mabpd_kit.runs.results import Results, progress_bar
-from mabpd_kit.runs.steps import complete, drive, gather, run_sync
+from mabpd_kit.runs.steps import complete, drive, gather, gc_for_batch, gc_restore, run_sync
 
 __all__ = ["Busy", "Item", "Results", "RunSpec", "WriteFailed", "complete", "digest", "drive", "executor",
            "fingerprint", "gather", "progress_bar", "read_checkpoint", "run", "run_sync"]
@@ -160,6 +160,7 @@ class _Batch:
         t0 = time.perf_counter()
         if self.ck is not None:
             self.ck.lock()
+        gc_state = gc_for_batch()
         try:
             idx = None
             if self.ck is not None:
@@ -183,6 +184,7 @@ class _Batch:
                 self.ck.fold_all()
                 self.ck.reconcile(self.hashes)
         finally:
+            gc_restore(gc_state)
             if self.ck is not None:
                 self.ck.close()
         return self.results(time.perf_counter() - t0)

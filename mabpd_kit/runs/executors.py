@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from mabpd_kit.runs.checkpoint import line
-from mabpd_kit.runs.steps import drive, driven, run_sync
+from mabpd_kit.runs.steps import drive, driven, run_sync, settle
 
 __all__ = ["Emit", "InProcess", "Item", "Job", "Processes", "chunks"]
 
@@ -79,11 +79,14 @@ class Job:
             return self.fail(it, exc)
 
     def driven(self, it: Item) -> Any:
-        """The item's record, its step driven without a loop (rule-based)."""
+        """The item's record, its step driven without a loop (rule-based); what it leaves alive is then
+        frozen out of the collector's passes (:func:`~mabpd_kit.runs.steps.settle`)."""
         try:
             return drive(self.attempt(it))
         except RuntimeError as exc:
             return self.fail(it, exc)
+        finally:
+            settle()
 
     def line(self, it: Item, rec: BaseModel) -> str:
         return line(it.id, it.digest, self.fingerprint, rec)
