@@ -79,8 +79,10 @@ def test_theme_registered_and_enabled():
 
     assert alt.theme.active == viz.THEME_NAME
     spec = viz.bar(pd.DataFrame({"c": ["a"], "n": [1]}), "c", "n").to_dict()
-    assert spec["config"]["range"]["category"][:2] == ["#0072b2", "#e69f00"]
-    assert "#d55e00" not in spec["config"]["range"]["category"], "vermillion means biased, never a plain series"
+    assert spec["config"]["range"]["category"][:2] == ["#cc79a7", "#009e73"]
+    for reserved in ("#d55e00", "#0072b2", "#e69f00"):   # biased, neutral, yours: never a plain series
+        assert reserved not in spec["config"]["range"]["category"]
+    assert spec["config"]["mark"]["color"] == "#333333", "a mark without a colour is grey, never vega's blue"
 
 
 def test_colours_are_normalised_and_stable():
@@ -95,7 +97,7 @@ def test_colours_are_normalised_and_stable():
 def test_category_color_encodes_course_palette():
     enc = viz.category_color("taxonomy", categories=["framing", "omission"]).to_dict()
     assert enc["field"] == "taxonomy" and enc["type"] == "nominal"
-    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#0072b2", "#56b4e9"]}
+    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#56b4e9", "#555555"]}
     agents = viz.category_color("agent", kind="agent").to_dict()
     assert agents["scale"]["domain"][:3] == ["bias", "evidence", "framing"]
 
@@ -133,10 +135,10 @@ def test_span_html_highlights_with_tooltip_legend_and_strikes_invalid():
     out = viz.span_html(TEXT, _spans(), title="Example")
     assert "<script" not in out and "<style" not in out, "inline styles only, works in exported HTML"
     # each located span is wrapped, coloured by taxonomy (else category)
-    assert re.search(r'border-bottom:2px solid #cc79a7[^>]*title="bias agent · political labeling '
+    assert re.search(r'border-bottom:2px solid #000000[^>]*title="bias agent · political labeling '
                      r'\(biased language\) · score 0.70 · valid\nlexicon: &#x27;radical&#x27;">radical</span>', out)
     assert re.search(r'solid #d55e00[^>]*title="framing agent · loaded language · score 0.80 · valid">slammed<', out)
-    assert re.search(r'solid #0072b2[^>]*>so-called</span>', out)
+    assert re.search(r'solid #56b4e9[^>]*>so-called</span>', out)
     # the invalid span is listed, struck through, with its reason in the tooltip
     assert re.search(r'line-through;" title="evidence agent · exaggeration · score 0.90 · INVALID[^"]*">'
                      r"&ldquo;destroy families&rdquo;", out)
@@ -162,7 +164,7 @@ def test_span_html_overlap_invalid_in_place_and_bad_offsets():
     out = viz.span_html(TEXT, spans)
     # the overlap takes the higher-scoring colour, with the other as an inset underline, and both tooltips
     overlap = re.search(r'<span style="([^"]*)"[^>]*title="([^"]*)">senator</span>', out)
-    assert overlap and "solid #d55e00" in overlap.group(1) and "inset 0 -4px 0 #0072b2" in overlap.group(1)
+    assert overlap and "solid #d55e00" in overlap.group(1) and "inset 0 -4px 0 #56b4e9" in overlap.group(1)
     assert "framing" in overlap.group(2) and "loaded language" in overlap.group(2)
     assert re.search(r'line-through[^>]*>bill</span>', out)
     assert "offsets 500..510 outside the text" in out

@@ -56,6 +56,7 @@ GROUPS = {
     "RADAR labels": [colors.OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")],
     "right / wrong": [colors.OUTCOME_COLORS[k] for k in ("correct", "wrong", "no gold")],
     "series": list(colors.SERIES_COLORS[:5]),
+    "systems": list(colors.SYSTEM_COLORS.values()),
     "stop chart (state at round 1)": list(__import__("mabpd_kit.viz.pipeline", fromlist=["ROUND1_COLORS"]).ROUND1_COLORS.values()),
     "LLM vote chart": list(__import__("mabpd_kit.viz.llm_labels", fromlist=["ROLE_COLORS"]).ROLE_COLORS.values()),
 }
@@ -95,3 +96,17 @@ def test_vermillion_means_biased_and_nothing_else():
               *identity.RECOVERY_COLORS.values(), *identity.CONDITION_COLORS.values()]
     assert vermillion not in others
     assert colors.OUTCOME_COLORS["wrong"] == "#000000" and colors.OUTCOME_COLORS["FALSE"] != vermillion
+
+
+def test_systems_and_categories_never_take_the_verdict_or_yours_hues():
+    """Blue is neutral and orange is yours in every lesson: no category, system, series or stop reason uses them,
+    and a system has one colour however a lesson spells it."""
+    from mabpd_kit.viz import pipeline, simulator
+
+    reserved = {colors.OKABE_ITO["blue"], colors.OKABE_ITO["orange"]}
+    used = [*colors.CATEGORY_COLORS.values(), *colors.SYSTEM_COLORS.values(), *colors.SERIES_COLORS,
+            *colors.EXTRA_COLORS, *pipeline.STOP_REASON_COLORS.values(), *simulator.CONFIG_COLORS.values()]
+    assert not reserved & set(used)
+    assert colors.system_color("full pipeline") == colors.system_color("full") == simulator.CONFIG_COLORS["full"]
+    assert colors.system_color("no debate") == simulator.CONFIG_COLORS["no-debate"]
+    assert colors.system_color("a name that is no system") is None

@@ -56,9 +56,9 @@ GITHUB_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+
 
 # The setup cell: students read it, so it stays short and says what it does.
 SETUP_CELL = '''\
-# Setup: the same cell in every lesson (written by tools/make_course.py; notebooks/README.md, "Setup cell").
-# When this kernel has no mabpd-kit, it installs it from the first of: a wheel (.whl) beside this notebook
-# or in the course bundle's wheels/ folder; the source the instructor set in course.json; else it says why not.
+# Setup (source hidden): installs mabpd-kit if this kernel lacks it, then says which data the lesson reads.
+# Installs from the first of: a wheel (.whl) beside this notebook or in the bundle's wheels/ folder; the
+# source the instructor set in course.json; else it says why not. Same cell in every lesson (make_course.py).
 import importlib.util
 import json
 import subprocess
@@ -143,6 +143,10 @@ def header_with_links(header: str, links: str) -> str:
     return f"{title}\n\n{links}\n\n{rest}"
 
 
+#: The setup cell's metadata: its source collapsed in Jupyter and dropped from exports; its output stays.
+SETUP_METADATA = {"tags": ["remove_input"], "jupyter": {"source_hidden": True}, "transient": {"remove_source": True}}
+
+
 def setup_cell_index(cells: list[dict]) -> int | None:
     """Index of the setup cell: the second code cell (the first is ``parameters``)."""
     code = [i for i, c in enumerate(cells) if c.get("cell_type") == "code"]
@@ -166,6 +170,10 @@ def rewrite_cells(path: Path, manifest: dict, root: Path = ROOT, write: bool = T
         raise ValueError(f"{path}: no second code cell to hold the setup cell")
     if _src(cells[i]) != SETUP_CELL.rstrip("\n"):
         cells[i]["source"] = _lines(SETUP_CELL.rstrip("\n"))
+        changed = True
+    meta = cells[i].setdefault("metadata", {})
+    if meta != {**meta, **SETUP_METADATA}:   # collapsed in Jupyter, its code left out of an HTML export
+        meta.update(SETUP_METADATA)
         changed = True
     if changed and write:
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -76,6 +76,19 @@ def check_lexicon(lex: Any, lex2: Any, sentences: Sequence[str]) -> str:
             f"{len(POLICY_HELD_OUT)} policy sentences, every locust attack protected and 'attack' still fires elsewhere.")
 
 
+def _still_biased(sentence: str, flagged: list[str]) -> str:
+    """Why the Evidence agent still says biased: only the clauses that apply to this sentence."""
+    outside = re.sub(r'"[^"]*"|\u201c[^\u201d]*\u201d', " ", sentence).lower()
+    voice = [w for w in flagged if w.lower() in outside]
+    vague = re.search(r"\b(critics|some|many|observers|experts|people|sources)\b", outside)
+    why = ([f"{', '.join(map(repr, voice))} {'is' if len(voice) == 1 else 'are'} outside the quotes, in the "
+            "writer's voice"] if voice else [])
+    why += [f"the source '{vague.group(1)}' is unnamed (who?)"] if vague else []
+    reason = "; ".join(why) or "the loaded words are the writer's"
+    return (f"The Evidence agent still says biased, on {flagged}: {reason}. "
+            "Keep every loaded word inside the quotes and name the speaker ('..., the senator said').")
+
+
 def check_reported_speech(sentence: Any, reports: Any) -> str:
     """Exercise 02-1: loaded words the Bias agent flags, in a quotation attributed to a source (by a speech
     verb outside the quotation), so the Evidence agent says neutral. ``reports(text)`` gives the agents' reports."""
@@ -83,10 +96,7 @@ def check_reported_speech(sentence: Any, reports: Any) -> str:
     got = reports(sentence)
     assert got["bias"].verdict == "biased", (
         "The Bias agent must say biased: use words the lexicon knows as loaded (e.g. 'radical', 'slammed').")
-    assert got["evidence"].verdict == "neutral", (
-        f"The Evidence agent still says biased, on {[s.text for s in got['evidence'].spans]}: words outside the "
-        "quotation, in the writer's own voice, or an unnamed source ('critics said' is vague: who?). Keep every "
-        "loaded word inside the quotes and name the speaker ('..., the senator said').")
+    assert got["evidence"].verdict == "neutral", _still_biased(sentence, [s.text for s in got["evidence"].spans])
     kinds = {s.note for s in got["evidence"].counter_spans}
     assert "attributed quotation" in kinds, (
         f"The Evidence agent found no attributed quotation (it found {sorted(kinds) or 'no grounding'}): "
@@ -122,7 +132,8 @@ def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
     assert got[2] == "invalid", f"Quote 3 should be invalid, it was {got[2]!r}: reword it so it is no longer in the text."
     own = {w for w in _WORD.findall(text.lower()) if w not in _STOP}
     said = {w for w in _WORD.findall(quotes[2].lower()) if w not in _STOP}
-    assert own & said, (f"Quote 3 {quotes[2]!r} shares no word with TEXT: that is not a paraphrase of it. Reword a part "
+    assert own & said, (f"Quote 3 {quotes[2]!r} shares no content word with TEXT ('the', 'a', 'of' ... do not "
+                        "count): that is not a paraphrase of it. Reword a part "
                         "of TEXT (keep a word or two of it) the way an LLM paraphrases evidence.")
     return f"Correct: {list(zip(quotes, got))}"
 

@@ -22,8 +22,10 @@ from mabpd_kit.viz.colors import (
     OTHER_COLOR,
     OUTCOME_COLORS,
     SERIES_COLORS,
+    SYSTEM_COLORS,
     color_for,
     norm_name,
+    system_color,
 )
 from mabpd_kit.viz.spans import show_spans, span_html
 
@@ -38,6 +40,8 @@ __all__ = [
     "OTHER_COLOR",
     "OKABE_ITO",
     "SERIES_COLORS",
+    "SYSTEM_COLORS",
+    "system_color",
     "THEME_NAME",
     "alt_text",
     "describe",
@@ -108,9 +112,10 @@ def _register_theme() -> None:
                 "title": {"fontSize": 14, "anchor": "start"},
                 "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
                 "legend": {"labelFontSize": 11, "titleFontSize": 12},
-                # charts without their own scale: the Okabe-Ito series order (blue, orange, green, ...), so the
-                # first two series are never vermillion against orange, and vermillion (biased) is not a series colour
+                # charts without their own scale: the series colours (never vermillion, blue or orange: biased,
+                # neutral, yours); a mark without a colour is dark grey, never vega's default blue
                 "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
+                "mark": {"color": "#333333"},
                 "background": "white",
             }
         }

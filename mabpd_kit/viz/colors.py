@@ -7,11 +7,15 @@ A colour means one thing in every lesson:
 
 - **vermillion** is *biased* and nothing else: the biased verdict or gold label, the Bias agent and the
   words it cites as bias (loaded language, biased language). Never an error, a FALSE claim or a change.
-- **blue** is *neutral* wherever verdicts are shown (and the first series of a chart without verdicts).
+- **blue** is *neutral* and nothing else (the neutral verdict or gold label).
 - **black** is *wrong* (a bar or point whose label does not match gold or changed); a thin black rule is
   an interval or a trend line.
 - **greys** are *right*, *other*, *no gold* or *not measured*; **orange** marks *yours* (your pair, your
-  simulation, the best single model) beside grey reference values.
+  simulation, the best single model) beside grey reference values, and nothing else.
+- Everything else (bias categories, agents, systems/configurations, stop reasons) uses the other
+  Okabe-Ito hues, named by the chart's legend or axis: never vermillion, blue or orange. A system has
+  one colour in every lesson (:data:`SYSTEM_COLORS`: full pipeline reddish purple, no debate bluish
+  green, single agent sky blue).
 Keys are normalised names (lower case, "_" and "-" read as spaces), see :func:`norm_name`.
 
 >>> color_for("loaded_language") == CATEGORY_COLORS["loaded language"]
@@ -36,7 +40,9 @@ __all__ = [
     "OKABE_ITO",
     "OUTCOME_COLORS",
     "SERIES_COLORS",
+    "SYSTEM_COLORS",
     "color_for",
+    "system_color",
     "norm_name",
     "tint",
 ]
@@ -63,15 +69,15 @@ _O = OKABE_ITO
 CATEGORY_COLORS: dict[str, str] = {
     # taxonomy types
     "loaded language": _O["vermillion"],
-    "emotional language": _O["orange"],
-    "political labeling": _O["reddish purple"],
-    "framing": _O["blue"],
+    "emotional language": _O["reddish purple"],
+    "political labeling": _O["black"],
+    "framing": _O["sky blue"],
     "exaggeration": _O["yellow"],
     "selection": _O["bluish green"],
-    "omission": _O["sky blue"],
+    "omission": "#555555",
     # meta-categories
     "biased language": _O["vermillion"],
-    "framing bias": _O["blue"],
+    "framing bias": _O["sky blue"],
     "unsupported claims": _O["yellow"],
     "selective presentation": _O["bluish green"],
 }
@@ -124,16 +130,23 @@ OUTCOME_COLORS: dict[str, str] = {
     "wrong": _O["black"],
     "no gold": "#d9d9d9",
 }
-#: Ordered series colours for charts with several measures (metrics, conditions): Okabe-Ito order,
-#: without vermillion (it means "biased").
-SERIES_COLORS: tuple[str, ...] = (_O["blue"], _O["orange"], _O["bluish green"], _O["reddish purple"],
-                                  _O["sky blue"], _O["yellow"], "#555555")
+#: Ordered series colours for charts with several measures (metrics, conditions, systems): Okabe-Ito,
+#: without vermillion, blue and orange (biased, neutral, yours).
+SERIES_COLORS: tuple[str, ...] = (_O["reddish purple"], _O["bluish green"], _O["sky blue"], _O["yellow"],
+                                  "#555555", _O["black"])
+#: One colour per system (pipeline configuration), the same in every lesson and chart; keys are
+#: normalised names (see :func:`system_color`). None of them is an outcome or "yours" colour.
+SYSTEM_COLORS: dict[str, str] = {
+    "full": _O["reddish purple"],
+    "no debate": _O["bluish green"],
+    "single agent": _O["sky blue"],
+    "no evidence weighting": "#555555",
+}
 OTHER_COLOR = "#8c8c8c"
 #: Used, in a fixed order picked by a stable hash of the name, for categories not listed above: the
 #: Okabe-Ito colours again, in a different order (a name outside the tables is rarely next to all of them),
 #: without vermillion (it means "biased").
-EXTRA_COLORS = (_O["sky blue"], _O["reddish purple"], _O["orange"], _O["bluish green"], _O["yellow"],
-                _O["blue"], "#555555")
+EXTRA_COLORS = (_O["sky blue"], _O["reddish purple"], _O["bluish green"], _O["yellow"], "#555555")
 
 
 def _spare(key: str) -> str:
@@ -158,6 +171,16 @@ def color_for(name: str | None, kind: Literal["category", "agent"] = "category")
     if key in table:
         return table[key]
     return _spare(key)
+
+
+def system_color(name: str | None) -> str | None:
+    """The colour of a system (pipeline configuration), the same in every lesson; None if not a known system.
+
+    >>> system_color("full pipeline") == system_color("full") == SYSTEM_COLORS["full"]
+    True
+    """
+    key = norm_name(name).removesuffix(" pipeline").removeprefix("mabpd ")
+    return SYSTEM_COLORS.get(key)
 
 
 def tint(hex_colour: str, strength: float = 0.35) -> str:

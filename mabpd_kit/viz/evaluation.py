@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import _x_rule, altair
-from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR, SERIES_COLORS
+from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR, SERIES_COLORS, system_color
 
 if TYPE_CHECKING:
     import altair as alt
@@ -92,7 +92,7 @@ def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
             rng.append(greys[ref % len(greys)])
             ref += 1
         else:
-            rng.append(SERIES_COLORS[own % len(SERIES_COLORS)])
+            rng.append(system_color(systems[len(rng)]) or SERIES_COLORS[own % len(SERIES_COLORS)])
             own += 1
     return alt.Scale(domain=systems, range=rng)
 

@@ -68,11 +68,13 @@ def independence_chart(res: IndependenceResult, *, title: str | None = None) -> 
     rng = np.random.default_rng(0)
     df["band_jitter"] = df["band"] + rng.uniform(-0.03, 0.03, len(df))
     base = alt.Chart(df)
-    points = base.mark_circle(opacity=0.45, color=OKABE_ITO["blue"]).encode(
+    lo, hi = (int(df["n_records"].min()), int(df["n_records"].max())) if len(df) else (1, 1)
+    sizes = sorted({int(round(v)) for v in np.linspace(lo, hi, min(4, hi - lo + 1))})   # whole record counts only
+    points = base.mark_circle(opacity=0.45, color="#333333").encode(   # a term is no verdict: grey, not neutral blue
         x=alt.X("band_jitter:Q", title="term score band", scale=alt.Scale(domain=[0.55, 0.95])),
         y=alt.Y("bias_rate:Q", title="bias rate of records containing the term", scale=alt.Scale(domain=[0, 1])),
         size=alt.Size("n_records:Q", title="records", scale=alt.Scale(range=[10, 300]),
-                      legend=alt.Legend(format="d", tickMinStep=1)),
+                      legend=alt.Legend(values=sizes, format="d")),
         tooltip=["term", "category", "band", "n_records", "bias_rate"],
     )
     trend = base.transform_regression("band", "bias_rate").mark_line(color="black").encode(x="band:Q", y="bias_rate:Q")
@@ -241,7 +243,9 @@ def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperb
         way = "unchanged" if abs(diff) < 0.05 else (f"{diff:.1f} points higher" if diff > 0 else f"{-diff:.1f} points lower")
         name = dev_name if dev_name.startswith("the ") else f"the {dev_name}"
         count = "" if f"({len(dev_texts)} sentences" in name else f"{len(dev_texts)} sentences, "
-        caption += (f". Flag rate on {name} ({count}hits above {at:.2f}): "
+        step = (f"; one sentence = {100 / len(dev_texts):.1f} points, an illustration" if len(dev_texts) < 100
+                else "")
+        caption += (f". Flag rate on {name} ({count}hits above {at:.2f}{step}): "
                     f"{100 * before:.1f}% -> {100 * after:.1f}% ({way}: {gained} newly flagged, {lost} no longer)")
         if abs(at - default) > 1e-9:
             caption += (f"; raising the floor from {default:.2f} to {at:.2f} alone moves the shipped lexicon's rate "

@@ -313,10 +313,10 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
 
 
 #: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
-STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["blue"], "agreement": OKABE_ITO["bluish green"],
-                                      "max_rounds": OKABE_ITO["orange"]}
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["reddish purple"],
+                                      "agreement": OKABE_ITO["bluish green"], "max_rounds": "#555555"}
 #: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
-ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#bbbbbb"}
+ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#dddddd"}
 
 
 def _at_round_1(stop_reason: str, rounds: int) -> str:

@@ -90,7 +90,8 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
         n = int((df["gold"] == g).sum())
         bars = alt.Chart(df).transform_filter(alt.datum.gold == g).mark_bar().encode(
             x=alt.X("score:Q", bin=alt.Bin(extent=[0, 1], step=step),
-                    title="combined score" if i == len(groups) - 1 else None, scale=alt.Scale(domain=[0, 1])),
+                    title="combined score" if i == len(groups) - 1 else None, scale=alt.Scale(domain=[0, 1]),
+                    axis=alt.Axis(values=sorted({0.0, 0.5, 1.0, *(cutoffs or {}).values()}), format=".2f")),
             y=alt.Y("count():Q", title="items"),
             color=_verdict_color("label", "final label"),
             tooltip=[alt.Tooltip("count():Q", title="items"), "label:N"],

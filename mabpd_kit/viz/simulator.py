@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mabpd_kit.viz import _x_rule, altair
-from mabpd_kit.viz.colors import SERIES_COLORS
+from mabpd_kit.viz.colors import SERIES_COLORS, SYSTEM_COLORS, system_color
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CONFIG_COLORS", "config_chart", "difference_chart", "gain_phrase", "simulator_view", "sweep_chart"]
 
 #: One colour per configuration, the same in every simulator chart (course series colours).
-CONFIG_COLORS: dict[str, str] = {"full": SERIES_COLORS[0], "no-debate": SERIES_COLORS[1],
-                                 "single-agent": SERIES_COLORS[2], "no-evidence-weighting": SERIES_COLORS[3]}
+CONFIG_COLORS: dict[str, str] = {"full": SYSTEM_COLORS["full"], "no-debate": SYSTEM_COLORS["no debate"],
+                                 "single-agent": SYSTEM_COLORS["single agent"],
+                                 "no-evidence-weighting": SYSTEM_COLORS["no evidence weighting"]}
 _MEASURES = {"macro_f1": "macro F1", "precision": "precision", "recall": "recall"}
 
 
@@ -27,7 +28,7 @@ def _scale(names: Sequence[str]) -> alt.Scale:
     alt = altair()
     names = list(names)
     extra = iter(SERIES_COLORS[4:])
-    return alt.Scale(domain=names, range=[CONFIG_COLORS.get(n) or next(extra, "#555555") for n in names])
+    return alt.Scale(domain=names, range=[CONFIG_COLORS.get(n) or system_color(n) or next(extra, "#555555") for n in names])
 
 
 def config_chart(sim: Simulation, *, title: str | None = None) -> alt.Chart:
