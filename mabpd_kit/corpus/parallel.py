@@ -110,9 +110,9 @@ class ArticleStep:
 def _spec(llm: LLM, concurrency: int) -> dict[str, Any]:
     """How a worker connects to ``llm``'s endpoint: URL, model, cache folder and mode, its share of the limit;
     never the key (a worker reads its own from its environment)."""
-    cache = getattr(llm, "_cache", None)
+    directory = getattr(llm.cache, "directory", None)  # a ResponseCache's folder (a replayed pack has none)
     return {"base_url": llm.endpoint, "model": llm.model, "cache_mode": llm.cache_mode,
-            "cache_dir": str(cache.directory) if cache is not None else None, "concurrency": concurrency}
+            "cache_dir": str(directory) if directory is not None else None, "concurrency": concurrency}
 
 
 def _worker_step(cfg: Config, fp: str, llm: LLM, n_workers: int | None, scheduler: str | None) -> ArticleStep:
