@@ -38,7 +38,8 @@ def test_refused_edits_say_why_and_change_nothing(lex, args, said):
 def test_effect_and_panel_redraw(lex):
     dev = mk.data.samples().text.tolist()
     html, caption = vl.lexicon_effect(lex, dev_texts=dev, dev_name="teaching samples")
-    assert "Flag rate on the teaching samples (28 sentences, hits above 0.45): 39.3% -> 42.9%" in caption
+    assert ("Flag rate on the teaching samples (28 sentences, hits above 0.45; one sentence = 3.6 points, "
+            "an illustration): 39.3% -> 42.9%") in caption
     assert "1 newly flagged, 0 no longer" in caption
     assert html.data.count('class="mabpd-chart"') == 2 and 'alt="' in html.data and "mabpd-spans" in html.data
     panel = mk.widgets.lexicon_panel(lex, dev_texts=dev, dev_name="teaching samples")
