@@ -14,16 +14,15 @@ import typing
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from fourth_agent import ToneAgent
+from pydantic import BaseModel
 
 from mabpd_kit import roster
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd.agents import Agent, agent_class, messages
-from mabpd_kit.mabpd.cues import lex_span
-from mabpd_kit.mabpd.schemas import AgentReport, QuotedSpan, reply_format
+from mabpd_kit.mabpd.schemas import reply_format
 from mabpd_kit.mabpd.store import EvidenceStore, grounded_score, score_reports
 from mabpd_kit.runs import drive
-from mabpd_kit.types import Verdict
 
 TEXT = "Democrats slammed the disastrous plan at the meeting on Monday."
 REAL, INVENTED = "disastrous", "a shameful betrayal of voters"
@@ -143,34 +142,6 @@ def test_an_llm_agent_keeps_the_burden_of_proof_and_fails_typed(spec, fake_serve
 
 
 # ---- a fourth agent: its module, its prompt and one roster line ---------------------------------------------
-
-
-class ToneOutput(BaseModel):
-    """What the LLM ToneAgent must return."""
-
-    rationale: str = ""
-    spans: list[QuotedSpan] = Field(default_factory=list)
-    counter_argument: str = ""
-    verdict: Verdict
-    confidence: float = Field(ge=0, le=1)
-    tone_score: float = Field(ge=0, le=1)
-
-
-class ToneAgent(Agent):
-    """Emotional tone: the lexicon's emotional and exaggerating words."""
-
-    role = "tone"
-    schema = ToneOutput
-    lens = frozenset({"emotional language", "exaggeration", "loaded language"})
-
-    def _rule_report(self, cues: Any) -> AgentReport:
-        spans = [lex_span(m, self.role, cues) for m in cues.lex if m.band > self.config.lexicon.confidence_floor]
-        return self._report(spans, [], [repr(s.text) for s in spans], "emotional tone", cues)
-
-    def _from_llm(self, out: ToneOutput, text: str, usage: dict[str, Any], guard: Any = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.tone_score, guard=guard) for s in out.spans]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.tone_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
 TONE_PROMPT = """<!-- a test's ToneAgent: $knowledge, $article, $reply -->

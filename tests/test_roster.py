@@ -11,16 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from fourth_agent import ToneAgent
+from pydantic import ValidationError
 
 from mabpd_kit import roster
 from mabpd_kit.config import Config
 from mabpd_kit.mabpd import Pipeline
-from mabpd_kit.mabpd.agents import Agent, make_agents
-from mabpd_kit.mabpd.cues import lex_span
-from mabpd_kit.mabpd.schemas import AgentReport, QuotedSpan
+from mabpd_kit.mabpd.agents import make_agents
+from mabpd_kit.mabpd.schemas import AgentReport
 from mabpd_kit.mabpd.store import grounded_score, weight_fields
-from mabpd_kit.types import Verdict
 
 SPEC_THREE = ("bias", "evidence", "framing")
 
@@ -34,36 +33,6 @@ TEXTS = {  # from the shipped samples: two the tone agent calls biased, a debate
 GOLD = {"s07": 1, "s08": 1, "n09": 0, "s01": 1, "n01": 0}
 
 # ---- the fourth agent: a class, a prompt, one roster line ---------------------------------------
-
-
-class ToneOutput(BaseModel):
-    """What the LLM ToneAgent must return."""
-
-    rationale: str = ""
-    spans: list[QuotedSpan] = Field(default_factory=list)
-    counter_argument: str = ""
-    verdict: Verdict
-    confidence: float = Field(ge=0, le=1)
-    tone_score: float = Field(ge=0, le=1)
-
-
-class ToneAgent(Agent):
-    """Emotional tone: the lexicon's emotional and exaggerating words in the writer's text."""
-
-    role = "tone"
-    schema = ToneOutput
-    lens = frozenset({"emotional language", "exaggeration"})
-
-    def _rule_report(self, cues: Any) -> AgentReport:
-        floor = self.config.lexicon.confidence_floor
-        spans = [lex_span(m, self.role, cues) for m in cues.lex if m.band > floor and m.taxonomy in self.lens]
-        return self._report(spans, [], [f"{s.text!r} ({s.taxonomy})" for s in spans], "emotional tone", cues)
-
-    def _from_llm(self, out: ToneOutput, text: str, usage: dict[str, Any], guard: Any = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.tone_score, note=s.explanation, guard=guard)
-                 for s in out.spans]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.tone_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
 
 TONE_PROMPT = """<!-- MABPD ToneAgent (a test's): slots $knowledge, $article. -->
