@@ -82,6 +82,8 @@ _UNIT = re.compile(
     """.replace("MOJIBAKE_TAIL", _MOJIBAKE_TAIL).replace("PLAIN", _PLAIN_CHAR),
     re.VERBOSE | re.DOTALL | re.IGNORECASE,
 )
+
+
 @lru_cache(maxsize=1)
 def _text_config() -> TextConfig:
     """The default text settings, built once (a resource: building a Config costs more than cleaning a sentence)."""
