@@ -195,12 +195,14 @@ def test_no_more_requests_in_flight_than_the_server_computes(fake_server, emulat
                                 label=ex.label[i % 3]) for i in range(4)])
     radar = RadarDebate(Config().replace(**{"radar.prob_source": "logprobs"}), llm)
     done = radar.run_many(claims, progress=False)
-    assert srv.max_in_flight == limit and srv.quirks.max_computing == limit
+    assert llm.concurrency == limit  # what the client settled on from the server's kind (and /props)
+    # at most `limit` at once; whether two workers happen to overlap depends on the machine's load
+    assert srv.max_in_flight <= limit and srv.quirks.max_computing <= limit
     assert not [r.error for r in done if r.failed]
 
     srv.reset_counts()
     res = Pipeline(Config(), llm).analyze_many(texts, progress=False)
-    assert srv.max_in_flight == limit and srv.quirks.max_computing == limit
+    assert srv.max_in_flight <= limit and srv.quirks.max_computing <= limit
     assert not res.failed, [d.error for d in res.failed]
     assert srv.calls >= 6 * 4
 
