@@ -54,7 +54,7 @@ test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks
 
 test-unit: $(STAMP)
-	@$(TEST_ENV) $(BIN)/python -m pytest -q -m "not browser and not real_model" --ignore=tests/test_install.py --ignore=tests/test_course_bundle.py tests
+	@$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 -m "not browser and not real_model" --ignore=tests/test_install.py --ignore=tests/test_course_bundle.py tests
 
 test-real: $(LOCAL_STAMP)
 	@# a real model: llama-cpp-python's server with SmolLM2-135M-Instruct on 127.0.0.1 (tests/test_real_model.py)
