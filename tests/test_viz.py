@@ -97,7 +97,7 @@ def test_colours_are_normalised_and_stable():
 def test_category_color_encodes_course_palette():
     enc = viz.category_color("taxonomy", categories=["framing", "omission"]).to_dict()
     assert enc["field"] == "taxonomy" and enc["type"] == "nominal"
-    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#56b4e9", "#555555"]}
+    assert enc["scale"] == {"domain": ["framing", "omission"], "range": ["#56b4e9", "#c8c8c8"]}
     agents = viz.category_color("agent", kind="agent").to_dict()
     assert agents["scale"]["domain"][:3] == ["bias", "evidence", "framing"]
 
@@ -135,7 +135,7 @@ def test_span_html_highlights_with_tooltip_legend_and_strikes_invalid():
     out = viz.span_html(TEXT, _spans(), title="Example")
     assert "<script" not in out and "<style" not in out, "inline styles only, works in exported HTML"
     # each located span is wrapped, coloured by taxonomy (else category)
-    assert re.search(r'border-bottom:2px solid #000000[^>]*title="bias agent · political labeling '
+    assert re.search(r'border-bottom:2px solid #555555[^>]*title="bias agent · political labeling '
                      r'\(biased language\) · score 0.70 · valid\nlexicon: &#x27;radical&#x27;">radical</span>', out)
     assert re.search(r'solid #d55e00[^>]*title="framing agent · loaded language · score 0.80 · valid">slammed<', out)
     assert re.search(r'solid #56b4e9[^>]*>so-called</span>', out)

@@ -3,19 +3,22 @@
 Charts (:mod:`mabpd_kit.viz`) and the span viewer (:mod:`mabpd_kit.viz.spans`) both read these
 tables, so "loaded language" is the same vermillion in a bar chart, a legend and a highlighted sentence.
 
-A colour means one thing in every lesson:
+Four hues are reserved in every lesson:
 
-- **vermillion** is *biased* and nothing else: the biased verdict or gold label, the Bias agent and the
-  words it cites as bias (loaded language, biased language). Never an error, a FALSE claim or a change.
-- **blue** is *neutral* and nothing else (the neutral verdict or gold label).
-- **black** is *wrong* (a bar or point whose label does not match gold or changed); a thin black rule is
-  an interval or a trend line.
-- **greys** are *right*, *other*, *no gold* or *not measured*; **orange** marks *yours* (your pair, your
-  simulation, the best single model) beside grey reference values, and nothing else.
-- Everything else (bias categories, agents, systems/configurations, stop reasons) uses the other
-  Okabe-Ito hues, named by the chart's legend or axis: never vermillion, blue or orange. A system has
-  one colour in every lesson (:data:`SYSTEM_COLORS`: full pipeline reddish purple, no debate bluish
-  green, single agent sky blue).
+- **vermillion** is *biased*: the biased verdict or gold label, the Bias agent, and loaded / biased
+  language, the category of words the Bias agent cites as bias. Never an error, a FALSE claim or a change.
+- **blue** is *neutral* (the neutral verdict or gold label) and nothing else.
+- **black** is *wrong* (a bar or point whose label does not match gold); a thin black rule is an
+  interval or a trend line.
+- **orange** marks *yours* (your pair, your simulation, your choice) beside grey reference values, and
+  nothing else.
+
+Greys are *right*, *other*, *no gold* or *not measured*. Everything else (the other bias categories,
+agents, stop reasons, conditions) uses the remaining Okabe-Ito hues (sky blue, bluish green, yellow,
+reddish purple) or greys, and its chart's legend names it: with four hues left, one of them can mean a
+category in one chart and a condition in another, never a verdict or "yours". A system has one colour in
+every lesson (:data:`SYSTEM_COLORS`: full pipeline reddish purple, no debate bluish green, single agent
+sky blue).
 Keys are normalised names (lower case, "_" and "-" read as spaces), see :func:`norm_name`.
 
 >>> color_for("loaded_language") == CATEGORY_COLORS["loaded language"]
@@ -70,11 +73,11 @@ CATEGORY_COLORS: dict[str, str] = {
     # taxonomy types
     "loaded language": _O["vermillion"],
     "emotional language": _O["reddish purple"],
-    "political labeling": _O["black"],
+    "political labeling": "#555555",
     "framing": _O["sky blue"],
     "exaggeration": _O["yellow"],
     "selection": _O["bluish green"],
-    "omission": "#555555",
+    "omission": "#c8c8c8",
     # meta-categories
     "biased language": _O["vermillion"],
     "framing bias": _O["sky blue"],
@@ -117,13 +120,13 @@ class _AgentColors(Mapping[str, str]):
 #: Okabe-Ito colours.
 AGENT_COLORS: Mapping[str, str] = _AgentColors()
 #: Decisions, gold labels and outcomes, the same in every chart: MABPD verdicts (biased vermillion,
-#: neutral blue), RADAR's three veracity labels (sky blue, orange, reddish purple: no verdict colour, so a
-#: FALSE claim never reads as "biased"), right/wrong (grey against black: an error is the dark mark).
+#: neutral blue), RADAR's three veracity labels (sky blue, yellow, reddish purple: no verdict or "yours"
+#: colour, so a FALSE claim never reads as "biased"), right/wrong (grey against black: an error is the dark mark).
 OUTCOME_COLORS: dict[str, str] = {
     "biased": _O["vermillion"],
     "neutral": _O["blue"],
     "TRUE": _O["sky blue"],
-    "HALF-TRUE": _O["orange"],
+    "HALF-TRUE": _O["yellow"],
     "FALSE": _O["reddish purple"],
     "correct": "#999999",
     "right": "#999999",
