@@ -28,6 +28,7 @@ from mabpd_kit.viz.colors import (
     system_color,
 )
 from mabpd_kit.viz.spans import show_spans, span_html
+from mabpd_kit.viz.tables import Table, table
 
 if TYPE_CHECKING:  # altair is imported on first use (``import mabpd_kit`` stays fast)
     import altair as alt
@@ -58,6 +59,8 @@ __all__ = [
     "line",
     "heatmap",
     "span_html",
+    "table",
+    "Table",
     "show_spans",
 ]
 
