@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import filterfalse
 
 from mabpd_kit import roster
 
@@ -143,6 +144,8 @@ _ROLE_GATE_RE = re.compile(
     r"(?:[ \t]+(?:message|prompt|note|override|instructions?))?[ \t]*[\])*]*[ \t]*:"
     r"|##[ \t]*(?:system|instructions?|response|assistant|user)"
     r"|\[\s*/?\s*inst\s*\]")
+#: a word every role-tag form has: most texts have none, ruled out before :data:`_ROLE_GATE_RE`
+_ROLE_WORDS = ("system", "assistant", "user", "developer", "human", "inst", "admin", "operator", "response")
 
 
 def _folded(text: str) -> str:
@@ -163,7 +166,8 @@ def _may_be_role_tag(text: str) -> bool:
         return True
     if not (":" in text or "#" in text or "[" in text):
         return False
-    return _ROLE_GATE_RE.search(_folded(text)) is not None
+    low = _folded(text)
+    return any(w in low for w in _ROLE_WORDS) and _ROLE_GATE_RE.search(low) is not None
 
 
 def _runs(kind: str, text: str, words: AbstractSet[str]) -> bool:
@@ -226,10 +230,16 @@ class Instructions:
         return len(self.found)
 
     @staticmethod
-    def from_tokens(text: str, tokens: Iterable[str] = ()) -> Instructions | None:
-        """:func:`find_instructions` of ``text``, None when there is none (``tokens``, the cue scan's words, are
-        not needed)."""
-        return find_instructions(text) or None
+    def from_tokens(text: str, tokens: Iterable[str]) -> Instructions | None:
+        """``find_instructions(text, words=words_from_tokens(tokens)) or None`` from the runs
+        ``[a-z0-9]+(?:[-'][a-z0-9]+)*`` of ``text.lower()`` (what the cue scan has), cheaper on the common path:
+        no "<", no trigger word among the runs (a run of letters is a word; only the others are split,
+        :func:`_trigger_in_compound_runs`) and no possible role tag is find_instructions' early return."""
+        runs = tokens if isinstance(tokens, set | frozenset) else set(tokens)
+        if ("<" not in text and _ANY_TRIGGER.isdisjoint(runs) and not _trigger_in_compound_runs(text, runs)
+                and not _may_be_role_tag(text)):
+            return None
+        return find_instructions(text, words=words_from_tokens(runs)) or None
 
     @property
     def regions(self) -> list[tuple[int, int]]:
@@ -273,9 +283,30 @@ def _clause_end(text: str, pos: int) -> int:
     return m.end() if text[m.start()] in ".!?" else m.start()
 
 
-def find_instructions(text: str) -> Instructions:
+def words_from_tokens(tokens: Iterable[str]) -> set[str]:
+    """The words :func:`find_instructions` looks for, from the runs ``[a-z0-9]+(?:[-'][a-z0-9]+)*`` of
+    ``text.lower()``: each word lies inside one run, and most runs are a word."""
+    runs = tokens if isinstance(tokens, AbstractSet) else set(tokens)
+    out = set(filter(str.isalpha, runs))
+    for t in runs - out:
+        out.update(_TOKEN_RE.findall(t))
+    return out
+
+
+def _trigger_in_compound_runs(text: str, runs: AbstractSet[str]) -> bool:
+    """Is a trigger word among the words of the runs that are not letters only ("gpt-4", "model's")? Those
+    runs have an apostrophe, a hyphen or a digit, which ``str.lower`` makes from no other character (plain
+    ``in`` tests: several times cheaper than a regex search)."""
+    if not ("'" in text or "-" in text or "0" in text or "1" in text or "2" in text or "3" in text
+            or "4" in text or "5" in text or "6" in text or "7" in text or "8" in text or "9" in text):
+        return False
+    return not _ANY_TRIGGER.isdisjoint(_TOKEN_RE.findall(" ".join(filterfalse(str.isalpha, runs))))
+
+
+def find_instructions(text: str, *, words: AbstractSet[str] | None = None) -> Instructions:
     """The instruction-like stretches of ``text`` addressed to a model (see the module doc), merged
-    where they touch, in reading order."""
+    where they touch, in reading order. ``words``: the text's words if the caller has them
+    (:func:`words_from_tokens`), else read here."""
     if not isinstance(text, str) or not text:
         return Instructions(text if isinstance(text, str) else "")
     hits: list[tuple[int, int, str]] = []
@@ -285,7 +316,8 @@ def find_instructions(text: str) -> Instructions:
             nxt = re.compile(r"<\s*" + re.escape(m.group(2)) + r"\b[^<>]{0,80}>", _I).search(text, end)
             end = nxt.end() if nxt else len(text)
         hits.append((m.start(), end, "fence tag"))
-    words = set(_TOKEN_RE.findall(text.lower()))
+    if words is None:
+        words = set(_TOKEN_RE.findall(text.lower()))
     if not hits and _ANY_TRIGGER.isdisjoint(words) and not _runs("role tag", text, words):
         return Instructions(text)  # no trigger word, role character or fence tag: most news sentences
     for kind, pat in _PATTERNS:

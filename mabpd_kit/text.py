@@ -50,7 +50,7 @@ QUOTE_MAP: dict[str, str] = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
 }
-_QUOTE_TABLE = str.maketrans(QUOTE_MAP)
+_HAS_QUOTE = re.compile("[" + re.escape("".join(QUOTE_MAP)) + "]")
 #: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
 _DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 #: Tags after which a line break is implied (so "<p>a</p><p>b</p>" does not become "ab").
@@ -84,6 +84,21 @@ _UNIT = re.compile(
 )
 
 
+#: Characters the full scanner must handle (a line break too); see :func:`_needs_work`.
+_NEEDS_WORK_CHARS = re.compile(
+    r"[<&\x00-\x1f\x7f\u00a0\u00ad\u00c2-\u00f4\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
+)
+_TWO_SPACES = re.compile(r"\s\s")
+
+
+def _needs_work(s: str) -> bool:
+    """Does ``s`` need the full scanner (markup, an entity, a control, special, leading, trailing or doubled
+    space, a line break, a possible mojibake start)? One character class scanned in C, then ``in`` tests: the
+    only whitespace the class leaves out are the ASCII space, NEL (U+0085) and the Ogham space mark (U+1680)."""
+    return (_NEEDS_WORK_CHARS.search(s) is not None or "  " in s or s[:1].isspace() or s[-1:].isspace()
+            or (("\x85" in s or "\u1680" in s) and _TWO_SPACES.search(s) is not None))
+
+
 @lru_cache(maxsize=1)
 def _text_config() -> TextConfig:
     """The default text settings, built once (a resource: building a Config costs more than cleaning a sentence)."""
@@ -91,8 +106,16 @@ def _text_config() -> TextConfig:
 
 
 def normalise_quotes(s: str) -> str:
-    """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
-    return s.translate(_QUOTE_TABLE)
+    """Typographic quotes to ASCII, one character for one (offsets unchanged). ASCII text (most news) can
+    hold one of them only, the grave accent: two C-speed tests, no character-class search."""
+    if s.isascii():
+        return s.replace("`", "'") if "`" in s else s
+    if not _HAS_QUOTE.search(s):
+        return s
+    for fancy, plain in QUOTE_MAP.items():
+        if fancy in s:
+            s = s.replace(fancy, plain)
+    return s
 
 
 def _unescape_fully(entity: str) -> str:
@@ -180,7 +203,8 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
     if len(text_in) > max_chars:
         flags.append("too_long")
         text_in = text_in[:max_chars]
-
+    if (fast := _one_for_one(text_in, flags)) is not None:
+        return fast
     out = _Builder()
     saw_html = False
     for m in _UNIT.finditer(text_in):
@@ -193,6 +217,21 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
     if not text:
         flags.append("empty")
     return CleanText(text=text, raw=text_in, flags=flags, src_start=out.starts, src_end=out.ends)
+
+
+def _one_for_one(text_in: str, flags: list[str]) -> CleanText | None:
+    """The clean text when every character maps to one (plain text, or plain but for no-break spaces between
+    words, common in news: each becomes one space): only quotes change. None: the scanner's work."""
+    plain = not _needs_work(text_in)
+    spaced = text_in if plain else text_in.replace("\xa0", " ")
+    if not plain and ("\xa0" not in text_in or _needs_work(spaced) or "\x85" in spaced or "\u1680" in spaced):
+        return None
+    text = normalise_quotes(spaced)
+    if plain and not text:
+        flags.append("empty")
+    if not plain and "\ufffd" in text and "encoding" not in flags:
+        flags.append("encoding")
+    return CleanText(text=text, raw=text_in, flags=flags, src_start=range(len(text)), src_end=range(1, len(text) + 1))
 
 
 class _Builder:

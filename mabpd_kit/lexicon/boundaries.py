@@ -25,6 +25,7 @@ The word lists are closed classes of English grammar, not taken from any annotat
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
@@ -90,6 +91,7 @@ def content_tokens(text: str) -> list[str]:
     return [k for k in (_key(t) for t in _TOKEN.findall(text)) if k not in FUNCTION_WORDS]
 
 
+@lru_cache(maxsize=4096)  # a pure function of a span's text, asked of the same spans by each agent and the decision
 def adverbial(text: str) -> bool:
     """Is ``text`` only a stance, degree, focusing or frequency adverbial or a quantifier ("clearly", "in fact",
     "once again", "all"), function words around it aside? It qualifies the clause; any loaded word is elsewhere.
@@ -126,6 +128,7 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return _whole_words(text, start + a, start + b, phrase)
 
 
+@lru_cache(maxsize=4096)  # a pure function of the span's text; the same hits recur from sentence to sentence
 def _narrowed(span: str) -> tuple[int, int, bool] | tuple[()] | None:
     """The part of :func:`trim` that reads only ``span``: None (no loaded word), ``()`` (a stance phrase,
     kept whole), or the loaded words' offsets in ``span`` and whether they are more than one token."""

@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Lexicon"]
 
 _GAP_CHAR = "\x00"  # GAP inside the trie (one character, so it becomes one branch)
+_MISSING = object()
+_HIT_INFO_MAX = 65536  # stretches remembered by Lexicon._fields_for before the memo starts over
 
 
 def _gap_re(max_gap_words: int) -> str:
@@ -83,6 +85,21 @@ def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | N
     return re.compile(r"(?<!\w)(?=(" + _trie_regex(keys, max_gap_words) + r")(?!\w))")
 
 
+def _scanner(rx: re.Pattern[str] | None) -> re.Pattern[str] | None:
+    """``rx`` for a scan past position 0: the non-word character before each word start is consumed instead
+    of looked behind at, so the engine skips the inside of words in a tight loop (same word starts)."""
+    return None if rx is None else re.compile(r"\W" + rx.pattern[len(r"(?<!\w)"):])
+
+
+def _finditer(rx: re.Pattern[str], scan: re.Pattern[str], low: str) -> list[re.Match[str]]:
+    """What ``rx.finditer(low)`` finds: the hit at position 0, then those after a non-word character."""
+    first = rx.match(low)
+    found = list(scan.finditer(low))
+    if first is not None:
+        found.insert(0, first)
+    return found
+
+
 def _lower_same_length(text: str) -> str:
     """Lower case with offsets intact (a few characters, e.g. 'İ', lowercase to two code points)."""
     low = normalise_quotes(text).lower()
@@ -114,8 +131,18 @@ class Lexicon:
         self._prot_lookup = {lookup_key(f): p for f, p in self._prot_by_form.items()}
         self._re = _compile(self._by_form, gap)
         self._prot_re = _compile(self._prot_by_form)
-        # the last text matched and its hits: the pipeline asks the same sentence again (lexicon signal, verifier)
+        self._scan, self._prot_scan = _scanner(self._re), _scanner(self._prot_re)
+        # terms sharing a word with a protected context: only these need the protected scan
+        prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
+        self._protectable = {
+            t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
+        }
+        # the last text matched and its hits, and its protected contexts: the pipeline asks the same sentence
+        # again (lexicon signal, verifier); one entry each, so nothing grows. A hit's fields by the stretch it
+        # matched: the same few hundred stretches recur (see _fields_for).
         self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
+        self._last_protected: tuple[str, tuple[tuple[int, int, Protected], ...]] | None = None
+        self._hit_info: dict[str, tuple[Any, ...] | None] = {}
 
     @classmethod
     def default(cls) -> Lexicon:
@@ -168,11 +195,29 @@ class Lexicon:
             return []
         low = _lower_same_length(text) if low is None else low
         out = []
-        for m in self._re.finditer(low):
+        info = self._hit_info
+        for m in _finditer(self._re, self._scan, low):
             a, b = m.span(1)
-            if content_tokens(low[a:b]):  # not function words only: the modal "would be", not "would-be"
-                out.append(self._hit(text, low, a, b))
+            matched = low[a:b]
+            fields = info.get(matched, _MISSING)
+            if fields is _MISSING:
+                fields = self._fields_for(matched)
+            if fields is not None:  # None: function words only, the modal "would be", not "would-be"
+                out.append(LexMatch(a, b, text[a:b], *fields))
         return out
+
+    def _fields_for(self, matched: str) -> tuple[Any, ...] | None:
+        """A hit's fields past its offsets and text (term, category, taxonomy, meta-category, band, note), or
+        None for function words only: a pure function of the lower-cased stretch, remembered in ``_hit_info``."""
+        fields = None
+        if content_tokens(matched):
+            t = self._term_for(matched)
+            c = self.categories[t.category]
+            fields = (t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        if len(self._hit_info) >= _HIT_INFO_MAX:
+            self._hit_info.clear()
+        self._hit_info[matched] = fields
+        return fields
 
     def _hit(self, text: str, low: str, a: int, b: int) -> LexMatch:
         """The hit on ``text[a:b]``, with its entry's term, category, taxonomy, band and note."""
@@ -190,8 +235,14 @@ class Lexicon:
     def _protected_spans(self, text: str, low: str | None = None) -> tuple[tuple[int, int, Protected], ...]:
         if not text or self._prot_re is None:
             return ()
+        last = self._last_protected
+        if last is not None and last[0] == text:
+            return last[1]
         low = _lower_same_length(text) if low is None else low
-        return tuple((m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))]) for m in self._prot_re.finditer(low))
+        out = tuple((m.start(1), m.end(1), self._prot_lookup[lookup_key(m.group(1))])
+                    for m in _finditer(self._prot_re, self._prot_scan, low))
+        self._last_protected = (text, out)
+        return out
 
     def match(self, text: str) -> list[LexMatch]:
         """All non-overlapping hits in ``text``, in reading order: case-insensitive, whole words, inflected forms,
@@ -235,7 +286,7 @@ class Lexicon:
         return hit if self._filter_protected(text, low, [hit]) else None
 
     def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
-        if not cands:
+        if not cands or not any(c.term in self._protectable for c in cands):
             return cands
         prot = self._protected_spans(text, low)
         return [c for c in cands if not any(c.start < b and a < c.end for a, b, _ in prot)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.injection import BLOCKED, Instructions
@@ -157,6 +157,10 @@ class Cues:
     to_orig: Callable[[int, int], tuple[int, int]] | None = None
     injection: Instructions | None = None  # text addressed to the model (config.agents.injection_guard), else None
     max_share: float = _SHARE  # config.text.evidence_max_share: a span this share of its sentence is no evidence
+    #: this text's :func:`counter_neutral` for one configuration (every neutral agent of the item asks it)
+    _neutral: tuple[Config, str] | None = field(default=None, repr=False, compare=False)
+    #: :meth:`is_primary` of the spans asked about (the agents cite many of the same ones)
+    _primary: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False, compare=False)
 
     def orig(self, start: int, end: int) -> tuple[int | None, int | None]:
         """Offsets in the raw input (None when no cleaning map was given)."""
@@ -168,8 +172,12 @@ class Cues:
 
     def is_primary(self, span: Span) -> bool:
         """Does a span name the writer's own loaded words: not :func:`secondary` and not
-        :meth:`denied_or_reported`? (What :func:`primary` keeps.)"""
-        return not secondary(span) and not self.denied_or_reported(span)
+        :meth:`denied_or_reported`? (What :func:`primary` keeps; remembered per span for this text.)"""
+        key = (span.category, span.reason, span.text, span.start, span.end)
+        out = self._primary.get(key)
+        if out is None:
+            out = self._primary[key] = not secondary(span) and not self.denied_or_reported(span)
+        return out
 
     def denied_or_reported(self, span: Span) -> bool:
         """Is a span not the writer's own use of its words: somebody else's, mentioned, denied by a
@@ -322,7 +330,15 @@ def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
 
 def counter_neutral(cues: Cues, config: Config) -> str:
     """The objection a neutral argument anticipates: the strongest thing a reader could still call bias
-    (the highest-band match or cue), else one-sided sourcing, else omission."""
+    (the highest-band match or cue), else one-sided sourcing, else omission (remembered per configuration)."""
+    if cues._neutral is not None and cues._neutral[0] is config:
+        return cues._neutral[1]
+    out = _counter_neutral(cues, config)
+    cues._neutral = (config, out)
+    return out
+
+
+def _counter_neutral(cues: Cues, config: Config) -> str:
     floor = config.lexicon.confidence_floor
     # the highest band, then the earliest start; on a full tie the first (lexicon matches before cues)
     best: tuple[float, int] | None = None
