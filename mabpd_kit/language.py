@@ -93,6 +93,17 @@ def _english_hits(words: list[str]) -> int | None:
     return strong + weak if strong else 0
 
 
+#: The ASCII characters ``str.split()`` splits at (``str.isspace``: \x1c-\x1f too).
+_ASCII_SPACE = bytes(b for b in range(128) if chr(b).isspace())
+
+
+def _non_space(text: str) -> int:
+    """``sum(map(len, text.split()))`` without building the word list (ASCII text: its bytes less spaces)."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, _ASCII_SPACE))
+    return sum(map(len, text.split()))
+
+
 def _ascii_letters(text: str) -> int:
     return len(text.encode("ascii", "ignore").translate(None, _NOT_LETTER))
 
@@ -148,7 +159,7 @@ def document_language(text: str, *, min_chars: int = 0, assume: str = "en") -> s
     ``min_chars`` characters other than whitespace is too short to tell and taken to be ``assume``
     (py3langid calls "Rennie wrote:" Polish). A short text in another script still gets its language.
     """
-    if isinstance(text, str) and min_chars > 0 and sum(map(len, text[:min_chars * 4].split())) < min_chars:
+    if isinstance(text, str) and min_chars > 0 and _non_space(text[:min_chars * 4]) < min_chars:
         if text.isascii():  # no other script in it
             return assume
         ascii_letters, accented, other = _scripts(text)

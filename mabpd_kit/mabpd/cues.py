@@ -79,6 +79,7 @@ _CUE_PATTERNS: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {
         _forms("clearly obviously course undeniably undoubtedly unquestionably needless fact truth mistake",
                "honest secret doubt plainly blatantly shamelessly brazenly")),
 }
+_ANY_CUE_TRIGGER = frozenset().union(*(forms for _, forms in _CUE_PATTERNS.values()))
 #: cue -> (taxonomy type, teaching note). Bands come from ``config.agents.cue_bands``.
 CUE_INFO: dict[str, tuple[str, str]] = {
     "so_called": ("framing", '"so-called" signals the writer rejects the name it precedes'),
@@ -109,6 +110,7 @@ NEUTRAL_READING: dict[str, str] = {
 FRAMING_CUES = ("so_called", "scare_quotes", "loaded_attribution", "superlative", "passive_agency", "vague_source")
 EVIDENCE_CUES = ("assertion_marker",)
 #: a figure, with its unit
+_DIGIT_RE = re.compile(r"\d")
 _NUMBER_RE = re.compile(r"\b\d[\d,.]*\s*(?:%|percent|per cent|million|billion|trillion|thousand)?", re.IGNORECASE)
 _ACCORDING_RE = re.compile(r"\baccording to\s+(?:the\s+)?[A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*)*", re.UNICODE)
 #: ", the police department said" / ", officials told reporters": a reporting clause attributing the sentence.
@@ -168,7 +170,7 @@ class Cues:
 
     def in_reported(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside reported speech (an attributed or long quotation)?"""
-        return inside(start, end, self.reported)
+        return bool(self.reported) and inside(start, end, self.reported)
 
     def is_primary(self, span: Span) -> bool:
         """Does a span name the writer's own loaded words: not :func:`secondary` and not
@@ -193,11 +195,11 @@ class Cues:
     def mentioned(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical
         Islam'")? A word mentioned is not a word used."""
-        return inside(start, end, [(q.start, q.end) for q in self.quotes if q.name])
+        return bool(self.quotes) and inside(start, end, [(q.start, q.end) for q in self.quotes if q.name])
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
         """Is [start, end) somebody else's words: reported speech, or a label ascribed ("described X as ...")?"""
-        return self.in_reported(start, end) or inside(start, end, self.ascribed)
+        return self.in_reported(start, end) or (bool(self.ascribed) and inside(start, end, self.ascribed))
 
 
 def _attributed(before: str, after: str) -> bool:
@@ -260,7 +262,7 @@ def analyse_cues(text: str, lex: Lexicon, config: Config,
     guard = Instructions.from_tokens(text, words) if config.agents.injection_guard else None
     window = config.agents.attribution_window
     quotes: list[Quotation] = []
-    for m in _QUOTE_RE.finditer(text):
+    for m in _QUOTE_RE.finditer(text) if '"' in text or "'" in text else ():
         a, b = m.span()
         inner = m.group(1) if m.group(1) is not None else m.group(2)
         n_words = len(_WORD_RE.findall(inner))
@@ -272,15 +274,17 @@ def analyse_cues(text: str, lex: Lexicon, config: Config,
             quotes.append(Quotation(a, b, n_words, attributed, named))
     reported = [(q.start, q.end) for q in quotes if q.reported]
     cues: list[tuple[str, int, int]] = [("scare_quotes", q.start, q.end) for q in quotes if q.scare]
-    for name, (pat, forms) in _CUE_PATTERNS.items():
+    for name, (pat, forms) in _CUE_PATTERNS.items() if not _ANY_CUE_TRIGGER.isdisjoint(words) else ():
         if not forms.isdisjoint(words):
             cues.extend((name, *cut) for m in pat.finditer(text) if (cut := trim(text, m.start(), m.end())))
     grounding: list[tuple[str, int, int]] = [("attributed quotation", a, b) for a, b in reported]
-    grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
+    if "according" in words:
+        grounding += [("named source", m.start(), m.end()) for m in _ACCORDING_RE.finditer(text)]
     if not _SPEECH_WORDS.isdisjoint(words):  # a source is named only where somebody speaks
         grounding += [("named source", m.start(), m.end()) for m in _NAMED_SOURCE_RE.finditer(text)]
         grounding += [("attribution clause", m.start(1), m.end(1)) for m in _ATTRIBUTION_CLAUSE_RE.finditer(text)]
-    grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
+    if _DIGIT_RE.search(text):
+        grounding += [("figure", m.start(), m.end()) for m in _NUMBER_RE.finditer(text) if m.end() - m.start() > 1]
     matches = [loaded_part(lex, text, m) for m in lex.match(text)]  # a compound's loaded constituent
     if guard is not None:
         matches = [m for m in matches if guard.overlapping(m.start, m.end) is None]
