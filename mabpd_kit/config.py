@@ -60,6 +60,19 @@ def _added_weights() -> dict[str, float]:
     return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
 
 
+_PLAN: list[Any] = [-1, ()]  # roster version, ((name, field or "", roster weight), ...)
+
+
+def _weight_plan() -> tuple[tuple[str, str, float], ...]:
+    """Per roster agent: its name, its ``w_<name>`` field ("" if it has none) and its roster weight (rebuilt
+    when the roster changes: :func:`mabpd_kit.roster.version`)."""
+    if _PLAN[0] != roster.version():
+        fields = ScoringConfig.model_fields
+        _PLAN[:] = [roster.version(), tuple((s.name, f"w_{s.name}" if f"w_{s.name}" in fields else "", s.weight)
+                                            for s in roster.specs())]
+    return _PLAN[1]
+
+
 class ScoringConfig(_Frozen):
     """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary. The role weights
     live here only (the score and SAD's vote read :attr:`weights`); an agent added to the roster has its
@@ -77,9 +90,8 @@ class ScoringConfig(_Frozen):
     def weights(self) -> dict[str, float]:
         """Role -> weight for every agent on the roster, in roster order: ``w_<name>`` if the agent has a
         field, else ``w_added``, else its roster line."""
-        fields = type(self).model_fields
-        return {s.name: getattr(self, f"w_{s.name}") if f"w_{s.name}" in fields else self.w_added.get(s.name, s.weight)
-                for s in roster.specs()}
+        added = self.w_added
+        return {name: getattr(self, field) if field else added.get(name, w) for name, field, w in _weight_plan()}
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
