@@ -39,3 +39,10 @@ def test_empty_and_numpy_scalars():
     assert "(no columns)" in repr(viz.table(pd.DataFrame()))
     t = viz.table(pd.DataFrame({"x": [np.float32(0.5), np.int64(2)], "y": [math.inf, -0.0]}), decimals=2)
     assert list(t.frame["x"]) == ["0.50", "2.00"] and t.frame["y"][0] == "inf"
+
+
+def test_decimals_per_column_keep_whole_numbers_as_decimals():
+    f = pd.DataFrame({"share (%)": [47.0, 12.0], "n": [3.0, 4.0], "r": [0.1234, 0.5]})
+    t = viz.table(f, decimals={"share (%)": 1})
+    assert list(t.frame["share (%)"]) == ["47.0", "12.0"] and list(t.frame["n"]) == ["3", "4"]
+    assert list(t.frame["r"]) == ["0.123", "0.500"]

@@ -60,18 +60,21 @@ class Table:
         return len(self.frame)
 
 
-def table(frame: pd.DataFrame, *, decimals: int = 3, labels: Iterable[str] = (), columns: Sequence[str] | None = None,
+def table(frame: pd.DataFrame, *, decimals: int | Mapping[str, int] = 3, labels: Iterable[str] = (), columns: Sequence[str] | None = None,
           rename: Mapping[str, str] | None = None, caption: str = "") -> Table:
     """``frame`` as a student reads it. ``labels`` names the 0/1 label columns shown as biased/neutral;
     ``columns`` picks and orders columns; ``rename`` renames them after formatting; floats get ``decimals``
-    places (whole-number floats print as integers), booleans yes/no, lists are joined with ", ", a missing
-    value is "-"."""
+    places (a float column whose values are all whole numbers prints as integers, counts stored as floats),
+    or per column with a mapping (``{"share": 1}``: always that many places; columns not named get 3);
+    booleans yes/no, lists are joined with ", ", a missing value is "-"."""
     data = frame if columns is None else frame.loc[:, list(columns)]
     label_cols = set(labels)
     numeric = tuple(c for c in data.columns if c not in label_cols and pd.api.types.is_numeric_dtype(data[c])
                     and not pd.api.types.is_bool_dtype(data[c]))
-    shown = pd.DataFrame({c: [_cell(v, _places(data[c], decimals), c in label_cols) for v in data[c]]
-                          for c in data.columns})
+    fixed = dict(decimals) if isinstance(decimals, Mapping) else {}
+    default = 3 if isinstance(decimals, Mapping) else decimals
+    places = {c: fixed[c] if c in fixed else _places(data[c], default) for c in data.columns}
+    shown = pd.DataFrame({c: [_cell(v, places[c], c in label_cols) for v in data[c]] for c in data.columns})
     if rename:
         shown = shown.rename(columns=dict(rename))
         numeric = tuple(rename.get(c, c) for c in numeric)
