@@ -242,3 +242,13 @@ def test_route_order_covers_every_route_of_the_router():
     from mabpd_kit.viz.pipeline import ROUTES
 
     assert set(ROUTES) == set(typing.get_args(Route))
+
+
+def test_stop_reasons_never_take_a_systems_hue():
+    """Lesson 04 draws stop reasons and systems (full, no debate, single agent) on the same page: a stop reason in
+    the full pipeline's reddish purple would read as that system (review40c 04)."""
+    from mabpd_kit.viz import colors
+
+    taken = set(colors.SYSTEM_COLORS.values()) | {colors.OKABE_ITO[h] for h in ("vermillion", "blue", "orange", "black")}
+    assert not set(vp.ROUND1_COLORS.values()) & taken
+    assert len(set(vp.ROUND1_COLORS.values())) == len(vp.ROUND1_COLORS)

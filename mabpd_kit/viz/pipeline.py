@@ -49,6 +49,11 @@ FACTORS: dict[str, str] = {
 }
 
 
+def _rounds(n: int) -> str:
+    """'1 round', '2 rounds'."""
+    return f"{n} round" + ("" if n == 1 else "s")
+
+
 def _agent_order(present: Any) -> list[str]:
     """The agents in ``present``, in roster order (:mod:`mabpd_kit.roster`); any not on it after them."""
     present = list(dict.fromkeys(present))
@@ -109,7 +114,7 @@ def debate_html(x: Any) -> str:
     deb = _debate(x)
     e = _html.escape
     parts = [f"<div class='mabpd-debate'><b>SAD</b>: g over {e(deb.agreement_over)} other agents; "
-             f"stopped by {e(deb.stop_reason)} after {len(deb.rounds)} round(s); label <b>{e(deb.label)}</b>"]
+             f"stopped by {e(deb.stop_reason)} after {_rounds(len(deb.rounds))}; label <b>{e(deb.label)}</b>"]
     for r in deb.rounds:
         parts.append(f"<h4>round {r.index}: B={r.vote.B:.3f} N={r.vote.N:.3f} -> {e(r.vote.label)} "
                      f"(s={r.s:.2f}, c={r.c:.2f})</h4><table><tr><th>agent</th><th>verdict</th><th>k</th>"
@@ -177,8 +182,8 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
     if by == "label":
         color = _verdict_color("label", "final label")
     elif by == "correct":
-        color = alt.Color("correct:N", scale=alt.Scale(domain=["correct", "wrong", "no gold"],
-                                                        range=[OUTCOME_COLORS[k] for k in ("correct", "wrong", "no gold")]))
+        shown = [k for k in ("correct", "wrong", "no gold") if k in set(df["correct"])]   # the legend lists what is drawn
+        color = alt.Color("correct:N", scale=alt.Scale(domain=shown, range=[OUTCOME_COLORS[k] for k in shown]))
     else:
         color = alt.Color("verifier_check:N", title="verifier")
     chart = alt.Chart(counts).mark_bar().encode(
@@ -282,7 +287,7 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     return chart.facet(
         column=alt.Column("factor:N", sort=list(FACTORS), title=None),
         row=alt.Row("round:O", title="round"),
-    ).properties(title=title or f"SAD factors per round ({len(deb.rounds)} round(s))")
+    ).properties(title=title or f"SAD factors per round ({_rounds(len(deb.rounds))})")
 
 
 def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
@@ -312,9 +317,10 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 
-#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
-STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["reddish purple"],
-                                      "agreement": OKABE_ITO["bluish green"], "max_rounds": "#555555"}
+#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours. None is a
+#: system's colour (lesson 04 shows the systems too) or a reserved hue; greys from dark (agreement) to light.
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["yellow"], "agreement": "#777777",
+                                      "max_rounds": "#aaaaaa"}
 #: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
 ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#dddddd"}
 
@@ -345,7 +351,7 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
     states = list(ROUND1_COLORS)
     most = int(pts_df.debates.max())
-    pts = alt.Chart(pts_df).mark_circle(opacity=0.6).encode(
+    pts = alt.Chart(pts_df).mark_circle(opacity=0.85).encode(
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
