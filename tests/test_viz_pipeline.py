@@ -168,6 +168,12 @@ def test_agent_verdicts_chart_shares_per_gold_label(batch):
         assert math.isclose(got, sum(d.reports[a].verdict == "biased" for d in pos) / len(pos))
     split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in batch) / len(batch)
     assert f"disagree on {split:.0%}" in vp.agent_verdicts_chart(batch).to_dict()["title"]
+    # every bar carries its count and its Wilson interval (n < 100: review40c 02)
+    from mabpd_kit.evaluate.audit import wilson
+
+    for r in data:
+        assert r["count"] == f"{r['called']} of {r['items']}" and (r["lo"], r["hi"]) == wilson(r["called"], r["items"])
+        assert r["lo"] <= r["share"] <= r["hi"]
 
 
 def test_route_chart_by_verifier_check_and_bare_debate_frame(batch, debated):

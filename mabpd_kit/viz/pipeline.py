@@ -195,11 +195,13 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
     return chart.properties(title=title or f"Route taken by {len(df)} items", width=360)
 
 
-def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
-    """How often each agent's independent round-1 report says biased, by gold label; the title gives how often
-    the agents disagree before debate."""
+def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
+    """How often each agent's independent round-1 report says biased, by gold label, with its 95% Wilson interval
+    (thin black line) and its count ("14 of 20"); the title gives how often the agents disagree before debate."""
     alt = altair()
     import pandas as pd
+
+    from mabpd_kit.evaluate.audit import wilson
 
     ds = [d for d in _decisions(x) if not d.failed and d.gold is not None and d.reports]
     if not ds:
@@ -207,19 +209,26 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     rows = [{"agent": a, "gold": "gold biased" if d.gold == 1 else "gold neutral", "biased": r.verdict == "biased"}
             for d in ds for a, r in d.reports.items()]
     df = pd.DataFrame(rows).groupby(["agent", "gold"], as_index=False).agg(
-        share=("biased", "mean"), items=("biased", "size"))
-    split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds) / len(ds)
+        share=("biased", "mean"), called=("biased", "sum"), items=("biased", "size"))
+    bounds = [wilson(int(k), int(n)) for k, n in zip(df["called"], df["items"])]
+    df = df.assign(lo=[b[0] for b in bounds], hi=[b[1] for b in bounds],
+                   count=[f"{int(k)} of {int(n)}" for k, n in zip(df["called"], df["items"])])
+    n_split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds)
+    split = n_split / len(ds)
     order = _agent_order(df["agent"])
-    chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("agent:N", sort=order, title=None),
-        yOffset=alt.YOffset("gold:N", sort=["gold biased", "gold neutral"]),
-        x=alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of items the agent calls biased"),
-        color=alt.Color("gold:N", scale=alt.Scale(domain=["gold biased", "gold neutral"],
-                                                   range=list(_VERDICT_COLORS.values())), title=None),
-        tooltip=["agent", "gold", alt.Tooltip("share:Q", format=".2f"), "items"],
-    )
-    return chart.properties(
-        title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%})", width=360)
+    golds = [g for g in ("gold biased", "gold neutral") if g in set(df["gold"])]
+    base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=order, title=None), yOffset=alt.YOffset("gold:N", sort=golds))
+    x = alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of items the agent calls biased (95% Wilson interval)")
+    bars = base.mark_bar().encode(
+        x=x, color=alt.Color("gold:N", scale=alt.Scale(domain=golds, range=[_VERDICT_COLORS[g.split()[1]] for g in golds]),
+                             title=None),
+        tooltip=["agent", "gold", alt.Tooltip("share:Q", format=".2f"), "count",
+                 alt.Tooltip("lo:Q", format=".2f"), alt.Tooltip("hi:Q", format=".2f")])
+    whiskers = base.mark_rule(color="#000000", strokeWidth=1.2).encode(x=alt.X("lo:Q", scale=alt.Scale(domain=[0, 1])), x2="hi:Q")
+    counts = base.mark_text(align="left", dx=4, fontSize=10, color="#333333").encode(x="hi:Q", text="count:N")
+    return alt.layer(bars, whiskers, counts).properties(
+        title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%}, {n_split} of {len(ds)})",
+        width=360)
 
 
 def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
@@ -286,7 +295,7 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     ).properties(width=110, height=110)
     return chart.facet(
         column=alt.Column("factor:N", sort=list(FACTORS), title=None),
-        row=alt.Row("round:O", title="round"),
+        row=alt.Row("round:O", title=None, header=alt.Header(labelExpr="'round ' + datum.value")),
     ).properties(title=title or f"SAD factors per round ({_rounds(len(deb.rounds))})")
 
 
