@@ -65,8 +65,11 @@ def test_score_breakdown_stacks_to_the_recorded_score(batch):
         data = rows(vp.score_breakdown_chart(d))
         parts = [r for r in data if "contribution" in r]
         assert math.isclose(sum(r["contribution"] for r in parts), d.scoring.score, abs_tol=1e-9)
-        assert {r["agent"] for r in parts} == set(d.reports)
-        assert [r["boundary"] for r in data if "boundary" in r] == [d.scoring.boundary]
+        # an agent that adds nothing draws no segment and is not in the legend (unless none adds anything)
+        adding = {a for a, c in d.scoring.components.items() if d.scoring.weights[a] * c > 0} or set(d.reports)
+        assert {r["agent"] for r in parts} == adding
+        assert [r["boundary"] for r in data if "boundary" in r and "text" not in r] == [d.scoring.boundary]
+        assert [r["text"] for r in data if "text" in r] == [f"boundary {d.scoring.boundary:.2f}"]   # the line is named
 
 
 def test_score_chart_has_one_row_per_item_and_the_trace_boundary(batch):

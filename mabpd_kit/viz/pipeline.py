@@ -263,6 +263,8 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         raise ValueError(f"decision {d.id!r} has no score ({d.error or d.route})")
     df = pd.DataFrame([{"item": "score", "agent": a, "weight": sc.weights[a], "agent score": c,
                         "contribution": sc.weights[a] * c} for a, c in sc.components.items()])
+    if (df["contribution"] > 0).any():   # an agent that adds nothing draws no segment: the legend leaves it out
+        df = df[df["contribution"] > 0]
 
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("sum(contribution):Q", scale=alt.Scale(domain=[0, 1]), title="combined score = Σ weight × agent score"),
@@ -272,8 +274,10 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         tooltip=["agent", "weight", "agent score", alt.Tooltip("contribution:Q", format=".3f")],
     )
     rule = _x_rule("boundary", sc.boundary, "#333333", size=2)
+    named = alt.Chart(pd.DataFrame({"boundary": [sc.boundary], "text": [f"boundary {sc.boundary:.2f}"]})).mark_text(
+        align="left", baseline="bottom", dx=4, dy=-2, y=0, fontSize=10, color="#333333").encode(x="boundary:Q", text="text:N")
     verdict = "above" if sc.above_boundary else "below"
-    return alt.layer(bars, rule).properties(
+    return alt.layer(bars, rule, named).properties(
         title=title or f"Score {sc.score:.3f} ({verdict} the {sc.boundary:.2f} boundary)", width=420, height=60)
 
 
