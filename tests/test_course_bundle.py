@@ -121,6 +121,7 @@ def test_bundle_holds_what_a_class_needs(bundle):
     for nb in bundle.rglob("*.ipynb"):
         cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
         assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), nb.name
+        assert not any("<!-- generated from" in "".join(c["source"]) for c in cells), f"{nb.name}: a maintainers' note"
     names = zipfile.ZipFile(bundle / "course.zip").namelist()
     assert f"course/{manifest['wheel']}" in names and f"course/notebooks/{LESSON}" in names
 

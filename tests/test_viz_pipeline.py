@@ -65,8 +65,11 @@ def test_score_breakdown_stacks_to_the_recorded_score(batch):
         data = rows(vp.score_breakdown_chart(d))
         parts = [r for r in data if "contribution" in r]
         assert math.isclose(sum(r["contribution"] for r in parts), d.scoring.score, abs_tol=1e-9)
-        assert {r["agent"] for r in parts} == set(d.reports)
-        assert [r["boundary"] for r in data if "boundary" in r] == [d.scoring.boundary]
+        # an agent that adds nothing draws no segment and is not in the legend (unless none adds anything)
+        adding = {a for a, c in d.scoring.components.items() if d.scoring.weights[a] * c > 0} or set(d.reports)
+        assert {r["agent"] for r in parts} == adding
+        assert [r["boundary"] for r in data if "boundary" in r and "text" not in r] == [d.scoring.boundary]
+        assert [r["text"] for r in data if "text" in r] == [f"boundary {d.scoring.boundary:.2f}"]   # the line is named
 
 
 def test_score_chart_has_one_row_per_item_and_the_trace_boundary(batch):
@@ -168,6 +171,12 @@ def test_agent_verdicts_chart_shares_per_gold_label(batch):
         assert math.isclose(got, sum(d.reports[a].verdict == "biased" for d in pos) / len(pos))
     split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in batch) / len(batch)
     assert f"disagree on {split:.0%}" in vp.agent_verdicts_chart(batch).to_dict()["title"]
+    # every bar carries its count and its Wilson interval (n < 100: review40c 02)
+    from mabpd_kit.evaluate.audit import wilson
+
+    for r in data:
+        assert r["count"] == f"{r['called']} of {r['items']}" and (r["lo"], r["hi"]) == wilson(r["called"], r["items"])
+        assert r["lo"] <= r["share"] <= r["hi"]
 
 
 def test_route_chart_by_verifier_check_and_bare_debate_frame(batch, debated):
@@ -242,3 +251,13 @@ def test_route_order_covers_every_route_of_the_router():
     from mabpd_kit.viz.pipeline import ROUTES
 
     assert set(ROUTES) == set(typing.get_args(Route))
+
+
+def test_stop_reasons_never_take_a_systems_hue():
+    """Lesson 04 draws stop reasons and systems (full, no debate, single agent) on the same page: a stop reason in
+    the full pipeline's reddish purple would read as that system (review40c 04)."""
+    from mabpd_kit.viz import colors
+
+    taken = set(colors.SYSTEM_COLORS.values()) | {colors.OKABE_ITO[h] for h in ("vermillion", "blue", "orange", "black")}
+    assert not set(vp.ROUND1_COLORS.values()) & taken
+    assert len(set(vp.ROUND1_COLORS.values())) == len(vp.ROUND1_COLORS)

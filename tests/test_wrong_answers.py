@@ -113,9 +113,14 @@ def test_05_verifier_trade(data):
         "precision with (pred, gold)": (P(pf, y) - P(pn, y), cost),
         "recall with (pred, gold)": (gain, R(pn, y) - R(pf, y)),
         "another seed's numbers": (P(oy, of) - P(oy, on), R(oy, on) - R(oy, of)),
+        "in percentage points": (100 * gain, 100 * cost),
+        "the gain in percentage points": (100 * gain, cost),
     }
     for name, (g, c) in wrong.items():
         _fails(ex.check_verifier_trade, sim, g, c)
+    # the same answer x 100 is told it is in points, not sent looking for an argument-order bug (review40c 05)
+    with pytest.raises(AssertionError, match="percentage points"):
+        ex.check_verifier_trade(sim, 100 * gain, 100 * cost)
 
 
 # -- 05 ex 3: the one-way rule in words ---------------------------------------------------------

@@ -73,6 +73,9 @@ NBGRADER_SCHEMA = 3
 CHECK_TAG = "check"
 RAISES_TAG = "raises-exception"
 GENERATED_KEY = "mabpd_generated_from"
+#: The maintainers' note, in the notebook's metadata rather than a cell: a student who opens a cell never sees it.
+GENERATED_NOTE_KEY = "mabpd_note"
+GENERATED_NOTE = "generated from {rel} by tools/make_exercises.py: edit the solution and run `make exercises`, never this file"
 NAME_RE = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 
 
@@ -259,10 +262,7 @@ def make_exercise(solution: Path, exercises_dir: Path) -> Result:
             src = _badges_to_exercise(src).rstrip("\n") + (
                 "\n\n> **Exercise notebook**: fill in each `# TODO` (and each *Your answer here.*), then run "
                 "the `check` cell below it: it says whether your answer is right and, if not, what is wrong."
-                # Maintainers only (invisible once rendered): where this file comes from.
-                f"\n\n<!-- generated from `{rel}` by tools/make_exercises.py: edit the solution and run "
-                "`make exercises`, never this file -->"
-            )
+            )   # where this file comes from is for maintainers: the notebook's metadata says it (GENERATED_NOTE)
         new["source"] = src
         if cell.get("attachments"):
             new["attachments"] = cell["attachments"]
@@ -275,6 +275,7 @@ def make_exercise(solution: Path, exercises_dir: Path) -> Result:
     if "language_info" in metadata:  # only the stable part: no version numbers that change per machine
         metadata["language_info"] = {"name": metadata["language_info"].get("name", "python")}
     metadata[GENERATED_KEY] = rel
+    metadata[GENERATED_NOTE_KEY] = GENERATED_NOTE.format(rel=rel)
     out = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": max(5, nb.get("nbformat_minor", 5))}
     # The layout Jupyter itself saves (sources as lists of lines, sorted keys, indent 1): clean diffs.
     for cell in cells:

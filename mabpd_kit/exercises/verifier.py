@@ -54,6 +54,9 @@ def check_verifier_trade(sim: Any, gain: Any, cost: Any) -> str:
     og, oc = _trade(sim, "no-debate")
     if _close(gain, og) or _close(cost, oc):
         raise AssertionError("You compared full with another configuration: the verifier's trade is full against no-verifier.")
+    assert not (_close(gain, 100 * g) or _close(cost, 100 * c)), (
+        "Your numbers are in percentage points (x 100): give each as a fraction between 0 and 1, as precision and "
+        "recall return them (e.g. 0.025, not 2.5).")
     assert not _close(gain, -g), "verifier_precision_gain has the wrong sign: it is precision(full) minus precision(no-verifier)."
     assert not _close(cost, -c), "verifier_recall_cost has the wrong sign: it is recall(no-verifier) minus recall(full)."
     assert not (_close(gain, c) and _close(cost, g)), "You swapped the two numbers: the gain is in precision, the cost in recall."

@@ -49,6 +49,11 @@ FACTORS: dict[str, str] = {
 }
 
 
+def _rounds(n: int) -> str:
+    """'1 round', '2 rounds'."""
+    return f"{n} round" + ("" if n == 1 else "s")
+
+
 def _agent_order(present: Any) -> list[str]:
     """The agents in ``present``, in roster order (:mod:`mabpd_kit.roster`); any not on it after them."""
     present = list(dict.fromkeys(present))
@@ -109,7 +114,7 @@ def debate_html(x: Any) -> str:
     deb = _debate(x)
     e = _html.escape
     parts = [f"<div class='mabpd-debate'><b>SAD</b>: g over {e(deb.agreement_over)} other agents; "
-             f"stopped by {e(deb.stop_reason)} after {len(deb.rounds)} round(s); label <b>{e(deb.label)}</b>"]
+             f"stopped by {e(deb.stop_reason)} after {_rounds(len(deb.rounds))}; label <b>{e(deb.label)}</b>"]
     for r in deb.rounds:
         parts.append(f"<h4>round {r.index}: B={r.vote.B:.3f} N={r.vote.N:.3f} -> {e(r.vote.label)} "
                      f"(s={r.s:.2f}, c={r.c:.2f})</h4><table><tr><th>agent</th><th>verdict</th><th>k</th>"
@@ -177,8 +182,8 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
     if by == "label":
         color = _verdict_color("label", "final label")
     elif by == "correct":
-        color = alt.Color("correct:N", scale=alt.Scale(domain=["correct", "wrong", "no gold"],
-                                                        range=[OUTCOME_COLORS[k] for k in ("correct", "wrong", "no gold")]))
+        shown = [k for k in ("correct", "wrong", "no gold") if k in set(df["correct"])]   # the legend lists what is drawn
+        color = alt.Color("correct:N", scale=alt.Scale(domain=shown, range=[OUTCOME_COLORS[k] for k in shown]))
     else:
         color = alt.Color("verifier_check:N", title="verifier")
     chart = alt.Chart(counts).mark_bar().encode(
@@ -190,11 +195,13 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
     return chart.properties(title=title or f"Route taken by {len(df)} items", width=360)
 
 
-def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
-    """How often each agent's independent round-1 report says biased, by gold label; the title gives how often
-    the agents disagree before debate."""
+def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
+    """How often each agent's independent round-1 report says biased, by gold label, with its 95% Wilson interval
+    (thin black line) and its count ("14 of 20"); the title gives how often the agents disagree before debate."""
     alt = altair()
     import pandas as pd
+
+    from mabpd_kit.evaluate.audit import wilson
 
     ds = [d for d in _decisions(x) if not d.failed and d.gold is not None and d.reports]
     if not ds:
@@ -202,19 +209,26 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     rows = [{"agent": a, "gold": "gold biased" if d.gold == 1 else "gold neutral", "biased": r.verdict == "biased"}
             for d in ds for a, r in d.reports.items()]
     df = pd.DataFrame(rows).groupby(["agent", "gold"], as_index=False).agg(
-        share=("biased", "mean"), items=("biased", "size"))
-    split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds) / len(ds)
+        share=("biased", "mean"), called=("biased", "sum"), items=("biased", "size"))
+    bounds = [wilson(int(k), int(n)) for k, n in zip(df["called"], df["items"])]
+    df = df.assign(lo=[b[0] for b in bounds], hi=[b[1] for b in bounds],
+                   count=[f"{int(k)} of {int(n)}" for k, n in zip(df["called"], df["items"])])
+    n_split = sum(len({r.verdict for r in d.reports.values()}) > 1 for d in ds)
+    split = n_split / len(ds)
     order = _agent_order(df["agent"])
-    chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("agent:N", sort=order, title=None),
-        yOffset=alt.YOffset("gold:N", sort=["gold biased", "gold neutral"]),
-        x=alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of items the agent calls biased"),
-        color=alt.Color("gold:N", scale=alt.Scale(domain=["gold biased", "gold neutral"],
-                                                   range=list(_VERDICT_COLORS.values())), title=None),
-        tooltip=["agent", "gold", alt.Tooltip("share:Q", format=".2f"), "items"],
-    )
-    return chart.properties(
-        title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%})", width=360)
+    golds = [g for g in ("gold biased", "gold neutral") if g in set(df["gold"])]
+    base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=order, title=None), yOffset=alt.YOffset("gold:N", sort=golds))
+    x = alt.X("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of items the agent calls biased (95% Wilson interval)")
+    bars = base.mark_bar().encode(
+        x=x, color=alt.Color("gold:N", scale=alt.Scale(domain=golds, range=[_VERDICT_COLORS[g.split()[1]] for g in golds]),
+                             title=None),
+        tooltip=["agent", "gold", alt.Tooltip("share:Q", format=".2f"), "count",
+                 alt.Tooltip("lo:Q", format=".2f"), alt.Tooltip("hi:Q", format=".2f")])
+    whiskers = base.mark_rule(color="#000000", strokeWidth=1.2).encode(x=alt.X("lo:Q", scale=alt.Scale(domain=[0, 1])), x2="hi:Q")
+    counts = base.mark_text(align="left", dx=4, fontSize=10, color="#333333").encode(x="hi:Q", text="count:N")
+    return alt.layer(bars, whiskers, counts).properties(
+        title=title or f"Independent agent verdicts on {len(ds)} items (agents disagree on {split:.0%}, {n_split} of {len(ds)})",
+        width=360)
 
 
 def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
@@ -249,6 +263,8 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         raise ValueError(f"decision {d.id!r} has no score ({d.error or d.route})")
     df = pd.DataFrame([{"item": "score", "agent": a, "weight": sc.weights[a], "agent score": c,
                         "contribution": sc.weights[a] * c} for a, c in sc.components.items()])
+    if (df["contribution"] > 0).any():   # an agent that adds nothing draws no segment: the legend leaves it out
+        df = df[df["contribution"] > 0]
 
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("sum(contribution):Q", scale=alt.Scale(domain=[0, 1]), title="combined score = Σ weight × agent score"),
@@ -258,8 +274,10 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
         tooltip=["agent", "weight", "agent score", alt.Tooltip("contribution:Q", format=".3f")],
     )
     rule = _x_rule("boundary", sc.boundary, "#333333", size=2)
+    named = alt.Chart(pd.DataFrame({"boundary": [sc.boundary], "text": [f"boundary {sc.boundary:.2f}"]})).mark_text(
+        align="left", baseline="bottom", dx=4, dy=-2, y=0, fontSize=10, color="#333333").encode(x="boundary:Q", text="text:N")
     verdict = "above" if sc.above_boundary else "below"
-    return alt.layer(bars, rule).properties(
+    return alt.layer(bars, rule, named).properties(
         title=title or f"Score {sc.score:.3f} ({verdict} the {sc.boundary:.2f} boundary)", width=420, height=60)
 
 
@@ -281,8 +299,8 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
     ).properties(width=110, height=110)
     return chart.facet(
         column=alt.Column("factor:N", sort=list(FACTORS), title=None),
-        row=alt.Row("round:O", title="round"),
-    ).properties(title=title or f"SAD factors per round ({len(deb.rounds)} round(s))")
+        row=alt.Row("round:O", title=None, header=alt.Header(labelExpr="'round ' + datum.value")),
+    ).properties(title=title or f"SAD factors per round ({_rounds(len(deb.rounds))})")
 
 
 def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
@@ -312,9 +330,10 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 
-#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours.
-STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["reddish purple"],
-                                      "agreement": OKABE_ITO["bluish green"], "max_rounds": "#555555"}
+#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours. None is a
+#: system's colour (lesson 04 shows the systems too) or a reserved hue; greys from dark (agreement) to light.
+STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["yellow"], "agreement": "#777777",
+                                      "max_rounds": "#aaaaaa"}
 #: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
 ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#dddddd"}
 
@@ -345,7 +364,7 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
     states = list(ROUND1_COLORS)
     most = int(pts_df.debates.max())
-    pts = alt.Chart(pts_df).mark_circle(opacity=0.6).encode(
+    pts = alt.Chart(pts_df).mark_circle(opacity=0.85).encode(
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),

@@ -142,8 +142,11 @@ def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: 
     base = alt.Chart(df)
     lines = base.mark_rule(strokeWidth=2, color="#555555").encode(
         y=y, x=alt.X("lo:Q", **axis), x2="hi:Q", tooltip=tips)
-    fill = alt.Fill("interval:N", title="95% interval", scale=alt.Scale(domain=["excludes 0", "includes 0"],
-                                                                        range=[SERIES_COLORS[0], "#ffffff"]))
+    # dark grey, filled or hollow: no hue (a hue in the course names a verdict, yours or a system); the legend
+    # lists only the states drawn
+    shown = [k for k in ("excludes 0", "includes 0") if k in set(df["interval"])]
+    fill = alt.Fill("interval:N", title="95% interval", scale=alt.Scale(
+        domain=shown, range=[{"excludes 0": "#333333", "includes 0": "#ffffff"}[k] for k in shown]))
     dots = base.mark_point(filled=True, size=90, stroke="#222222", strokeWidth=1.2, opacity=1).encode(
         y=y, x=x, fill=fill, tooltip=tips)
     zero = alt.Chart(alt.Data(values=[{"diff": 0.0}])).mark_rule(strokeDash=[4, 3], color="#222222").encode(x=x)
