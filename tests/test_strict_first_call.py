@@ -5,15 +5,18 @@ settled once for the endpoint and model (concurrent first calls included), and n
 from __future__ import annotations
 
 import threading
+import time
 from typing import Literal
 
+import pytest
 from pydantic import BaseModel, Field
 from test_pipeline_llm import TEXT, make_script
 
 from mabpd_kit.config import Config
-from mabpd_kit.llm import connect, registry
+from mabpd_kit.llm import EndpointError, connect, registry
 from mabpd_kit.llm.structured import required_schema
 from mabpd_kit.mabpd import Pipeline
+from mabpd_kit.testing import Reply
 
 TEXTS = [TEXT, "Republicans praised the bill, the governor said.", "The council met on Tuesday."]
 
@@ -114,3 +117,42 @@ def test_answers_recorded_without_strict_still_replay_and_are_reused(fake_server
         assert srv.calls == n, mode  # every answer read from the cache, none asked again as strict
     assert connect(base_url=srv.base_url, model="fake", quiet=True, cache_dir=tmp_path).structured("New?", Verdict)
     assert _strict(srv.requests[-1])  # a new request is tried strict
+
+
+def test_what_the_probe_settled_is_not_tried_again(fake_server, tmp_path):
+    """A guard: after ``mabpd doctor`` (the probe) found strict refused, no call tries it."""
+    srv = fake_server(lambda r: '{"probe_token": 1}' if "probe_token" in str(r.get("response_format"))
+                      else {"verdict": "neutral", "score": 0.2}, supports_strict=False)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_dir=tmp_path)
+    assert not llm.capabilities().strict_json_schema
+    n = len(_schema_requests(srv))
+    llm.structured("Is this biased?", Verdict)
+    assert [_strict(r) for r in _schema_requests(srv)[n:]] == [False]
+
+
+def test_a_trial_that_fails_for_another_reason_lets_the_waiting_calls_settle_it(fake_server):
+    srv = fake_server(lambda r: Reply(status=400, error="prompt too long") if "long" in r["messages"][-1]["content"]
+                      else {"verdict": "neutral", "score": 0.2}, latency=0.2)
+    llm = connect(base_url=srv.base_url, model="fake", quiet=True, cache_mode="off")
+    out: dict = {}
+
+    def one(text: str) -> None:
+        try:
+            out[text] = llm.structured(text, Verdict)
+        except EndpointError as exc:
+            out[text] = exc
+
+    first = threading.Thread(target=one, args=("a very long prompt",))
+    first.start()
+    time.sleep(0.05)  # the long prompt's call holds the trial; these wait for it
+    rest = [threading.Thread(target=one, args=(f"short {i}",)) for i in range(3)]
+    for w in rest:
+        w.start()
+    for w in [first, *rest]:
+        w.join(30)
+    with pytest.raises(EndpointError, match="prompt too long"):
+        raise out["a very long prompt"]
+    assert all(out[f"short {i}"].value.verdict == "neutral" for i in range(3))
+    short = [r for r in _schema_requests(srv) if "short" in r["messages"][-1]["content"]]
+    assert [_strict(r) for r in short] == [True] * 3  # unsettled by the failure: the next call tried, and took it
+    assert registry.strict(registry.endpoint_key(srv.base_url, "fake")) is True
