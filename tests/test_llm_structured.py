@@ -101,11 +101,13 @@ def test_falls_back_to_json_object_and_remembers(fake_server):
     llm = _llm(srv)
     res = llm.structured("Is this biased?", Verdict)
     assert res.mode == "json_object"
-    assert [_mode(r) for r in srv.requests] == ["json_schema", "json_object"]
-    assert "verdict" in srv.requests[1]["messages"][-1]["content"]  # the schema is stated at the end of the prompt
-    assert srv.requests[1]["messages"][0]["content"].startswith("Is this biased?")  # same start (prefix caches)
+    # strict first (nobody probed), then without strict, as the probe does: a refusal may be of strict alone
+    assert [_mode(r) for r in srv.requests] == ["json_schema", "json_schema", "json_object"]
+    assert [r["response_format"]["json_schema"]["strict"] for r in srv.requests[:2]] == [True, False]
+    assert "verdict" in srv.requests[2]["messages"][-1]["content"]  # the schema is stated at the end of the prompt
+    assert srv.requests[2]["messages"][0]["content"].startswith("Is this biased?")  # same start (prefix caches)
     llm.structured("Another one?", Verdict)
-    assert [_mode(r) for r in srv.requests][2:] == ["json_object"]  # refused mode is not tried again
+    assert [_mode(r) for r in srv.requests][3:] == ["json_object"]  # refused mode is not tried again
 
 
 def test_falls_back_to_text_extraction(fake_server):
@@ -116,7 +118,7 @@ def test_falls_back_to_text_extraction(fake_server):
     )
     res = _llm(srv).structured("Is this biased?", Verdict)
     assert res.mode == "text" and res.value.score == 0.6
-    assert [_mode(r) for r in srv.requests] == ["json_schema", "json_object", "text"]
+    assert [_mode(r) for r in srv.requests] == ["json_schema", "json_schema", "json_object", "text"]  # strict, then not
 
 
 def test_repair_retry_shows_the_validation_error(fake_server):

@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from mabpd_kit import prompts
+from mabpd_kit.config import Config
 from mabpd_kit.llm import connect, registry
 from mabpd_kit.llm.probe import _ProbeAnswer
 from mabpd_kit.llm.structured import required_schema, response_format, strict_schema
@@ -103,19 +104,20 @@ def test_a_reply_valid_under_the_strict_schema_validates_in_any_key_order():
     assert VerifierOutput.model_validate({"verdict": "neutral", "reason": "r"}).strongest_quote == ""
 
 
-def test_strict_true_is_sent_once_the_probe_found_it_accepted(fake_server, tmp_path):
+def test_strict_true_is_sent_from_the_first_call_where_accepted(fake_server, tmp_path):
     answer = {"rationale": "r", "evidence": ["x"], "counter_argument": "c", "verdict": "neutral", "confidence": 0.5}
     srv = fake_server(lambda r: '{"probe_token": 1}' if "probe_token" in json.dumps(r.get("response_format")) else answer)
-    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
-    llm.structured("q", ArgumentOutput)  # not probed yet: strict false, but every field required
-    sent = request_schema(srv.requests[-1])
+    off = Config().replace(**{"llm.strict_schemas": False})
+    connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True, config=off).structured("q", ArgumentOutput)
+    sent = request_schema(srv.requests[-1])  # strict turned off: not strict, but every field required
     assert sent == required_schema(ArgumentOutput) and sent["required"] == list(ArgumentOutput.model_fields)
     assert sent["properties"]["confidence"]["maximum"] == 1  # bounds kept when not strict
     assert srv.requests[-1]["response_format"]["json_schema"]["strict"] is False
-    assert llm.capabilities().strict_json_schema
-    llm.structured("q2", ArgumentOutput)
+    llm = connect(base_url=srv.base_url, model="fake", cache_dir=tmp_path, quiet=True)
+    llm.structured("q2", ArgumentOutput)  # not probed: the first call tries strict (issue 41.6)
     fmt = srv.requests[-1]["response_format"]["json_schema"]
     assert fmt["strict"] is True and fmt["schema"] == strict_schema(ArgumentOutput)  # the server checked it too
+    assert llm.capabilities().strict_json_schema  # the probe agrees
 
 
 def test_the_test_server_refuses_a_strict_schema_outside_the_subset(fake_server, tmp_path):

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from . import registry
 from . import structured as so
-from .errors import EndpointError, Failure
+from .errors import EndpointError
 from .results import Capabilities, Completion
 
 if TYPE_CHECKING:
@@ -26,11 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["FEATURES", "probe"]
 
 FEATURES = ("json_schema", "json_object", "logprobs", "top_logprobs", "strict_json_schema")
-_NAMES = {  # words a server's refusal names for each probed request field
-    "json_schema": ("response_format", "json_schema", "schema", "structured", "strict"),
-    "json_object": ("response_format", "json_object", "json"),
-    "logprobs": ("logprobs", "logprob", "top_logprobs"),
-}
 
 
 class _ProbeAnswer(BaseModel):
@@ -40,15 +35,15 @@ class _ProbeAnswer(BaseModel):
 async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
                failures: list[EndpointError]) -> tuple[Completion | None, bool]:
     """``(completion, False)``, or ``(None, True)`` when the server refused the request field (an error of kind
-    ``REFUSED_FIELD`` that names this feature). Any other failure (time-out, 5xx, garbled body) says nothing
-    about the feature: it is noted in ``failures`` and the feature stays undecided; a 401/403 raises at once."""
+    ``REFUSED_FIELD`` that names this feature, :func:`registry.refuses`). Any other failure (time-out, 5xx, garbled
+    body) says nothing about the feature: it is noted in ``failures`` and the feature stays undecided; a 401/403
+    raises at once."""
     try:
         return await call, False
     except EndpointError as exc:
         if exc.batch_fatal:
             raise
-        said = f"{exc.detail} {exc}".lower()
-        if exc.kind is Failure.REFUSED_FIELD and any(w in said for w in _NAMES[feature]):
+        if registry.refuses(exc, feature):  # the one reading of a refusal (a call trying strict reads it too)
             return None, True
         if exc.unreachable:
             raise  # no server, or no answer in time: the endpoint, not a feature

@@ -1,6 +1,7 @@
 """Per-process memory shared by every :class:`~mabpd_kit.llm.LLM` object, per endpoint (and model): the
 concurrency semaphore (per event loop), the server's kind and its own limit, the probed capabilities (and what
-the probe left undecided), and the structured-output modes the server refused. Touched only on the I/O loop.
+the probe left undecided), the structured-output modes the server refused, and whether it takes strict schemas
+(settled by the probe or by the first call that tries, :func:`strict_trial`). Touched only on the I/O loop.
 
 >>> endpoint_key("http://127.0.0.1:8000/v1", "m")
 'http://127.0.0.1:8000/v1|m'
@@ -11,14 +12,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from .errors import EndpointError, Failure
 from .results import Capabilities
 from .servers.base import MODE_STATUSES
 
 if TYPE_CHECKING:
     from .servers import ServerKind
 
-__all__ = ["MODE_REFUSED", "capabilities", "endpoint_key", "forget", "profile", "refuse_modes", "refused_modes",
-           "remember_capabilities", "remember_profile", "semaphore", "server_limit", "settle", "undecided"]
+__all__ = ["MODE_REFUSED", "REFUSAL_WORDS", "capabilities", "end_strict_trial", "endpoint_key", "forget", "profile",
+           "refuse_modes", "refused_modes", "refuses", "remember_capabilities", "remember_profile", "semaphore",
+           "server_limit", "settle", "settle_strict", "strict", "strict_trial", "undecided"]
 
 MODE_REFUSED = MODE_STATUSES  # the statuses with which servers refuse a request field
 
@@ -27,6 +30,15 @@ _REFUSED: dict[str, set[str]] = {}  # "endpoint|model" -> structured modes the s
 _CAPABILITIES: dict[str, Capabilities] = {}  # "endpoint|model" -> what the probe found
 _UNDECIDED: dict[str, tuple[str, ...]] = {}  # "endpoint|model" -> features the probe's answers did not settle
 _PROFILES: dict[str, tuple[ServerKind, int | None]] = {}  # endpoint -> (server kind, requests it computes at once)
+_STRICT: dict[str, bool] = {}  # "endpoint|model" -> strict json_schema taken (True) or refused (False) by a real call
+_TRIALS: dict[tuple[int, str], asyncio.Event] = {}  # (loop id, "endpoint|model") -> set when its strict trial ends
+
+#: words a server's refusal names for each request field the kit tries (the probe, and a call trying strict)
+REFUSAL_WORDS = {
+    "json_schema": ("response_format", "json_schema", "schema", "structured", "strict"),
+    "json_object": ("response_format", "json_object", "json"),
+    "logprobs": ("logprobs", "logprob", "top_logprobs"),
+}
 
 
 def endpoint_key(endpoint: str, model: str) -> str:
@@ -53,6 +65,8 @@ def remember_capabilities(key: str, caps: Capabilities, *, undecided: list[str] 
     """Keep the probe's result for this process; ``undecided`` features count as missing here only."""
     _CAPABILITIES[key] = caps
     _UNDECIDED[key] = tuple(undecided)
+    if "strict_json_schema" not in undecided:
+        _STRICT.pop(key, None)  # the probe's answer is the newest
 
 
 def undecided(key: str) -> tuple[str, ...]:
@@ -96,8 +110,51 @@ def settle(key: str, feature: str, value: bool) -> None:
     _UNDECIDED[key] = tuple(f for f in left if f != feature)
 
 
+def refuses(exc: EndpointError, feature: str) -> bool:
+    """Did the server refuse the request field ``feature`` (:data:`REFUSAL_WORDS`)? An error of kind ``REFUSED_FIELD``
+    (the server kind's ``refuses_mode``) whose message names it; any other failure says nothing about it."""
+    said = f"{exc.detail} {exc}".lower()
+    return exc.kind is Failure.REFUSED_FIELD and any(w in said for w in REFUSAL_WORDS[feature])
+
+
+def strict(key: str) -> bool | None:
+    """Does the server behind ``key`` take strict json_schema? What a real call found, else what the probe decided;
+    None while nobody knows (the next schema call tries it)."""
+    if key in _STRICT:
+        return _STRICT[key]
+    caps = _CAPABILITIES.get(key)
+    if caps is None or "strict_json_schema" in _UNDECIDED.get(key, ()):
+        return None
+    return caps.strict_json_schema
+
+
+def strict_trial(key: str) -> asyncio.Event | None:
+    """Open the strict trial of ``key`` on the running loop: None when the caller now holds it (it sends strict and
+    settles it, then :func:`end_strict_trial`), else the event a trial already in flight sets when it ends (wait,
+    then read :func:`strict` again: one trial at a time, however many calls start together)."""
+    tkey = (id(asyncio.get_running_loop()), key)
+    if (running := _TRIALS.get(tkey)) is not None:
+        return running
+    _TRIALS[tkey] = asyncio.Event()
+    return None
+
+
+def end_strict_trial(key: str) -> None:
+    """The trial of ``key`` ended, settled or not: the calls waiting for it go on (one of them tries, if not)."""
+    if (running := _TRIALS.pop((id(asyncio.get_running_loop()), key), None)) is not None:
+        running.set()
+
+
+def settle_strict(key: str, value: bool) -> None:
+    """A real call found whether the server takes strict json_schema: so for every later call (this process)."""
+    _STRICT[key] = value
+    settle(key, "strict_json_schema", value)
+    end_strict_trial(key)
+
+
 def forget() -> None:
     """Clear the capability, refused-mode and server-kind memory (as in a fresh process); limits stay."""
+    _STRICT.clear()
     _CAPABILITIES.clear()
     _UNDECIDED.clear()
     _REFUSED.clear()

@@ -5,6 +5,9 @@ Three ways to ask for JSON, best first: ``json_schema`` (the server constrains g
 reply: fences, prose around it, a reply cut off by ``max_tokens``). Whatever the mode, the reply is validated
 with pydantic; an invalid one gets one repair turn showing the validation error. A mode the server refused
 (:attr:`~.errors.Failure.REFUSED_FIELD`) or the probe found missing is skipped from then on (:mod:`.registry`).
+``json_schema`` goes with ``strict: true`` (:func:`strict_schema`) where the endpoint takes it: the probe found so,
+or, on an endpoint nobody probed, the first schema call tried it (one call at a time per endpoint and model; the
+others wait for its answer). A refusal of ``strict`` is answered in the same call without it, and settled.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from . import registry
-from .errors import EndpointError, Failure, StructuredOutputError
+from .errors import EndpointError, Failure, LLMError, StructuredOutputError
 from .results import Completion, Structured
 from .servers import GENERIC, ServerKind
 from .servers.base import transform
@@ -211,33 +214,81 @@ def _modes(llm: LLM, model: str) -> list[str]:
             and (caps is None or m == "text" or getattr(caps, m) or m in unsure)]
 
 
-def _strict(llm: LLM, model: str) -> bool:
-    """Send strict json_schema: configured, and the probe found the endpoint accepts it."""
-    caps = registry.capabilities(registry.endpoint_key(llm.endpoint, model))
-    return bool(llm.config.strict_schemas and caps is not None and caps.strict_json_schema)
+def _takes_strict(prof: ServerKind) -> bool:
+    """Does the server's kind send ``strict`` at all? (llama-cpp-python's form drops it: never worth a try.)"""
+    fmt = prof.response_format({"type": "object"}, "json_schema", name="strict", strict=True) or {}
+    return fmt.get("type") == "json_schema" and (fmt.get("json_schema") or {}).get("strict") is True
+
+
+def _recorded(llm: LLM, builds: dict[bool, Any], msgs: list[dict[str, Any]], sample_index: int) -> bool | None:
+    """The ``strict`` setting whose request the cache answers (strict first), or None: a run recorded before strict
+    was settled, or against a server that refused it, replays as recorded."""
+    if llm.cache is None or llm.cache_mode not in ("auto", "replay"):
+        return None
+    for strict in (True, False):
+        try:
+            if llm.cache.get(llm.answers.key(builds[strict](msgs), sample_index)) is not None:
+                return strict
+        except LLMError:  # a course pack's recorded failure of this request: it was sent so
+            return strict
+    return None
+
+
+async def _strict(llm: LLM, ek: str, prof: ServerKind, builds: dict[bool, Any], msgs: list[dict[str, Any]],
+                  sample_index: int) -> tuple[bool, bool]:
+    """``(send strict, this call is the trial)`` for a json_schema request. Strict when configured, the kind sends
+    it, and the endpoint took it (the probe or an earlier call) or nobody knows yet: then this call tries it,
+    one call at a time (:func:`registry.strict_trial`; the others wait for its answer and do as it found)."""
+    if not (llm.config.strict_schemas and _takes_strict(prof)):
+        return False, False
+    if (recorded := _recorded(llm, builds, msgs, sample_index)) is not None:
+        return recorded, False
+    while (known := registry.strict(ek)) is None:
+        if (running := registry.strict_trial(ek)) is None:
+            return True, True
+        await running.wait()
+    return known, False
 
 
 async def ask(llm: LLM, messages: list[dict[str, Any]], schema: type[S], *, model: str, temperature: float,
               max_tokens: int | None, sample_index: int, tag: str) -> Structured[S]:
     """A validated ``schema`` instance from ``llm`` (runs on its I/O loop): each mode in turn, the next one when the
-    server refuses the mode's ``response_format``; within a mode, one repair turn."""
+    server refuses the mode's ``response_format``; within a mode, one repair turn. json_schema is strict where the
+    endpoint takes it; the first call on an endpoint that nobody probed tries it, and a refusal of ``strict`` is
+    settled for the endpoint and model and answered within the same call without it."""
     calls: list[Completion] = []
     refused: list[str] = []  # modes refused during this call, remembered once a later mode is answered
-    prof = await llm._server()
+    prof, ek = await llm._server(), registry.endpoint_key(llm.endpoint, model)
+    fields = {"model": model, "temperature": temperature, "max_tokens": max_tokens, "seed": None,
+              "sample_index": sample_index, "logprobs": False, "top_logprobs": None}
     for mode in _modes(llm, model):
         msgs = messages if mode == "json_schema" else with_instruction(messages, schema)
-        fmt = response_format(schema, mode, strict=mode == "json_schema" and _strict(llm, model), profile=prof)
-        build = functools.partial(llm._request, model=model, temperature=temperature, max_tokens=max_tokens, seed=None,
-                                  sample_index=sample_index, logprobs=False, top_logprobs=None, response_format=fmt)
-        first = build(msgs)
-        try:
-            return await _one_mode(llm, build, msgs, first, schema, mode, sample_index, tag, calls, refused, prof)
-        except EndpointError as exc:
-            if fmt is not None and exc.kind is Failure.REFUSED_FIELD:
-                refused.append(mode)
-                continue
-            raise llm.answers.note(first, sample_index, tag, exc) from None
+        builds = {s: functools.partial(llm._request, **fields, response_format=response_format(
+            schema, mode, strict=s, profile=prof)) for s in ((True, False) if mode == "json_schema" else (False,))}
+        strict, trial = await _strict(llm, ek, prof, builds, msgs, sample_index) if mode == "json_schema" \
+            else (False, False)
+        for sent in (True, False) if strict else (False,):
+            first = builds[sent](msgs)
+            try:
+                return await _one_mode(llm, builds[sent], msgs, first, schema, mode, sample_index, tag, calls,
+                                       refused, prof)
+            except EndpointError as exc:
+                if sent and registry.refuses(exc, "json_schema"):
+                    registry.settle_strict(ek, False)  # and the same mode without strict, in this call
+                    continue
+                if first.get("response_format") is not None and exc.kind is Failure.REFUSED_FIELD:
+                    refused.append(mode)
+                    break
+                raise llm.answers.note(first, sample_index, tag, exc) from None
+            finally:
+                if trial:  # settled or not, the calls waiting for this trial go on
+                    registry.end_strict_trial(ek)
+                    trial = False
     raise StructuredOutputError(f"{llm.endpoint} (model {model!r}): no structured-output mode left to try")
+
+
+def _sent_strict(request: dict[str, Any]) -> bool:
+    return ((request.get("response_format") or {}).get("json_schema") or {}).get("strict") is True
 
 
 async def _one_mode(llm: LLM, build: Any, msgs: list[dict[str, Any]], first: dict[str, Any], schema: type[S], mode: str,
@@ -246,21 +297,24 @@ async def _one_mode(llm: LLM, build: Any, msgs: list[dict[str, Any]], first: dic
     """One mode: the first request, and the repair turn when its reply does not validate. The valid answer is
     stored under the first request (a rerun replays it at once); a reply that failed is never stored."""
     model, req = str(first["model"]), first
+    ek = registry.endpoint_key(llm.endpoint, model)
     chain: list[tuple[dict[str, Any], Completion]] = []
     repaired, error = False, ""
     async with llm.claim(first, sample_index, prof):
         for attempt in range(1 + llm.config.repair_retries):
             comp = await llm._call(req, sample_index, tag, store=False, claim=False)
             chain.append((req, comp))
+            if attempt == 0 and _sent_strict(req) and registry.strict(ek) is None:
+                registry.settle_strict(ek, True)  # the server took strict: every later call sends it
             if refused:  # a later mode was answered: the refusal was about the response_format
-                registry.refuse_modes(registry.endpoint_key(llm.endpoint, model), refused)
+                registry.refuse_modes(ek, refused)
                 refused.clear()
             calls.append(comp)
             value, error = validate(comp.text, schema)
             if value is not None:
                 llm.answers.store_answer(first, sample_index, comp)
                 if mode != "text":  # the probe may have left it open: this answer settles it
-                    registry.settle(registry.endpoint_key(llm.endpoint, model), mode, True)
+                    registry.settle(ek, mode, True)
                 return Structured[schema](value=value, completion=comp, mode=mode, repaired=repaired,  # type: ignore[valid-type]
                                           calls=calls)
             if attempt < llm.config.repair_retries:
