@@ -16,7 +16,7 @@ SECRET_RE = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}|\bgsk_[A-Za-z0-9]{16,}|Bearer [
 MACHINE_PATH_RE = re.compile(r"(?<![\w.])/(?:home|work|root|Users)/[\w.-]+")
 # viz functions that show spans or switch settings: not charts
 NOT_CHARTS = {"span_html", "show_spans", "show", "decision_html", "static", "interactive", "renderer", "color_for",
-              "chart_svg"}
+              "chart_svg", "table"}
 
 
 def _src(cell: dict) -> str:
