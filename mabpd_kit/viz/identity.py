@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from mabpd_kit.config import Config
 from mabpd_kit.identity import (
     BeliefSpec,
     IBCResult,
@@ -15,7 +16,6 @@ from mabpd_kit.identity import (
     recovered_gap,
     simulate,
 )
-from mabpd_kit.config import Config
 from mabpd_kit.viz import _x_rule, altair
 from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR
 
