@@ -111,3 +111,13 @@ def test_scores_chart_zooms_to_the_intervals_and_colours_by_role():
     assert ROLE_COLORS["your vote"] == viz.OKABE_ITO["orange"] and list(ROLE_COLORS.values()).count(viz.OKABE_ITO["orange"]) == 1
     taken = {viz.OKABE_ITO[k] for k in ("blue", "black", "vermillion", "reddish purple", "bluish green", "sky blue")}
     assert not taken & set(ROLE_COLORS.values())
+
+
+def test_error_correlation_chart_is_not_blue():
+    """Blue means neutral in every lesson: the error-correlation heat map shades in greys."""
+    import pandas as pd
+
+    from mabpd_kit.viz.llm_labels import error_correlation_chart
+
+    corr = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "phi": [0.3, 0.3], "both_wrong": [0.1, 0.1]})
+    assert error_correlation_chart(corr).to_dict()["layer"][0]["encoding"]["color"]["scale"]["scheme"] == "greys"

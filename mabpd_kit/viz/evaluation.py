@@ -166,7 +166,7 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
         y=alt.Y("gold:N", sort=order_g, title=None, axis=alt.Axis(labelFontSize=12)),
     )
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("share:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), legend=None),
+        color=alt.Color("share:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),   # not blue (neutral)
         tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")],
     )
     text = base.mark_text(fontSize=13, lineBreak="\n", lineHeight=17).encode(

@@ -56,7 +56,7 @@ def error_correlation_chart(corr: pd.DataFrame, order: Sequence[str] | None = No
     off = corr[corr["a"] != corr["b"]]
     base = alt.Chart(off).encode(x=alt.X("a:N", sort=order, title=None), y=alt.Y("b:N", sort=order, title=None))
     cells = base.mark_rect().encode(
-        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="blues", domain=[0, 1])),
+        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="greys", domain=[0, 1])),   # not blue (neutral)
         tooltip=["a", "b", alt.Tooltip("phi:Q", format=".2f"), alt.Tooltip("both_wrong:Q", format=".1%")])
     labels = base.mark_text(fontSize=9).encode(
         text=alt.Text("phi:Q", format=".2f"),
