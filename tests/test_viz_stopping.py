@@ -26,6 +26,9 @@ def test_changes_chart_shows_everything_when_it_fits():
     spec = changes_chart(pd.DataFrame(rows)).to_dict()
     data = spec["datasets"][spec["layer"][0]["data"]["name"]]
     assert sorted({r["id"] for r in data}) == ["c0", "c1", "c2"] and str(spec["title"]).startswith("3 of 8 claims change")
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["stops later"]   # the legend: only what is drawn
+    none = changes_chart(pd.DataFrame([{**rows[-1], "id": "u"}])).to_dict()
+    assert none["layer"][0]["encoding"]["color"]["legend"] is None
 
 
 def test_stopping_charts_keep_off_the_reserved_hues():

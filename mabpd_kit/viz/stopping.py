@@ -231,7 +231,9 @@ def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | N
         rows.append(dict(id=str(r.id), which="reference", round=r.rounds_ref, label=r.label_ref, change=r.change))
         rows.append(dict(id=str(r.id), which="your pair", round=r.rounds_new, label=r.label_new, change=r.change))
     df = pd.DataFrame(rows, columns=["id", "which", "round", "label", "change"])
-    color = alt.Color("change:N", scale=alt.Scale(domain=order, range=list(CHANGE_COLORS.values())), title="change")
+    shown = [k for k in order if k in set(df["change"])]   # the legend lists only the kinds drawn (none: no legend)
+    color = alt.Color("change:N", scale=alt.Scale(domain=shown or order, range=[CHANGE_COLORS[k] for k in shown or order]),
+                      title="change", legend=alt.Legend() if shown else None)
     y = alt.Y("id:N", title="claim", sort=list(dict.fromkeys(df["id"])))
     x = alt.X("round:Q", title="stopped after round (hollow: reference pair, diamond: yours)",
               scale=alt.Scale(domain=[0.8, 3.2]), axis=alt.Axis(tickMinStep=1))
