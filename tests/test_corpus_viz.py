@@ -51,7 +51,10 @@ def test_trend_chart_and_threshold_chart():
     spec = trend_chart(trend(_frame(), "published_at", settings=ST)).to_dict()
     band, line, points = _layers(spec)
     assert band["mark"]["type"] == "area" and band["encoding"]["y2"]["field"] == "biased_rate_hi"
-    assert points["encoding"]["fill"]["scale"]["range"][1] == "white"  # thin months hollow
+    fill = points["encoding"]["fill"]["scale"]
+    assert dict(zip(fill["domain"], fill["range"])).get("few articles", "white") == "white"  # thin months hollow
+    sizes = {r["size"] for d in spec["datasets"].values() for r in d if "size" in r}
+    assert set(fill["domain"]) == sizes   # the legend lists only the kinds drawn
     spec = threshold_chart(_frame(), "n_biased", 10.5).to_dict()
     hist, rule = _layers(spec)
     assert hist["encoding"]["color"]["scale"]["domain"] == ["biased", "neutral"]

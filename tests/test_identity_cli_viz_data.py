@@ -93,7 +93,20 @@ def test_recovery_chart_has_one_point_per_seed_and_measure():
     scale = spec["layer"][1]["encoding"]["color"]["scale"]
     # the colours are pinned to the measures (an unpinned scale sorts the names and swaps them)
     assert dict(zip(scale["domain"], scale["range"])) == vid.RECOVERY_COLORS
-    assert spec["title"] and "recovered gap (orange)" in spec["description"]
+    shapes = spec["layer"][1]["encoding"]["shape"]["scale"]
+    assert dict(zip(shapes["domain"], shapes["range"])) == vid.RECOVERY_SHAPES
+    assert spec["title"] and "recovered gap (dark grey circles)" in spec["description"]
+
+
+def test_identity_charts_keep_off_the_reserved_hues():
+    """Conditions and recovery measures are greys: never biased (vermillion), neutral (blue), wrong (black),
+    yours (orange), nor a system's colour (lesson 06's review: anonymised was no-debate's bluish green)."""
+    from mabpd_kit.viz.colors import OKABE_ITO, SYSTEM_COLORS
+
+    taken = {OKABE_ITO[k] for k in ("vermillion", "blue", "black", "orange")} | {
+        SYSTEM_COLORS[k] for k in ("full", "no debate", "single agent")}
+    assert not taken & {*vid.CONDITION_COLORS.values(), *vid.RECOVERY_COLORS.values()}
+    assert vid.YOURS_COLOR == OKABE_ITO["orange"]
 
 
 def test_cut_phrase_says_negative_cuts_in_words():
@@ -110,9 +123,24 @@ def test_explore_fits_a_laptop_screen():
 
     chart, caption = vid.explore(w_self=3.0, w_peer=0.0, n_questions=80)
     assert "raises subversion by" in caption and "-" not in caption.split("anonymisation")[1]
+    assert caption in chart.to_dict()["description"]   # the chart says what the caption says, never a bare cut
     width = float(re.search(r'width="([0-9.]+)"', vlc.vegalite_to_svg(chart.to_dict())).group(1))
     assert width < 900, f"the panel's chart is {width:.0f} px wide; it must fit beside Jupyter's margins on 1,280 px"
     assert chart.to_dict()["description"].startswith("Belief simulator")
+
+
+def test_anonymisation_verdict_reads_the_intervals():
+    import pandas as pd
+
+    def trust(sub, cor):   # (vanilla lo, hi, anonymised lo, hi) per event
+        return pd.DataFrame([{"condition": c, "subversion_rate_lo": sub[2 * i], "subversion_rate_hi": sub[2 * i + 1],
+                              "correction_rate_lo": cor[2 * i], "correction_rate_hi": cor[2 * i + 1]}
+                             for i, c in enumerate(("vanilla", "anonymised"))])
+    cuts = {"subversion_cut": 0.04, "correction_cut": 0.03}
+    overlap = vid.anonymisation_verdict(trust((0.4, 0.5, 0.38, 0.48), (0.4, 0.5, 0.41, 0.51)), cuts)
+    assert overlap.startswith("anonymisation changes neither") and "by " not in overlap
+    apart = vid.anonymisation_verdict(trust((0.4, 0.5, 0.1, 0.2), (0.4, 0.5, 0.41, 0.51)), {**cuts, "subversion_cut": 0.64})
+    assert apart == "anonymisation cuts subversion by 64% (the conditions' 95% intervals apart); correction within its interval"
 
 
 def test_explore_panel_redraws_when_a_slider_moves():

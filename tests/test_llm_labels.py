@@ -107,4 +107,17 @@ def test_scores_chart_zooms_to_the_intervals_and_colours_by_role():
     assert x_scale["domain"][0] > 0.7 and x_scale["domain"][1] < 0.95  # not a 0-1 axis: 0.01 differences show
     colour = spec["layer"][1]["encoding"]["color"]["scale"]
     assert dict(zip(colour["domain"], colour["range"])) == {r: ROLE_COLORS[r] for r in ("vote", "best single", "single model")}
-    assert ROLE_COLORS["vote"] == viz.OKABE_ITO["blue"] and ROLE_COLORS["best single"] == viz.OKABE_ITO["orange"]
+    # orange is "yours" (the panel's vote you chose); no role wears blue (neutral), black (wrong) or a system's colour
+    assert ROLE_COLORS["your vote"] == viz.OKABE_ITO["orange"] and list(ROLE_COLORS.values()).count(viz.OKABE_ITO["orange"]) == 1
+    taken = {viz.OKABE_ITO[k] for k in ("blue", "black", "vermillion", "reddish purple", "bluish green", "sky blue")}
+    assert not taken & set(ROLE_COLORS.values())
+
+
+def test_error_correlation_chart_is_not_blue():
+    """Blue means neutral in every lesson: the error-correlation heat map shades in greys."""
+    import pandas as pd
+
+    from mabpd_kit.viz.llm_labels import error_correlation_chart
+
+    corr = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "phi": [0.3, 0.3], "both_wrong": [0.1, 0.1]})
+    assert error_correlation_chart(corr).to_dict()["layer"][0]["encoding"]["color"]["scale"]["scheme"] == "greys"

@@ -358,9 +358,11 @@ def test_09_cohens_h(student):
     wrong = {"second minus first": -h, "no factor 2": h / 2, "rate difference": p1 - p2,
              "failed rows kept": 2 * math.asin(math.sqrt(q1)) - 2 * math.asin(math.sqrt(q2)),
              "gold labels, not predictions": 2 * math.asin(math.sqrt(g1)) - 2 * math.asin(math.sqrt(g2)),
+             "no square root": 2 * math.asin(p1) - 2 * math.asin(p2),
              "no answer": None}
     for name, value in wrong.items():
         _fails(ex.check_cohens_h, df, pair, value)
+    assert "square root" in _fails(ex.check_cohens_h, df, pair, wrong["no square root"])
 
 
 # -- 06: disagreement pairs on the student's own log; why anonymisation cuts subversion more -----

@@ -418,7 +418,7 @@ def write_student_bundle(course: Path, wheel: Path, manifest: dict, packs: bool)
                 shutil.copy(p, course / "packs" / p.name)
     bundle_manifest = {**manifest, "version": version, "wheel": f"wheels/{wheel.name}"}
     (course / MANIFEST).write_text(json.dumps(bundle_manifest, indent=1) + "\n", encoding="utf-8")
-    note = f"; today: `{manifest['source']}`" if manifest["source"] else "; empty today: wheels only"
+    note = f"; today: `{manifest['source']}`" if manifest["source"] else " (empty in this bundle: the wheel in wheels/ is used)"
     readme = STUDENT_README.format(version=version, wheel=wheel.name, source_note=note)
     (course / "README.md").write_text(fill_course_map(readme, manifest.get("lessons", [])), encoding="utf-8")
 

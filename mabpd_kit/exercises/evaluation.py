@@ -154,6 +154,9 @@ def check_cohens_h(df: Any, pair: Sequence[str], h: Any) -> str:
     assert not (_close(h, -want) and abs(want) > TOL), f"The sign is reversed: h is {pair[0]} minus {pair[1]}, in that order."
     assert not _close(h, want / 2) or abs(want) < TOL, "Each arcsine is doubled: h = 2·asin(√p₁) − 2·asin(√p₂)."
     assert not _close(h, shares[0] - shares[1]), "That is the difference of the two shares; Cohen's h transforms each share first."
+    no_root = 2 * math.asin(shares[0]) - 2 * math.asin(shares[1])
+    assert not _close(h, no_root) or _close(no_root, want), (
+        "The square root is missing: take √p of each share before the arcsine, h = 2·asin(√p₁) − 2·asin(√p₂).")
     raise AssertionError(f"h is not Cohen's h of {pair[0]} vs {pair[1]}: take each outlet's share of articles predicted "
                          "biased (the mean of pred over its articles that did not fail), then the formula.")
 

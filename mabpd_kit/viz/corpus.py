@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import altair, category_color, describe
-from mabpd_kit.viz.colors import OUTCOME_COLORS
+from mabpd_kit.viz.colors import OTHER_COLOR, OUTCOME_COLORS
 from mabpd_kit.viz.spans import span_html
 
 if TYPE_CHECKING:
@@ -37,8 +37,9 @@ def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, tit
     base = alt.Chart(data).encode(y=y)
     bars = base.mark_bar(color=OUTCOME_COLORS["biased"]).encode(
         x=alt.X(f"{measure}:Q", title=_TITLES.get(measure, measure)),
-        opacity=alt.Opacity("size:N", scale=alt.Scale(domain=["enough articles", "small group"], range=[0.85, 0.3]),
-                            title=None),
+        opacity=alt.Opacity("size:N", title=None, scale=alt.Scale(   # the legend lists only the kinds drawn
+            domain=[k for k in ("enough articles", "small group") if k in set(data["size"])] or ["enough articles"],
+            range=[o for k, o in (("enough articles", 0.85), ("small group", 0.3)) if k in set(data["size"])] or [0.85])),
         tooltip=[by, "n", alt.Tooltip(f"{measure}:Q", format=".3f"), alt.Tooltip(f"{measure}_lo:Q", format=".3f"),
                  alt.Tooltip(f"{measure}_hi:Q", format=".3f"), "warning"])
     ci = base.mark_rule(color="#1a1a1a").encode(x=f"{measure}_lo:Q", x2=f"{measure}_hi:Q")
@@ -92,15 +93,17 @@ def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = 
     x = alt.X("month:T", title="month", timeUnit="yearmonth")
     color = (category_color(by, categories=sorted(tr[by].astype(str).unique())) if by
              else alt.value(OUTCOME_COLORS["biased"]))
-    base = alt.Chart(shown.assign(month=shown["month"] + "-01", size=shown["small"].map(
-        {True: "few articles", False: "enough articles"}))).encode(x=x)
+    sizes = shown["small"].map({True: "few articles", False: "enough articles"})
+    base = alt.Chart(shown.assign(month=shown["month"] + "-01", size=sizes)).encode(x=x)
     name = _TITLES.get(measure, measure)
     band = base.mark_area(opacity=0.2).encode(y=alt.Y(f"{measure}_lo:Q", title=name), y2=f"{measure}_hi:Q", color=color)
     line = base.mark_line().encode(y=f"{measure}:Q", color=color)
     points = base.mark_point(size=40).encode(
         y=f"{measure}:Q", color=color,
-        fill=alt.Fill("size:N", scale=alt.Scale(domain=["enough articles", "few articles"],
-                                                range=[OUTCOME_COLORS["biased"], "white"]), title=None),
+        fill=alt.Fill("size:N", title=None, scale=alt.Scale(   # the legend lists only the kinds drawn
+            domain=[k for k in ("enough articles", "few articles") if k in set(sizes)] or ["enough articles"],
+            range=[c for k, c in (("enough articles", OUTCOME_COLORS["biased"]), ("few articles", "white"))
+                   if k in set(sizes)] or [OUTCOME_COLORS["biased"]])),
         tooltip=["month", "n", alt.Tooltip(f"{measure}:Q", format=".2f"), "warning"])
     note = f"; {left_out} article{'s' if left_out != 1 else ''} with stray dates not drawn" if left_out else ""
     chart = alt.layer(band, line, points).properties(width=420, height=200)
@@ -136,7 +139,7 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
                           title="gold label")
     else:
         data = data.assign(gold="all")
-        color = alt.value(OUTCOME_COLORS["neutral"])
+        color = alt.value(OTHER_COLOR)   # no gold label: grey (blue would say "neutral")
     values = data[stat].dropna()
     whole = bool(len(values)) and bool((values % 1 == 0).all())   # a count: integer bins and ticks, never 0.1 steps
     step = max(1, -(-int(values.max() - values.min()) // 40)) if whole else None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.viz import _x_rule, altair
-from mabpd_kit.viz.colors import OKABE_ITO, OTHER_COLOR, SERIES_COLORS, system_color
+from mabpd_kit.viz.colors import SERIES_COLORS, system_color
 
 if TYPE_CHECKING:
     import altair as alt
@@ -120,13 +120,12 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
     x = alt.X("recall:Q", scale=scale, title=f"recall (axis from {lo:.1f})" if lo else "recall")
     y = alt.Y("precision:Q", scale=scale, title=f"precision (axis from {lo:.1f})" if lo else "precision")
     kinds = list(dict.fromkeys(df["kind"])) if "kind" in df.columns else []
-    # the second kind (the reference LLMs) grey, as in every chart of lesson 08; blue means neutral
-    palette = [OKABE_ITO["reddish purple"], OTHER_COLOR, OKABE_ITO["bluish green"], OKABE_ITO["orange"]]
+    # each system its course colour (as in the bars above it), the reference LLMs greys; the shape tells the kinds apart
     points = alt.Chart(df).mark_point(filled=True, size=70).encode(
         x=x, y=y,
-        color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)]),
+        color=alt.Color("system:N", title=None, scale=_system_scale(df), legend=None),
+        shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=kinds),
                         legend=alt.Legend(orient="bottom", direction="vertical")),
-        shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=kinds), legend=None),
         tooltip=["system", alt.Tooltip("precision:Q", format=".3f"), alt.Tooltip("recall:Q", format=".3f")],
     )
     texts = [alt.Chart(lab[lab["align"] == a]).mark_text(align=a, baseline="middle", fontSize=10).encode(
@@ -167,7 +166,7 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
         y=alt.Y("gold:N", sort=order_g, title=None, axis=alt.Axis(labelFontSize=12)),
     )
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("share:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), legend=None),
+        color=alt.Color("share:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),   # not blue (neutral)
         tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")],
     )
     text = base.mark_text(fontSize=13, lineBreak="\n", lineHeight=17).encode(
@@ -202,7 +201,8 @@ def error_rates_chart(
         y=alt.Y("group:N", title=by, sort="-x"),
         x=alt.X("value:Q", title="rate", scale=alt.Scale(domain=[0, 1])),
         yOffset="rate:N",
-        color=alt.Color("rate:N", title=None),
+        color=alt.Color("rate:N", title=None, scale=alt.Scale(domain=["false-positive rate", "false-negative rate"],
+                                                              range=["#555555", "#b3b3b3"])),   # greys: no system's colour
         tooltip=["group", "rate", alt.Tooltip("value:Q", format=".2f"), "n"],
     ).properties(width=320)
     return chart.properties(title=title) if title else chart
@@ -214,8 +214,8 @@ def threshold_chart(
     """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
     a vertical rule marks the threshold chosen on the calibration half."""
     alt = altair()
-    color = (alt.Color("half:N", title=None, scale=alt.Scale(range=list(SERIES_COLORS[:2]))) if "half" in sweeps.columns
-             else alt.value(OKABE_ITO["blue"]))
+    color = (alt.Color("half:N", title=None, scale=alt.Scale(range=["#555555", "#b3b3b3"])) if "half" in sweeps.columns
+             else alt.value("#555555"))   # greys: a half of the data is no system, and blue means neutral
     lines = alt.Chart(sweeps).mark_line().encode(
         x=alt.X("threshold:Q", title="decision threshold on the score"),
         y=alt.Y(f"{metric}:Q", title=_METRIC_TITLES.get(metric, metric)),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from mabpd_kit.config import Config
 from mabpd_kit.identity import (
     BeliefSpec,
     IBCResult,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "CONDITION_COLORS",
     "accuracy_chart",
+    "anonymisation_verdict",
     "behaviour_chart",
     "cut_phrase",
     "explore",
@@ -32,11 +34,15 @@ __all__ = [
     "trust_chart",
 ]
 
-#: One colour per debate condition, used by every chart here (not orange: orange means "yours").
-CONDITION_COLORS: dict[str, str] = {"vanilla": "#555555", "anonymised": OKABE_ITO["bluish green"], "all": OTHER_COLOR}
+#: One colour per debate condition, used by every chart here: two greys (dark: vanilla, light: anonymised), so
+#: a condition never wears a reserved hue (vermillion biased, blue neutral, black wrong, orange yours) or a
+#: system's colour (reddish purple, bluish green, sky blue).
+CONDITION_COLORS: dict[str, str] = {"vanilla": "#555555", "anonymised": "#b3b3b3", "all": OTHER_COLOR}
 #: "yours" against "paper" (ibc_chart), and the two measures of recovery_chart.
 YOURS_COLOR, PAPER_COLOR = OKABE_ITO["orange"], "#bab0ac"   # orange = yours in every lesson; vermillion = biased
-RECOVERY_COLORS: dict[str, str] = {"recovered gap": OKABE_ITO["orange"], "IBC (all rounds)": OKABE_ITO["blue"]}
+#: The two measures of recovery_chart: greys with a shape each (nothing here is "yours", neutral or wrong).
+RECOVERY_COLORS: dict[str, str] = {"recovered gap": "#555555", "IBC (all rounds)": "#b3b3b3"}
+RECOVERY_SHAPES: dict[str, str] = {"recovered gap": "circle", "IBC (all rounds)": "square"}
 
 
 def _condition_order(values: Sequence[str]) -> list[str]:
@@ -179,17 +185,19 @@ def recovery_chart(sweep: pd.DataFrame, *, title: str = "Does the measure recove
     diag = alt.Chart(pd.DataFrame({"gap": [lo, hi], "value": [lo, hi]})).mark_line(strokeDash=[4, 4], color="black").encode(
         x="gap:Q", y="value:Q"
     )
-    pts = alt.Chart(df).mark_circle(size=60, opacity=0.8).encode(
+    pts = alt.Chart(df).mark_point(size=60, opacity=0.9, filled=True).encode(
         x=alt.X("gap:Q", title="planted w_peer - w_self"),
         y=alt.Y("value:Q", title="measured"),
         color=alt.Color("measure:N", title=None,
                         scale=alt.Scale(domain=list(RECOVERY_COLORS), range=list(RECOVERY_COLORS.values()))),
+        shape=alt.Shape("measure:N", title=None,
+                        scale=alt.Scale(domain=list(RECOVERY_SHAPES), range=list(RECOVERY_SHAPES.values()))),
         tooltip=["gap", "seed", "measure", alt.Tooltip("value:Q", format="+.3f")],
     )
     return alt.layer(diag, pts).properties(
         title=title, width=320, height=260,
-        description=f"{title}: planted w_peer - w_self against the recovered gap (orange) and the all-round IBC "
-                    "(blue), one point per seed; dashed line y = x is perfect recovery.")
+        description=f"{title}: planted w_peer - w_self against the recovered gap (dark grey circles) and the "
+                    "all-round IBC (light grey squares), one point per seed; dashed line y = x is perfect recovery.")
 
 
 def explore(
@@ -201,15 +209,18 @@ def explore(
     prior_strength: float = 1.0,
     n_questions: int = 300,
     seed: int = 0,
+    config: Config | None = None,
 ) -> tuple[alt.HConcatChart, str]:
-    """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a ParameterPanel (no bootstrap)."""
+    """Plant weights in the belief simulator and measure: ``(chart, caption)`` for a ParameterPanel. The caption's
+    anonymisation part is read through 95% bootstrap intervals (``config.identity.bootstrap`` draws, see
+    :func:`anonymisation_verdict`); the chart's description repeats the caption word for word."""
     alt = altair()
 
     spec = BeliefSpec(
         n_agents=n_agents, rounds=rounds, w_self=w_self, w_peer=w_peer, competence=competence, prior_strength=prior_strength
     )
     logs = simulate(spec, n_questions=n_questions, seed=seed)
-    rep = identity_report(logs, ci=False)
+    rep = identity_report(logs, ci=True, config=config)
     assert rep.ibc is not None
     chart = alt.hconcat(   # about 800 px wide with the legends below: fits a 1,280 px screen beside Jupyter's margins
         behaviour_chart(rep.summary, title="Conformity / obstinacy / Delta").properties(width=230),
@@ -217,10 +228,24 @@ def explore(
     ).resolve_scale(color="independent").configure_legend(orient="bottom", direction="horizontal")
     caption = (
         f"planted w_peer - w_self = {w_peer - w_self:+.2f} -> IBC {rep.ibc.estimate:+.3f}, "
-        f"recovered gap {recovered_gap(logs, spec):+.2f}; anonymisation {cut_phrase('subversion', rep.cuts['subversion_cut'])}, "
-        f"{cut_phrase('correction', rep.cuts['correction_cut'])} (simulator, offline)"
+        f"recovered gap {recovered_gap(logs, spec):+.2f}; {anonymisation_verdict(rep.trust, rep.cuts)} "
+        f"(simulator, offline, {n_questions} questions)"
     )
     return chart.properties(description=f"Belief simulator at w_self={w_self}, w_peer={w_peer}: {caption}"), caption
+
+
+def anonymisation_verdict(trust: pd.DataFrame, cuts: dict[str, float]) -> str:
+    """What anonymisation does to subversion and correction, read through the conditions' 95% intervals
+    (``trust`` from ``trust_rates(ci=True)``): an event whose two intervals overlap is not called moved."""
+    t = trust.set_index("condition")
+    moved = [cut_phrase(ev, cuts[f"{ev}_cut"]) for ev in ("subversion", "correction")
+             if max(t[f"{ev}_rate_lo"]) > min(t[f"{ev}_rate_hi"])]
+    if not moved:
+        return ("anonymisation changes neither subversion nor correction measurably "
+                "(the conditions' 95% intervals overlap)")
+    rest = [ev for ev in ("subversion", "correction") if not any(ev in m for m in moved)]
+    return (f"anonymisation {' and '.join(moved)} (the conditions' 95% intervals apart)"
+            + (f"; {rest[0]} within its interval" if rest else ""))
 
 
 def cut_phrase(event: str, cut: float) -> str:

@@ -1,5 +1,6 @@
-"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`): a vote is
-blue, the best single model orange, the others grey; the black rule is the 95% interval."""
+"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`): a vote is a
+dark grey diamond (your vote, in the panel, an orange one: orange is "yours"), the best single model a mid grey dot,
+the others light grey; the black rule is the 95% interval. No model or vote wears a verdict or system colour."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
     import pandas as pd
 
-__all__ = ["ROLE_COLORS", "error_correlation_chart", "scores_chart", "vote_view"]
+__all__ = ["ROLE_COLORS", "ROLE_SHAPES", "error_correlation_chart", "scores_chart", "vote_view"]
 
-#: what a row is -> its colour, the same in every chart of this module
-ROLE_COLORS: dict[str, str] = {"vote": OKABE_ITO["blue"], "best single": OKABE_ITO["orange"], "single model": OTHER_COLOR}
+#: what a row is -> its colour and its shape, the same in every chart of this module
+ROLE_COLORS: dict[str, str] = {"your vote": OKABE_ITO["orange"], "vote": "#555555", "best single": OTHER_COLOR,
+                               "single model": "#c8c8c8"}
+ROLE_SHAPES: dict[str, str] = {"your vote": "diamond", "vote": "diamond", "best single": "circle", "single model": "circle"}
 
 
 def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
@@ -34,6 +37,7 @@ def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart
     dots = base.mark_point(filled=True, size=90, opacity=1).encode(
         y=y, x=alt.X("macro_f1:Q", scale=scale),
         color=alt.Color("role:N", title=None, scale=alt.Scale(domain=roles, range=[ROLE_COLORS[r] for r in roles])),
+        shape=alt.Shape("role:N", title=None, scale=alt.Scale(domain=roles, range=[ROLE_SHAPES[r] for r in roles])),
         tooltip=["label", "role", alt.Tooltip("macro_f1:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
                  alt.Tooltip("hi:Q", format=".3f")],
     )
@@ -52,7 +56,7 @@ def error_correlation_chart(corr: pd.DataFrame, order: Sequence[str] | None = No
     off = corr[corr["a"] != corr["b"]]
     base = alt.Chart(off).encode(x=alt.X("a:N", sort=order, title=None), y=alt.Y("b:N", sort=order, title=None))
     cells = base.mark_rect().encode(
-        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="blues", domain=[0, 1])),
+        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="greys", domain=[0, 1])),   # not blue (neutral)
         tooltip=["a", "b", alt.Tooltip("phi:Q", format=".2f"), alt.Tooltip("both_wrong:Q", format=".1%")])
     labels = base.mark_text(fontSize=9).encode(
         text=alt.Text("phi:Q", format=".2f"),
@@ -76,13 +80,14 @@ def vote_view(table: pd.DataFrame, voters: Sequence[str] = ("gpt_4", "gpt_3_5", 
     vote, best = got.iloc[0], got.iloc[1]
     singles = single_scores(table[["id", "text", "gold", *voters]], n_resamples=n_resamples, seed=seed)
     rows = pd.DataFrame(
-        [{"label": f"vote of {len(voters)}", "role": "vote", "macro_f1": vote.macro_f1, "lo": vote.lo, "hi": vote.hi}]
+        [{"label": f"your vote of {len(voters)}", "role": "your vote", "macro_f1": vote.macro_f1, "lo": vote.lo,
+          "hi": vote.hi}]
         + [{"label": r.model, "role": "best single" if r.model == best.voters else "single model",
             "macro_f1": r.macro_f1, "lo": r.lo, "hi": r.hi} for r in singles.itertuples()])
     verdict = ("the vote is better" if vote["diff_lo"] > 0 else "the vote is worse" if vote["diff_hi"] < 0
                else "no difference this data can show")
-    caption = (f"vote of {len(voters)} (tie: {voters[0]}): macro F1 {vote.macro_f1:.3f} [{vote.lo:.3f}, {vote.hi:.3f}]; "
+    caption = (f"your vote of {len(voters)} (tie: {voters[0]}): macro F1 {vote.macro_f1:.3f} [{vote.lo:.3f}, {vote.hi:.3f}]; "
                f"best of them alone, {best.voters}: {best.macro_f1:.3f} [{best.lo:.3f}, {best.hi:.3f}]; vote minus best "
                f"{vote['diff']:+.3f} [{vote.diff_lo:+.3f}, {vote.diff_hi:+.3f}] (paired bootstrap, n = {int(vote.n):,}): "
                f"{verdict}")
-    return scores_chart(rows, title=f"Majority vote of {len(voters)} LLMs against each of them alone"), caption
+    return scores_chart(rows, title=f"Your majority vote of {len(voters)} LLMs against each of them alone"), caption

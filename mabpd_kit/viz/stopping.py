@@ -23,14 +23,18 @@ __all__ = ["CHANGE_COLORS", "LABEL_COLORS", "changes_chart", "changes_frame", "g
 #: One colour per veracity label, used by every chart here.
 LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
-#: Named threshold pairs, in order: "your pair" first (orange, as "yours" in every lesson), then the marks.
-_MARK_COLORS = (OKABE_ITO["orange"], OKABE_ITO["black"], OKABE_ITO["reddish purple"], OKABE_ITO["sky blue"])
-#: What happened to a claim when the thresholds moved away from the reference pair.
+#: Named threshold pairs, in order: "your pair" first (orange, as "yours" in every lesson), then the marks
+#: (dark grey, reddish purple, bluish green: a named pair is never black (wrong) or blue (neutral)).
+_MARK_COLORS = (OKABE_ITO["orange"], "#555555", OKABE_ITO["reddish purple"], OKABE_ITO["bluish green"])
+#: The Pareto front's line (sky blue: not the neutral blue, not a pair's colour).
+FRONT_COLOR = OKABE_ITO["sky blue"]
+#: What happened to a claim when the thresholds moved away from the reference pair: none of the reserved hues
+#: (a changed label can be a fix, so not black = wrong; a later stop is not "neutral" blue nor "yours" orange).
 CHANGE_COLORS: dict[str, str] = {
-    "label changes": OKABE_ITO["black"],
-    "stops earlier": OKABE_ITO["orange"],
-    "stops later": OKABE_ITO["blue"],
-    "would go on, log ends": OKABE_ITO["reddish purple"],
+    "label changes": OKABE_ITO["reddish purple"],
+    "stops earlier": OKABE_ITO["sky blue"],
+    "stops later": OKABE_ITO["bluish green"],
+    "would go on, log ends": "#555555",   # grey: the log cannot say what would have happened
     "unchanged": OTHER_COLOR,
 }
 
@@ -74,7 +78,7 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
     df["s0"], df["s1"], df["v0"], df["v1"] = df.tau_s - hs, df.tau_s + hs, df.tau_v - hv, df.tau_v + hv
     name = {"quality": cal.objective.replace("_", " "),
             "objective": f"{cal.objective.replace('_', ' ')} - {cal.cost_per_round:g} x rounds"}.get(value, _VALUE_TITLES.get(value, value))
-    scheme = "viridis" if value in ("quality", "accuracy", "macro_f1", "objective") else "oranges"
+    scheme = "viridis" if value in ("quality", "accuracy", "macro_f1", "objective") else "yellowgreen"   # never orange (yours)
     xs = alt.Scale(domain=[float(ts.min()) - hs, float(ts.max()) + hs], nice=False, zero=False)
     ys = alt.Scale(domain=[float(tv.min()) - hv, float(tv.max()) + hv], nice=False, zero=False)
     cells = alt.Chart(df).mark_rect().encode(
@@ -90,7 +94,8 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
         mf = _marks_frame(cal, marks)
         layers.append(alt.Chart(mf).mark_point(shape="circle", size=160, filled=False, strokeWidth=2.5).encode(
             x=alt.X("tau_s:Q", scale=xs), y=alt.Y("tau_v:Q", scale=ys),
-            color=alt.Color("name:N", scale=alt.Scale(range=list(_MARK_COLORS)), title="pair"),
+            color=alt.Color("name:N", scale=alt.Scale(domain=list(marks), range=list(_MARK_COLORS[1:1 + len(marks)])),
+                            title="pair"),   # no "your pair" here: the marks keep their tradeoff_chart colours
             tooltip=["name", "tau_s", "tau_v"],
         ))
     t = title or f"{name} over the threshold grid ({cal.n_claims} claims)"
@@ -114,7 +119,7 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
         y=alt.Y("quality:Q", title=cal.objective, scale=alt.Scale(zero=False)),
         tooltip=["tau_s", "tau_v", alt.Tooltip("quality:Q", format=".3f"), alt.Tooltip("mean_rounds:Q", format=".2f")],
     )
-    front = alt.Chart(cal.pareto).mark_line(point=True, color=OKABE_ITO["blue"], interpolate="step-after").encode(
+    front = alt.Chart(cal.pareto).mark_line(point=True, color=FRONT_COLOR, interpolate="step-after").encode(
         x="mean_rounds:Q", y="quality:Q", tooltip=["tau_s", "tau_v", "quality", "mean_rounds"],
     )
     layers = [base, front]
@@ -126,8 +131,8 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
         layers.append(alt.Chart(_marks_frame(cal, {"your pair": current})).mark_point(
             shape="diamond", size=150, filled=True, opacity=1, stroke="white", strokeWidth=1).encode(
             x="mean_rounds:Q", y="quality:Q", color=color, tooltip=tip))
-    t = title or f"{cal.objective} vs rounds: all {len(grid)} threshold pairs, Pareto front in blue"
-    desc = (f"{t}. Grey dots: every (tau_s, tau_v) pair; blue line: the Pareto front"
+    t = title or f"{cal.objective} vs rounds: all {len(grid)} threshold pairs, Pareto front in sky blue"
+    desc = (f"{t}. Grey dots: every (tau_s, tau_v) pair; sky blue line: the Pareto front"
             + (f"; diamond: your pair {current[0]:+.2f}, {current[1]:.2f}" if current is not None else "")
             + (f"; rings: {', '.join(named)}" if named else "") + ".")
     return alt.layer(*layers).properties(title=t, width=420, height=240, description=desc)
@@ -226,7 +231,9 @@ def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | N
         rows.append(dict(id=str(r.id), which="reference", round=r.rounds_ref, label=r.label_ref, change=r.change))
         rows.append(dict(id=str(r.id), which="your pair", round=r.rounds_new, label=r.label_new, change=r.change))
     df = pd.DataFrame(rows, columns=["id", "which", "round", "label", "change"])
-    color = alt.Color("change:N", scale=alt.Scale(domain=order, range=list(CHANGE_COLORS.values())), title="change")
+    shown = [k for k in order if k in set(df["change"])]   # the legend lists only the kinds drawn (none: no legend)
+    color = alt.Color("change:N", scale=alt.Scale(domain=shown or order, range=[CHANGE_COLORS[k] for k in shown or order]),
+                      title="change", legend=alt.Legend() if shown else None)
     y = alt.Y("id:N", title="claim", sort=list(dict.fromkeys(df["id"])))
     x = alt.X("round:Q", title="stopped after round (hollow: reference pair, diamond: yours)",
               scale=alt.Scale(domain=[0.8, 3.2]), axis=alt.Axis(tickMinStep=1))
