@@ -46,3 +46,8 @@ def test_decimals_per_column_keep_whole_numbers_as_decimals():
     t = viz.table(f, decimals={"share (%)": 1})
     assert list(t.frame["share (%)"]) == ["47.0", "12.0"] and list(t.frame["n"]) == ["3", "4"]
     assert list(t.frame["r"]) == ["0.123", "0.500"]
+
+
+def test_pandas_missing_values_read_as_a_dash():
+    t = viz.table(pd.DataFrame({"n": pd.array([3, None], dtype="Int64"), "when": [pd.NaT, pd.Timestamp("2026-01-02")]}))
+    assert list(t.frame["n"]) == ["3", "-"] and t.frame["when"][0] == "-"

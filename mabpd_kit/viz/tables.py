@@ -98,7 +98,7 @@ def _cell(value: Any, decimals: int, label: bool) -> str:
         return "yes" if value else "no"
     if isinstance(value, list | tuple | set | frozenset):
         return ", ".join(str(v) for v in value)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float):
         return f"{value:.{decimals}f}"
