@@ -234,9 +234,14 @@ def test_stop_chart_draws_round_one_statistics_and_the_thresholds(batch):
     # the colour is the state at round 1 (the round the point is placed by), not the final stop reason
     for r in pts:
         assert r["at_round_1"] == ("went on to round 2" if r["mean_rounds"] > 1 else f"ended: {r['stop_reason']}")
-    # the colour scale is fixed: every state in the domain, in one order, whichever occur in this batch
+    # the legend lists only the states drawn, in one fixed order, each in its fixed colour at every setting
     scale = chart.to_dict()["layer"][0]["encoding"]["color"]["scale"]
-    assert scale["domain"] == list(vp.ROUND1_COLORS) and scale["range"] == list(vp.ROUND1_COLORS.values())
+    drawn = {r["at_round_1"] for r in pts}
+    assert scale["domain"] == [k for k in vp.ROUND1_COLORS if k in drawn]
+    assert scale["range"] == [vp.ROUND1_COLORS[k] for k in scale["domain"]]
+    # light fills (yellow, light grey) get a dark outline so they show on white
+    mark = chart.to_dict()["layer"][0]["mark"]
+    assert mark["stroke"] == "#333333" and mark["strokeWidth"] >= 1
     assert chart.to_dict()["layer"][0]["encoding"]["color"]["field"] == "at_round_1"
     assert set(vp.STOP_REASON_COLORS) == set(__import__("typing").get_args(__import__("mabpd_kit.mabpd.sad", fromlist=["StopReason"]).StopReason))
     fast = [d for d in batch if d.debate is None]

@@ -518,6 +518,7 @@ def test_02_quotes():
              ["rammed through", "So called reform after", "so-called reform after a chaotic"],  # 3 is in the text
              ["rammed through", "So called reform after", "banana bread recipe"],           # 3 is no paraphrase
              ["rammed through", "So called reform after"],                                  # two quotes
+             ["rammed through", "RAMMED THROUGH", "forced the reform through"],        # 2 is 1 in capitals
              ["rammed through", "So called reform after", ""]]
     for quotes in wrong:
         _fails(ex.check_quotes, QUOTE_TEXT, quotes, cfg)
@@ -571,6 +572,8 @@ def test_04_burden_and_grounding(sad):
     wrong = {
         "nothing grounded": mine,
         "half grounded": [arg("bias", "biased", 0.9, ["approved a new bike lane", "a reckless war on drivers"]), ev, fr],
+        "half grounded, still biased": [arg("bias", "biased", 0.9, ["approved a new bike lane", "a reckless scheme"]),
+                                        ev, fr],
         "confidence changed too": [arg("bias", "biased", 1.0, ["approved a new bike lane"]), ev, fr],
         "the neutral side weakened": [arg("bias", "biased", 0.9, ["approved a new bike lane", "a reckless war"]),
                                       arg("evidence", "neutral", 0.6, ["a calm process"]), fr],

@@ -113,6 +113,19 @@ def check_reported_speech(sentence: Any, reports: Any) -> str:
             "the Evidence agent calls the same words biased.")
 
 
+def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
+    """Why the store kept fewer than three spans: two quotes point at the same words of ``text``."""
+    from mabpd_kit.mabpd import EvidenceStore
+    from mabpd_kit.types import Span
+
+    one = [EvidenceStore.build(text, [Span(text=q, agent="bias")], ratio=config.text.fuzzy_ratio).spans[0] for q in quotes]
+    where = [(sp.start, sp.end, sp.reason) for sp in one]
+    i, j = next(((i, j) for i in range(3) for j in range(i + 1, 3) if where[i] == where[j]), (0, 1))
+    return (f"Quotes {i + 1} and {j + 1} ({quotes[i]!r}, {quotes[j]!r}) find the same words of TEXT the same way "
+            f"({one[j].reason}): case and spacing are normalised, so the store keeps them as one span. Each quote "
+            "needs its own passage (quote 2: other words, typed differently, e.g. a hyphen left out).")
+
+
 def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
     """Exercise 02-2: one exact quote, one found only up to typography, one paraphrase (invalid, but made of the
     text's own content words: the near miss an LLM makes, not a random string)."""
@@ -122,7 +135,7 @@ def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
     from mabpd_kit.types import Span
 
     spans = EvidenceStore.build(text, [Span(text=q, agent="bias") for q in quotes], ratio=config.text.fuzzy_ratio).spans
-    assert len(spans) == 3, "Use three different quotes."
+    assert len(spans) == 3, _same_words(text, quotes, config)
     got = [s.reason if s.valid else "invalid" for s in spans]
     why = [f"{s.reason}" for s in spans]
     assert got[0] == "exact", (f"Quote 1 should match exactly, it was {got[0]!r} ({why[0]}): copy a stretch of TEXT "
@@ -177,6 +190,9 @@ def check_grounded(grounded: Any, arguments: Any, debate_of: Any) -> str:
                        "grounding. Keep them and change only the biased argument's quotes.")
     vote = debate_of(list(grounded), True).vote
     bad = [f"{sp.text!r}: {sp.reason}" for a in grounded if a.verdict == "biased" for sp in a.spans if not sp.valid]
+    assert not bad, (
+        f"Not every quote of the biased argument is in EX_TEXT (q < 1): {'; '.join(bad)}. The exercise asks for q = 1; "
+        f"the vote is {vote.label} here (B={vote.B:.3f}, N={vote.N:.3f}) but half-grounded evidence is not grounding.")
     assert vote.label == "biased", (
         f"With evidence weighting the vote is {vote.label} (B={vote.B:.3f}, N={vote.N:.3f}): every quote of the biased "
         "argument(s) must be valid evidence in EX_TEXT" + (f"; not valid: {'; '.join(bad)}" if bad else "") + ".")

@@ -183,7 +183,7 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
         color = _verdict_color("label", "final label")
     elif by == "correct":
         shown = [k for k in ("correct", "wrong", "no gold") if k in set(df["correct"])]   # the legend lists what is drawn
-        color = alt.Color("correct:N", scale=alt.Scale(domain=shown, range=[OUTCOME_COLORS[k] for k in shown]))
+        color = alt.Color("correct:N", title="vs gold", scale=alt.Scale(domain=shown, range=[OUTCOME_COLORS[k] for k in shown]))
     else:
         color = alt.Color("verifier_check:N", title="verifier")
     chart = alt.Chart(counts).mark_bar().encode(
@@ -345,7 +345,8 @@ def _at_round_1(stop_reason: str, rounds: int) -> str:
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
     """Every debate's round-1 (s, c) against the dual thresholds (dashed; default ``Config().sad``): a point in
     the upper-right box ends after round 1. Colour: what happened at round 1 (:data:`ROUND1_COLORS`); equal
-    points are one circle sized by their count."""
+    points are one circle sized by their count, outlined in dark grey so the light fills show on white; the
+    legend lists only the states drawn; the thresholds are dark-grey dashes (black is reserved for wrong)."""
     alt = altair()
     import pandas as pd
 
@@ -362,9 +363,9 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
     df = pd.DataFrame(rows)
     pts_df = df.groupby(["s", "c", "at_round_1", "stop_reason"], as_index=False).agg(
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
-    states = list(ROUND1_COLORS)
+    states = [r for r in ROUND1_COLORS if r in set(df.at_round_1)]   # the legend lists only states drawn
     most = int(pts_df.debates.max())
-    pts = alt.Chart(pts_df).mark_circle(opacity=0.85).encode(
+    pts = alt.Chart(pts_df).mark_circle(opacity=0.85, stroke="#333333", strokeWidth=1).encode(
         x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
@@ -375,7 +376,7 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
                  alt.Tooltip("mean_rounds:Q", format=".2f")])
     rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
     t = title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})"
-    return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3]).encode(x="s:Q"),
-                     rules.mark_rule(strokeDash=[4, 3]).encode(y="c:Q")).properties(
+    return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3], color="#555555").encode(x="s:Q"),
+                     rules.mark_rule(strokeDash=[4, 3], color="#555555").encode(y="c:Q")).properties(
         title=t, width=360, height=260,
         description=f"{t}. {len(df)} debates; " + ", ".join(f"{int((df.at_round_1 == r).sum())} {r}" for r in states) + ".")
