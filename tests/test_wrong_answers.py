@@ -310,6 +310,11 @@ def test_08_split(data):
     }
     for name, (c, r, t) in wrong.items():
         _fails(ex.check_split, pred, c, r, t)
+    t_all = _sweep_best(pred)                                      # chosen on all items: named as such (review40d)
+    try:
+        ex.check_split(pred, cal, rep, t_all)                     # passes only where it is also best on cal
+    except AssertionError as err:
+        assert "all items" in str(err) and "cal's best is" in str(err), err
 
 
 def test_08_paired(data):
@@ -407,16 +412,20 @@ def test_06_asymmetry():
         _fails(ex.check_asymmetry, good, reason, seeds, n)
     reversed_ = mk.identity.BeliefSpec(w_self=(2, 2, 2, 0, 0), w_peer=(0.5, 0.5, 0.5, 2, 2),
                                        competence=(0.85, 0.85, 0.85, 0.3, 0.3))
+    # subversion cut ~1%: the "gap" is only correction rising (review40d)
+    flat = mk.identity.BeliefSpec(w_self=(1, 1, 1, 3, 3), w_peer=(2, 2, 2, 1, 1), competence=(0.9, 0.9, 0.9, 0.3, 0.3))
     for spec in (mk.identity.BeliefSpec(w_self=1.0, w_peer=1.5), reversed_, mk.identity.BeliefSpec(w_self=1.5, w_peer=1.0),
-                 None):
+                 flat, None):
         _fails(ex.check_asymmetry, spec, "B", seeds, n)
+    assert "raises correction" in ex.check_asymmetry(good, "B", seeds, n)
 
 
 # -- 09 ex 1: the outlets that reach min_group, highest rate first --------------------------------
 def test_09_large_outlets():
     # as the exercise's toy corpus without data: outlets of 3, 3 and 1 articles, min_group 3
+    # a-news (first by name) has the lower rate, so a sort by n or by name is caught (review40d)
     agg = pd.DataFrame({"outlet": ["a-news.example", "b-news.example", "c-news.example"], "n": [3, 3, 1],
-                        "biased_rate": [2 / 3, 1 / 3, 1.0]})
+                        "biased_rate": [1 / 3, 2 / 3, 1.0]})
     agg["small"] = agg["n"] < 3
     right = agg[~agg["small"]].sort_values("biased_rate", ascending=False)
     assert "Correct" in ex.check_large(agg, right, 3)
@@ -425,7 +434,8 @@ def test_09_large_outlets():
              "n > min_group": agg[agg["n"] > 3],
              "nothing filtered": agg.sort_values("biased_rate", ascending=False),
              "lowest first": agg[~agg["small"]].sort_values("biased_rate"),
-             "not sorted by rate": agg[~agg["small"]].sort_values("outlet", ascending=False),
+             "not sorted by rate": agg[~agg["small"]].sort_values("outlet"),
+             "sorted by n": agg[~agg["small"]].sort_values("n", ascending=False),
              "no answer": None}
     for name, value in wrong.items():
         _fails(ex.check_large, agg, value, 3)

@@ -301,7 +301,7 @@ The lessons and exercises of the mabpd-kit course, with the kit itself:
 
 On Colab or a JupyterHub, skip this. On your own machine, with Python 3.10 or newer:
 
-    python -m venv mabpd-course
+    python3 -m venv mabpd-course                # Windows: py -m venv mabpd-course
     source mabpd-course/bin/activate            # Windows: mabpd-course\\Scripts\\activate
     pip install jupyterlab wheels/{wheel}
 

@@ -108,9 +108,12 @@ def check_split(pred: Any, cal: Any, rep: Any, threshold: Any, boundary: float =
     if got >= best - TOL:
         return f"Correct: a threshold chosen on the calibration half ({len(cal)} items), stratified by gold label."
     assert not _close(threshold, boundary), "That is the default boundary: the exercise asks for the threshold adapted on cal."
+    cal_best = f"cal's best is {_first_best(cal['gold'], cal['score']):.2f}"
+    on_all = _macro_f1(pred["gold"], (pred["score"] >= float(threshold)).astype(int)) >= _best_f1(pred["gold"], pred["score"]) - TOL
+    assert not on_all, f"This threshold is the best on all items of pred, not on the calibration half ({cal_best})."
     assert _macro_f1(rep["gold"], (rep["score"] >= float(threshold)).astype(int)) < _best_f1(rep["gold"], rep["score"]) - TOL, (
-        "This threshold is the best on the report half: choose it on the calibration half (cal).")
-    raise AssertionError("This threshold does not maximise macro F1 on the calibration half (cal).")
+        f"This threshold is the best on the report half: choose it on the calibration half (cal; {cal_best}).")
+    raise AssertionError(f"This threshold does not maximise macro F1 on the calibration half ({cal_best}).")
 
 
 def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5, n_all: int | None = None) -> str:

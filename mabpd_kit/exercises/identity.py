@@ -85,6 +85,9 @@ def check_pairs(log: tuple[str, str], conformity: Any, obstinacy: Any) -> str:
                          f"agent i's round-1 answer is j's round-0 answer (conformity) or its own round-0 answer (obstinacy).")
 
 
+MIN_SUBVERSION_CUT = 0.05   # a cut below 5% is "nearly unchanged": the exercise asks anonymisation to cut subversion
+
+
 def cut_gap(spec: Any, seeds: Sequence[int], n_questions: int) -> tuple[float, float, float]:
     """Mean subversion cut, mean correction cut and mean IBC of ``spec`` over ``seeds`` (the belief simulator)."""
     import numpy as np
@@ -107,6 +110,9 @@ def check_asymmetry(spec: Any, reason: Any, seeds: Sequence[int], n_questions: i
     sub, cor, _ = cut_gap(spec, seeds, n_questions)
     if sub <= 0:
         raise AssertionError(f"Anonymisation should lower subversion (cut {sub:.3f}); make the usually-right agents defer to peers.")
+    if sub < MIN_SUBVERSION_CUT:
+        raise AssertionError(f"Anonymisation leaves subversion nearly unchanged (cut {100 * sub:.0f}%, want at least "
+                             f"{100 * MIN_SUBVERSION_CUT:.0f}%): make the usually-right agents defer to peers more.")
     if sub - cor < 0.10:
         raise AssertionError(f"subversion cut - correction cut = {sub - cor:.3f} < 0.10: which agents get subverted, "
                              "which get corrected, and what does anonymisation do to each one's weights?")
@@ -116,5 +122,6 @@ def check_asymmetry(spec: Any, reason: Any, seeds: Sequence[int], n_questions: i
     if letter != REASON:
         raise AssertionError(f"reason {letter!r} does not explain it: compare what it says with the agents you built "
                              "(who is usually right, who defers) and with which event each kind of agent can have.")
-    return (f"Correct: with your agents anonymisation cuts subversion {100 * (sub - cor):.0f} percentage points "
-            "more than correction, for the reason you chose.")
+    moved = f"cuts correction by {100 * cor:.0f}%" if cor >= 0 else f"raises correction by {100 * -cor:.0f}%"
+    return (f"Correct: with your agents anonymisation cuts subversion by {100 * sub:.0f}% and {moved}, "
+            f"{100 * (sub - cor):.0f} percentage points apart, for the reason you chose.")

@@ -137,7 +137,7 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str = "Accuracy by round") 
             y=alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1])),
             color=_condition_color(df["condition"].tolist()),
             shape=alt.Shape("condition:N", legend=None),
-            strokeDash=alt.StrokeDash("kind:N", title="accuracy of", legend=alt.Legend(symbolType="stroke"),   # dashes in the legend
+            strokeDash=alt.StrokeDash("kind:N", title="line", legend=alt.Legend(symbolType="stroke"),   # dashes in the legend
                                       scale=alt.Scale(domain=kinds, range=[ACCURACY_DASHES[k] for k in kinds])),
             detail="kind:N",
             tooltip=["condition", "round", "kind", alt.Tooltip("accuracy:Q", format=".3f")],

@@ -21,6 +21,8 @@ __all__ = ["CHANGE_COLORS", "LABEL_COLORS", "changes_chart", "changes_frame", "g
            "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
 
 #: One colour per veracity label, used by every chart here.
+#: dark grey outline for light fills (yellow HALF-TRUE) on white
+OUTLINE = "#555555"
 LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
 #: Named threshold pairs, in order: "your pair" first (orange, as "yours" in every lesson), then the marks
@@ -146,18 +148,18 @@ def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: st
 
     df = trajectories_frame(trajs).dropna(subset=[value])
     ylab = "confidence c = max p(label)" if value == "c" else "stop margin s = p(STOP) - p(CONTINUE)"
-    line = alt.Chart(df).mark_line(opacity=0.45, strokeWidth=1).encode(
-        x=alt.X("round:O", title="round"),
-        y=alt.Y(f"{value}:Q", title=ylab),
-        detail="id:N",
-        color=alt.Color("gold:N", scale=_label_scale(), title="gold"),
-    )
-    points = line.mark_point(filled=True, size=30, opacity=0.7).encode(
+    # a dark-grey halo under each line and a dark outline on each point: light hues (HALF-TRUE's yellow)
+    # stay visible on white (review40d)
+    halo = alt.Chart(df).mark_line(opacity=0.5, strokeWidth=2.5, color=OUTLINE).encode(
+        x=alt.X("round:O", title="round"), y=alt.Y(f"{value}:Q", title=ylab), detail="id:N")
+    line = halo.mark_line(opacity=0.9, strokeWidth=1.2).encode(
+        color=alt.Color("gold:N", scale=_label_scale(), title="gold"))
+    points = line.mark_point(filled=True, size=34, opacity=0.9, stroke=OUTLINE, strokeWidth=0.7).encode(
         shape=alt.Shape("source:N", title="probability source"),
         tooltip=["id", "gold", "round", alt.Tooltip(f"{value}:Q", format=".3f"), "label", "source"],
     )
     t = title or f"{value} per round, one line per claim"
-    return alt.layer(line, points, data=df).properties(width=150, height=180).facet(
+    return alt.layer(halo, line, points, data=df).properties(width=150, height=180).facet(
         column=alt.Column("gold:N", title=None, sort=list(LABEL_COLORS))).properties(
         title=t, description=f"{t}: one panel per gold label, one line per claim, {ylab} against the round.")
 
@@ -187,7 +189,7 @@ def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -
 
     first = decisions[(decisions.round_index == 1) & decisions.gold.notna()]
     df = first.groupby(["run", "gold"], as_index=False).agg(mean_s=("s", "mean"), claims=("s", "size"))
-    return alt.Chart(df).mark_bar().encode(
+    return alt.Chart(df).mark_bar(stroke=OUTLINE, strokeWidth=0.8).encode(   # outlined: yellow on white
         x=alt.X("gold:N", sort=list(LABEL_COLORS), title=None),
         y=alt.Y("mean_s:Q", title="mean s = p(STOP) - p(CONTINUE)"),
         color=alt.Color("gold:N", scale=_label_scale(), legend=None),
