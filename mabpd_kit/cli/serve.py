@@ -1,4 +1,5 @@
-"""``mabpd serve``: a real model on this machine, no key, no network (llama-cpp-python's server).
+"""``mabpd serve``: a real model on this machine, no key, no network (llama-cpp-python's server, or llama.cpp's
+own ``llama-server`` with ``--server llama-server``: several requests at once on ``--parallel`` slots).
 
 ``mabpd serve`` starts the server with the model the ``[local]`` extra ships (SmolLM2-135M-Instruct),
 or ``--model-path FILE.gguf``, on a free loopback port (or ``--port``), prints how to point the kit at
@@ -21,7 +22,11 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-path", help="a GGUF model file (default: the shipped SmolLM2-135M-Instruct, or MABPD_LOCAL_MODEL)")
     parser.add_argument("--port", type=integer(1, 65535), help="loopback port (default: a free one)")
-    parser.add_argument("--n-ctx", type=integer(256), default=8192, help="context window in tokens (default 8192)")
+    parser.add_argument("--n-ctx", type=integer(256), default=8192, help="context window in tokens per request (default 8192)")
+    parser.add_argument("--server", choices=("llama-cpp-python", "llama-server"), default="llama-cpp-python",
+                        help="which server to start (default llama-cpp-python; llama-server: make llama-server)")
+    parser.add_argument("--parallel", type=integer(1, 64), default=None,
+                        help="llama-server's slots, requests computed at once (default: one per core, at most 4)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the running local server and exit")
     what.add_argument("--stop", action="store_true", help="stop the running local server and exit")
@@ -43,13 +48,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"running: {srv.describe()}")
         return 0
-    known = local.running(local.resolve_model_path(args.model_path))
+    server = getattr(args, "server", None) or "llama-cpp-python"
+    known = local.running(local.resolve_model_path(args.model_path), server)
     if known is not None:
         print(f"already running (reused; `mabpd serve --stop` stops it): {known.describe()}")
         _how_to(known)
         return 0
     t0 = time.perf_counter()
-    srv = local.serve(args.model_path, port=args.port, n_ctx=args.n_ctx, reuse=False)
+    srv = local.serve(args.model_path, port=args.port, n_ctx=args.n_ctx, reuse=False, server=server,
+                      slots=getattr(args, "parallel", None))
     print(f"serving {srv.describe()} (started in {time.perf_counter() - t0:.1f} s)")
     _how_to(srv)
     print("Ctrl-C stops it.", flush=True)
@@ -73,4 +80,4 @@ def run(args: argparse.Namespace) -> int:
 
 def _how_to(srv: object) -> None:
     print(f"  use it: MABPD_BASE_URL={srv.base_url} MABPD_MODEL={srv.alias} mabpd analyze FILE --llm"  # type: ignore[attr-defined]
-          "   (or MABPD_BASE_URL=local; in Python: mk.connect('local'))")
+          f"   (or MABPD_BASE_URL=local; in Python: mk.connect('local', server={srv.server!r}))")  # type: ignore[attr-defined]

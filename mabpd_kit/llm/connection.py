@@ -55,7 +55,7 @@ def resolve_key(kind: ServerKind | None, base_url: str) -> str | None:
 def connect(preset: str | None = None, *, model: str | None = None, base_url: str | None = None,
             config: Config | LLMConfig | None = None, cache_mode: str | None = None,
             cache_dir: str | os.PathLike[str] | None = None, quiet: bool = False,
-            model_path: str | os.PathLike[str] | None = None) -> LLM:
+            model_path: str | os.PathLike[str] | None = None, server: str | None = None) -> LLM:
     """An :class:`LLM` for a preset (a server kind's name), a base URL, or the environment; offline when none is set.
 
     Resolution: ``base_url``, else the preset's URL, else ``MABPD_BASE_URL``; the model from ``model``,
@@ -64,7 +64,8 @@ def connect(preset: str | None = None, *, model: str | None = None, base_url: st
     is passed. ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed (how tests reach
     :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline); the offline LLM prints one line
     saying so (``quiet=True`` silences it). ``connect("local")`` (or ``MABPD_BASE_URL=local``) starts or reuses
-    llama-cpp-python's server with the shipped model or ``model_path=`` (:mod:`.local`).
+    llama-cpp-python's server with the shipped model or ``model_path=`` (:mod:`.local`); ``server="llama-server"``
+    starts llama.cpp's own server instead (``make llama-server``), which computes several requests at once.
 
     Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no model, no key for a
     remote URL, or a URL that is not ``http(s)://host[:port]/...``.
@@ -72,12 +73,14 @@ def connect(preset: str | None = None, *, model: str | None = None, base_url: st
     cfg = as_llm_config(config)
     if model_path is not None and (preset or "").lower() != "local":
         raise SetupError("model_path= is for connect('local') (a GGUF file served on this machine)")
+    if server is not None and (preset or "").lower() != "local" and os.environ.get("MABPD_BASE_URL", "").strip().lower() != "local":
+        raise SetupError("server= is for connect('local') (which server the kit starts on this machine)")
     if preset is None and base_url is None and os.environ.get("MABPD_BASE_URL", "").strip().lower() == "local":
         preset = "local"
     if (preset or "").lower() == "local":
         from .local import serve
 
-        srv = serve(model_path)
+        srv = serve(model_path, **({"server": server} if server else {}))
         if not quiet:
             print(f"mabpd-kit: local model {srv.describe()} (no key, no network)")
         base_url, model, preset = srv.base_url, model or srv.alias, None

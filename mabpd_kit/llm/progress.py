@@ -55,11 +55,13 @@ def server_pid(endpoint: str) -> int | None:
 
 def known_server(endpoint: str, configured: str) -> str:
     """The server profile to use without asking the server: ``configured`` (``config.llm.server``) unless it
-    is ``auto`` and ``endpoint`` is a server the kit started (its kind is known: :data:`.local.KIND`). A busy
-    llama-cpp-python server answers the ``/v1/models`` probe only after the request it is computing, too late."""
+    is ``auto`` and ``endpoint`` is a llama-cpp-python server the kit started (its kind is known: :data:`.local.KIND`).
+    A busy llama-cpp-python server answers the ``/v1/models`` probe only after the request it is computing, too
+    late; a llama-server the kit started is asked (it answers ``/props``, its slot count, while it computes)."""
     from . import local
 
-    return local.KIND if configured == "auto" and server_pid(endpoint) is not None else configured
+    pid = server_pid(endpoint) if configured == "auto" else None
+    return local.KIND if pid is not None and local.server_of(pid) == local.KIND else configured
 
 
 async def wait_while_progressing(call: Awaitable[Any], *, window_s: float, progress: Callable[[], float | None],

@@ -31,7 +31,9 @@ class Quirks:
     Attributes: ``kind`` (its :class:`~mabpd_kit.llm.servers.ServerKind`), ``slots`` (requests computed at
     once; None: no limit), ``schemas`` (every schema received in a ``response_format``), ``gets`` (the paths of
     every GET), ``computing`` / ``max_computing`` (requests being computed now, and the most at one moment).
-    ``srv.max_in_flight`` counts queued requests too (what the client had open at once)."""
+    ``srv.max_in_flight`` counts queued requests too (what the client had open at once). ``n_ctx``: the server's
+    whole context in tokens (shared by the slots; a prompt of more whitespace words than a slot's share gets the
+    kind's :meth:`~mabpd_kit.llm.servers.ServerKind.over_context` answer); set it on ``srv.quirks``."""
 
     def __init__(self, name: str, *, slots: int | None = None) -> None:
         kind = servers.find(name)
@@ -42,6 +44,7 @@ class Quirks:
         self.slots = slots if slots is not None else kind.emulated_slots
         if self.slots is not None and self.slots < 1:
             raise ValueError("slots must be at least 1")
+        self.n_ctx = 8192
         self.schemas: list[dict[str, Any]] = []
         self.gets: list[str] = []
         self.computing = 0
@@ -66,12 +69,18 @@ class Quirks:
             self.gets.append(path)
         if path.endswith("/models"):
             return 200, {"object": "list", "data": [self.kind.model_entry(m) for m in models]}
-        props = self.kind.props(models, self.slots) if path.endswith("/props") else None
+        if path == self.kind.local_health and path != "/v1/models":  # llama-server's /health
+            return 200, {"status": "ok"}
+        props = self.kind.props(models, self.slots, self.n_ctx) if path.endswith("/props") else None
         return (200, props) if props is not None else self.kind.not_found(path)
 
     def refusal(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        """``(status, error body)`` when the server refuses the request's ``response_format``, else None (it is
-        answered); keeps any schema it carries in :attr:`schemas`."""
+        """``(status, error body)`` when the server refuses the request (a prompt over a slot's context, its
+        ``response_format``), else None (it is answered); keeps any schema it carries in :attr:`schemas`."""
+        words = sum(len(str(m.get("content") or "").split()) for m in request.get("messages") or [])
+        too_long = self.kind.over_context(words, self.n_ctx // (self.slots or 1))
+        if too_long is not None:
+            return too_long
         fmt = request.get("response_format") or {}
         if not fmt.get("type"):
             return None

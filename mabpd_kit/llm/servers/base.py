@@ -107,6 +107,28 @@ class ServerKind:
         """Request fields only this server reads."""
         return {}
 
+    def request_body(self, request: dict[str, Any], max_tokens_cap: int) -> dict[str, Any]:
+        """The body sent for ``request`` (its cache key is computed from ``request`` itself): the request and
+        :meth:`extra_body`. ``max_tokens_cap`` is ``config.llm.max_tokens_cap`` for kinds that need a bound."""
+        return {**request, **self.extra_body()}
+
+    # -- as a server the kit starts on this machine (mabpd_kit.llm.local) --------------------------------
+    def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
+                      parallel: int) -> tuple[list[str], dict[str, str]]:
+        """``(argv, extra environment)`` that start this server on ``127.0.0.1:port`` serving ``model_path`` with
+        ``n_ctx`` tokens of context per request and ``parallel`` slots; a kind the kit cannot start raises
+        ``ValueError`` in one line."""
+        raise ValueError(f"the kit cannot start a {self.name} server on this machine")
+
+    def local_ready(self, path: str, status: int, body: Any) -> bool:
+        """Does the answer to ``GET path`` (:attr:`local_health`) say a started server is ready?"""
+        return status == 200 and isinstance(body, dict) and isinstance(body.get("data"), list)
+
+    @property
+    def local_health(self) -> str:
+        """The path a started server's readiness is asked on."""
+        return "/v1/models"
+
     def choice_format(self, options: list[str]) -> dict[str, Any] | None:
         """A ``response_format`` that makes the reply one of ``options`` (read through its logprobs); None where
         the server has no grammar for it."""
@@ -122,8 +144,8 @@ class ServerKind:
         """One entry of its ``GET /v1/models`` list."""
         return {"id": model, "object": "model", "created": 0, "owned_by": self.owned_by[0]}
 
-    def props(self, models: list[str], slots: int | None) -> dict[str, Any] | None:
-        """Its ``GET /props`` answer (None: a 404)."""
+    def props(self, models: list[str], slots: int | None, n_ctx: int = 8192) -> dict[str, Any] | None:
+        """Its ``GET /props`` answer (None: a 404); ``n_ctx``: the server's whole context (all slots)."""
         return None
 
     def not_found(self, path: str) -> tuple[int, dict[str, Any]]:
@@ -132,6 +154,11 @@ class ServerKind:
 
     def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """``(status, body)`` when it refuses a request's ``response_format``, else None (answered)."""
+        return None
+
+    def over_context(self, prompt_tokens: int, slot_ctx: int) -> tuple[int, dict[str, Any]] | None:
+        """``(status, body)`` it answers to a prompt of ``prompt_tokens`` over a slot's ``slot_ctx``; None: the
+        emulation does not check (a prompt is never too long)."""
         return None
 
 

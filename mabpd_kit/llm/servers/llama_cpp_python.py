@@ -6,6 +6,7 @@ neither numeric bounds nor optional fields (the kit requires every field). ``/v1
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .base import ServerKind, enumerate_unit_numbers, inline_refs
@@ -29,6 +30,13 @@ class LlamaCppPython(ServerKind):
 
     def concurrency(self, info: dict[str, Any]) -> int | None:
         return 1
+
+    def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
+                      parallel: int) -> tuple[list[str], dict[str, str]]:
+        """``python -m llama_cpp.server`` in this interpreter (one slot: ``parallel`` is ignored)."""
+        return [sys.executable, "-m", "llama_cpp.server", "--model", model_path, "--model_alias", alias,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--logits_all", "true",
+                "--n_threads", str(threads)], {}
 
     def choice_format(self, options: list[str]) -> dict[str, Any] | None:
         return {"type": "json_object", "schema": {"type": "string", "enum": list(options)}}

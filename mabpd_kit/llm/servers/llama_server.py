@@ -5,17 +5,54 @@
 - ``GET /props`` answers ``total_slots``: that many requests are computed at once (the client's limit), and
   it is how the server is recognised (``/v1/models`` says ``owned_by: "llamacpp"``);
 - a prompt cache per slot, turned on per request (``cache_prompt``);
-- local: time-outs grow with the prompt, a timed-out request is not sent again, no item deadline.
+- local: time-outs grow with the prompt, a timed-out request is not sent again, no item deadline;
+- a request without ``max_tokens`` (or with a huge one) writes until its slot's context is full (4,047 tokens
+  on 2026-12-06): every request is sent with ``max_tokens`` at most ``config.llm.max_tokens_cap``;
+- a prompt longer than a slot's context is a 400 ``exceed_context_size_error`` naming both sizes: an
+  answer about this item, not a refusal of the ``response_format`` (no fallback to the next mode);
+- the kit starts it (``connect("local", server="llama-server")``) from the binary ``make llama-server``
+  builds (``~/.cache/mabpd-kit/llama-server-VERSION/``, or ``MABPD_LLAMA_SERVER``), with ``--parallel``
+  slots of ``n_ctx`` each (its ``-c`` is the total, shared by the slots).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 from .base import ServerKind, enumerate_unit_numbers
 
-__all__ = ["KIND", "LlamaServer"]
+__all__ = ["KIND", "LlamaServer", "binary"]
+
+#: its 400 to a prompt longer than a slot's context (``error.type``)
+OVER_CONTEXT = "exceed_context_size_error"
+
+
+def _cache_root() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False))
+
+
+def binary() -> Path | None:
+    """The ``llama-server`` binary: ``MABPD_LLAMA_SERVER``, else the one ``make llama-server`` cached for the
+    installed llama-cpp-python's version (any cached version when the bindings are not installed), else one
+    on ``PATH``; None when there is none."""
+    env = os.environ.get("MABPD_LLAMA_SERVER", "").strip()
+    if env:
+        return Path(env).expanduser() if Path(env).expanduser().is_file() else None
+    try:
+        from importlib.metadata import version
+
+        folders = [_cache_root() / f"llama-server-{version('llama-cpp-python')}"]
+    except Exception:  # noqa: BLE001 - the bindings are not installed: any cached build
+        folders = sorted(_cache_root().glob("llama-server-*"), reverse=True)
+    found = next((f / "llama-server" for f in folders if (f / "llama-server").is_file()), None)
+    on_path = shutil.which("llama-server")
+    return found or (Path(on_path) if on_path else None)
 
 
 class LlamaServer(ServerKind):
@@ -26,6 +63,8 @@ class LlamaServer(ServerKind):
         return enumerate_unit_numbers(schema)
 
     def refuses_mode(self, status: int | None, message: str) -> bool:
+        if OVER_CONTEXT in (message or "") or "exceeds the available context size" in (message or ""):
+            return False  # the prompt is too long for a slot: every mode would get the same answer
         return super().refuses_mode(status, message)  # it refuses with a 4xx or a message naming the field
 
     def concurrency(self, info: dict[str, Any]) -> int | None:
@@ -44,6 +83,29 @@ class LlamaServer(ServerKind):
     def extra_body(self) -> dict[str, Any]:
         return {"cache_prompt": True}
 
+    def request_body(self, request: dict[str, Any], max_tokens_cap: int) -> dict[str, Any]:
+        given = request.get("max_tokens")
+        capped = min(given, max_tokens_cap) if isinstance(given, int) and given > 0 else max_tokens_cap
+        return {**request, **self.extra_body(), "max_tokens": capped}
+
+    def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
+                      parallel: int) -> tuple[list[str], dict[str, str]]:
+        exe = binary()
+        if exe is None:
+            raise ValueError("llama-server is not built on this machine: make llama-server (in the repository), "
+                             "or set MABPD_LLAMA_SERVER to a llama-server binary")
+        libs = os.pathsep.join(x for x in (str(exe.parent), os.environ.get("LD_LIBRARY_PATH", "")) if x)
+        return [str(exe), "--model", model_path, "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
+                "--parallel", str(parallel), "-c", str(n_ctx * parallel), "--threads", str(threads),
+                "--no-webui"], {"LD_LIBRARY_PATH": libs}
+
+    def local_ready(self, path: str, status: int, body: Any) -> bool:
+        return status == 200 and isinstance(body, dict) and body.get("status") == "ok"
+
+    @property
+    def local_health(self) -> str:
+        return "/health"
+
     def choice_format(self, options: list[str]) -> dict[str, Any] | None:
         return {"type": "json_schema", "json_schema": {"name": "choice", "schema": {"type": "string", "enum": list(options)}}}
 
@@ -55,12 +117,21 @@ class LlamaServer(ServerKind):
         return {"id": model, "object": "model", "created": int(time.time()), "owned_by": "llamacpp",
                 "meta": {"n_ctx_train": 8192}}
 
-    def props(self, models: list[str], slots: int | None) -> dict[str, Any] | None:
-        return {"total_slots": slots, "model_path": f"/models/{models[0]}.gguf",
-                "default_generation_settings": {"n_ctx": 8192}, "chat_template": ""}
+    def props(self, models: list[str], slots: int | None, n_ctx: int = 8192) -> dict[str, Any] | None:
+        per_slot = n_ctx // (slots or 1)  # -c is shared by the slots: each has c / parallel
+        return {"total_slots": slots, "model_path": f"/models/{models[0]}.gguf", "build_info": "b1-0c1e570",
+                "default_generation_settings": {"n_ctx": per_slot}, "chat_template": "", "endpoint_props": False}
 
     def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         return None  # every response_format goes through its grammar
+
+    def over_context(self, prompt_tokens: int, slot_ctx: int) -> tuple[int, dict[str, Any]] | None:
+        if prompt_tokens <= slot_ctx:
+            return None
+        message = (f"request ({prompt_tokens} tokens) exceeds the available context size ({slot_ctx} tokens), "
+                   "try increasing it")
+        return 400, {"error": {"code": 400, "message": message, "type": OVER_CONTEXT,
+                               "n_prompt_tokens": prompt_tokens, "n_ctx": slot_ctx}}
 
 
 KIND = LlamaServer(name="llama-server", aliases=("llamacpp",), base_url="http://localhost:8080/v1",
