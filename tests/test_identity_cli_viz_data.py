@@ -71,7 +71,7 @@ def test_trust_and_accuracy_charts(report):
     assert len(a) == 2 * len(report.accuracy) and {r["kind"] for r in a} == {"majority vote", "single agent"}
     # equal lines never hide each other: vanilla left of its round, anonymised right; the line styles have a legend
     enc = vid.accuracy_chart(report.accuracy).to_dict()["encoding"]
-    assert enc["strokeDash"]["title"] == "accuracy of" and enc["strokeDash"]["scale"]["domain"] == ["majority vote", "single agent"]
+    assert enc["strokeDash"]["title"] == "line" and enc["strokeDash"]["scale"]["domain"] == ["majority vote", "single agent"]
     xs = {(r["condition"], r["round"]): r["x"] for r in a if r["kind"] == "majority vote"}
     assert all(xs[("vanilla", rnd)] < rnd < xs[("anonymised", rnd)] for (_, rnd) in xs)
 
