@@ -176,6 +176,7 @@ class LLMConfig(_Frozen):
     local_max_wait_s: float | None = Field(None, gt=0, description="at most this many seconds for one call to a local server that keeps making progress; None: no bound but the item deadline")
     max_retries: int = 3
     max_tokens_cap: int = Field(2048, gt=0, description="llama-server: a call's max_tokens at most this, and this when it names none (without one it writes until its slot's context is full)")
+    repeat_penalty: float = Field(1.1, ge=1.0, description="llama-server: the repetition penalty sent with every call (llama-cpp-python's server applies 1.1 by default, llama-server 1.0, under which greedy SmolLM2 repeats one sentence until max_tokens)")
     max_reply_bytes: int = Field(16_000_000, gt=0, description="a reply body longer than this is not read further (never held whole): its item fails with that reason")
     cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
     repair_retries: int = 1

@@ -179,6 +179,17 @@ def test_max_tokens_is_capped_so_a_reply_cannot_fill_the_slot(fake_server):
     assert "max_tokens" not in other.requests[-1]  # the other kinds are sent what was asked
 
 
+def test_every_request_carries_the_repeat_penalty_llama_cpp_python_applies(fake_server):
+    """Real llama-server, 2026-12-06 10:50 UTC (--parallel 2 -t 1): the Bias agent's request at temperature 0 wrote
+    "The article's content is too simplistic..." again and again until max_tokens (finish "length", json_schema and
+    json_object+schema alike), so 4 of 4 samples failed "no valid BiasOutput" (205.7 s per sentence, 14,071
+    completion tokens for 20 calls). Its default repeat_penalty is 1.0; llama-cpp-python's server applies 1.1.
+    With repeat_penalty 1.1 the same request stopped after 1,237 characters of valid JSON."""
+    srv = fake_server(lambda r: "hi", emulate="llama-server", slots=2, models=[MODEL])
+    mk.connect(base_url=srv.base_url, model=MODEL, quiet=True).chat("hello", max_tokens=20)
+    assert srv.requests[-1]["repeat_penalty"] == Config().llm.repeat_penalty == 1.1
+
+
 class Verdict(BaseModel):
     reasoning: str
     verdict: str = Field(pattern=r"^(biased|neutral)$")

@@ -46,7 +46,7 @@ async def send(client: Any, request: dict[str, Any], prof: ServerKind, cfg: LLMC
     timeout_s=, retries=)`` builds the key-free error of a local time-out; other SDK errors propagate."""
     import openai
 
-    body = prof.request_body(request, cfg.max_tokens_cap)
+    body = prof.request_body(request, cfg)
     timeout = prof.timeout(cfg.timeout_s, request, cfg.timeout_per_1k_chars_s)
     pid = server_pid(str(client.base_url)) if prof.local_compute else None
     for attempt in range(cfg.max_retries + 1):

@@ -107,9 +107,9 @@ class ServerKind:
         """Request fields only this server reads."""
         return {}
 
-    def request_body(self, request: dict[str, Any], max_tokens_cap: int) -> dict[str, Any]:
+    def request_body(self, request: dict[str, Any], cfg: Any) -> dict[str, Any]:
         """The body sent for ``request`` (its cache key is computed from ``request`` itself): the request and
-        :meth:`extra_body`. ``max_tokens_cap`` is ``config.llm.max_tokens_cap`` for kinds that need a bound."""
+        :meth:`extra_body`. ``cfg``: the ``config.llm`` settings (``max_tokens_cap``, ``repeat_penalty``)."""
         return {**request, **self.extra_body()}
 
     # -- as a server the kit starts on this machine (mabpd_kit.llm.local) --------------------------------

@@ -8,6 +8,9 @@
 - local: time-outs grow with the prompt, a timed-out request is not sent again, no item deadline;
 - a request without ``max_tokens`` (or with a huge one) writes until its slot's context is full (4,047 tokens
   on 2026-12-06): every request is sent with ``max_tokens`` at most ``config.llm.max_tokens_cap``;
+- its default repetition penalty is 1.0 (llama-cpp-python's server: 1.1): greedy SmolLM2 then writes one
+  sentence again and again until ``max_tokens`` (every MABPD agent reply on 2026-12-06), so every request is
+  sent with ``config.llm.repeat_penalty``;
 - a prompt longer than a slot's context is a 400 ``exceed_context_size_error`` naming both sizes: an
   answer about this item, not a refusal of the ``response_format`` (no fallback to the next mode);
 - the kit starts it (``connect("local", server="llama-server")``) from the binary ``make llama-server``
@@ -83,10 +86,10 @@ class LlamaServer(ServerKind):
     def extra_body(self) -> dict[str, Any]:
         return {"cache_prompt": True}
 
-    def request_body(self, request: dict[str, Any], max_tokens_cap: int) -> dict[str, Any]:
-        given = request.get("max_tokens")
-        capped = min(given, max_tokens_cap) if isinstance(given, int) and given > 0 else max_tokens_cap
-        return {**request, **self.extra_body(), "max_tokens": capped}
+    def request_body(self, request: dict[str, Any], cfg: Any) -> dict[str, Any]:
+        given, cap = request.get("max_tokens"), cfg.max_tokens_cap
+        capped = min(given, cap) if isinstance(given, int) and given > 0 else cap
+        return {**request, **self.extra_body(), "max_tokens": capped, "repeat_penalty": cfg.repeat_penalty}
 
     def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
                       parallel: int) -> tuple[list[str], dict[str, str]]:
