@@ -122,7 +122,8 @@ def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
     where = [(sp.start, sp.end, sp.reason) for sp in one]
     i, j = next(((i, j) for i in range(3) for j in range(i + 1, 3) if where[i] == where[j]), (0, 1))
     return (f"Quotes {i + 1} and {j + 1} ({quotes[i]!r}, {quotes[j]!r}) find the same words of TEXT the same way "
-            f"({one[j].reason}): case and spacing are normalised, so the store keeps them as one span. Each quote "
+            f"({one[j].reason}): both find {one[j].text!r} (case, spacing and hyphens are typography), so the store keeps "
+            "them as one span. Each quote "
             "needs its own passage (quote 2: other words, typed differently, e.g. a hyphen left out).")
 
 
