@@ -121,3 +121,16 @@ def test_error_correlation_chart_is_not_blue():
 
     corr = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "phi": [0.3, 0.3], "both_wrong": [0.1, 0.1]})
     assert error_correlation_chart(corr).to_dict()["layer"][0]["encoding"]["color"]["scale"]["scheme"] == "greys"
+
+
+def test_vote_caption_names_the_tie_rule_only_when_a_tie_can_happen():
+    from mabpd_kit.viz.llm_labels import vote_view
+
+    rng = np.random.default_rng(1)
+    gold = rng.integers(0, 2, 60).tolist()
+    flip = lambda p: [g if rng.random() > p else 1 - g for g in gold]   # noqa: E731
+    t = L.label_table(_babe(gold, a=flip(0.1), b=flip(0.2), c=flip(0.3), d=flip(0.3)))
+    _, odd = vote_view(t, ["a", "b", "c"], n_resamples=50, seed=0)
+    _, even = vote_view(t, ["a", "b", "c", "d"], n_resamples=50, seed=0)
+    assert odd.startswith("your vote of 3: ") and "tie" not in odd
+    assert even.startswith("your vote of 4 (a tie would go to a): ")

@@ -32,3 +32,26 @@ def test_precision_recall_labels_do_not_overlap():
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert a[2] <= b[0] or a[0] >= b[2] or a[3] <= b[1] or a[1] >= b[3], (a, b)
+
+
+def test_confusion_text_is_dark_on_light_cells():
+    """A 10% cell is light grey: its text is black, never white (review40e, lesson 08 cell 15)."""
+    spec = mk.viz.evaluation.confusion_chart([0] * 20 + [1] * 20, [0] * 18 + [1] * 2 + [1] * 16 + [0] * 4).to_dict()
+    data = next(iter(spec["datasets"].values()))
+    inks = {r["cell"]: r["ink"] for r in data}
+    assert inks["false positive"] == "black" and inks["false negative"] == "black"
+    assert inks["true negative"] == "white"
+    assert {layer["mark"]["color"] for layer in spec["layer"][1:]} == {"black", "white"}
+
+
+def test_reference_llms_are_one_band_not_ten_greys():
+    """Ten reference LLMs are one min-max band per metric; the colour legend lists the kit's systems only."""
+    refs = [f"llm_{i}" for i in range(10)]
+    metrics = pd.DataFrame({"system": ["full", "no-debate", *refs], "kind": ["config"] * 2 + ["reference LLM"] * 10,
+                            "macro_f1": [0.6, 0.62] + [0.5 + i / 50 for i in range(10)], "f1": 0.6, "precision": 0.7,
+                            "recall": 0.5, "macro_f1_lo": 0.55, "macro_f1_hi": 0.65})
+    spec = mk.viz.evaluation.metrics_chart(metrics).to_dict()
+    colour = [layer for layer in spec["layer"] if "color" in layer.get("encoding", {})]
+    assert colour[0]["encoding"]["color"]["scale"]["domain"] == ["full", "no-debate"]
+    band = next(v for k, v in spec["datasets"].items() if v and "hi" in v[0] and "what" in v[0])
+    assert len(band) == 4 and band[0]["lo"] == 0.5 and abs(band[0]["hi"] - 0.68) < 1e-9

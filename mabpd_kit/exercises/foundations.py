@@ -122,7 +122,8 @@ def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
     where = [(sp.start, sp.end, sp.reason) for sp in one]
     i, j = next(((i, j) for i in range(3) for j in range(i + 1, 3) if where[i] == where[j]), (0, 1))
     return (f"Quotes {i + 1} and {j + 1} ({quotes[i]!r}, {quotes[j]!r}) find the same words of TEXT the same way "
-            f"({one[j].reason}): case and spacing are normalised, so the store keeps them as one span. Each quote "
+            f"({one[j].reason}): both find {one[j].text!r} (case, spacing and hyphens are typography), so the store keeps "
+            "them as one span. Each quote "
             "needs its own passage (quote 2: other words, typed differently, e.g. a hyphen left out).")
 
 
@@ -190,9 +191,12 @@ def check_grounded(grounded: Any, arguments: Any, debate_of: Any) -> str:
                        "grounding. Keep them and change only the biased argument's quotes.")
     vote = debate_of(list(grounded), True).vote
     bad = [f"{sp.text!r}: {sp.reason}" for a in grounded if a.verdict == "biased" for sp in a.spans if not sp.valid]
+    spans = [sp for a in grounded if a.verdict == "biased" for sp in a.spans]
+    valid = sum(sp.valid for sp in spans)
     assert not bad, (
-        f"Not every quote of the biased argument is in EX_TEXT (q < 1): {'; '.join(bad)}. The exercise asks for q = 1; "
-        f"the vote is {vote.label} here (B={vote.B:.3f}, N={vote.N:.3f}) but half-grounded evidence is not grounding.")
+        f"Not every quote of the biased argument is in EX_TEXT (q = {valid} of {len(spans)} valid): {'; '.join(bad)}. "
+        f"The exercise asks for q = 1; the vote is {vote.label} here (B={vote.B:.3f}, N={vote.N:.3f}), "
+        + ("but partly grounded evidence is not grounding." if valid else "and a claim with no valid quote is not grounded."))
     assert vote.label == "biased", (
         f"With evidence weighting the vote is {vote.label} (B={vote.B:.3f}, N={vote.N:.3f}): every quote of the biased "
         "argument(s) must be valid evidence in EX_TEXT" + (f"; not valid: {'; '.join(bad)}" if bad else "") + ".")

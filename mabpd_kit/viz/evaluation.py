@@ -24,24 +24,36 @@ def metrics_chart(
     which: Sequence[str] = ("macro_f1", "f1", "precision", "recall"),
     title: str | None = None,
 ) -> alt.LayerChart:
-    """Grouped bars: one group per metric, one bar per system; macro F1 carries its bootstrap CI."""
+    """Grouped bars: one group per metric, one bar per system; macro F1 carries its bootstrap CI; reference LLMs
+    (``kind`` starting with "reference") are one light-grey band per metric behind the bars."""
     import pandas as pd
 
     alt = altair()
 
+    is_ref = metrics["kind"].astype(str).str.startswith("reference") if "kind" in metrics.columns else metrics["system"] != metrics["system"]
+    refs, metrics = metrics[is_ref], metrics[~is_ref]
     systems = metrics["system"].tolist()
     long = metrics.melt(id_vars=["system"], value_vars=list(which), var_name="metric", value_name="value")
     long["metric"] = long["metric"].map(lambda m: _METRIC_TITLES.get(m, m))
     order = [_METRIC_TITLES.get(m, m) for m in which]
     x = alt.X("metric:N", sort=order, title=None, axis=alt.Axis(labelAngle=0))
-    bars = alt.Chart(long).mark_bar().encode(
+    layers: list[Any] = []
+    if len(refs):   # the reference LLMs as one see-through grey band per metric (lowest to highest), over the bars
+        band = pd.DataFrame({"metric": [_METRIC_TITLES.get(m, m) for m in which], "lo": [refs[m].min() for m in which],
+                             "hi": [refs[m].max() for m in which], "what": f"{len(refs)} reference LLMs: lowest to highest"})
+        band_chart = alt.Chart(band).mark_bar(color="#bdbdbd", fillOpacity=0.5, stroke="#555555", strokeWidth=1).encode(
+            x=x, y="lo:Q", y2="hi:Q", opacity=alt.Opacity("what:N", title=None, legend=alt.Legend(
+                symbolOpacity=1, symbolType="square", symbolFillColor="#dedede", symbolStrokeColor="#555555", labelLimit=0)),
+            tooltip=["what", alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")])
+    layers.append(alt.Chart(long).mark_bar().encode(
         x=x,
         xOffset=alt.XOffset("system:N", sort=systems),
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
         color=alt.Color("system:N", sort=systems, title="system", scale=_system_scale(metrics)),
         tooltip=["system", "metric", alt.Tooltip("value:Q", format=".3f")],
-    )
-    layers: list[Any] = [bars]
+    ))
+    if len(refs):
+        layers.append(band_chart)
     if {"macro_f1_lo", "macro_f1_hi"} <= set(metrics.columns) and "macro_f1" in which:
         ci = pd.DataFrame({"system": metrics["system"], "metric": _METRIC_TITLES["macro_f1"],
                            "lo": metrics["macro_f1_lo"], "hi": metrics["macro_f1_hi"]})
@@ -159,6 +171,7 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
                          "share": n / total if total else 0.0, "cell": kinds.get((g, p), "correct" if g == p else "error"),
                          "label": f"{kinds.get((g, p), '')}\n{n} ({(n / total if total else 0):.0%} of row)".strip()})
     df = pd.DataFrame(rows)
+    df["ink"] = ["white" if share > 0.55 else "black" for share in df["share"]]   # dark text on every light fill
     order_g = [f"gold {names.get(g, g)}" for g in cm.index]
     order_p = [f"predicted {names.get(p, p)}" for p in cm.columns]
     base = alt.Chart(df).encode(
@@ -169,12 +182,10 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
         color=alt.Color("share:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),   # not blue (neutral)
         tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")],
     )
-    text = base.mark_text(fontSize=13, lineBreak="\n", lineHeight=17).encode(
-        text="label:N",
-        color=alt.when(alt.datum.share > 0.55).then(alt.value("white")).otherwise(alt.value("black")),
-    )
+    texts = [base.transform_filter(alt.datum.ink == ink).mark_text(fontSize=13, lineBreak="\n", lineHeight=17, color=ink)
+             .encode(text="label:N") for ink in ("black", "white") if (df["ink"] == ink).any()]
     desc = "Confusion matrix. " + "; ".join(f"{r.gold}, {r.pred}: {r['count']} ({r.cell})" for _, r in df.iterrows())
-    chart = alt.layer(cells, text).properties(width=120 * len(order_p), height=90 * len(order_g), description=desc)
+    chart = alt.layer(cells, *texts).properties(width=120 * len(order_p), height=90 * len(order_g), description=desc)
     return chart.properties(title=title) if title else chart
 
 

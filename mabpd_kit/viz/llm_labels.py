@@ -86,7 +86,8 @@ def vote_view(table: pd.DataFrame, voters: Sequence[str] = ("gpt_4", "gpt_3_5", 
             "macro_f1": r.macro_f1, "lo": r.lo, "hi": r.hi} for r in singles.itertuples()])
     verdict = ("the vote is better" if vote["diff_lo"] > 0 else "the vote is worse" if vote["diff_hi"] < 0
                else "no difference this data can show")
-    caption = (f"your vote of {len(voters)} (tie: {voters[0]}): macro F1 {vote.macro_f1:.3f} [{vote.lo:.3f}, {vote.hi:.3f}]; "
+    tie = f" (a tie would go to {voters[0]})" if len(voters) % 2 == 0 else ""
+    caption = (f"your vote of {len(voters)}{tie}: macro F1 {vote.macro_f1:.3f} [{vote.lo:.3f}, {vote.hi:.3f}]; "
                f"best of them alone, {best.voters}: {best.macro_f1:.3f} [{best.lo:.3f}, {best.hi:.3f}]; vote minus best "
                f"{vote['diff']:+.3f} [{vote.diff_lo:+.3f}, {vote.diff_hi:+.3f}] (paired bootstrap, n = {int(vote.n):,}): "
                f"{verdict}")
