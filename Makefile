@@ -67,7 +67,7 @@ test-unit: $(STAMP)
 
 test-real: $(LOCAL_STAMP)
 	@# a real model: SmolLM2-135M-Instruct on llama-cpp-python's server, 127.0.0.1 (tests/test_real_model.py)
-	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_REAL_SERVERS=llama-cpp-python MABPD_LOCAL_THREADS=$$(nproc) $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
+	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_REAL_SERVERS=llama-cpp-python $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-real-llama-server: $(LLAMA_SERVER_STAMP)
 	@# the same tier on llama.cpp's llama-server (not yet in make test: see docs/real-models.md)

@@ -177,6 +177,8 @@ class LLMConfig(_Frozen):
     max_retries: int = 3
     max_tokens_cap: int = Field(2048, gt=0, description="llama-server: a call's max_tokens at most this, and this when it names none (without one it writes until its slot's context is full)")
     repeat_penalty: float = Field(1.1, ge=1.0, description="llama-server: the repetition penalty sent with every call (llama-cpp-python's server applies 1.1 by default, llama-server 1.0, under which greedy SmolLM2 repeats one sentence until max_tokens)")
+    grammar_max_items: int = Field(1, ge=1, description="llama.cpp servers (their grammar follows the reply schema): a list in a reply at most this many items (a small model repeats its one quote until max_tokens)")
+    grammar_max_chars: int = Field(80, ge=1, description="llama.cpp servers: a free-text field (rationale, quote, explanation) at most this many characters; a bigger local model that reasons at length: raise both")
     max_reply_bytes: int = Field(16_000_000, gt=0, description="a reply body longer than this is not read further (never held whole): its item fails with that reason")
     cache_mode: Literal["off", "record", "replay", "auto"] = "auto"
     repair_retries: int = 1

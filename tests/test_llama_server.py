@@ -128,12 +128,17 @@ def test_serve_reuses_only_the_same_server_and_model(standin, monkeypatch):
     assert local.stop(second) and not local.alive(second)
 
 
-def test_parallel_is_one_slot_per_core_at_most_four(monkeypatch):
+def test_parallel_is_one_slot_per_four_cores_at_least_one_at_most_four(monkeypatch):
+    """Real llama-server on 2 cores, 2026-12-06 (4 teaching samples, 2 threads, two runs each): 2 slots took 12.3
+    and 12.8 s a sentence, 1 slot 10.4 and 11.0 (two slots decode on the same cores, and the second fills its own
+    prompt cache). The kit started 2 slots there."""
     monkeypatch.delenv("MABPD_LOCAL_PARALLEL", raising=False)
-    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "cpu_count", lambda: 32)
     assert local.parallel("llama-server") == local.MAX_PARALLEL == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert local.parallel("llama-server") == 2
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert local.parallel("llama-server") == 2 and local.parallel("llama-cpp-python") == 1
+    assert local.parallel("llama-server") == 1 and local.parallel("llama-cpp-python") == 1
     monkeypatch.setenv("MABPD_LOCAL_PARALLEL", "3")
     assert local.parallel("llama-server") == 3
 
@@ -252,3 +257,46 @@ def test_a_schema_feature_the_grammar_skips_is_still_validated_here(fake_server)
 
 def test_the_kind_is_registered_once():
     assert KINDS["llama-server"].local_health == "/health" and KINDS["llama-cpp-python"].local_health == "/v1/models"
+
+
+def test_threads_are_the_cores_free_when_the_server_starts(monkeypatch):
+    """Real llama-server on 2 cores, 2026-12-06: idle, 2 threads decoded 54 tokens/s and 1 thread 39 (the kit
+    started 1: "all cores but one"); beside two busy processes 2 threads took 81 s a sentence, 1 thread 32 s."""
+    monkeypatch.delenv("MABPD_LOCAL_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    for load, want in ((0.2, 2), (0.9, 1), (2.5, 1), (9.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert local.threads() == want, load
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.6, 2.0, 1.0))
+    assert local.threads() == 5
+    monkeypatch.setenv("MABPD_LOCAL_THREADS", "3")
+    assert local.threads() == 3
+
+
+def test_a_reply_schema_is_bounded_for_the_grammar(fake_server):
+    """Real llama-server on 2 cores, 2026-12-06 (4 teaching samples): SmolLM2 wrote its one quote three times with
+    a 200-character explanation each, 234 completion tokens a call, 27.5 s a sentence. With lists of one item and
+    free text of 80 characters: 110 tokens a call, 10.4-11.0 s a sentence (2 threads, 1 slot). Both servers
+    compile the schema to a grammar and follow ``maxItems`` and ``maxLength``; the reply is validated unbounded."""
+    from mabpd_kit.llm.servers import KINDS
+
+    class Reply(BaseModel):
+        rationale: str
+        quotes: list[str]
+        verdict: str = Field(pattern=r"^(biased|neutral)$")
+
+    cfg = Config().replace(**{"llm.grammar_max_items": 2, "llm.grammar_max_chars": 50})
+    for kind in ("llama-server", "llama-cpp-python"):
+        srv = fake_server(lambda r: '{"rationale": "r", "quotes": ["a b"], "verdict": "neutral"}', emulate=kind,
+                          models=[MODEL])
+        llm = mk.connect(base_url=srv.base_url, model=MODEL, quiet=True, config=cfg)
+        assert llm.structured("Is it biased?", Reply).value.verdict == "neutral"
+        fmt = srv.requests[-1]["response_format"]
+        props = (fmt.get("schema") or fmt["json_schema"]["schema"])["properties"]
+        assert props["quotes"]["maxItems"] == 2 and props["quotes"]["items"]["maxLength"] == 50, kind
+        assert props["rationale"]["maxLength"] == 50 and "maxLength" not in props["verdict"], kind
+    other = fake_server(lambda r: '{"rationale": "r", "quotes": [], "verdict": "neutral"}', emulate="vllm", models=[MODEL])
+    mk.connect(base_url=other.base_url, model=MODEL, quiet=True, config=cfg).structured("Is it biased?", Reply)
+    assert "maxItems" not in json.dumps(other.requests[-1])  # other servers are sent the schema as it is
+    assert KINDS["openai"].request_body({"x": 1}, cfg.llm) == {"x": 1}

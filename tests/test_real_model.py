@@ -58,11 +58,8 @@ def server(request):
         if REQUIRED:
             pytest.fail(f"MABPD_REAL_MODEL=1 but {missing}")
         pytest.skip(missing)
-    with pytest.MonkeyPatch.context() as mp:
-        if kind == "llama-server":  # its default threads (all cores but one), whatever make test-real gives the other:
-            # on this 2-core machine at load 3-4 (2026-12-06), --threads 2 decoded 2.4-5 tokens/s, --threads 1 27-40
-            mp.delenv("MABPD_LOCAL_THREADS", raising=False)
-        srv = local.serve(private=True, server=kind)  # the tier's own server (not shared): the pack test stops it
+    srv = local.serve(private=True, server=kind)  # the tier's own server (not shared): the pack test stops it
+    # its threads: the cores free when it starts (local.threads), so the tier holds beside other work
     yield srv
     local.stop(srv)
 

@@ -45,8 +45,10 @@ DEFAULT_ALIAS = "smollm2-135m-instruct"
 KIND = "llama-cpp-python"
 #: the kinds this module can start
 SERVERS = ("llama-cpp-python", "llama-server")
-#: llama-server's slots: one per core, at most this many (each slot's replies share the same cores)
+#: llama-server's slots: at most this many, one per CORES_PER_SLOT cores (every slot decodes on the same cores and
+#: fills its own prompt cache: on 2 cores one slot was faster than two, bench/bench_real.py)
 MAX_PARALLEL = 4
+CORES_PER_SLOT = 4
 INSTALL_HINT = "pip install 'mabpd-kit[local]' (in the repository: make local)"
 
 
@@ -185,12 +187,12 @@ def started_servers() -> dict[int, int]:
 
 
 def parallel(server: str = KIND) -> int:
-    """Requests the server computes at once: 1 on llama-cpp-python's server; on llama-server one slot per core, at
-    most :data:`MAX_PARALLEL` (``MABPD_LOCAL_PARALLEL`` overrides)."""
+    """Requests the server computes at once: 1 on llama-cpp-python's server; on llama-server one slot per
+    :data:`CORES_PER_SLOT` cores, at least 1 and at most :data:`MAX_PARALLEL` (``MABPD_LOCAL_PARALLEL`` overrides)."""
     if _kind(server).name == KIND:
         return 1
     env = os.environ.get("MABPD_LOCAL_PARALLEL", "").strip()
-    return max(1, int(env)) if env.isdigit() else max(1, min(MAX_PARALLEL, os.cpu_count() or 1))
+    return max(1, int(env)) if env.isdigit() else max(1, min(MAX_PARALLEL, (os.cpu_count() or 1) // CORES_PER_SLOT))
 
 
 def _kind(server: str) -> servers.ServerKind:
@@ -209,10 +211,14 @@ def server_of(pid: int) -> str:
 
 
 def threads() -> int:
-    """CPU threads for the server: all cores but one, at least one (llama.cpp's threads spin while they wait, so
-    a server on every core slows to a crawl beside anything else); ``MABPD_LOCAL_THREADS`` overrides."""
+    """CPU threads for the server: the cores free when it starts (the cores less the last minute's load average,
+    rounded), at least one: llama.cpp's threads wait for each other at every step, so one thread on a busy core
+    stalls them all. ``MABPD_LOCAL_THREADS`` overrides."""
     env = os.environ.get("MABPD_LOCAL_THREADS", "").strip()
-    return max(1, int(env)) if env.isdigit() else max(1, (os.cpu_count() or 2) - 1)
+    if env.isdigit():
+        return max(1, int(env))
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, round(cores - os.getloadavg()[0])))
 
 
 def _die_with_parent() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .base import ServerKind, enumerate_unit_numbers, inline_refs
+from .base import ServerKind, bound_replies, enumerate_unit_numbers, inline_refs
 
 __all__ = ["KIND", "REFUSAL", "LlamaCppPython"]
 
@@ -30,6 +30,9 @@ class LlamaCppPython(ServerKind):
 
     def concurrency(self, info: dict[str, Any]) -> int | None:
         return 1
+
+    def request_body(self, request: dict[str, Any], cfg: Any) -> dict[str, Any]:
+        return {**bound_replies(request, cfg.grammar_max_items, cfg.grammar_max_chars), **self.extra_body()}
 
     def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
                       parallel: int) -> tuple[list[str], dict[str, str]]:

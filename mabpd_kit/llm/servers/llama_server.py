@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import ServerKind, enumerate_unit_numbers
+from .base import ServerKind, bound_replies, enumerate_unit_numbers
 
 __all__ = ["KIND", "LlamaServer", "binary"]
 
@@ -89,7 +89,8 @@ class LlamaServer(ServerKind):
     def request_body(self, request: dict[str, Any], cfg: Any) -> dict[str, Any]:
         given, cap = request.get("max_tokens"), cfg.max_tokens_cap
         capped = min(given, cap) if isinstance(given, int) and given > 0 else cap
-        return {**request, **self.extra_body(), "max_tokens": capped, "repeat_penalty": cfg.repeat_penalty}
+        body = bound_replies(request, cfg.grammar_max_items, cfg.grammar_max_chars)
+        return {**body, **self.extra_body(), "max_tokens": capped, "repeat_penalty": cfg.repeat_penalty}
 
     def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
                       parallel: int) -> tuple[list[str], dict[str, str]]:
