@@ -64,6 +64,7 @@ class LocalServer:
     n_ctx: int
     server: str = KIND
     parallel: int = 1
+    threads: int = 0  # the CPU threads it was started with (0: not recorded)
 
     @property
     def base_url(self) -> str:
@@ -71,6 +72,7 @@ class LocalServer:
 
     def describe(self) -> str:
         slots = f", {self.parallel} slots" if self.parallel > 1 else ""
+        slots += f", {self.threads} thread{'s' if self.threads > 1 else ''}" if self.threads else ""
         return (f"{self.alias} ({Path(self.model_path).name}) on {self.server}{slots} at {self.base_url}, pid {self.pid}, "
                 f"log {self.log_path}")
 
@@ -281,11 +283,11 @@ def _machine_lock() -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _launch(path: Path, kind: servers.ServerKind, *, port: int, n_ctx: int, name: str, slots: int,
+def _launch(path: Path, kind: servers.ServerKind, *, port: int, n_ctx: int, name: str, slots: int, n_threads: int,
             log_path: Path, stop_at_exit: bool) -> subprocess.Popen[bytes]:
     slots = 1 if kind.name == KIND else slots
     try:
-        cmd, extra = kind.local_command(model_path=str(path), alias=name, port=port, n_ctx=n_ctx, threads=threads(),
+        cmd, extra = kind.local_command(model_path=str(path), alias=name, port=port, n_ctx=n_ctx, threads=n_threads,
                                         parallel=slots)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
@@ -305,8 +307,8 @@ def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start
     shipped = default_model_path()
     name = alias or (DEFAULT_ALIAS if shipped is not None and path == shipped.resolve() else path.stem.lower())
     log_path = _state_dir() / (f"local-server-{port}.log" if kind.name == KIND else f"{kind.name}-{port}.log")
-    slots = 1 if kind.name == KIND else slots
-    proc = _launch(path, kind, port=port, n_ctx=n_ctx, name=name, slots=slots, log_path=log_path,
+    slots, n_threads = (1 if kind.name == KIND else slots), threads()
+    proc = _launch(path, kind, port=port, n_ctx=n_ctx, name=name, slots=slots, n_threads=n_threads, log_path=log_path,
                    stop_at_exit=stop_at_exit)
     deadline = time.monotonic() + start_timeout_s
     while not _healthy(port, kind, timeout_s=1.0):
@@ -318,7 +320,7 @@ def _start(path: Path, *, port: int | None, n_ctx: int, alias: str | None, start
             raise SetupError(f"the local server did not answer within {start_timeout_s:g} s (log: {log_path})")
         time.sleep(0.25)
     srv = LocalServer(pid=proc.pid, port=port, model_path=str(path), alias=name, log_path=str(log_path), n_ctx=n_ctx,
-                      server=kind.name, parallel=slots)
+                      server=kind.name, parallel=slots, threads=n_threads)
     _PORTS[port] = proc.pid
     _KINDS[proc.pid] = kind.name
     if record:
