@@ -266,3 +266,12 @@ def test_stop_reasons_never_take_a_systems_hue():
     taken = set(colors.SYSTEM_COLORS.values()) | {colors.OKABE_ITO[h] for h in ("vermillion", "blue", "orange", "black")}
     assert not set(vp.ROUND1_COLORS.values()) & taken
     assert len(set(vp.ROUND1_COLORS.values())) == len(vp.ROUND1_COLORS)
+
+
+def test_agent_scores_legend_lists_only_the_verdicts_drawn():
+    """Three biased bars get a legend with 'biased' only, not a blue 'neutral' nothing draws (review40e, lesson 02)."""
+    d = Pipeline().analyze('The so-called reform, which the minister insisted was "fair", was rammed through by '
+                           "radical lawmakers.")
+    spec = vp.agent_scores_chart(d).to_dict()
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["domain"] == [v for v in ("biased", "neutral") if v in {r.verdict for r in d.reports.values()}]

@@ -243,8 +243,11 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
                         "spans": f"{sum(s.valid for s in r.spans)}/{len(r.spans)} valid"}
                        for a, r in d.reports.items()])
     base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=list(df["agent"]), title=None))
+    drawn = [v for v in _VERDICT_COLORS if v in set(df["verdict"])]   # the legend lists only the verdicts drawn
+    color = alt.Color("verdict:N", title="verdict", legend=alt.Legend(orient="bottom"),
+                      scale=alt.Scale(domain=drawn, range=[_VERDICT_COLORS[v] for v in drawn]))
     bars = base.mark_bar().encode(x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="agent score"),
-                                  color=_verdict_color(legend="bottom"),
+                                  color=color,
                                   tooltip=["agent", "verdict", "score", "confidence", "spans"])
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
