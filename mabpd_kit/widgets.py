@@ -164,7 +164,13 @@ def _split(out: Any) -> tuple[Any, str]:
 
 
 def _fmt(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
+    """``a=0.5, b=2``; a list or tuple value reads ``voters: gpt_4, gpt_3_5`` (never a tuple repr)."""
+    def one(k: str, v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return f"{k}: {', '.join(map(str, v))}"
+        return f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+    return "; ".join(one(k, v) for k, v in values.items()) if any(
+        isinstance(v, (list, tuple)) for v in values.values()) else ", ".join(one(k, v) for k, v in values.items())
 
 
 def track(

@@ -134,3 +134,13 @@ def test_vote_caption_names_the_tie_rule_only_when_a_tie_can_happen():
     _, even = vote_view(t, ["a", "b", "c", "d"], n_resamples=50, seed=0)
     assert odd.startswith("your vote of 3: ") and "tie" not in odd
     assert even.startswith("your vote of 4 (a tie would go to a): ")
+
+
+def test_error_correlation_legend_covers_a_negative_phi():
+    """A pair with phi below 0 stays inside the colour legend: the domain starts at min(phi, 0) (review40f, cell 55)."""
+    from mabpd_kit.viz.llm_labels import error_correlation_chart
+
+    corr = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "phi": [-0.02, -0.02], "both_wrong": [0.1, 0.1]})
+    assert error_correlation_chart(corr).to_dict()["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-0.02, 1]
+    corr["phi"] = 0.3
+    assert error_correlation_chart(corr).to_dict()["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0.0, 1]

@@ -55,3 +55,21 @@ def test_reference_llms_are_one_band_not_ten_greys():
     assert colour[0]["encoding"]["color"]["scale"]["domain"] == ["full", "no-debate"]
     band = next(v for k, v in spec["datasets"].items() if v and "hi" in v[0] and "what" in v[0])
     assert len(band) == 4 and band[0]["lo"] == 0.5 and abs(band[0]["hi"] - 0.68) < 1e-9
+
+
+def test_reference_llms_share_one_grey_in_the_precision_recall_plane():
+    """The ten reference LLMs are one grey (their band's), not ten shades that mean nothing (review40f, cell 13)."""
+    refs = [f"llm_{i}" for i in range(10)]
+    metrics = pd.DataFrame({"system": ["full", *refs], "kind": ["config"] + ["reference LLM"] * 10,
+                            "precision": [0.7] + [0.6 + i / 50 for i in range(10)], "recall": 0.6})
+    spec = mk.viz.evaluation.precision_recall_chart(metrics).to_dict()
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert set(scale["range"][1:]) == {"#bdbdbd"} and scale["range"][0] != "#bdbdbd"
+
+
+def test_threshold_chart_shows_a_chosen_threshold_at_the_edge_of_the_sweep():
+    """The x domain is padded beyond the sweep, so a dashed rule at its first threshold is not drawn on the axis."""
+    sweep = mk.evaluate.threshold_sweep([0, 1, 1, 0], [0.2, 0.7, 0.5, 0.4], [0.05, 0.5, 0.95]).assign(half="calibrate")
+    spec = mk.viz.evaluation.threshold_chart(sweep, chosen=0.05).to_dict()
+    x = spec["layer"][0]["encoding"]["x"]
+    assert x["scale"]["domain"][0] < 0.05 and x["scale"]["domain"][1] > 0.95 and "0.05-0.95" in x["title"]

@@ -266,3 +266,26 @@ def test_stop_reasons_never_take_a_systems_hue():
     taken = set(colors.SYSTEM_COLORS.values()) | {colors.OKABE_ITO[h] for h in ("vermillion", "blue", "orange", "black")}
     assert not set(vp.ROUND1_COLORS.values()) & taken
     assert len(set(vp.ROUND1_COLORS.values())) == len(vp.ROUND1_COLORS)
+
+
+def test_agent_scores_legend_lists_only_the_verdicts_drawn():
+    """Three biased bars get a legend with 'biased' only, not a blue 'neutral' nothing draws (review40e, lesson 02)."""
+    d = Pipeline().analyze('The so-called reform, which the minister insisted was "fair", was rammed through by '
+                           "radical lawmakers.")
+    spec = vp.agent_scores_chart(d).to_dict()
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["domain"] == [v for v in ("biased", "neutral") if v in {r.verdict for r in d.reports.values()}]
+
+
+def test_stop_chart_spreads_a_crowded_column_without_crossing_tau_s():
+    """75 round-1 circles at one s would hide each other (review40e, lesson 04 cell 55): more than seven at one s are
+    drawn a little apart along s, within 0.105, and never on the other side of the tau_s rule."""
+    import pandas as pd
+
+    pts = pd.DataFrame({"s": [0.2] * 12 + [0.4] * 12 + [-0.2] * 2, "c": [0.5 + i / 100 for i in range(26)]})
+    for tau_s in (0.0, 0.4):
+        drawn = vp._spread(pts, tau_s)
+        for s, x in zip(pts["s"], drawn):
+            assert abs(x - s) <= 0.105 + 1e-9 and (x >= tau_s) == (s >= tau_s)
+        assert drawn[-2:] == [-0.2, -0.2]                                   # a short column stays where it is
+        assert len(set(drawn[:12])) > 1

@@ -161,3 +161,11 @@ def test_llm_vote_panel_shows_the_vote_with_its_interval_and_follows_the_choice(
     assert "best of them alone, gpt_3_5" in panel.caption
     panel.set(voters=("gpt_4",))
     assert panel.result is None and "at least two voters" in panel.caption and panel.error is None
+
+
+def test_static_snapshot_lists_a_tuple_value_without_its_repr():
+    """A viewer without a kernel reads 'voters: a, b, c', never "voters=('a', 'b', 'c')" (review40f, cell 58)."""
+    from mabpd_kit.widgets import _fmt
+
+    assert _fmt({"voters": ("gpt_4", "gpt_3_5", "mixtral_8x7b")}) == "voters: gpt_4, gpt_3_5, mixtral_8x7b"
+    assert _fmt({"threshold": 0.5, "k": 3}) == "threshold=0.5, k=3"

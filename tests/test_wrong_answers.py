@@ -272,6 +272,8 @@ def test_08_rates(data):
     }
     for name, rates in wrong.items():
         _fails(ex.check_rates, pred, rates)
+    counted = _fails(ex.check_rates, pred, wrong["counts, not shares"])          # filtered right, then summed (review40f)
+    assert "take the mean of pred over the group, not the sum" in counted, counted
 
 
 def _stratified(pred, seed):
@@ -340,6 +342,10 @@ def test_08_paired(data):
     for name, result in wrong.items():
         if len(rep) != len(cal) or name != "on the calibration half":
             _fails(ex.check_paired, rep, t, result, b, n_all=len(pred))
+        _fails(ex.check_paired, rep, t, result, b, n_all=len(pred), cal=cal)       # as the exercise's check cell calls it
+    assert "Correct" in ex.check_paired(rep, t, pb(rep["gold"], rep, t, b), b, n_all=len(pred), cal=cal)
+    on_cal = _fails(ex.check_paired, rep, t, wrong["on the calibration half"], b, n_all=len(pred), cal=cal)
+    assert "calibration half" in on_cal and "report half" in on_cal, on_cal      # not the generic message (review40f)
 
 
 # -- 09 ex 3: Cohen's h by hand ------------------------------------------------------------------

@@ -76,6 +76,8 @@ def _stratified_mask(frame: Any, seed: int) -> np.ndarray:
 
 def check_rates(pred: Any, rates: Any) -> str:
     """Exercise 08-1: fp_rate and fn_rate per outlet leaning ('(none)' for a missing one)."""
+    import pandas as pd
+
     assert rates is not None and {"fp_rate", "fn_rate"} <= set(getattr(rates, "columns", ())), (
         "Build rates with columns fp_rate and fn_rate, indexed by outlet leaning (type).")
     cells: dict[str, dict[int, list[int]]] = {}
@@ -84,6 +86,9 @@ def check_rates(pred: Any, rates: Any) -> str:
         cells.setdefault(key, {0: [], 1: []})[int(g)].append(int(p))
     assert set(map(str, rates.index)) >= set(cells), (
         "rates needs a row for every leaning, missing ones as '(none)' (fill the type column before grouping).")
+    values = pd.to_numeric(pd.Series(rates[["fp_rate", "fn_rate"]].to_numpy().ravel()), errors="coerce")
+    assert not (values > 1).any(), (
+        "A rate is a share between 0 and 1: take the mean of pred over the group, not the sum (a count).")
     for key, by_gold in cells.items():
         fp = sum(by_gold[0]) / len(by_gold[0]) if by_gold[0] else None
         fn = (len(by_gold[1]) - sum(by_gold[1])) / len(by_gold[1]) if by_gold[1] else None
@@ -116,8 +121,10 @@ def check_split(pred: Any, cal: Any, rep: Any, threshold: Any, boundary: float =
     raise AssertionError(f"This threshold does not maximise macro F1 on the calibration half ({cal_best}).")
 
 
-def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5, n_all: int | None = None) -> str:
-    """Exercise 08-3: paired bootstrap of macro F1, A = adapted threshold, B = default boundary, on rep."""
+def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5, n_all: int | None = None,
+                 cal: Any = None) -> str:
+    """Exercise 08-3: paired bootstrap of macro F1, A = adapted threshold, B = default boundary, on rep (``cal``, the
+    calibration half, lets the check name a comparison made there even when the halves are the same size)."""
     assert result is not None, "Store the paired bootstrap result in result."
     assert result.n_items == len(rep), (
         f"result covers {result.n_items} items: report on the report half (rep, {len(rep)} items), not on "
@@ -130,6 +137,10 @@ def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5,
     if _close(got[0], want[0]) and _close(got[1], want[1]):
         return "Correct: the adapted threshold against the default boundary, paired, on the report half."
     assert not (_close(got[0], want[1]) and _close(got[1], want[0])), "A and B are swapped: A is the adapted threshold, B the default."
+    if cal is not None:
+        on_cal = [_macro_f1(list(cal["gold"]), list((cal["score"] >= t).astype(int))) for t in (threshold, boundary)]
+        assert not (_close(got[0], on_cal[0]) and _close(got[1], on_cal[1])), (
+            "This looks like the calibration half (cal), where the threshold was chosen: compare on the report half (rep).")
     assert not (_close(got[0], _acc(gold, a)) and _close(got[1], _acc(gold, b))), (
         "The systems are right but the metric is not: compare macro F1 (the default metric), not accuracy.")
     assert _close(got[0], want[0]) or _close(got[1], want[1]) or str(getattr(result, "metric", "")).lower() in ("", "macro_f1"), (

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["confusion_chart", "error_rates_chart", "metrics_chart", "precision_recall_chart", "threshold_chart"]
 
+_REFERENCE_GREY = "#bdbdbd"   # the reference LLMs: one grey in the bars' band and in the precision/recall points
 _METRIC_TITLES = {"macro_f1": "macro F1", "f1": "F1 (biased)", "precision": "precision", "recall": "recall",
                   "accuracy": "accuracy"}
 
@@ -41,7 +42,7 @@ def metrics_chart(
     if len(refs):   # the reference LLMs as one see-through grey band per metric (lowest to highest), over the bars
         band = pd.DataFrame({"metric": [_METRIC_TITLES.get(m, m) for m in which], "lo": [refs[m].min() for m in which],
                              "hi": [refs[m].max() for m in which], "what": f"{len(refs)} reference LLMs: lowest to highest"})
-        band_chart = alt.Chart(band).mark_bar(color="#bdbdbd", fillOpacity=0.5, stroke="#555555", strokeWidth=1).encode(
+        band_chart = alt.Chart(band).mark_bar(color=_REFERENCE_GREY, fillOpacity=0.5, stroke="#555555", strokeWidth=1).encode(
             x=x, y="lo:Q", y2="hi:Q", opacity=alt.Opacity("what:N", title=None, legend=alt.Legend(
                 symbolOpacity=1, symbolType="square", symbolFillColor="#dedede", symbolStrokeColor="#555555", labelLimit=0)),
             tooltip=["what", alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")])
@@ -92,17 +93,16 @@ def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
 
 def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
     """One colour per system: the evaluated configurations in distinct Okabe-Ito colours, the reference
-    LLMs (``kind`` starting with "reference") in greys, so a dozen anchors never borrow a system's colour."""
+    LLMs (``kind`` starting with "reference") in one grey, the grey of their band in :func:`metrics_chart`, so a
+    dozen anchors never borrow a system's colour (they are labelled directly; shades would carry no meaning)."""
 
     alt = altair()
     systems = metrics["system"].tolist()
     kinds = metrics["kind"].astype(str).tolist() if "kind" in metrics.columns else [""] * len(systems)
-    greys = ("#bdbdbd", "#969696", "#d9d9d9", "#737373", "#a3a3a3", "#cccccc", "#8a8a8a", "#b0b0b0")
-    rng, own, ref = [], 0, 0
+    rng, own = [], 0
     for kind in kinds:
         if kind.startswith("reference"):
-            rng.append(greys[ref % len(greys)])
-            ref += 1
+            rng.append(_REFERENCE_GREY)
         else:
             rng.append(system_color(systems[len(rng)]) or SERIES_COLORS[own % len(SERIES_COLORS)])
             own += 1
@@ -227,8 +227,11 @@ def threshold_chart(
     alt = altair()
     color = (alt.Color("half:N", title=None, scale=alt.Scale(range=["#555555", "#b3b3b3"])) if "half" in sweeps.columns
              else alt.value("#555555"))   # greys: a half of the data is no system, and blue means neutral
+    lo, hi = float(sweeps["threshold"].min()), float(sweeps["threshold"].max())
+    pad = max(0.02, 0.03 * (hi - lo))   # a chosen threshold at the sweep's edge stays visible beside the axis
     lines = alt.Chart(sweeps).mark_line().encode(
-        x=alt.X("threshold:Q", title="decision threshold on the score"),
+        x=alt.X("threshold:Q", title=f"decision threshold on the score (swept {lo:.2f}-{hi:.2f})",
+                scale=alt.Scale(domain=[lo - pad, hi + pad], nice=False)),
         y=alt.Y(f"{metric}:Q", title=_METRIC_TITLES.get(metric, metric)),
         color=color,
     )

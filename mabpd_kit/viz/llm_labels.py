@@ -54,9 +54,10 @@ def error_correlation_chart(corr: pd.DataFrame, order: Sequence[str] | None = No
     alt = altair()
     order = list(order) if order is not None else list(dict.fromkeys(corr["a"]))
     off = corr[corr["a"] != corr["b"]]
+    phi_lo = min(0.0, float(off["phi"].min())) if len(off) else 0.0   # a negative phi stays inside the legend
     base = alt.Chart(off).encode(x=alt.X("a:N", sort=order, title=None), y=alt.Y("b:N", sort=order, title=None))
     cells = base.mark_rect().encode(
-        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="greys", domain=[0, 1])),   # not blue (neutral)
+        color=alt.Color("phi:Q", title="error phi", scale=alt.Scale(scheme="greys", domain=[phi_lo, 1])),   # not blue (neutral)
         tooltip=["a", "b", alt.Tooltip("phi:Q", format=".2f"), alt.Tooltip("both_wrong:Q", format=".1%")])
     labels = base.mark_text(fontSize=9).encode(
         text=alt.Text("phi:Q", format=".2f"),

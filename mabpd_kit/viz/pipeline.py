@@ -243,8 +243,11 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
                         "spans": f"{sum(s.valid for s in r.spans)}/{len(r.spans)} valid"}
                        for a, r in d.reports.items()])
     base = alt.Chart(df).encode(y=alt.Y("agent:N", sort=list(df["agent"]), title=None))
+    drawn = [v for v in _VERDICT_COLORS if v in set(df["verdict"])]   # the legend lists only the verdicts drawn
+    color = alt.Color("verdict:N", title="verdict", legend=alt.Legend(orient="bottom"),
+                      scale=alt.Scale(domain=drawn, range=[_VERDICT_COLORS[v] for v in drawn]))
     bars = base.mark_bar().encode(x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="agent score"),
-                                  color=_verdict_color(legend="bottom"),
+                                  color=color,
                                   tooltip=["agent", "verdict", "score", "confidence", "spans"])
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
@@ -342,11 +345,27 @@ def _at_round_1(stop_reason: str, rounds: int) -> str:
     return f"ended: {stop_reason}" if rounds == 1 else "went on to round 2"
 
 
+def _spread(pts: pd.DataFrame, tau_s: float, lanes: int = 7, step: float = 0.035) -> list[float]:
+    """Where s takes one value for many points (a column of circles that would hide each other), the x at which each
+    is drawn: its s moved by up to (lanes // 2) * step sideways, neighbours in c in lanes far apart (a zigzag, not a
+    slope that would read as a trend), never across ``tau_s`` (the colour and the box still match the point's own s)
+    nor out of [-1, 1]."""
+    out = []
+    for s, group in pts.groupby("s", sort=False):
+        order = group["c"].rank(method="first").astype(int) - 1
+        for i, k in zip(group.index, order):
+            x = s + ((k * 3) % lanes - lanes // 2) * step if len(group) > lanes else s
+            x = max(x, tau_s) if s >= tau_s else min(x, tau_s - step / 3)
+            out.append((i, min(1.0, max(-1.0, x))))
+    return [x for _, x in sorted(out)]
+
+
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
     """Every debate's round-1 (s, c) against the dual thresholds (dashed; default ``Config().sad``): a point in
     the upper-right box ends after round 1. Colour: what happened at round 1 (:data:`ROUND1_COLORS`); equal
-    points are one circle sized by their count, outlined in dark grey so the light fills show on white; the
-    legend lists only the states drawn; the thresholds are dark-grey dashes (black is reserved for wrong)."""
+    points are one circle sized by their count, outlined in dark grey so the light fills show on white; a column of
+    more than seven circles at one s is spread a little sideways (:func:`_spread`); the legend lists only the states
+    drawn; the thresholds are dark-grey dashes (black is reserved for wrong)."""
     alt = altair()
     import pandas as pd
 
@@ -363,10 +382,11 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
     df = pd.DataFrame(rows)
     pts_df = df.groupby(["s", "c", "at_round_1", "stop_reason"], as_index=False).agg(
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
+    pts_df["s_drawn"] = _spread(pts_df, ts)
     states = [r for r in ROUND1_COLORS if r in set(df.at_round_1)]   # the legend lists only states drawn
     most = int(pts_df.debates.max())
     pts = alt.Chart(pts_df).mark_circle(opacity=0.85, stroke="#333333", strokeWidth=1).encode(
-        x=alt.X("s:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
+        x=alt.X("s_drawn:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
                       legend=None if most == 1 else alt.Legend(values=sorted({1, most // 2, most}), format="d")),
