@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.local-installed
-# llama.cpp's own llama-server, built once per machine from the same sdist (tools/setup_llama_server.sh)
+# llama.cpp's own llama-server, built once per machine in the same compile as the bindings (tools/build_llama_cpp.sh)
 LLAMA_SERVER_STAMP := $(VENV)/.llama-server-built
 # Benchmark data is never committed; tests read the shared copy beside the repo (or your own dir).
 SHARED_DATA := $(abspath ../shared/data)
@@ -24,9 +24,9 @@ KERNEL_RETRY := --reruns 2 --only-rerun "Kernel died before replying to kernel_i
 help:
 	@echo "make demo   - set up .venv and run the offline demo (reports/demo.html)"
 	@echo "make lint   - ruff check mabpd_kit tests tools bench (the first step of make test)"
-	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser, real model)"
-	@echo "make local  - install the local model (llama.cpp server, SmolLM2-135M-Instruct); the first build takes ~15 CPU-minutes"
-	@echo "make llama-server - build llama.cpp's llama-server into ~/.cache/mabpd-kit (once per machine; ~50 CPU-minutes on 2 cores)"
+	@echo "make test   - set up .venv and run every test (unit, notebooks, exercises in sync, install from a wheel, browser, a real model on both local servers)"
+	@echo "make local  - install the local model (llama-cpp-python's server, llama.cpp's llama-server, SmolLM2-135M-Instruct); the first build takes ~10 minutes on 2 cores"
+	@echo "make llama-server - llama.cpp's llama-server in ~/.cache/mabpd-kit (make local builds it; this rebuilds it if the bindings were cached before)"
 	@echo "make lab    - JupyterLab on notebooks/"
 	@echo "make bench  - print the performance figures (bench/)"
 	@echo "make exercises - regenerate exercises/ from solutions/"
@@ -38,7 +38,7 @@ $(STAMP): pyproject.toml tools/setup_venv.sh
 
 setup: $(STAMP)
 
-$(LOCAL_STAMP): $(STAMP) pyproject.toml tools/setup_local.sh
+$(LOCAL_STAMP): $(STAMP) pyproject.toml tools/setup_local.sh tools/build_llama_cpp.sh
 	@VENV=$(VENV) bash tools/setup_local.sh
 	@touch $(LOCAL_STAMP)
 
@@ -57,7 +57,7 @@ lint: $(STAMP)
 	@$(BIN)/ruff check mabpd_kit tests tools bench
 
 test: $(STAMP)
-	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks test-install test-browser test-real
+	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks test-install test-browser test-real test-real-llama-server
 
 test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory lint test-unit test-sync test-notebooks
@@ -70,7 +70,7 @@ test-real: $(LOCAL_STAMP)
 	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_REAL_SERVERS=llama-cpp-python $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-real-llama-server: $(LLAMA_SERVER_STAMP)
-	@# the same tier on llama.cpp's llama-server (not yet in make test: see docs/real-models.md)
+	@# the same tier on llama.cpp's llama-server
 	@$(TEST_ENV) MABPD_REAL_MODEL=1 MABPD_REAL_SERVERS=llama-server $(BIN)/python -m pytest -q -p no:cacheprovider -m real_model tests/test_real_model.py
 
 test-sync: $(STAMP)

