@@ -24,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=integer(1, 65535), help="loopback port (default: a free one)")
     parser.add_argument("--n-ctx", type=integer(256), default=8192, help="context window in tokens per request (default 8192)")
     parser.add_argument("--server", choices=("llama-cpp-python", "llama-server"), default="llama-cpp-python",
-                        help="which server to start (default llama-cpp-python; llama-server: make llama-server)")
+                        help="which server to start (default llama-cpp-python; llama-server: built by make local)")
     parser.add_argument("--parallel", type=integer(1, 64), default=None,
-                        help="llama-server's slots, requests computed at once (default: one per core, at most 4)")
+                        help="llama-server's slots, requests computed at once (default: one per 4 cores, 1 to 4)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="show the running local server and exit")
     what.add_argument("--stop", action="store_true", help="stop the running local server and exit")
