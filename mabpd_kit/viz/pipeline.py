@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, SADResult
 
 __all__ = [
-    "decision_html", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
+    "decision_html", "trace_text", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
     "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
     "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
     "ablation_chart",
@@ -72,12 +72,29 @@ def _debate(x: Any) -> SADResult:
     return deb
 
 
+def trace_text(d: Decision) -> str:
+    """``d.explanation()`` with each agent's grounding spans added to its line ("; grounding: 'Doctors said'"),
+    so the trace lists every span the viewer highlights, whatever that agent's verdict."""
+    lines = d.explanation().split("\n")
+    if d.failed:
+        return "\n".join(lines)
+    for a, r in d.reports.items():
+        found = [str(g.text).strip() for g in getattr(r, "counter_spans", ()) if g.category == "grounding" and g.valid]
+        if not found:
+            continue
+        head = f"  {a:<8} {r.verdict:<7} conf {r.confidence:.2f} score {r.score:.2f}  spans:"
+        at = next((i for i, line in enumerate(lines) if line.startswith(head)), None)
+        if at is not None:
+            lines[at] += "; grounding: " + ", ".join(repr(t) for t in dict.fromkeys(found))
+    return "\n".join(lines)
+
+
 def decision_html(d: Decision) -> str:
     """Self-contained HTML of one decision: the cleaned text with highlighted spans
-    (:func:`mabpd_kit.viz.span_html`), then ``d.explanation()``."""
+    (:func:`mabpd_kit.viz.span_html`), then :func:`trace_text`."""
     title = "FAILED" if d.failed else f"{d.label} · {d.route} · score {d.score:.2f}"
     return (f"<div class='mabpd-decision'>{span_html(d.clean_text or d.text, d.spans(), title=title)}"
-            f"<pre>{_html.escape(d.explanation())}</pre></div>")
+            f"<pre>{_html.escape(trace_text(d))}</pre></div>")
 
 
 def _display(html: str, text: str) -> None:
@@ -91,7 +108,7 @@ def _display(html: str, text: str) -> None:
 
 def show(d: Decision) -> None:
     """Display one decision (span viewer and explanation) in a notebook; prints the explanation elsewhere."""
-    _display(decision_html(d), d.explanation())
+    _display(decision_html(d), trace_text(d))
 
 
 def debate_frame(x: Any) -> pd.DataFrame:
