@@ -400,17 +400,24 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
     pts_df = df.groupby(["s", "c", "at_round_1", "stop_reason"], as_index=False).agg(
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
     pts_df["s_drawn"] = _spread(pts_df, ts)
+    pts_df["label"] = [f"s {r.s:g}, c {r.c:.3f}, {r.at_round_1}, finally stopped by {r.stop_reason}; {r.debates} "
+                       f"debate{'s' if r.debates != 1 else ''}" for r in pts_df.itertuples()]   # aria: the real s only
     states = [r for r in ROUND1_COLORS if r in set(df.at_round_1)]   # the legend lists only states drawn
     most = int(pts_df.debates.max())
+    spread = float((pts_df.s_drawn - pts_df.s).abs().max())
+    x_title = "s = (agreeing - not) / agents, round 1" + (f" (circles spread up to ±{spread:.2f} sideways)" if spread > 1e-9 else "")
     pts = alt.Chart(pts_df).mark_circle(opacity=0.85, stroke="#333333", strokeWidth=1).encode(
-        x=alt.X("s_drawn:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
+        x=alt.X("s_drawn:Q", scale=alt.Scale(domain=[-1, 1]), title=x_title,
+                axis=alt.Axis(values=sorted(set(pts_df.s)), format="g")),   # ticks only at the s values that occur
+        description="label:N",
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
                       legend=None if most == 1 else alt.Legend(values=sorted({1, most // 2, most}), format="d")),
         color=alt.Color("at_round_1:N", title="at round 1",
                         scale=alt.Scale(domain=states, range=[ROUND1_COLORS[r] for r in states])),
-        tooltip=["s", "c", "at_round_1", alt.Tooltip("stop_reason:N", title="finally stopped by"), "debates",
-                 alt.Tooltip("mean_rounds:Q", format=".2f")])
+        tooltip=[alt.Tooltip("s:Q", title="s"), alt.Tooltip("c:Q", title="c", format=".3f"),
+                 alt.Tooltip("at_round_1:N", title="at round 1"), alt.Tooltip("stop_reason:N", title="finally stopped by"),
+                 alt.Tooltip("debates:Q", title="debates"), alt.Tooltip("mean_rounds:Q", title="rounds (mean)", format=".2f")])
     rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
     t = title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})"
     return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3], color="#555555").encode(x="s:Q"),
