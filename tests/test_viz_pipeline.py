@@ -289,3 +289,22 @@ def test_stop_chart_spreads_a_crowded_column_without_crossing_tau_s():
             assert abs(x - s) <= 0.105 + 1e-9 and (x >= tau_s) == (s >= tau_s)
         assert drawn[-2:] == [-0.2, -0.2]                                   # a short column stays where it is
         assert len(set(drawn[:12])) > 1
+
+
+def test_trace_lists_every_grounding_span_the_viewer_highlights():
+    """The span viewer and the trace under it agree: a grounding span (here 'Doctors said', found by the evidence
+    agent while it votes biased) is listed on that agent's line, once, and its tooltip names its kind once."""
+    import html
+    import re
+
+    d = Pipeline().analyze("Doctors said the patient suffered a massive stroke.")
+    grounding = [s for s in d.spans() if s.category == "grounding" and s.valid]
+    assert grounding and d.reports["evidence"].verdict == "biased"
+    trace = vp.trace_text(d)
+    line = next(x for x in trace.split("\n") if x.lstrip().startswith("evidence"))
+    assert line.endswith("; grounding: 'Doctors said'")
+    assert d.explanation().split("\n")[0] == trace.split("\n")[0]          # the rest of the trace is the decision's own
+    page = vp.decision_html(d)
+    assert html.escape(trace) in page
+    tips = [html.unescape(t) for t in re.findall(r'title="([^"]*)"', page) if "grounding" in t]
+    assert tips == ["evidence agent · grounding · score 0.00 · valid\ngrounding: named source"]

@@ -149,7 +149,7 @@ def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
     assert own & said, (f"Quote 3 {quotes[2]!r} shares no content word with TEXT ('the', 'a', 'of' ... do not "
                         "count): that is not a paraphrase of it. Reword a part "
                         "of TEXT (keep a word or two of it) the way an LLM paraphrases evidence.")
-    return f"Correct: {list(zip(quotes, got))}"
+    return "Correct: " + ", ".join(f"{i} {g} ({q!r})" for i, (q, g) in enumerate(zip(quotes, got), 1)) + "."
 
 
 def _label(arguments: Sequence[Any], debate_of: Any, on: bool) -> Any:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mabpd_kit.mabpd import Decision, SADResult
 
 __all__ = [
-    "decision_html", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
+    "decision_html", "trace_text", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
     "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
     "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
     "ablation_chart",
@@ -72,12 +72,29 @@ def _debate(x: Any) -> SADResult:
     return deb
 
 
+def trace_text(d: Decision) -> str:
+    """``d.explanation()`` with each agent's grounding spans added to its line ("; grounding: 'Doctors said'"),
+    so the trace lists every span the viewer highlights, whatever that agent's verdict."""
+    lines = d.explanation().split("\n")
+    if d.failed:
+        return "\n".join(lines)
+    for a, r in d.reports.items():
+        found = [str(g.text).strip() for g in getattr(r, "counter_spans", ()) if g.category == "grounding" and g.valid]
+        if not found:
+            continue
+        head = f"  {a:<8} {r.verdict:<7} conf {r.confidence:.2f} score {r.score:.2f}  spans:"
+        at = next((i for i, line in enumerate(lines) if line.startswith(head)), None)
+        if at is not None:
+            lines[at] += "; grounding: " + ", ".join(repr(t) for t in dict.fromkeys(found))
+    return "\n".join(lines)
+
+
 def decision_html(d: Decision) -> str:
     """Self-contained HTML of one decision: the cleaned text with highlighted spans
-    (:func:`mabpd_kit.viz.span_html`), then ``d.explanation()``."""
+    (:func:`mabpd_kit.viz.span_html`), then :func:`trace_text`."""
     title = "FAILED" if d.failed else f"{d.label} · {d.route} · score {d.score:.2f}"
     return (f"<div class='mabpd-decision'>{span_html(d.clean_text or d.text, d.spans(), title=title)}"
-            f"<pre>{_html.escape(d.explanation())}</pre></div>")
+            f"<pre>{_html.escape(trace_text(d))}</pre></div>")
 
 
 def _display(html: str, text: str) -> None:
@@ -91,7 +108,7 @@ def _display(html: str, text: str) -> None:
 
 def show(d: Decision) -> None:
     """Display one decision (span viewer and explanation) in a notebook; prints the explanation elsewhere."""
-    _display(decision_html(d), d.explanation())
+    _display(decision_html(d), trace_text(d))
 
 
 def debate_frame(x: Any) -> pd.DataFrame:
@@ -383,17 +400,24 @@ def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None
     pts_df = df.groupby(["s", "c", "at_round_1", "stop_reason"], as_index=False).agg(
         debates=("rounds", "size"), mean_rounds=("rounds", "mean"))
     pts_df["s_drawn"] = _spread(pts_df, ts)
+    pts_df["label"] = [f"s {r.s:g}, c {r.c:.3f}, {r.at_round_1}, finally stopped by {r.stop_reason}; {r.debates} "
+                       f"debate{'s' if r.debates != 1 else ''}" for r in pts_df.itertuples()]   # aria: the real s only
     states = [r for r in ROUND1_COLORS if r in set(df.at_round_1)]   # the legend lists only states drawn
     most = int(pts_df.debates.max())
+    spread = float((pts_df.s_drawn - pts_df.s).abs().max())
+    x_title = "s = (agreeing - not) / agents, round 1" + (f" (circles spread up to ±{spread:.2f} sideways)" if spread > 1e-9 else "")
     pts = alt.Chart(pts_df).mark_circle(opacity=0.85, stroke="#333333", strokeWidth=1).encode(
-        x=alt.X("s_drawn:Q", scale=alt.Scale(domain=[-1, 1]), title="s = (agreeing - not) / agents, round 1"),
+        x=alt.X("s_drawn:Q", scale=alt.Scale(domain=[-1, 1]), title=x_title,
+                axis=alt.Axis(values=sorted(set(pts_df.s)), format="g")),   # ticks only at the s values that occur
+        description="label:N",
         y=alt.Y("c:Q", scale=alt.Scale(domain=[0, 1]), title="c = max(B, N) / (B + N), round 1"),
         size=alt.Size("debates:Q", title="debates", scale=alt.Scale(domain=[1, max(2, most)], range=[40, 400]),
                       legend=None if most == 1 else alt.Legend(values=sorted({1, most // 2, most}), format="d")),
         color=alt.Color("at_round_1:N", title="at round 1",
                         scale=alt.Scale(domain=states, range=[ROUND1_COLORS[r] for r in states])),
-        tooltip=["s", "c", "at_round_1", alt.Tooltip("stop_reason:N", title="finally stopped by"), "debates",
-                 alt.Tooltip("mean_rounds:Q", format=".2f")])
+        tooltip=[alt.Tooltip("s:Q", title="s"), alt.Tooltip("c:Q", title="c", format=".3f"),
+                 alt.Tooltip("at_round_1:N", title="at round 1"), alt.Tooltip("stop_reason:N", title="finally stopped by"),
+                 alt.Tooltip("debates:Q", title="debates"), alt.Tooltip("mean_rounds:Q", title="rounds (mean)", format=".2f")])
     rules = alt.Chart(pd.DataFrame({"s": [ts], "c": [tv]}))
     t = title or f"Round-1 agreement s and confidence c (tau_s={ts}, tau_v={tv})"
     return alt.layer(pts, rules.mark_rule(strokeDash=[4, 3], color="#555555").encode(x="s:Q"),

@@ -65,7 +65,7 @@ def _tooltip(span: Span) -> str:
     parts.append(f"score {span.score:.2f}")
     parts.append("valid" if span.valid else "INVALID: never counts as evidence")
     line = " · ".join(parts)
-    extra = "; ".join(x for x in (span.reason, span.note) if x)
+    extra = "; ".join(x for x in (span.reason, span.note) if x and not (x == span.note and x in (span.reason or "")))
     return f"{line}\n{extra}" if extra else line
 
 
