@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MODE_STATUSES", "UNIT_STEPS", "ServerKind", "bound_replies", "enumerate_unit_numbers", "inline_refs",
+__all__ = ["GRAMMAR_MAX_ITEMS", "MODE_STATUSES", "UNIT_STEPS", "ServerKind", "bound_replies", "enumerate_unit_numbers", "inline_refs",
            "owned_by", "transform"]
 
 _MODE_WORDS = ("response_format", "json_schema", "json_object", "'text'", "schema", "grammar", "structured output")
@@ -162,6 +162,9 @@ class ServerKind:
         return None
 
 
+#: items a grammar server may write in one list, in the request the cache keys (the body sent is bounded further
+#: by llm.grammar_max_items: bound_replies)
+GRAMMAR_MAX_ITEMS = 3
 #: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum)
 UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
 
@@ -200,12 +203,15 @@ def transform(node: Any, fix: Callable[[dict[str, Any]], dict[str, Any]]) -> Any
 
 def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` for a grammar that ignores bounds: a number bounded to [0, 1] becomes an ``enum`` of
-    :data:`UNIT_STEPS`. Replies still validate against the real model."""
+    :data:`UNIT_STEPS`, a list gets at most :data:`GRAMMAR_MAX_ITEMS` items. Replies still validate against
+    the real model."""
 
     def fix(out: dict[str, Any]) -> dict[str, Any]:
         if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
             out = {k: v for k, v in out.items() if k not in ("minimum", "maximum", "type")}
             out["enum"] = list(UNIT_STEPS)
+        if out.get("type") == "array" and "maxItems" not in out:
+            out["maxItems"] = GRAMMAR_MAX_ITEMS
         return out
 
     return transform(schema, fix)
@@ -218,10 +224,10 @@ def bound_replies(request: dict[str, Any], max_items: int, max_chars: int) -> di
     decoded on the caller's clock. The reply is still validated against the unbounded schema."""
 
     def fix(out: dict[str, Any]) -> dict[str, Any]:
-        if out.get("type") == "array" and "maxItems" not in out:
-            out = {**out, "maxItems": max_items}
-        if out.get("type") == "string" and not {"enum", "const", "maxLength", "pattern"} & out.keys():
-            out = {**out, "maxLength": max_chars}
+        if out.get("type") == "array":
+            out = {**out, "maxItems": min(out.get("maxItems", max_items), max_items)}
+        if out.get("type") == "string" and not {"enum", "const", "pattern"} & out.keys():
+            out = {**out, "maxLength": min(out.get("maxLength", max_chars), max_chars)}
         return out
 
     fmt = request.get("response_format")
