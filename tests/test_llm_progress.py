@@ -37,26 +37,28 @@ def idle():
 
 def _local_llm(srv, monkeypatch, pid: int, **llm_cfg):
     monkeypatch.setattr(transport, "server_pid", lambda endpoint: pid)
-    cfg = Config().replace(**{"llm.server": "llama-server", "llm.timeout_s": 0.6, "llm.timeout_per_1k_chars_s": 0.0,
-                              "llm.local_progress_cpu_s": 0.05, **{f"llm.{k}": v for k, v in llm_cfg.items()}})
+    # windows of 1 s, progress 0.02 CPU-seconds a window: a busy loop shows it even on a machine at load 10
+    # (0.6 s and 0.05 failed a make test there, 2026-12-06); a sleeping process never does
+    cfg = Config().replace(**{"llm.server": "llama-server", "llm.timeout_s": 1.0, "llm.timeout_per_1k_chars_s": 0.0,
+                              "llm.local_progress_cpu_s": 0.02, **{f"llm.{k}": v for k, v in llm_cfg.items()}})
     return connect(base_url=srv.base_url, model="fake", cache_mode="off", config=cfg, quiet=True)
 
 
 def test_cpu_seconds_grow_for_a_busy_process_and_not_for_an_idle_one(busy, idle):
     time.sleep(0.3)
     b0, i0 = progress.cpu_seconds(busy.pid), progress.cpu_seconds(idle.pid)
-    time.sleep(0.5)
+    time.sleep(1.5)  # a busy loop beside ten others on 2 cores still gets 0.2 CPU-seconds in 1.5 s
     assert progress.cpu_seconds(busy.pid) - b0 > 0.05
     assert progress.cpu_seconds(idle.pid) - i0 < 0.05
     assert progress.cpu_seconds(2**22 + 12345) is None  # no such process
 
 
 def test_a_call_waits_past_its_time_out_while_the_server_computes(fake_server, monkeypatch, busy):
-    srv = fake_server(lambda r: "done", latency=2.0)  # answers after 3+ windows of 0.6 s
+    srv = fake_server(lambda r: "done", latency=3.0)  # answers after 3 windows of 1 s
     llm = _local_llm(srv, monkeypatch, busy.pid)
     t0 = time.perf_counter()
     assert llm.chat("hi").text == "done"
-    assert time.perf_counter() - t0 >= 2.0 and srv.calls == 1  # waited, and sent once
+    assert time.perf_counter() - t0 >= 3.0 and srv.calls == 1  # waited, and sent once
 
 
 def test_a_call_to_a_server_that_makes_no_progress_times_out_after_one_window(fake_server, monkeypatch, idle):
