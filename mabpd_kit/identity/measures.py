@@ -1,16 +1,9 @@
-"""The identity-bias measures, defined once on a debate log (LLM runs, simulated runs, SAD debates).
+"""The identity-bias measures on a debate log (LLM runs, simulated runs, SAD debates).
 
-* a disagreement pair is (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``;
-* Conformity: the share of pairs with ``y[i,t] == y[j,t-1]``; Obstinacy: with ``y[i,t] == y[i,t-1]``;
-  Delta = Conformity - Obstinacy; IBC = Delta(vanilla) - Delta(anonymised): positive means peers are
-  over-weighted;
-* subversion (right -> wrong after seeing a wrong peer), correction (the reverse), majority accuracy;
-* confidence intervals resample whole questions.
-
-A pair needs both answers of round t-1 parsed. An unparsed current answer follows
-``config.identity.unparsed``: ``"neither"`` (SPEC 4) keeps the pair as neither conforming nor obstinate,
-``"drop"`` leaves it out; every report counts them. A row absent from the log is never a pair.
-:data:`PAPER_TABLE` holds the paper's figures.
+A disagreement pair is (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``; Conformity is the share
+of pairs with ``y[i,t] == y[j,t-1]``, Obstinacy with ``y[i,t] == y[i,t-1]``, Delta = Conformity -
+Obstinacy and IBC = Delta(vanilla) - Delta(anonymised). An unparsed current answer follows
+``config.identity.unparsed``; confidence intervals resample whole questions.
 """
 
 from __future__ import annotations
@@ -28,19 +21,8 @@ from mabpd_kit.identity.logs import CONDITIONS
 Unparsed = Literal["neither", "drop"]
 
 __all__ = [
-    "PAPER_CORRECTION_CUT",
-    "PAPER_SUBVERSION_CUT",
-    "PAPER_TABLE",
-    "IBCResult",
-    "IdentityReport",
-    "disagreement_pairs",
-    "ibc",
-    "identity_report",
-    "identity_summary",
-    "majority_accuracy",
-    "paper_table",
-    "trust_cut",
-    "trust_rates",
+    "PAPER_CORRECTION_CUT", "PAPER_SUBVERSION_CUT", "PAPER_TABLE", "IBCResult", "IdentityReport", "disagreement_pairs",
+    "ibc", "identity_report", "identity_summary", "majority_accuracy", "paper_table", "trust_cut", "trust_rates"
 ]
 
 
@@ -101,9 +83,7 @@ class _Cube:
         return self.present & (self.y < 0)
 
     def pair_masks(self, unparsed: Unparsed = "neither") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Boolean arrays [c, q, t, i, j]: disagreement pair, conformed, stayed, and pair whose current answer
-        is unparsed (kept as neither, or marked dropped, per ``unparsed``).
-        """
+        """Boolean arrays [c, q, t, i, j]: disagreement pair, conformed, stayed, unparsed current answer."""
         if unparsed not in ("neither", "drop"):
             raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {unparsed!r}")
         prev, now = self.y[:, :, :-1], self.y[:, :, 1:]
@@ -117,8 +97,7 @@ class _Cube:
         return pair, conform, stay, lost
 
     def counts(self, rounds: Sequence[int] | None = None, unparsed: Unparsed = "neither") -> dict[str, np.ndarray]:
-        """Per [condition, question]: pairs, conformed, stayed, and pairs whose current answer is
-        unparsed (counted as neither or dropped) (optionally only rounds ``t``)."""
+        """Per [condition, question]: pairs, conformed, stayed, unparsed (optionally only rounds ``t``)."""
         masks = self.pair_masks(unparsed)
         if rounds is not None:
             keep = np.isin(np.array(self.rounds[1:]), list(rounds))
@@ -128,8 +107,7 @@ class _Cube:
 
 
 def _cube(logs: Any) -> _Cube:
-    """Build the arrays once: :func:`identity_report` passes one cube to every measure. Accepts a
-    log frame, a prepared cube, or a run's results (anything with ``to_frame()``)."""
+    """The arrays of a log frame, a prepared cube, or a run's results (anything with ``to_frame()``)."""
     if isinstance(logs, _Cube):
         return logs
     if not isinstance(logs, pd.DataFrame) and hasattr(logs, "to_frame"):
@@ -139,8 +117,7 @@ def _cube(logs: Any) -> _Cube:
 
 def disagreement_pairs(logs: pd.DataFrame | _Cube, *, config: Config | None = None) -> pd.DataFrame:
     """Every disagreement pair: condition, question, round, agent, peer, own_prev, peer_prev, answer,
-    conform, obstinate (unparsed answers as in the module doc).
-    """
+    conform, obstinate."""
     cube = _cube(logs)
     pair, conform, stay, _ = cube.pair_masks(_mode(config))
     c, q, t, i, j = np.nonzero(pair)
@@ -192,9 +169,8 @@ _STATS = {
 def identity_summary(
     logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False, config: Config | None = None
 ) -> pd.DataFrame:
-    """Conformity, obstinacy and Delta per condition (``by_round``: and round), pooled over the pairs, with
-    the counts of questions, answers, unparsed answers and pairs; ``ci=True`` adds 95% bootstrap bounds.
-    """
+    """Conformity, obstinacy and Delta per condition (``by_round``: and round) with counts; ``ci=True``
+    adds 95% bootstrap bounds."""
     cfg = config or Config()
     mode = cfg.identity.unparsed
     cube = _cube(logs)
@@ -226,8 +202,7 @@ def identity_summary(
 
 @dataclass(frozen=True)
 class IBCResult:
-    """IBC = Delta(vanilla) - Delta(anonymised), with a 95% CI from resampling questions
-    (the same questions in both conditions, so the pairing is kept)."""
+    """IBC = Delta(vanilla) - Delta(anonymised), with a 95% CI from resampling questions."""
 
     estimate: float
     lo: float
@@ -253,9 +228,7 @@ class IBCResult:
 def ibc(
     logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
 ) -> IBCResult:
-    """The Identity Bias Coefficient of a log holding both conditions (``rounds``: only those rounds' pairs).
-    Positive: peers over-weighted (sycophancy); negative: own answer over-weighted (self-bias).
-    """
+    """The Identity Bias Coefficient of a log with both conditions: positive, peers over-weighted."""
     cfg = config or Config()
     cube = _cube(logs)
     if not set(CONDITIONS) <= set(cube.conditions):
@@ -276,10 +249,8 @@ def ibc(
 
 
 def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config | None = None) -> pd.DataFrame:
-    """Subversion and correction per condition. Subversion: right at t-1, saw a parsed wrong peer, parsed
-    wrong at t; correction: not right at t-1, saw a right peer, right at t. Rates are events over such
-    exposures; ``ci=True`` adds 95% bootstrap bounds.
-    """
+    """Subversion (right -> wrong after a wrong peer) and correction (the reverse) per condition, as events
+    over exposures; ``ci=True`` adds 95% bootstrap bounds."""
     cfg = config or Config()
     if cfg.identity.unparsed not in ("neither", "drop"):
         raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {cfg.identity.unparsed!r}")
@@ -342,9 +313,7 @@ def _cuts(trust: pd.DataFrame) -> dict[str, float]:
 
 
 def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
-    """Per condition and round: majority-vote accuracy (a tie of k answers scores its right share) and mean
-    single-agent accuracy, over the questions present in that round.
-    """
+    """Per condition and round: majority-vote accuracy (ties score their right share) and mean agent accuracy."""
     cube = _cube(logs)
     n_codes = max(len(cube.answers), 1)
     onehot = (cube.y[..., None] == np.arange(n_codes))  # [c, q, r, agent, code]
@@ -368,8 +337,7 @@ def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
 
 @dataclass
 class IdentityReport:
-    """Every measure of one log. ``table()`` is one row per condition; ``ibc`` is ``None``
-    unless the log holds both conditions."""
+    """Every measure of one log; ``ibc`` is ``None`` unless the log holds both conditions."""
 
     summary: pd.DataFrame
     trust: pd.DataFrame

@@ -1,10 +1,5 @@
-"""The belief simulator: Bayesian agents with a planted identity weight, to check the measures.
-
-Each agent holds Dirichlet counts over the options; every visible answer adds a one-hot count weighted
-``w_self`` (its own) or ``w_peer`` (a peer's), and the agent answers by a draw from its predictive
-distribution. Plant ``w_peer > w_self`` and the IBC comes out positive; :func:`recovered_gap` reads the
-planted gap back. The logs have the runner's columns (``source="simulator"``).
-"""
+"""The belief simulator: Dirichlet agents with a planted identity weight (``w_self``, ``w_peer``), to
+check the measures: plant ``w_peer > w_self`` and the IBC comes out positive."""
 
 from __future__ import annotations
 
@@ -32,11 +27,7 @@ FloatOrPerAgent = float | tuple[float, ...]
 
 
 class BeliefSpec(FrozenModel):
-    """A planted population (each weight one number or one per agent). Agent i's prior on a question is
-    ``prior_strength * p``, ``p ~ Dirichlet(K * m_i)`` with ``competence_i`` on the right option. Anonymised,
-    each listed answer is its own with probability 1/N, so each gets ``(w_self + (N-1) w_peer) / N``: the
-    same total mass as vanilla, split differently.
-    """
+    """A planted population (each weight one number or one per agent)."""
 
     n_agents: int = Field(5, ge=2)
     rounds: int = Field(2, ge=1)
@@ -183,9 +174,7 @@ def simulate_questions(
     seed: int = 0,
     conditions: Sequence[Condition] = CONDITIONS,
 ) -> pd.DataFrame:
-    """The simulator answering real questions: the question's letters, or the gold number and ``n_options - 1``
-    distractors next to it.
-    """
+    """The simulator answering real questions (letters, or the gold number among distractors)."""
     spec = spec or BeliefSpec()
     k = spec.n_options
     labels = np.empty((len(questions), k), dtype=object)
@@ -205,10 +194,7 @@ def simulate_questions(
 
 
 def recovered_gap(logs: pd.DataFrame, spec: BeliefSpec, *, config: Config | None = None) -> float:
-    """The planted ``w_peer - w_self`` read back: in round 1 the vanilla and anonymised updates of a pair differ
-    by about ``(w_peer - w_self) / M1``, ``M1 = prior_strength + w_self + (N-1) w_peer``, so ``IBC(round 1) * M1``
-    estimates the gap (the mean gap with per-agent weights).
-    """
+    """The planted ``w_peer - w_self`` read back from the round-1 IBC."""
     r1 = ibc(logs, rounds=[1], ci=False, config=config).estimate
     return float(r1 * np.mean(spec.mass(1)))
 
@@ -221,8 +207,7 @@ def recovery_sweep(
     n_questions: int = 300,
     spec: BeliefSpec | None = None,
 ) -> pd.DataFrame:
-    """Plant ``w_peer - w_self = gap`` (``w_self = base - gap/2``, ``w_peer = base + gap/2``) and
-    measure: one row per (gap, seed) with the all-round IBC, the round-1 IBC and the recovered gap."""
+    """Plant ``w_peer - w_self = gap`` around ``base``: one row per (gap, seed) with IBCs and the recovered gap."""
     base = spec or BeliefSpec()
     rows = []
     for gap in gaps:

@@ -1,10 +1,5 @@
-"""Calibrating RADAR's dual-threshold rule: replay the whole grid, pick a pair, simulate.
-
-:func:`calibrate` replays every ``(tau_s, tau_v)`` of the configured grid in one numpy pass (the rule and
-tolerance of :class:`~.stopping.DualThreshold`) and keeps the best pair and the Pareto front of quality
-against mean rounds; :func:`evaluate_rule` scores one rule with the same code. A claim with a one-hot
-round (a bare verdict: ``c = 1``, ``s = +-1``) says nothing about thresholds: it is left out and counted
-unless ``one_hot="include"``.
+"""Calibrating RADAR's dual-threshold rule: replay the whole grid in one numpy pass, pick a pair, simulate.
+A claim with a one-hot round says nothing about thresholds: left out and counted unless ``one_hot="include"``.
 """
 
 from __future__ import annotations
@@ -33,12 +28,7 @@ def _split_one_hot(trajs: Sequence[Trajectory], one_hot: OneHot) -> tuple[list[T
     return [t for t, f in zip(trajs, flags) if not f], flagged
 
 __all__ = [
-    "CalibrationResult",
-    "calibrate",
-    "evaluate_rule",
-    "pareto_front",
-    "simulate_trajectories",
-    "split_dev_test",
+    "CalibrationResult", "calibrate", "evaluate_rule", "pareto_front", "simulate_trajectories", "split_dev_test"
 ]
 
 
@@ -127,12 +117,8 @@ def _macro_f1_grid(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> np.ndar
 
 @dataclass
 class CalibrationResult:
-    """The whole grid, the best pair and the Pareto front of quality against mean rounds.
-
-    ``grid``: one row per (tau_s, tau_v) with accuracy, macro_f1, quality, mean_rounds, objective
-    (quality - cost_per_round * mean_rounds), stop_round1 and censored shares. ``best``: ties go to fewer
-    rounds, then to the higher tau_v and tau_s. ``n_one_hot``, ``one_hot_ids``: claims with a one-hot round.
-    """
+    """The whole grid (one row per (tau_s, tau_v)), the best pair (ties: fewer rounds, then higher tau_v
+    and tau_s) and the Pareto front of quality against mean rounds."""
 
     grid: pd.DataFrame
     best: dict[str, float]
@@ -181,9 +167,8 @@ def calibrate(
     cost_per_round: float | None = None,
     one_hot: OneHot = "exclude",
 ) -> CalibrationResult:
-    """Replay every (tau_s, tau_v) of the configured grid and score it. Use a dev split and report the pair on
-    another (:func:`split_dev_test`); trajectories without a gold label are ignored.
-    """
+    """Replay every (tau_s, tau_v) of the configured grid and score it; use a dev split
+    (:func:`split_dev_test`). Trajectories without a gold label are ignored."""
     cfg = config or Config()
     rc = cfg.radar
     objective = objective or rc.objective
@@ -282,11 +267,8 @@ def simulate_trajectories(
     halftruth_penalty: float = 0.15,
     planted: tuple[float, float] | None = None,
 ) -> list[Trajectory]:
-    """Synthetic Judge trajectories: a starting confidence (lower by ``halftruth_penalty`` on HALF-TRUE),
-    ``c`` drifting up with noise, the margin ``s ~ 2c - 1 + noise``. With ``planted=None`` the argmax is right
-    when one uniform draw per claim is below ``c``; with ``planted=(tau_s, tau_v)`` it is right exactly when
-    both thresholds hold (or at the last round), so calibration must find the planted pair.
-    """
+    """Synthetic Judge trajectories; with ``planted=(tau_s, tau_v)`` the argmax is right exactly when both
+    thresholds hold (or at the last round), so calibration must find the planted pair."""
     rng = np.random.default_rng(seed)
     L = len(labels)
     w = np.ones(L) / L if class_weights is None else np.asarray(class_weights, float) / np.sum(class_weights)

@@ -1,16 +1,5 @@
-"""RADAR: role-anchored debate for half-truth detection (SPEC 3).
-
-1. Evidence: the top-m sentences of one BM25 index shared by all claims (:class:`~.evidence.EvidencePool`),
-   or, in ``gold`` mode, each claim's own sentences; shown as ``[E1] ...`` lines and cited as ``[E3]``.
-2. Debate: a Politician argues the most persuasive supportive reading, a Scientist probes what it leaves
-   out; opening, rebuttal, closing.
-3. Judge and stopping: after each round the Judge's probabilities (:mod:`.judge`) go to
-   :class:`~.stopping.DualThreshold`.
-
-One coroutine, :meth:`RadarDebate.arun`, debates a claim: on an event loop with an LLM, driven without a
-loop offline, where the rule-based stand-in (:mod:`.rules`) plays the three agents.
-:meth:`RadarDebate.run_many` sends a batch through :func:`mabpd_kit.runs.run`. Baselines (:data:`SYSTEMS`):
-``no-early-stopping``, ``procon`` (Pro/Con roles), ``single`` (the Judge alone) and ``gold-evidence``.
+"""RADAR (SPEC 3): evidence, a Politician and a Scientist debating (opening, rebuttal, closing), the
+Judge and dual-threshold stopping after each round. Baselines: :data:`SYSTEMS`.
 """
 
 from __future__ import annotations
@@ -54,9 +43,7 @@ def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
 
 
 def _transcript(res: RadarResult) -> str:
-    """The turns so far, the same text for every role (one prefix an endpoint's cache reuses), fenced as data:
-    a turn cannot close a marker.
-    """
+    """The turns so far, the same text for every role (one cacheable prefix), fenced as data."""
     if not res.turns:
         return "(no turns yet)"
     lines = []
@@ -69,11 +56,8 @@ def _transcript(res: RadarResult) -> str:
 class RadarDebate:
     """RADAR (or a baseline) on claims, with an LLM or, offline, the rule-based stand-in.
 
-    ``config.radar`` holds the debate's settings; ``rule`` defaults to ``DualThreshold.from_config``
-    (``never()`` for ``no-early-stopping``); ``pool``: the shared evidence pool (None: each claim's own
-    sentences, ``evidence_mode="gold"``); ``prompts_dir``: edited copies of the prompts. Constructing makes no
-    request: the Judge's sources are chosen inside the first claim (with ``auto``, a capability probe), so a
-    dead endpoint fails claims, with the reason, never the constructor.
+    ``rule`` defaults to ``DualThreshold.from_config``; ``pool``: the shared evidence pool (None: each
+    claim's own sentences). Constructing makes no request: a dead endpoint fails claims, not the constructor.
     """
 
     def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
@@ -223,9 +207,7 @@ class RadarDebate:
         return await judge.judge(res, fill, last, r)
 
     def fingerprint(self) -> str:
-        """What a checkpoint is valid for: ``config.radar``, the system, the model (or offline), the rule, the
-        evidence mode (and pool) and the prompts folder. Makes no request.
-        """
+        """What a checkpoint is valid for (settings, system, model, rule, evidence, prompts). No request."""
         pool = self.pool.digest if self.evidence_mode == "retrieved" and self.pool is not None else None
         return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None),
                                 "rule" if self.llm is None else "llm",
@@ -234,12 +216,8 @@ class RadarDebate:
 
     def run_many(self, claims: pd.DataFrame, *, checkpoint: str | Path | None = None, progress: bool = True,
                  concurrency: int | None = None, retry_failed: bool = True) -> RadarResults:
-        """Debate every row of ``claims`` (id, claim, evidence, label) through :func:`mabpd_kit.runs.run`.
-
-        ``checkpoint``: a JSONL file; a rerun debates only the claims not in it with unchanged settings.
-        ``concurrency``: claims at once with an LLM (default ``config.llm.concurrency``), each within
-        ``config.llm.item_deadline_s``. Failed claims are records with their reason and partial trace.
-        """
+        """Debate every row of ``claims`` (id, claim, evidence, label); with ``checkpoint`` a rerun debates
+        only the claims not in it. Failed claims are records with their reason and partial trace."""
         items = []
         for row in claims.itertuples(index=False):
             ev, gold = getattr(row, "evidence", None), getattr(row, "label", None)
@@ -283,10 +261,8 @@ class RadarDebate:
 def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: LLM | None = None,
                 systems: Sequence[str] = SYSTEMS, pool: EvidencePool | None = None, progress: bool = True,
                 checkpoint_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, RadarResults]]:
-    """RADAR and the baselines on the same claims -> (one metrics row per system, all results). Retrieved
-    evidence comes from ``pool`` (default: one over all the claims' evidence); ``checkpoint_dir`` keeps a
-    checkpoint per system (``radar-<system>.jsonl``).
-    """
+    """RADAR and the baselines on the same claims -> (one metrics row per system, all results);
+    ``checkpoint_dir`` keeps ``radar-<system>.jsonl`` per system."""
     import pandas as pd
 
     cfg = config or Config()

@@ -1,8 +1,4 @@
-"""Empty and refusal replies of RADAR's agents (:func:`reply_note`), and fencing the item as data.
-
-A debater turn keeps its note in ``Turn.note``, a Judge reply as a :class:`ReplyNote` in
-``RadarResult.judge_notes``; ``RadarResults.metrics()`` counts both.
-"""
+"""Empty and refusal replies of RADAR's agents (:func:`reply_note`), and fencing the item as data."""
 
 from __future__ import annotations
 
