@@ -32,14 +32,8 @@ def debate_log(decision: Decision) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SAD_LOG_COLUMNS)
 
 
-def sad_debate_logs(
-    texts: Sequence[str],
-    gold: Sequence[int] | None = None,
-    *,
-    config: Config | None = None,
-    llm: LLM | None = None,
-    ids: Sequence[str] | None = None,
-) -> pd.DataFrame:
+def sad_debate_logs(texts: Sequence[str], gold: Sequence[int] | None = None, *, config: Config | None = None,
+                    llm: LLM | None = None, ids: Sequence[str] | None = None) -> pd.DataFrame:
     """Both debate logs of a pipeline run, SAD labelled and anonymised, with a ``condition`` column."""
     from mabpd_kit.mabpd import Pipeline
 
@@ -54,9 +48,8 @@ def sad_debate_logs(
     return pd.concat(parts, ignore_index=True)
 
 
-def sad_identity_report(
-    vanilla: pd.DataFrame, anonymised: pd.DataFrame | None = None, *, ci: bool = True, config: Config | None = None
-) -> IdentityReport:
+def sad_identity_report(vanilla: pd.DataFrame, anonymised: pd.DataFrame | None = None, *, ci: bool = True,
+                        config: Config | None = None) -> IdentityReport:
     """Is SAD itself sycophantic? The identity report of both conditions' debate logs."""
     parts = [vanilla.assign(condition="vanilla")]
     if anonymised is not None:

@@ -46,16 +46,9 @@ def _order(seed: int, question_id: str, agent: int, rnd: int, n: int) -> list[in
     return [int(k) for k in np.random.default_rng(ss).permutation(n)]
 
 
-def build_messages(
-    question: Question,
-    agent: int,
-    rnd: int,
-    condition: Condition,
-    previous: Sequence[str | None] | None = None,
-    config: Config | None = None,
-    *,
-    prompts_dir: str | Path | None = None,
-) -> list[dict[str, str]]:
+def build_messages(question: Question, agent: int, rnd: int, condition: Condition,
+                   previous: Sequence[str | None] | None = None, config: Config | None = None, *,
+                   prompts_dir: str | Path | None = None) -> list[dict[str, str]]:
     """Chat messages for ``agent`` in round ``rnd``; ``previous[k]`` is agent k's reply in round ``rnd - 1``."""
     cfg = config or Config()
     n = cfg.identity.n_agents
@@ -89,10 +82,8 @@ def call_seed(base: int, agent: int, rnd: int) -> int:
     return base * 10_000 + rnd * 100 + agent
 
 
-async def _answer(
-    llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
-    previous: list[str | None] | None, cfg: Config, prompts_dir: str | Path | None,
-) -> tuple[LogRow, Completion | None]:
+async def _answer(llm: LLM, q: Question, agent: int, rnd: int, condition: Condition, previous: list[str | None] | None,
+                  cfg: Config, prompts_dir: str | Path | None) -> tuple[LogRow, Completion | None]:
     """One agent's answer in one round; an endpoint fault is retried, never cached."""
     from mabpd_kit.llm import LLMError
 
@@ -142,10 +133,8 @@ async def _answer(
     return row, comp
 
 
-async def debate_question(
-    llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
-    prompts_dir: str | Path | None = None,
-) -> DebateRecord:
+async def debate_question(llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
+                          prompts_dir: str | Path | None = None) -> DebateRecord:
     """Debate one question under one condition; the record fails when any call failed."""
     cfg = config or Config()
     rows: list[LogRow] = []
@@ -185,17 +174,9 @@ class DebateResults(runs.Results[DebateRecord]):
         return out
 
 
-def run_debate(
-    questions: Sequence[Question],
-    llm: LLM | None = None,
-    *,
-    conditions: Sequence[Condition] = CONDITIONS,
-    config: Config | None = None,
-    checkpoint: str | Path | None = None,
-    concurrency: int | None = None,
-    prompts_dir: str | Path | None = None,
-    progress: bool = True,
-) -> DebateResults:
+def run_debate(questions: Sequence[Question], llm: LLM | None = None, *, conditions: Sequence[Condition] = CONDITIONS,
+               config: Config | None = None, checkpoint: str | Path | None = None, concurrency: int | None = None,
+               prompts_dir: str | Path | None = None, progress: bool = True) -> DebateResults:
     """Debate every question under each condition; ``results.to_frame()`` is the log. With ``checkpoint`` a
     rerun reuses finished questions; ``llm=None`` or offline: the belief simulator answers (labelled)."""
     from mabpd_kit.llm import online

@@ -166,9 +166,8 @@ _STATS = {
 }
 
 
-def identity_summary(
-    logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False, config: Config | None = None
-) -> pd.DataFrame:
+def identity_summary(logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False,
+                     config: Config | None = None) -> pd.DataFrame:
     """Conformity, obstinacy and Delta per condition (``by_round``: and round) with counts; ``ci=True``
     adds 95% bootstrap bounds."""
     cfg = config or Config()
@@ -225,9 +224,8 @@ class IBCResult:
         )
 
 
-def ibc(
-    logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
-) -> IBCResult:
+def ibc(logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True,
+        config: Config | None = None) -> IBCResult:
     """The Identity Bias Coefficient of a log with both conditions: positive, peers over-weighted."""
     cfg = config or Config()
     cube = _cube(logs)

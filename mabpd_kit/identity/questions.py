@@ -69,14 +69,8 @@ def questions_from_frame(df: pd.DataFrame, kind: Literal["mc", "numeric"], prefi
     return out
 
 
-def load_questions(
-    dataset: Literal["mmlu", "gsm8k"],
-    n: int | None = None,
-    *,
-    data_dir: str | Path | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> list[Question]:
+def load_questions(dataset: Literal["mmlu", "gsm8k"], n: int | None = None, *, data_dir: str | Path | None = None,
+                   seed: int = 0, download: bool = True) -> list[Question]:
     """``n`` seeded questions (all when None) of MMLU professional medicine or GSM8K, from the local copies."""
     from mabpd_kit import data
 

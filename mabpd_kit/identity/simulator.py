@@ -77,9 +77,8 @@ def _draw(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum((u[..., None] > cdf).sum(axis=-1), probs.shape[-1] - 1)
 
 
-def _simulate_indices(
-    spec: BeliefSpec, gold: np.ndarray, seed: int, conditions: Sequence[Condition]
-) -> dict[str, np.ndarray]:
+def _simulate_indices(spec: BeliefSpec, gold: np.ndarray, seed: int,
+                      conditions: Sequence[Condition]) -> dict[str, np.ndarray]:
     """Chosen option indices, shape (rounds + 1, questions, agents), per condition."""
     q, n, k = len(gold), spec.n_agents, spec.n_options
     rng = np.random.default_rng([seed, 0])
@@ -107,9 +106,8 @@ def _simulate_indices(
     return out
 
 
-def _logs_from_indices(
-    idx: dict[str, np.ndarray], labels: np.ndarray, gold: np.ndarray, qids: np.ndarray, spec: BeliefSpec
-) -> pd.DataFrame:
+def _logs_from_indices(idx: dict[str, np.ndarray], labels: np.ndarray, gold: np.ndarray, qids: np.ndarray,
+                       spec: BeliefSpec) -> pd.DataFrame:
     """Simulated choices -> a log frame with the runner's columns (plus ``mass``)."""
     frames = []
     for cond, y in idx.items():
@@ -140,12 +138,8 @@ def _logs_from_indices(
     return pd.concat(frames, ignore_index=True)
 
 
-def simulate(
-    spec: BeliefSpec | None = None,
-    n_questions: int = 300,
-    seed: int = 0,
-    conditions: Sequence[Condition] = CONDITIONS,
-) -> pd.DataFrame:
+def simulate(spec: BeliefSpec | None = None, n_questions: int = 300, seed: int = 0,
+             conditions: Sequence[Condition] = CONDITIONS) -> pd.DataFrame:
     """Simulated logs for ``n_questions`` abstract questions with a random right option each."""
     spec = spec or BeliefSpec()
     rng = np.random.default_rng([seed, 2])
@@ -168,12 +162,8 @@ def _numeric_options(gold: str, k: int) -> list[str]:
     return [normalise_number(str(o)) or str(o) for o in opts]
 
 
-def simulate_questions(
-    questions: Sequence[Question],
-    spec: BeliefSpec | None = None,
-    seed: int = 0,
-    conditions: Sequence[Condition] = CONDITIONS,
-) -> pd.DataFrame:
+def simulate_questions(questions: Sequence[Question], spec: BeliefSpec | None = None, seed: int = 0,
+                       conditions: Sequence[Condition] = CONDITIONS) -> pd.DataFrame:
     """The simulator answering real questions (letters, or the gold number among distractors)."""
     spec = spec or BeliefSpec()
     k = spec.n_options
@@ -199,14 +189,8 @@ def recovered_gap(logs: pd.DataFrame, spec: BeliefSpec, *, config: Config | None
     return float(r1 * np.mean(spec.mass(1)))
 
 
-def recovery_sweep(
-    gaps: Sequence[float] = (-0.5, 0.0, 0.5, 1.0),
-    seeds: Sequence[int] = (0, 1, 2, 3, 4),
-    *,
-    base_weight: float = 1.0,
-    n_questions: int = 300,
-    spec: BeliefSpec | None = None,
-) -> pd.DataFrame:
+def recovery_sweep(gaps: Sequence[float] = (-0.5, 0.0, 0.5, 1.0), seeds: Sequence[int] = (0, 1, 2, 3, 4), *,
+                   base_weight: float = 1.0, n_questions: int = 300, spec: BeliefSpec | None = None) -> pd.DataFrame:
     """Plant ``w_peer - w_self = gap`` around ``base``: one row per (gap, seed) with IBCs and the recovered gap."""
     base = spec or BeliefSpec()
     rows = []

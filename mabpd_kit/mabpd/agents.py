@@ -129,7 +129,6 @@ class Agent(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mode={self.mode!r}, model={self.model!r})"
 
-    # -- round 1 ---------------------------------------------------------------------------
     async def report(self, text: str, cues: Cues | None = None) -> AgentReport:
         """Analyse a cleaned text: rule-based from ``cues`` (computed if missing), or one structured LLM call."""
         if self.llm is None:
@@ -207,7 +206,6 @@ class Agent(ABC):
         """The spans an argument cites: the strongest ``sad.max_spans``."""
         return sorted(spans, key=lambda s: -s.score)[: self.config.sad.max_spans]
 
-    # -- debate ------------------------------------------------------------------------------
     def first_argument(self, report: AgentReport) -> Argument:
         """Round 1 of SAD is the independent report restated as an argument (no extra call)."""
         cited = self._cited(report.spans if report.verdict == "biased" else report.counter_spans)

@@ -82,7 +82,6 @@ class Decision(BaseModel):
         """The failure's typed kind when it was decided in this process (``None`` otherwise)."""
         return self._failure_kind
 
-    # -- views ---------------------------------------------------------------------------------
     def spans(self, valid_only: bool = False) -> list[Span]:
         """Every span in the EvidenceStore (offsets in ``clean_text``; ``orig_*`` in ``text``)."""
         if self.store is None:
@@ -268,7 +267,6 @@ class Pipeline:
                                                   "verifier": self.verifier.model}
         return runs.fingerprint(self.config, models)
 
-    # -- one item ----------------------------------------------------------------------------------
     def analyze(self, text: Any, id: str | None = None, gold: Any = None) -> Decision:
         """Analyse one sentence or article. Never raises on bad input: returns a failed Decision."""
         return runs.complete(self.aanalyze(text, id=id, gold=gold), offline=self.llm is None)
@@ -347,7 +345,6 @@ class Pipeline:
         out = [d if d.failed else self.redecide(d) for d in tqdm(items, disable=not progress, desc="re-deciding")]
         return BatchResult(out, wall_s=time.perf_counter() - t0)
 
-    # -- the steps around the decision ----------------------------------------------------------------
     def _collect(self) -> contextlib.AbstractContextManager[list[Any]]:
         """The completions made inside (LLM path); nothing to collect rule-based."""
         if self.llm is None:
@@ -390,16 +387,9 @@ class Pipeline:
         return lang, (f"unsupported language {lang!r}: the rule-based agents know {', '.join(known)}; "
                       f"use an LLM endpoint, or add {lang!r} to text.languages")
 
-    # -- many items ---------------------------------------------------------------------------------
-    def analyze_many(
-        self,
-        texts: Iterable[Any],
-        ids: Sequence[Any] | None = None,
-        gold: Sequence[Any] | None = None,
-        checkpoint: str | Path | None = None,
-        progress: bool = True,
-        retry_failed: bool = True,
-    ) -> BatchResult:
+    def analyze_many(self, texts: Iterable[Any], ids: Sequence[Any] | None = None, gold: Sequence[Any] | None = None,
+                     checkpoint: str | Path | None = None, progress: bool = True,
+                     retry_failed: bool = True) -> BatchResult:
         """Analyse many items, streaming to ``checkpoint`` (JSONL); a rerun resumes, retrying failed items
         unless ``retry_failed=False``."""
         sized = all(x is None or isinstance(x, Sequence) for x in (texts, ids, gold)) and isinstance(texts, Sequence)

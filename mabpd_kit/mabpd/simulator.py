@@ -32,7 +32,6 @@ __all__ = ["AGENTS",  # noqa: F822 (module __getattr__)
            "CONFIGS", "SIM_MODEL", "SimSpec", "Simulation", "simulate", "sweep"]
 
 
-
 def __getattr__(name: str) -> Any:
     if name == "AGENTS":  # the simulated agents: the roster's, in order (read when asked)
         return roster.names()
@@ -134,9 +133,6 @@ class Simulation:
                 "correlation": float(np.mean(rhos)) if rhos else float("nan")}
 
 
-# ---- one item ------------------------------------------------------------------------------
-
-
 def _span(i: int, agent: str, start: int, valid: bool, score: float) -> Span:
     if valid:
         return Span(text=f"w{start}", start=start, end=start + 4, agent=agent, category="loaded language",
@@ -233,9 +229,6 @@ def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold:
                     reports=reports, store=store, scoring=scoring, score=scoring.score, routing=routing,
                     route=routing.route, debate=debate, pre_verifier_label=label, verifier=verifier, label=final,
                     pred=1 if final == "biased" else 0)
-
-
-# ---- many items ----------------------------------------------------------------------------
 
 
 def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0, config: Config | None = None,

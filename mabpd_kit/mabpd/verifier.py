@@ -41,12 +41,8 @@ class VerifierReport(StepRecord):
     span: Span | None = None
 
 
-def rule_verify(
-    spans: Sequence[Span],
-    reported: Sequence[tuple[int, int]],
-    protected: Callable[[int, int], str | None],
-    config: Config,
-) -> VerifierReport:
+def rule_verify(spans: Sequence[Span], reported: Sequence[tuple[int, int]], protected: Callable[[int, int], str | None],
+                config: Config) -> VerifierReport:
     """Check the spans cited for biased; ``reported``: attributed quotations, ``protected(start, end)``:
     the lexicon's protected-term reason for a stretch, or None."""
     v = config.verifier
@@ -93,11 +89,6 @@ def not_run(label: Verdict) -> VerifierReport:
     """The report for a label the verifier does not re-examine (neutral)."""
     return VerifierReport(input_label=label, verdict=label, label=label, overturned=False, check="not_run",
                           reason="the verifier only re-examines biased decisions")
-
-
-# =============================================================================================
-# The verifier agent: rule-based (rule_verify) or LLM, one coroutine
-# =============================================================================================
 
 
 class VerifierOutput(BaseModel):

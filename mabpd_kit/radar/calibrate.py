@@ -159,14 +159,9 @@ def pareto_front(grid: pd.DataFrame, quality: str = "quality", cost: str = "mean
     return pts.loc[keep].reset_index(drop=True)
 
 
-def calibrate(
-    trajs: Sequence[Trajectory],
-    config: Config | None = None,
-    *,
-    objective: Literal["accuracy", "macro_f1"] | None = None,
-    cost_per_round: float | None = None,
-    one_hot: OneHot = "exclude",
-) -> CalibrationResult:
+def calibrate(trajs: Sequence[Trajectory], config: Config | None = None, *,
+              objective: Literal["accuracy", "macro_f1"] | None = None, cost_per_round: float | None = None,
+              one_hot: OneHot = "exclude") -> CalibrationResult:
     """Replay every (tau_s, tau_v) of the configured grid and score it; use a dev split
     (:func:`split_dev_test`). Trajectories without a gold label are ignored."""
     cfg = config or Config()
@@ -255,18 +250,10 @@ def _probs_with_max(c: float, winner: int, runner_up: int, n_labels: int) -> np.
     return p
 
 
-def simulate_trajectories(
-    n: int = 200,
-    *,
-    max_rounds: int = 3,
-    labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
-    class_weights: Sequence[float] | None = None,
-    seed: int = 0,
-    noise: float = 0.12,
-    drift: float = 0.10,
-    halftruth_penalty: float = 0.15,
-    planted: tuple[float, float] | None = None,
-) -> list[Trajectory]:
+def simulate_trajectories(n: int = 200, *, max_rounds: int = 3, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
+                          class_weights: Sequence[float] | None = None, seed: int = 0, noise: float = 0.12,
+                          drift: float = 0.10, halftruth_penalty: float = 0.15,
+                          planted: tuple[float, float] | None = None) -> list[Trajectory]:
     """Synthetic Judge trajectories; with ``planted=(tau_s, tau_v)`` the argmax is right exactly when both
     thresholds hold (or at the last round), so calibration must find the planted pair."""
     rng = np.random.default_rng(seed)

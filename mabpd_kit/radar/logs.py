@@ -94,13 +94,8 @@ def _parse_claim(cid: str, rec: Mapping[str, Any], labels: Sequence[str], max_ro
     return states, info
 
 
-def load_radar_run(
-    path: str | Path | None = None,
-    *,
-    data_dir: str | Path | None = None,
-    config: Config | None = None,
-    gold: Mapping[str, str] | None = None,
-) -> LoggedRun:
+def load_radar_run(path: str | Path | None = None, *, data_dir: str | Path | None = None, config: Config | None = None,
+                   gold: Mapping[str, str] | None = None) -> LoggedRun:
     """Read a ``*_hybrid_*`` answer map (default: the Llama-3-8B run), gold from PolitiFact-Hidden."""
     from mabpd_kit.data import locate
 

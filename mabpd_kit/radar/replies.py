@@ -24,7 +24,6 @@ _SORRY = (r"^\W*(?:(?:i'?m|i am)\s+(?:very\s+|really\s+|so\s+)?sorry|sorry|apolo
 _REFUSAL_RE = re.compile(_SORRY + r"(?:" + "|".join(REFUSAL_PATTERNS) + r")", re.IGNORECASE)
 
 
-
 class ReplyNote(FrozenModel):
     """A Judge reply that was empty or a refusal (the debate's ``judge_notes``)."""
 

@@ -127,17 +127,8 @@ class DualThreshold:
         cfg = config or Config()
         return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels), enabled=False)
 
-    def decide(
-        self,
-        p_stop: float | None,
-        p_continue: float | None,
-        label_probs: Mapping[str, float],
-        round: int,
-        *,
-        source: str = "unknown",
-        last: bool = False,
-        end_of_log: bool = False,
-    ) -> StopDecision:
+    def decide(self, p_stop: float | None, p_continue: float | None, label_probs: Mapping[str, float], round: int, *,
+               source: str = "unknown", last: bool = False, end_of_log: bool = False) -> StopDecision:
         """Apply the rule after ``round``. ``last`` (the protocol's final round) always stops."""
         s = float("nan") if p_stop is None or p_continue is None else float(p_stop) - float(p_continue)
         c = max(label_probs.values()) if label_probs else 0.0
