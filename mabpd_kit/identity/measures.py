@@ -123,15 +123,10 @@ def disagreement_pairs(logs: pd.DataFrame | _Cube, *, config: Config | None = No
     c, q, t, i, j = np.nonzero(pair)
     ans = np.array(cube.answers + [None], dtype=object)  # code -1 -> None
     return pd.DataFrame({
-        "condition": np.array(cube.conditions, dtype=object)[c],
-        "question": np.array(cube.questions, dtype=object)[q],
-        "round": np.array(cube.rounds)[t + 1],
-        "agent": np.array(cube.agents, dtype=object)[i],
-        "peer": np.array(cube.agents, dtype=object)[j],
-        "own_prev": ans[cube.y[c, q, t, i]],
-        "peer_prev": ans[cube.y[c, q, t, j]],
-        "answer": ans[cube.y[c, q, t + 1, i]],
-        "conform": conform[c, q, t, i, j],
+        "condition": np.array(cube.conditions, dtype=object)[c], "question": np.array(cube.questions, dtype=object)[q],
+        "round": np.array(cube.rounds)[t + 1], "agent": np.array(cube.agents, dtype=object)[i],
+        "peer": np.array(cube.agents, dtype=object)[j], "own_prev": ans[cube.y[c, q, t, i]],
+        "peer_prev": ans[cube.y[c, q, t, j]], "answer": ans[cube.y[c, q, t + 1, i]], "conform": conform[c, q, t, i, j],
         "obstinate": stay[c, q, t, i, j],
     })
 
@@ -183,12 +178,9 @@ def identity_summary(logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: b
             cols = {name: v[k][asked] for name, v in counts.items()}
             row: dict[str, Any] = {"condition": cond} | ({"round": rnd} if by_round else {})
             row |= {
-                "n_questions": int(asked.sum()),
-                "n_answers": int(cube.present[k].sum()),
-                "n_unparsed": int(cube.unparsed[k].sum()),
-                "n_pairs": int(cols["n"].sum()),
-                "n_pairs_unparsed": int(cols["unparsed"].sum()),
-                "unparsed": mode,
+                "n_questions": int(asked.sum()), "n_answers": int(cube.present[k].sum()),
+                "n_unparsed": int(cube.unparsed[k].sum()), "n_pairs": int(cols["n"].sum()),
+                "n_pairs_unparsed": int(cols["unparsed"].sum()), "unparsed": mode,
             }
             for name, stat in _STATS.items():
                 row[name] = stat(cols)
@@ -276,13 +268,9 @@ def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config 
     for k, cond in enumerate(cube.conditions):
         cols = {name: v[k] for name, v in per_q.items()}
         row: dict[str, Any] = {
-            "condition": cond,
-            "n_unparsed": int(cube.unparsed[k].sum()),
-            "n_subversion": int(cols["sub"].sum()),
-            "subversion_at_risk": int(cols["sub_risk"].sum()),
-            "subversion_rate": stats["subversion_rate"](cols),
-            "n_correction": int(cols["cor"].sum()),
-            "correction_at_risk": int(cols["cor_risk"].sum()),
+            "condition": cond, "n_unparsed": int(cube.unparsed[k].sum()), "n_subversion": int(cols["sub"].sum()),
+            "subversion_at_risk": int(cols["sub_risk"].sum()), "subversion_rate": stats["subversion_rate"](cols),
+            "n_correction": int(cols["cor"].sum()), "correction_at_risk": int(cols["cor_risk"].sum()),
             "correction_rate": stats["correction_rate"](cols),
         }
         if ci:
@@ -369,19 +357,14 @@ def identity_report(logs: pd.DataFrame, *, ci: bool = True, config: Config | Non
     both = set(CONDITIONS) <= set(cube.conditions)
     trust = trust_rates(cube, ci=ci, config=config)  # every measure also accepts the prepared cube
     return IdentityReport(
-        summary=identity_summary(cube, ci=ci, config=config),
-        trust=trust,
-        accuracy=majority_accuracy(cube),
-        ibc=ibc(cube, ci=ci, config=config) if both else None,
-        cuts=_cuts(trust) if both else {},
+        summary=identity_summary(cube, ci=ci, config=config), trust=trust, accuracy=majority_accuracy(cube),
+        ibc=ibc(cube, ci=ci, config=config) if both else None, cuts=_cuts(trust) if both else {},
     )
 
 
 PAPER_TABLE: tuple[tuple[str, str, float, float, float], ...] = (
-    ("Qwen-32B", "MMLU", 0.608, 0.024, 0.584),
-    ("Qwen-7B", "HellaSwag", 0.507, -0.032, 0.539),
-    ("Llama-8B", "MMLU", 0.151, -0.157, 0.307),
-    ("Mistral-7B", "GSM8K", -0.302, -0.157, -0.145),
+    ("Qwen-32B", "MMLU", 0.608, 0.024, 0.584), ("Qwen-7B", "HellaSwag", 0.507, -0.032, 0.539),
+    ("Llama-8B", "MMLU", 0.151, -0.157, 0.307), ("Mistral-7B", "GSM8K", -0.302, -0.157, -0.145),
     ("GPT-OSS-20B", "HellaSwag", 0.180, -0.069, 0.249),
 )
 """(model, dataset, Delta vanilla, Delta anonymised, IBC) as reported by the paper. It also

@@ -116,23 +116,10 @@ def _logs_from_indices(idx: dict[str, np.ndarray], labels: np.ndarray, gold: np.
         flat = y.ravel()
         qi = qq.ravel()
         frames.append(pd.DataFrame({
-            "condition": cond,
-            "question": qids[qi],
-            "agent": aa.ravel(),
-            "round": rr.ravel(),
-            "answer": labels[qi, flat],
-            "correct": flat == gold[qi],
-            "parsed": True,
-            "parse_method": "simulated",
-            "gold": labels[qi, gold[qi]],
-            "raw": "",
-            "error": None,
-            "source": "simulator",
-            "model": SIMULATOR_MODEL,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "latency_s": 0.0,
-            "cached": False,
+            "condition": cond, "question": qids[qi], "agent": aa.ravel(), "round": rr.ravel(),
+            "answer": labels[qi, flat], "correct": flat == gold[qi], "parsed": True, "parse_method": "simulated",
+            "gold": labels[qi, gold[qi]], "raw": "", "error": None, "source": "simulator", "model": SIMULATOR_MODEL,
+            "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0, "cached": False,
             "mass": np.stack([spec.mass(t) for t in range(r)])[rr.ravel(), aa.ravel()],
         }))
     return pd.concat(frames, ignore_index=True)
@@ -201,10 +188,8 @@ def recovery_sweep(gaps: Sequence[float] = (-0.5, 0.0, 0.5, 1.0), seeds: Sequenc
         for seed in seeds:
             logs = simulate(s, n_questions=n_questions, seed=seed)
             rows.append({
-                "gap": gap, "seed": seed, "w_self": s.w_self, "w_peer": s.w_peer,
-                "ibc": ibc(logs, ci=False).estimate,
-                "ibc_round1": ibc(logs, rounds=[1], ci=False).estimate,
-                "recovered_gap": recovered_gap(logs, s),
+                "gap": gap, "seed": seed, "w_self": s.w_self, "w_peer": s.w_peer, "ibc": ibc(logs, ci=False).estimate,
+                "ibc_round1": ibc(logs, rounds=[1], ci=False).estimate, "recovered_gap": recovered_gap(logs, s),
             })
     return pd.DataFrame(rows)
 

@@ -210,12 +210,9 @@ def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold, *,
         ts, tv = np.array([np.inf]), np.array([np.inf])
     k, pred, censored = _replay_grid(a, ts, tv)
     return dict(
-        n=len(scored),
-        accuracy=float((pred[:, 0, 0] == a.gold).mean()),
-        macro_f1=float(_macro_f1_grid(pred, a.gold, len(labels))[0, 0]),
-        mean_rounds=float((k[:, 0, 0] + 1).mean()),
-        censored=float(censored[:, 0, 0].mean()),
-        n_one_hot=len(flagged),
+        n=len(scored), accuracy=float((pred[:, 0, 0] == a.gold).mean()),
+        macro_f1=float(_macro_f1_grid(pred, a.gold, len(labels))[0, 0]), mean_rounds=float((k[:, 0, 0] + 1).mean()),
+        censored=float(censored[:, 0, 0].mean()), n_one_hot=len(flagged),
     )
 
 
