@@ -152,14 +152,10 @@ async def debate_question(llm: LLM, question: Question, condition: Condition, co
 
 
 class DebateResults(runs.Results[DebateRecord]):
-    """The records of :func:`run_debate`: ``to_frame()`` is the debate log, ``questions_frame()`` a row per record."""
+    """The records of :func:`run_debate`: ``to_frame()`` is the debate log."""
 
     def to_frame(self) -> pd.DataFrame:
         return log_frame(row for rec in self.records for row in rec.rows)
-
-    def questions_frame(self) -> pd.DataFrame:
-        """One row per (condition, question): ``record.row()``."""
-        return pd.DataFrame([r.row() for r in self.records])
 
     def metrics(self) -> dict[str, float]:
         """Counts, usage, unparsed answers and failed calls and, with both conditions, Delta per condition and the IBC."""

@@ -162,6 +162,13 @@ class Agent(ABC):
                     score=min(max(score, 0.0), 1.0), note=note)
         return ground_span(span, text, self.config.text.fuzzy_ratio, guard, max_share=self.config.text.evidence_max_share)
 
+    def _quoted_report(self, out: Any, quoted: Sequence[Any], score: float, text: str, usage: dict[str, Any],
+                       guard: Instructions | None) -> AgentReport:
+        """A report from an LLM reply whose quoted spans all support its verdict, each scored ``score``."""
+        spans = [self._span(s.quote, s.category, text, score=score, note=s.explanation, guard=guard) for s in quoted]
+        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=score,
+                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+
     def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
         taxonomy, info = CUE_INFO[cue]
         oa, ob = cues.orig(a, b)
@@ -313,10 +320,7 @@ class BiasAgent(Agent):
         return self._report(spans, [], bits, "lexicon matches", cues, score=score)
 
     def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation, guard=guard)
-                 for s in out.spans]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+        return self._quoted_report(out, out.spans, out.bias_score, text, usage, guard)
 
 
 class EvidenceAgent(Agent):
@@ -374,10 +378,7 @@ class FramingAgent(Agent):
         return self._report(spans, [], bits, "framing patterns", cues)
 
     def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation, guard=guard)
-                 for s in out.patterns]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+        return self._quoted_report(out, out.patterns, out.framing_score, text, usage, guard)
 
 
 def _signal(cues: Cues, config: Config) -> Any:

@@ -49,7 +49,7 @@ FloatOrPerAgent = float | tuple[float, ...]
 
 
 class SimSpec(FrozenModel):
-    """The planted settings of a simulated population (see the module doc for what each does)."""
+    """The planted settings of a simulated population."""
 
     prevalence: float = Field(0.5, ge=0, le=1, description="share of gold-biased items")
     competence: FloatOrPerAgent = Field(0.75, description="P(reading right), one value or one per agent on the roster (bias, evidence, framing)")

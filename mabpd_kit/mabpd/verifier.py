@@ -92,7 +92,9 @@ def not_run(label: Verdict) -> VerifierReport:
 
 
 class VerifierOutput(BaseModel):
-    """The LLM verifier's reading of a biased decision: reasoning, then the span, then the verdict."""
+    # the docstring is the schema's description, sent to the endpoint: changing it changes every request
+    """The LLM verifier's reading of a biased decision: reasoning, then the span, then the verdict
+    (the order the prompt asks for; a reply in any key order validates)."""
 
     reply_hints: ClassVar[dict[str, str]] = {"reason": "one sentence", "strongest_quote": "copied exactly"}
     reply_width: ClassVar[int] = 93

@@ -27,9 +27,7 @@ def _split_one_hot(trajs: Sequence[Trajectory], one_hot: OneHot) -> tuple[list[T
         return list(trajs), flagged
     return [t for t, f in zip(trajs, flags) if not f], flagged
 
-__all__ = [
-    "CalibrationResult", "calibrate", "evaluate_rule", "pareto_front", "simulate_trajectories", "split_dev_test"
-]
+__all__ = ["CalibrationResult", "calibrate", "evaluate_rule", "pareto_front", "simulate_trajectories", "split_dev_test"]
 
 
 @dataclass

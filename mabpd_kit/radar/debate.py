@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
@@ -132,13 +132,15 @@ class RadarDebate:
         """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
         return (await self._attempt(claim, evidence, id=id, gold=gold))[0]
 
+    def _result(self, id: str, claim: str, gold: str | None, **fields: Any) -> RadarResult:
+        return RadarResult(id=id, claim=claim, gold=gold, system=self.system, offline=self.llm is None,
+                           source="rule" if self.llm is None else "unknown", evidence_mode=self.evidence_mode, **fields)
+
     async def _attempt(self, claim: str, evidence: Sequence[str] | None, *, id: str | None,
                        gold: str | None) -> tuple[RadarResult, BaseException | None]:
         """(the result, the error that failed it or None)."""
         cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
-        res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system,
-                          source="rule" if self.llm is None else "unknown",
-                          offline=self.llm is None, evidence_mode=self.evidence_mode)
+        res = self._result(cid, claim, gold)
         try:
             res.evidence = self.evidence_for(claim, evidence)
             await self._debate(res, await self.judge())
@@ -233,10 +235,8 @@ class RadarDebate:
             return res
 
         def fail(item: runs.Item, exc: BaseException) -> RadarResult:
-            return RadarResult(id=item.id, claim=item.data["claim"], gold=item.data["gold"], system=self.system,
-                               source="rule" if self.llm is None else "unknown", offline=self.llm is None,
-                               evidence_mode=self.evidence_mode,
-                               failed=True, error=f"{type(exc).__name__}: {exc}")
+            return self._result(item.id, item.data["claim"], item.data["gold"], failed=True,
+                                error=f"{type(exc).__name__}: {exc}")
 
         results = runs.run(
             items, step, record=RadarResult, fail=fail, checkpoint=checkpoint, fingerprint=fp,

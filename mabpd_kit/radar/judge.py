@@ -180,22 +180,17 @@ class LLMJudge:
         msgs = self._messages("judge_verdict" if question == "verdict" else "judge_continue", fill)
         greedy: list[str] = []  # greedy replies (a bare verdict for the one-hot fallback)
         why: list[str] = []
-        for src in self.chain:
+        for src in self.chain:  # logprobs, samples, structured (config.radar.prob_source allows no other)
             if src == "logprobs":
                 probs = await self._logprobs(res, msgs, options, tag, round, question, greedy)
-                if probs is not None:
-                    return probs, "logprobs"
-                why.append("no usable logprobs in the reply")
+                reason = "no usable logprobs in the reply"
             elif src == "samples":
                 probs, reason = await self._samples(res, msgs, options, tag, round, question)
-                if probs is not None:
-                    return probs, "samples"
-                why.append(reason)
-            elif src == "structured":
+            else:
                 probs, reason = await self._structured(res, fill, question, round, memo)
-                if probs is not None:
-                    return probs, "structured"
-                why.append(reason)
+            if probs is not None:
+                return probs, src
+            why.append(reason)
         if not greedy:  # a bare verdict: one plain greedy call
             comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, tag=tag)
             res.usage += Usage.of([comp])
