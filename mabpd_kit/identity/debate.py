@@ -1,6 +1,5 @@
 """The identity debate: prompts (:func:`build_messages`), one question's debate (:func:`debate_question`)
-and the batch (:func:`run_debate`). Offline the belief simulator plays the agents, and every row says so.
-"""
+and the batch (:func:`run_debate`). Offline the belief simulator plays the agents, and every row says so."""
 
 from __future__ import annotations
 

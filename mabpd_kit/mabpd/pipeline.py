@@ -1,9 +1,4 @@
-"""The MABPD pipeline (SPEC 1): one forward pass to a :class:`Decision` with its full trace.
-
->>> from mabpd_kit.mabpd import Pipeline
->>> Pipeline().analyze("Democrats rammed through a so-called reform.").route
-'strong_fast_path'
-"""
+"""The MABPD pipeline (SPEC 1): one forward pass to a :class:`Decision` with its full trace."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Structured Argument Debate (SAD), SPEC 1.6: weighting (:func:`weigh`), the role-weighted vote
-(:func:`vote`) and the rounds (:func:`debate`). An ungrounded biased argument weighs zero; neutral,
-the default reading, keeps half. Every round records ``s`` and ``c``; :attr:`SADResult.stop_reason`
-says why the debate ended.
-"""
+"""Structured Argument Debate (SAD), SPEC 1.6: weighting (:func:`weigh`), the role-weighted vote (:func:`vote`)
+and the rounds (:func:`debate`). An ungrounded biased argument weighs zero; neutral, the default reading, keeps half."""
 
 from __future__ import annotations
 

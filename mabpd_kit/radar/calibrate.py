@@ -1,6 +1,5 @@
 """Calibrating RADAR's dual-threshold rule: replay the whole grid in one numpy pass, pick a pair, simulate.
-A claim with a one-hot round says nothing about thresholds: left out and counted unless ``one_hot="include"``.
-"""
+A claim with a one-hot round says nothing about thresholds: left out and counted unless ``one_hot="include"``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """RADAR (SPEC 3): evidence, a Politician and a Scientist debating (opening, rebuttal, closing), the
-Judge and dual-threshold stopping after each round. Baselines: :data:`SYSTEMS`.
-"""
+Judge and dual-threshold stopping after each round. Baselines: :data:`SYSTEMS`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """RADAR's Judge: option probabilities from logprobs, samples, stated values or a marked one-hot verdict,
-and the LLM Judge; every round records each answer's source and the weakest.
-"""
+and the LLM Judge; every round records each answer's source and the weakest."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Dual-threshold early stopping for RADAR debates (SPEC 3): stop iff ``s >= tau_s`` and ``c >= tau_v``
-(``s = p(STOP) - p(CONTINUE)``, ``c = max p(label)``), both within :data:`EPS`; the answer is the argmax.
-"""
+(``s = p(STOP) - p(CONTINUE)``, ``c = max p(label)``), both within :data:`EPS`; the answer is the argmax."""
 
 from __future__ import annotations
 
