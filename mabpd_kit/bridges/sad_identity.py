@@ -1,7 +1,4 @@
-"""MABPD's Structured Argument Debate measured as an identity-bias debate: the one place that knows both
-SAD transcripts (``Decision.debate``) and identity logs. The offline rule-based agents never read who
-wrote an argument, so their IBC is exactly 0: a sanity check.
-"""
+"""MABPD's Structured Argument Debate measured as an identity-bias debate (SAD transcripts -> identity logs)."""
 
 from __future__ import annotations
 
@@ -24,9 +21,7 @@ SAD_LOG_COLUMNS = ["question", "agent", "round", "answer", "correct"]
 
 
 def debate_log(decision: Decision) -> pd.DataFrame:
-    """One row per (agent, SAD round) of a decision: question (its id), agent, round, answer, correct (against
-    ``gold``). A decision not debated gives an empty frame.
-    """
+    """One row per (agent, SAD round) of a decision; a decision not debated gives an empty frame."""
     rows: list[dict[str, Any]] = []
     if decision.debate:
         gold = None if decision.gold is None else ("biased" if decision.gold == 1 else "neutral")
@@ -37,17 +32,9 @@ def debate_log(decision: Decision) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SAD_LOG_COLUMNS)
 
 
-def sad_debate_logs(
-    texts: Sequence[str],
-    gold: Sequence[int] | None = None,
-    *,
-    config: Config | None = None,
-    llm: LLM | None = None,
-    ids: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """The pipeline run with SAD transcripts labelled and anonymised (``sad.anonymise``): both debate logs with
-    a ``condition`` column. Only debated items give rows.
-    """
+def sad_debate_logs(texts: Sequence[str], gold: Sequence[int] | None = None, *, config: Config | None = None,
+                    llm: LLM | None = None, ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """Both debate logs of a pipeline run, SAD labelled and anonymised, with a ``condition`` column."""
     from mabpd_kit.mabpd import Pipeline
 
     cfg = config or Config()
@@ -61,12 +48,9 @@ def sad_debate_logs(
     return pd.concat(parts, ignore_index=True)
 
 
-def sad_identity_report(
-    vanilla: pd.DataFrame, anonymised: pd.DataFrame | None = None, *, ci: bool = True, config: Config | None = None
-) -> IdentityReport:
-    """Is SAD itself sycophantic? The identity report of :func:`debate_log` frames, one per condition
-    (labelled and, optionally, anonymised).
-    """
+def sad_identity_report(vanilla: pd.DataFrame, anonymised: pd.DataFrame | None = None, *, ci: bool = True,
+                        config: Config | None = None) -> IdentityReport:
+    """Is SAD itself sycophantic? The identity report of both conditions' debate logs."""
     parts = [vanilla.assign(condition="vanilla")]
     if anonymised is not None:
         parts.append(anonymised.assign(condition="anonymised"))

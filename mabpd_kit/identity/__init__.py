@@ -1,13 +1,5 @@
-"""Identity bias in multi-agent debate (SPEC 4): who said it, not what was said.
-
-Agents answer a question on their own (round 0), then for ``T`` rounds read their own previous answer
-and their peers' and answer again. An agent that weighs a peer's answer more because it is a peer's
-(sycophancy), or its own because it is its own (self-bias), is swayed by identity, not content. In the
-order a lab uses them: :mod:`.questions` (questions, reading answers, endpoint faults), :mod:`.debate`
-(vanilla and anonymised prompts, :func:`run_debate`), :mod:`.logs` (the one log format), :mod:`.measures`
-(conformity, obstinacy, IBC, trust, on any log) and :mod:`.simulator` (agents with a planted identity
-weight, to check the measures).
-"""
+"""Identity bias in multi-agent debate (SPEC 4): is an agent swayed by who gave an answer (a peer, or
+itself) rather than by what the answer says?"""
 
 from __future__ import annotations
 
@@ -51,44 +43,11 @@ from mabpd_kit.identity.questions import (
 from mabpd_kit.identity.simulator import BeliefSpec, recovered_gap, recovery_sweep, simulate, simulate_questions
 
 __all__ = [
-    "CONDITIONS",
-    "LOG_COLUMNS",
-    "PAPER_CORRECTION_CUT",
-    "PAPER_SUBVERSION_CUT",
-    "PAPER_TABLE",
-    "BeliefSpec",
-    "Condition",
-    "DebateRecord",
-    "DebateResults",
-    "IBCResult",
-    "IdentityReport",
-    "LogRow",
-    "Parsed",
-    "Question",
-    "build_messages",
-    "call_seed",
-    "debate_question",
-    "disagreement_pairs",
-    "ibc",
-    "identity_report",
-    "identity_summary",
-    "is_correct",
-    "load_questions",
-    "log_frame",
-    "majority_accuracy",
-    "normalise_number",
-    "paper_table",
-    "parse_answer",
-    "parse_choice",
-    "parse_number",
-    "questions_from_frame",
-    "read_logs",
-    "recovered_gap",
-    "recovery_sweep",
-    "run_debate",
-    "simulate",
-    "simulate_questions",
-    "trust_cut",
-    "trust_rates",
-    "write_logs",
+    "CONDITIONS", "LOG_COLUMNS", "PAPER_CORRECTION_CUT", "PAPER_SUBVERSION_CUT", "PAPER_TABLE", "BeliefSpec",
+    "Condition", "DebateRecord", "DebateResults", "IBCResult", "IdentityReport", "LogRow", "Parsed", "Question",
+    "build_messages", "call_seed", "debate_question", "disagreement_pairs", "ibc", "identity_report",
+    "identity_summary", "is_correct", "load_questions", "log_frame", "majority_accuracy", "normalise_number",
+    "paper_table", "parse_answer", "parse_choice", "parse_number", "questions_from_frame", "read_logs",
+    "recovered_gap", "recovery_sweep", "run_debate", "simulate", "simulate_questions", "trust_cut", "trust_rates",
+    "write_logs"
 ]

@@ -1,12 +1,5 @@
-"""The identity debate: prompts, one question's debate (the async step) and the batch.
-
-:func:`build_messages` writes the vanilla prompt (the agent's own answer and its peers', labelled) or the
-anonymised one (every answer, its own included, unlabelled, in a seeded order), from the templates in
-``mabpd_kit/prompts/identity/``. :func:`debate_question` is the one async step (one question under one
-condition); :func:`run_debate` runs every (condition, question) through :func:`mabpd_kit.runs.run`.
-An endpoint fault (:func:`~.questions.reply_fault`) is a failed call, retried and never cached, not an
-unparsed answer. Offline the belief simulator plays the agents, and every row says so.
-"""
+"""The identity debate: prompts (:func:`build_messages`), one question's debate (:func:`debate_question`)
+and the batch (:func:`run_debate`). Offline the belief simulator plays the agents, and every row says so."""
 
 from __future__ import annotations
 
@@ -37,8 +30,7 @@ PROMPTS = ("system", "round0", "vanilla", "anonymised")
 
 
 def _quote(text: str | None, max_chars: int) -> str:
-    """A previous reply as shown to agents: kept whole if short, else its *end* (where the
-    final answer line is), marked as cut."""
+    """A previous reply as shown to agents: whole if short, else its end, marked as cut."""
     t = (text or "").strip()
     if not t:
         return "(no answer)"
@@ -53,19 +45,10 @@ def _order(seed: int, question_id: str, agent: int, rnd: int, n: int) -> list[in
     return [int(k) for k in np.random.default_rng(ss).permutation(n)]
 
 
-def build_messages(
-    question: Question,
-    agent: int,
-    rnd: int,
-    condition: Condition,
-    previous: Sequence[str | None] | None = None,
-    config: Config | None = None,
-    *,
-    prompts_dir: str | Path | None = None,
-) -> list[dict[str, str]]:
-    """Chat messages for ``agent`` in round ``rnd``; ``previous[k]`` is agent k's reply in round ``rnd - 1``.
-    Anonymised, the answers are listed in an order seeded by (config seed, question, agent, round).
-    """
+def build_messages(question: Question, agent: int, rnd: int, condition: Condition,
+                   previous: Sequence[str | None] | None = None, config: Config | None = None, *,
+                   prompts_dir: str | Path | None = None) -> list[dict[str, str]]:
+    """Chat messages for ``agent`` in round ``rnd``; ``previous[k]`` is agent k's reply in round ``rnd - 1``."""
     cfg = config or Config()
     n = cfg.identity.n_agents
     slots: dict[str, Any] = {
@@ -98,13 +81,9 @@ def call_seed(base: int, agent: int, rnd: int) -> int:
     return base * 10_000 + rnd * 100 + agent
 
 
-async def _answer(
-    llm: LLM, q: Question, agent: int, rnd: int, condition: Condition,
-    previous: list[str | None] | None, cfg: Config, prompts_dir: str | Path | None,
-) -> tuple[LogRow, Completion | None]:
-    """One agent's answer in one round (one LLM call). An endpoint fault is not cached and is sent again up to
-    ``config.llm.max_retries`` times; a failed call becomes a row with its error.
-    """
+async def _answer(llm: LLM, q: Question, agent: int, rnd: int, condition: Condition, previous: list[str | None] | None,
+                  cfg: Config, prompts_dir: str | Path | None) -> tuple[LogRow, Completion | None]:
+    """One agent's answer in one round; an endpoint fault is retried, never cached."""
     from mabpd_kit.llm import LLMError
 
     base: dict[str, Any] = {
@@ -153,14 +132,9 @@ async def _answer(
     return row, comp
 
 
-async def debate_question(
-    llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
-    prompts_dir: str | Path | None = None,
-) -> DebateRecord:
-    """Debate one question under one condition: round 0 for all agents at once, then each round once the
-    previous is in (a failed reply shows as "(no answer)"). The record, ``"<condition>/<question id>"``,
-    fails when any call failed.
-    """
+async def debate_question(llm: LLM, question: Question, condition: Condition, config: Config | None = None, *,
+                          prompts_dir: str | Path | None = None) -> DebateRecord:
+    """Debate one question under one condition; the record fails when any call failed."""
     cfg = config or Config()
     rows: list[LogRow] = []
     completions: list[Completion] = []
@@ -177,14 +151,10 @@ async def debate_question(
 
 
 class DebateResults(runs.Results[DebateRecord]):
-    """The records of :func:`run_debate`: ``to_frame()`` is the debate log, ``questions_frame()`` a row per record."""
+    """The records of :func:`run_debate`: ``to_frame()`` is the debate log."""
 
     def to_frame(self) -> pd.DataFrame:
         return log_frame(row for rec in self.records for row in rec.rows)
-
-    def questions_frame(self) -> pd.DataFrame:
-        """One row per (condition, question): ``record.row()``."""
-        return pd.DataFrame([r.row() for r in self.records])
 
     def metrics(self) -> dict[str, float]:
         """Counts, usage, unparsed answers and failed calls and, with both conditions, Delta per condition and the IBC."""
@@ -199,24 +169,11 @@ class DebateResults(runs.Results[DebateRecord]):
         return out
 
 
-def run_debate(
-    questions: Sequence[Question],
-    llm: LLM | None = None,
-    *,
-    conditions: Sequence[Condition] = CONDITIONS,
-    config: Config | None = None,
-    checkpoint: str | Path | None = None,
-    concurrency: int | None = None,
-    prompts_dir: str | Path | None = None,
-    progress: bool = True,
-) -> DebateResults:
-    """Debate every question under each condition; ``results.to_frame()`` is the log.
-
-    ``config.identity`` sets agents, rounds, temperature and seed; ``concurrency`` questions at once (default
-    ``config.llm.concurrency``), each within ``config.llm.item_deadline_s``. With ``checkpoint`` a rerun reuses
-    the questions finished under the same settings, prompts and model and debates failed ones again.
-    ``llm=None`` or offline: the belief simulator answers (labelled).
-    """
+def run_debate(questions: Sequence[Question], llm: LLM | None = None, *, conditions: Sequence[Condition] = CONDITIONS,
+               config: Config | None = None, checkpoint: str | Path | None = None, concurrency: int | None = None,
+               prompts_dir: str | Path | None = None, progress: bool = True) -> DebateResults:
+    """Debate every question under each condition; ``results.to_frame()`` is the log. With ``checkpoint`` a
+    rerun reuses finished questions; ``llm=None`` or offline: the belief simulator answers (labelled)."""
     from mabpd_kit.llm import online
 
     cfg = config or Config()
@@ -254,9 +211,7 @@ def run_debate(
 
 def _simulated(questions: Sequence[Question], items: list[runs.Item], fail: Any, conditions: Sequence[Condition],
                cfg: Config, checkpoint: str | Path | None) -> DebateResults:
-    """The offline path: one simulation of the whole batch, handed out per item through the same runner. One
-    random stream serves the batch, so the fingerprint covers every question and condition.
-    """
+    """The offline path: one simulation of the whole batch, handed out per item through the runner."""
     if not items:  # an empty batch (run() would still check ids, there are none)
         return DebateResults([], checkpoint=str(checkpoint) if checkpoint else None)
     logs = simulate_questions(questions, BeliefSpec.from_config(cfg), seed=cfg.identity.seed, conditions=conditions)

@@ -1,9 +1,5 @@
-"""Debate logs: one row per (condition, question, agent, round), the one format every measure reads.
-
-A log is a DataFrame with :data:`LOG_COLUMNS`, from a live debate (``run_debate(...).to_frame()``), the
-belief simulator or MABPD's SAD (:mod:`mabpd_kit.bridges`). :func:`read_logs` reads a log file
-(:func:`write_logs`, one :class:`LogRow` a line) or a run's checkpoint (one :class:`DebateRecord` a line).
-"""
+"""Debate logs (:data:`LOG_COLUMNS`, one row per condition, question, agent, round): the format every
+measure reads."""
 
 from __future__ import annotations
 
@@ -38,9 +34,7 @@ KEY = ["condition", "question", "agent", "round"]
 
 
 class LogRow(BaseModel):
-    """One agent's answer in one round: ``answer`` is None when the reply could not be parsed (``raw`` keeps it)
-    or the call failed (``error``).
-    """
+    """One agent's answer in one round: ``answer`` None when unparsed (``raw`` keeps it) or failed (``error``)."""
 
     condition: str
     question: str
@@ -62,9 +56,7 @@ class LogRow(BaseModel):
 
 
 class DebateRecord(BaseModel):
-    """One question debated under one condition (one checkpoint line): its log rows, usage, and ``failed`` when
-    a call failed or the step raised (debated again on resume).
-    """
+    """One question debated under one condition (one checkpoint line); ``failed`` when a call failed."""
 
     id: str
     condition: str = ""
@@ -97,8 +89,7 @@ def log_frame(rows: Iterable[LogRow | dict[str, Any]]) -> pd.DataFrame:
 
 
 def _rows_of_line(line: str) -> list[LogRow]:
-    """The rows one JSONL line holds: a runner checkpoint line (``{"id", ..., "record": {"rows": [...]}}``)
-    or a single :class:`LogRow`. Raises ``ValueError`` for anything else."""
+    """The rows of one JSONL line: a runner checkpoint line or a single :class:`LogRow`, else ValueError."""
     obj = json.loads(line)
     if isinstance(obj, dict) and "record" in obj:
         return DebateRecord.model_validate(obj["record"]).rows
@@ -106,9 +97,7 @@ def _rows_of_line(line: str) -> list[LogRow]:
 
 
 def read_logs(path: str | Path) -> pd.DataFrame:
-    """A log file or a run's checkpoint as a DataFrame. A torn line is skipped with a warning; for a repeated
-    key the last row wins (a retried question replaces its failed attempt).
-    """
+    """A log file or a run's checkpoint as a DataFrame (torn lines skipped with a warning; last row wins)."""
     rows: dict[tuple, dict[str, Any]] = {}
     bad = 0
     for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -128,8 +117,7 @@ def read_logs(path: str | Path) -> pd.DataFrame:
 
 
 def write_logs(logs: pd.DataFrame | Results, path: str | Path) -> Path:
-    """Write a log (a frame with :data:`LOG_COLUMNS`, or a run's results) as JSONL, one :class:`LogRow`
-    per line: the format to share or ship a recorded run (:func:`read_logs` reads it back)."""
+    """Write a log (a frame with :data:`LOG_COLUMNS`, or a run's results) as JSONL, one :class:`LogRow` a line."""
     frame = logs if isinstance(logs, pd.DataFrame) else logs.to_frame()
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)

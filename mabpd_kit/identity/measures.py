@@ -1,16 +1,9 @@
-"""The identity-bias measures, defined once on a debate log (LLM runs, simulated runs, SAD debates).
+"""The identity-bias measures on a debate log (LLM runs, simulated runs, SAD debates).
 
-* a disagreement pair is (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``;
-* Conformity: the share of pairs with ``y[i,t] == y[j,t-1]``; Obstinacy: with ``y[i,t] == y[i,t-1]``;
-  Delta = Conformity - Obstinacy; IBC = Delta(vanilla) - Delta(anonymised): positive means peers are
-  over-weighted;
-* subversion (right -> wrong after seeing a wrong peer), correction (the reverse), majority accuracy;
-* confidence intervals resample whole questions.
-
-A pair needs both answers of round t-1 parsed. An unparsed current answer follows
-``config.identity.unparsed``: ``"neither"`` (SPEC 4) keeps the pair as neither conforming nor obstinate,
-``"drop"`` leaves it out; every report counts them. A row absent from the log is never a pair.
-:data:`PAPER_TABLE` holds the paper's figures.
+A disagreement pair is (agent i, peer j, round t) with ``y[i,t-1] != y[j,t-1]``; Conformity is the share
+of pairs with ``y[i,t] == y[j,t-1]``, Obstinacy with ``y[i,t] == y[i,t-1]``, Delta = Conformity -
+Obstinacy and IBC = Delta(vanilla) - Delta(anonymised). An unparsed current answer follows
+``config.identity.unparsed``; confidence intervals resample whole questions.
 """
 
 from __future__ import annotations
@@ -28,19 +21,8 @@ from mabpd_kit.identity.logs import CONDITIONS
 Unparsed = Literal["neither", "drop"]
 
 __all__ = [
-    "PAPER_CORRECTION_CUT",
-    "PAPER_SUBVERSION_CUT",
-    "PAPER_TABLE",
-    "IBCResult",
-    "IdentityReport",
-    "disagreement_pairs",
-    "ibc",
-    "identity_report",
-    "identity_summary",
-    "majority_accuracy",
-    "paper_table",
-    "trust_cut",
-    "trust_rates",
+    "PAPER_CORRECTION_CUT", "PAPER_SUBVERSION_CUT", "PAPER_TABLE", "IBCResult", "IdentityReport", "disagreement_pairs",
+    "ibc", "identity_report", "identity_summary", "majority_accuracy", "paper_table", "trust_cut", "trust_rates"
 ]
 
 
@@ -101,9 +83,7 @@ class _Cube:
         return self.present & (self.y < 0)
 
     def pair_masks(self, unparsed: Unparsed = "neither") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Boolean arrays [c, q, t, i, j]: disagreement pair, conformed, stayed, and pair whose current answer
-        is unparsed (kept as neither, or marked dropped, per ``unparsed``).
-        """
+        """Boolean arrays [c, q, t, i, j]: disagreement pair, conformed, stayed, unparsed current answer."""
         if unparsed not in ("neither", "drop"):
             raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {unparsed!r}")
         prev, now = self.y[:, :, :-1], self.y[:, :, 1:]
@@ -117,8 +97,7 @@ class _Cube:
         return pair, conform, stay, lost
 
     def counts(self, rounds: Sequence[int] | None = None, unparsed: Unparsed = "neither") -> dict[str, np.ndarray]:
-        """Per [condition, question]: pairs, conformed, stayed, and pairs whose current answer is
-        unparsed (counted as neither or dropped) (optionally only rounds ``t``)."""
+        """Per [condition, question]: pairs, conformed, stayed, unparsed (optionally only rounds ``t``)."""
         masks = self.pair_masks(unparsed)
         if rounds is not None:
             keep = np.isin(np.array(self.rounds[1:]), list(rounds))
@@ -128,8 +107,7 @@ class _Cube:
 
 
 def _cube(logs: Any) -> _Cube:
-    """Build the arrays once: :func:`identity_report` passes one cube to every measure. Accepts a
-    log frame, a prepared cube, or a run's results (anything with ``to_frame()``)."""
+    """The arrays of a log frame, a prepared cube, or a run's results (anything with ``to_frame()``)."""
     if isinstance(logs, _Cube):
         return logs
     if not isinstance(logs, pd.DataFrame) and hasattr(logs, "to_frame"):
@@ -139,22 +117,16 @@ def _cube(logs: Any) -> _Cube:
 
 def disagreement_pairs(logs: pd.DataFrame | _Cube, *, config: Config | None = None) -> pd.DataFrame:
     """Every disagreement pair: condition, question, round, agent, peer, own_prev, peer_prev, answer,
-    conform, obstinate (unparsed answers as in the module doc).
-    """
+    conform, obstinate."""
     cube = _cube(logs)
     pair, conform, stay, _ = cube.pair_masks(_mode(config))
     c, q, t, i, j = np.nonzero(pair)
     ans = np.array(cube.answers + [None], dtype=object)  # code -1 -> None
     return pd.DataFrame({
-        "condition": np.array(cube.conditions, dtype=object)[c],
-        "question": np.array(cube.questions, dtype=object)[q],
-        "round": np.array(cube.rounds)[t + 1],
-        "agent": np.array(cube.agents, dtype=object)[i],
-        "peer": np.array(cube.agents, dtype=object)[j],
-        "own_prev": ans[cube.y[c, q, t, i]],
-        "peer_prev": ans[cube.y[c, q, t, j]],
-        "answer": ans[cube.y[c, q, t + 1, i]],
-        "conform": conform[c, q, t, i, j],
+        "condition": np.array(cube.conditions, dtype=object)[c], "question": np.array(cube.questions, dtype=object)[q],
+        "round": np.array(cube.rounds)[t + 1], "agent": np.array(cube.agents, dtype=object)[i],
+        "peer": np.array(cube.agents, dtype=object)[j], "own_prev": ans[cube.y[c, q, t, i]],
+        "peer_prev": ans[cube.y[c, q, t, j]], "answer": ans[cube.y[c, q, t + 1, i]], "conform": conform[c, q, t, i, j],
         "obstinate": stay[c, q, t, i, j],
     })
 
@@ -189,12 +161,10 @@ _STATS = {
 }
 
 
-def identity_summary(
-    logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False, config: Config | None = None
-) -> pd.DataFrame:
-    """Conformity, obstinacy and Delta per condition (``by_round``: and round), pooled over the pairs, with
-    the counts of questions, answers, unparsed answers and pairs; ``ci=True`` adds 95% bootstrap bounds.
-    """
+def identity_summary(logs: pd.DataFrame | _Cube, *, ci: bool = True, by_round: bool = False,
+                     config: Config | None = None) -> pd.DataFrame:
+    """Conformity, obstinacy and Delta per condition (``by_round``: and round) with counts; ``ci=True``
+    adds 95% bootstrap bounds."""
     cfg = config or Config()
     mode = cfg.identity.unparsed
     cube = _cube(logs)
@@ -208,12 +178,9 @@ def identity_summary(
             cols = {name: v[k][asked] for name, v in counts.items()}
             row: dict[str, Any] = {"condition": cond} | ({"round": rnd} if by_round else {})
             row |= {
-                "n_questions": int(asked.sum()),
-                "n_answers": int(cube.present[k].sum()),
-                "n_unparsed": int(cube.unparsed[k].sum()),
-                "n_pairs": int(cols["n"].sum()),
-                "n_pairs_unparsed": int(cols["unparsed"].sum()),
-                "unparsed": mode,
+                "n_questions": int(asked.sum()), "n_answers": int(cube.present[k].sum()),
+                "n_unparsed": int(cube.unparsed[k].sum()), "n_pairs": int(cols["n"].sum()),
+                "n_pairs_unparsed": int(cols["unparsed"].sum()), "unparsed": mode,
             }
             for name, stat in _STATS.items():
                 row[name] = stat(cols)
@@ -226,8 +193,7 @@ def identity_summary(
 
 @dataclass(frozen=True)
 class IBCResult:
-    """IBC = Delta(vanilla) - Delta(anonymised), with a 95% CI from resampling questions
-    (the same questions in both conditions, so the pairing is kept)."""
+    """IBC = Delta(vanilla) - Delta(anonymised), with a 95% CI from resampling questions."""
 
     estimate: float
     lo: float
@@ -250,12 +216,9 @@ class IBCResult:
         )
 
 
-def ibc(
-    logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True, config: Config | None = None
-) -> IBCResult:
-    """The Identity Bias Coefficient of a log holding both conditions (``rounds``: only those rounds' pairs).
-    Positive: peers over-weighted (sycophancy); negative: own answer over-weighted (self-bias).
-    """
+def ibc(logs: pd.DataFrame | _Cube, *, rounds: Sequence[int] | None = None, ci: bool = True,
+        config: Config | None = None) -> IBCResult:
+    """The Identity Bias Coefficient of a log with both conditions: positive, peers over-weighted."""
     cfg = config or Config()
     cube = _cube(logs)
     if not set(CONDITIONS) <= set(cube.conditions):
@@ -276,10 +239,8 @@ def ibc(
 
 
 def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config | None = None) -> pd.DataFrame:
-    """Subversion and correction per condition. Subversion: right at t-1, saw a parsed wrong peer, parsed
-    wrong at t; correction: not right at t-1, saw a right peer, right at t. Rates are events over such
-    exposures; ``ci=True`` adds 95% bootstrap bounds.
-    """
+    """Subversion (right -> wrong after a wrong peer) and correction (the reverse) per condition, as events
+    over exposures; ``ci=True`` adds 95% bootstrap bounds."""
     cfg = config or Config()
     if cfg.identity.unparsed not in ("neither", "drop"):
         raise ValueError(f"identity.unparsed must be 'neither' or 'drop', not {cfg.identity.unparsed!r}")
@@ -307,13 +268,9 @@ def trust_rates(logs: pd.DataFrame | _Cube, *, ci: bool = False, config: Config 
     for k, cond in enumerate(cube.conditions):
         cols = {name: v[k] for name, v in per_q.items()}
         row: dict[str, Any] = {
-            "condition": cond,
-            "n_unparsed": int(cube.unparsed[k].sum()),
-            "n_subversion": int(cols["sub"].sum()),
-            "subversion_at_risk": int(cols["sub_risk"].sum()),
-            "subversion_rate": stats["subversion_rate"](cols),
-            "n_correction": int(cols["cor"].sum()),
-            "correction_at_risk": int(cols["cor_risk"].sum()),
+            "condition": cond, "n_unparsed": int(cube.unparsed[k].sum()), "n_subversion": int(cols["sub"].sum()),
+            "subversion_at_risk": int(cols["sub_risk"].sum()), "subversion_rate": stats["subversion_rate"](cols),
+            "n_correction": int(cols["cor"].sum()), "correction_at_risk": int(cols["cor_risk"].sum()),
             "correction_rate": stats["correction_rate"](cols),
         }
         if ci:
@@ -342,9 +299,7 @@ def _cuts(trust: pd.DataFrame) -> dict[str, float]:
 
 
 def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
-    """Per condition and round: majority-vote accuracy (a tie of k answers scores its right share) and mean
-    single-agent accuracy, over the questions present in that round.
-    """
+    """Per condition and round: majority-vote accuracy (ties score their right share) and mean agent accuracy."""
     cube = _cube(logs)
     n_codes = max(len(cube.answers), 1)
     onehot = (cube.y[..., None] == np.arange(n_codes))  # [c, q, r, agent, code]
@@ -368,8 +323,7 @@ def majority_accuracy(logs: pd.DataFrame | _Cube) -> pd.DataFrame:
 
 @dataclass
 class IdentityReport:
-    """Every measure of one log. ``table()`` is one row per condition; ``ibc`` is ``None``
-    unless the log holds both conditions."""
+    """Every measure of one log; ``ibc`` is ``None`` unless the log holds both conditions."""
 
     summary: pd.DataFrame
     trust: pd.DataFrame
@@ -403,19 +357,14 @@ def identity_report(logs: pd.DataFrame, *, ci: bool = True, config: Config | Non
     both = set(CONDITIONS) <= set(cube.conditions)
     trust = trust_rates(cube, ci=ci, config=config)  # every measure also accepts the prepared cube
     return IdentityReport(
-        summary=identity_summary(cube, ci=ci, config=config),
-        trust=trust,
-        accuracy=majority_accuracy(cube),
-        ibc=ibc(cube, ci=ci, config=config) if both else None,
-        cuts=_cuts(trust) if both else {},
+        summary=identity_summary(cube, ci=ci, config=config), trust=trust, accuracy=majority_accuracy(cube),
+        ibc=ibc(cube, ci=ci, config=config) if both else None, cuts=_cuts(trust) if both else {},
     )
 
 
 PAPER_TABLE: tuple[tuple[str, str, float, float, float], ...] = (
-    ("Qwen-32B", "MMLU", 0.608, 0.024, 0.584),
-    ("Qwen-7B", "HellaSwag", 0.507, -0.032, 0.539),
-    ("Llama-8B", "MMLU", 0.151, -0.157, 0.307),
-    ("Mistral-7B", "GSM8K", -0.302, -0.157, -0.145),
+    ("Qwen-32B", "MMLU", 0.608, 0.024, 0.584), ("Qwen-7B", "HellaSwag", 0.507, -0.032, 0.539),
+    ("Llama-8B", "MMLU", 0.151, -0.157, 0.307), ("Mistral-7B", "GSM8K", -0.302, -0.157, -0.145),
     ("GPT-OSS-20B", "HellaSwag", 0.180, -0.069, 0.249),
 )
 """(model, dataset, Delta vanilla, Delta anonymised, IBC) as reported by the paper. It also

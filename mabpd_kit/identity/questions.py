@@ -1,9 +1,5 @@
-"""Debate questions and reading an agent's answer out of its reply.
-
-:class:`Question` is one multiple-choice or numeric question (:func:`load_questions`,
-:func:`questions_from_frame`); :func:`parse_answer` reads the answer (a reply it cannot read is kept as
-unparsed, with its raw text); :func:`reply_fault` tells the endpoint failing from the model answering.
-"""
+"""Debate questions and reading an agent's answer (:func:`parse_answer`) or an endpoint fault
+(:func:`reply_fault`) out of a reply."""
 
 from __future__ import annotations
 
@@ -21,26 +17,15 @@ from pydantic import Field, field_validator
 from mabpd_kit.types import FrozenModel
 
 __all__ = [
-    "LETTERS",
-    "Parsed",
-    "Question",
-    "is_correct",
-    "load_questions",
-    "normalise_number",
-    "parse_answer",
-    "parse_choice",
-    "parse_number",
-    "questions_from_frame",
-    "reply_fault",
-    "usable",
+    "LETTERS", "Parsed", "Question", "is_correct", "load_questions", "normalise_number", "parse_answer",
+    "parse_choice", "parse_number", "questions_from_frame", "reply_fault", "usable"
 ]
 
 LETTERS = string.ascii_uppercase
 
 
 class Question(FrozenModel):
-    """One debate question. ``kind="mc"``: ``options`` maps letters to texts and ``answer`` is a
-    letter. ``kind="numeric"``: no options, ``answer`` is the gold number as a string."""
+    """One debate question: ``kind="mc"`` (``options`` by letter, ``answer`` a letter) or ``"numeric"``."""
 
     id: str
     question: str
@@ -73,8 +58,7 @@ class Question(FrozenModel):
 
 
 def questions_from_frame(df: pd.DataFrame, kind: Literal["mc", "numeric"], prefix: str = "q") -> list[Question]:
-    """Questions from a loader's frame: MMLU-style ``question, A, B, C, D, answer`` (``kind="mc"``)
-    or GSM8K-style ``question, answer`` (``kind="numeric"``). Uses an ``id`` column when present."""
+    """Questions from an MMLU-style (``question, A, B, C, D, answer``) or GSM8K-style frame."""
     out: list[Question] = []
     letter_cols = [c for c in LETTERS if c in df.columns] if kind == "mc" else []
     for k, row in enumerate(df.itertuples(index=False)):
@@ -85,17 +69,9 @@ def questions_from_frame(df: pd.DataFrame, kind: Literal["mc", "numeric"], prefi
     return out
 
 
-def load_questions(
-    dataset: Literal["mmlu", "gsm8k"],
-    n: int | None = None,
-    *,
-    data_dir: str | Path | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> list[Question]:
-    """``n`` questions (a seeded sample; all when None) of MMLU professional medicine (letters) or GSM8K
-    (numbers), from the local benchmark copies.
-    """
+def load_questions(dataset: Literal["mmlu", "gsm8k"], n: int | None = None, *, data_dir: str | Path | None = None,
+                   seed: int = 0, download: bool = True) -> list[Question]:
+    """``n`` seeded questions (all when None) of MMLU professional medicine or GSM8K, from the local copies."""
     from mabpd_kit import data
 
     if dataset == "mmlu":
@@ -111,8 +87,7 @@ def load_questions(
 
 @dataclass(frozen=True)
 class Parsed:
-    """A parsed reply: ``answer`` is a letter / normalised number, or ``None`` (unparsed);
-    ``method`` names the rule that matched (useful when a parse looks wrong)."""
+    """A parsed reply: ``answer`` (None: unparsed) and ``method``, the rule that matched."""
 
     answer: str | None
     method: str
@@ -126,10 +101,7 @@ _END = r"(?=\s*$|\s*[\)\]\.,:;!*]|\s+(?:is|because|as|since)\b)"  # what may fol
 
 
 def parse_choice(text: str | None, letters: str = "ABCD") -> Parsed:
-    """The chosen option letter, most explicit form first: ``Answer: X`` (the last wins), bold ``**X**``, a lone
-    ``(X)``, a reply that is only a letter, a last line opening ``X)``. A lower-case letter counts only where
-    it cannot be a word.
-    """
+    """The chosen option letter, most explicit form first (``Answer: X``, ``**X**``, ``(X)``, a lone letter)."""
     if text is None or not str(text).strip():
         return Parsed(None, "empty")
     t = str(text)
@@ -177,9 +149,7 @@ def normalise_number(s: str | None) -> str | None:
 
 
 def parse_number(text: str | None) -> Parsed:
-    """The final number: GSM8K's ``#### 18``, ``the answer is ...`` (the last wins), ``\\boxed{...}``, else the last
-    number; currency signs and thousands separators dropped.
-    """
+    """The final number (``#### 18``, ``the answer is ...``, ``\\boxed{...}``, else the last number)."""
     if text is None or not str(text).strip():
         return Parsed(None, "empty")
     t = str(text)
@@ -216,11 +186,8 @@ def _garbled(text: str) -> bool:
 
 
 def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None) -> str | None:
-    """Why ``reply`` is an endpoint fault and not an answer, or None. A refusal, a content filter or an empty
-    reply is a fault; a reply naming an option (or number) is an answer however worded; one naming none is
-    a fault when cut at ``max_tokens``, garbled, declining, or a body (JSON, markup), and otherwise the
-    model's own unparsed answer (an abstention).
-    """
+    """Why ``reply`` is an endpoint fault (a refusal, a filter, empty, cut, garbled, declining, a body) and
+    not an answer, or None; a reply naming an option or number is an answer however worded."""
     text = str(getattr(reply, "text", "") or "")
     finish = getattr(reply, "finish_reason", None)
     if getattr(reply, "refusal", None):
@@ -246,8 +213,7 @@ def reply_fault(reply: Any, question: Question, *, max_tokens: int | None = None
 
 
 def usable(reply: Any, question: Question, *, max_tokens: int | None = None) -> bool:
-    """Worth caching: no fault (:func:`reply_fault`) and an answer parsed from it. An unparsed abstention is
-    data for this run's log, but a rerun asks again rather than replaying it."""
+    """Worth caching: no fault and a parsed answer (a rerun asks an abstention again)."""
     return reply_fault(reply, question, max_tokens=max_tokens) is None and parse_answer(reply.text, question).ok
 
 

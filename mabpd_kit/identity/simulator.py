@@ -1,10 +1,5 @@
-"""The belief simulator: Bayesian agents with a planted identity weight, to check the measures.
-
-Each agent holds Dirichlet counts over the options; every visible answer adds a one-hot count weighted
-``w_self`` (its own) or ``w_peer`` (a peer's), and the agent answers by a draw from its predictive
-distribution. Plant ``w_peer > w_self`` and the IBC comes out positive; :func:`recovered_gap` reads the
-planted gap back. The logs have the runner's columns (``source="simulator"``).
-"""
+"""The belief simulator: Dirichlet agents with a planted identity weight (``w_self``, ``w_peer``), to
+check the measures: plant ``w_peer > w_self`` and the IBC comes out positive."""
 
 from __future__ import annotations
 
@@ -32,11 +27,7 @@ FloatOrPerAgent = float | tuple[float, ...]
 
 
 class BeliefSpec(FrozenModel):
-    """A planted population (each weight one number or one per agent). Agent i's prior on a question is
-    ``prior_strength * p``, ``p ~ Dirichlet(K * m_i)`` with ``competence_i`` on the right option. Anonymised,
-    each listed answer is its own with probability 1/N, so each gets ``(w_self + (N-1) w_peer) / N``: the
-    same total mass as vanilla, split differently.
-    """
+    """A planted population (each weight one number or one per agent)."""
 
     n_agents: int = Field(5, ge=2)
     rounds: int = Field(2, ge=1)
@@ -86,9 +77,8 @@ def _draw(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum((u[..., None] > cdf).sum(axis=-1), probs.shape[-1] - 1)
 
 
-def _simulate_indices(
-    spec: BeliefSpec, gold: np.ndarray, seed: int, conditions: Sequence[Condition]
-) -> dict[str, np.ndarray]:
+def _simulate_indices(spec: BeliefSpec, gold: np.ndarray, seed: int,
+                      conditions: Sequence[Condition]) -> dict[str, np.ndarray]:
     """Chosen option indices, shape (rounds + 1, questions, agents), per condition."""
     q, n, k = len(gold), spec.n_agents, spec.n_options
     rng = np.random.default_rng([seed, 0])
@@ -116,9 +106,8 @@ def _simulate_indices(
     return out
 
 
-def _logs_from_indices(
-    idx: dict[str, np.ndarray], labels: np.ndarray, gold: np.ndarray, qids: np.ndarray, spec: BeliefSpec
-) -> pd.DataFrame:
+def _logs_from_indices(idx: dict[str, np.ndarray], labels: np.ndarray, gold: np.ndarray, qids: np.ndarray,
+                       spec: BeliefSpec) -> pd.DataFrame:
     """Simulated choices -> a log frame with the runner's columns (plus ``mass``)."""
     frames = []
     for cond, y in idx.items():
@@ -127,34 +116,17 @@ def _logs_from_indices(
         flat = y.ravel()
         qi = qq.ravel()
         frames.append(pd.DataFrame({
-            "condition": cond,
-            "question": qids[qi],
-            "agent": aa.ravel(),
-            "round": rr.ravel(),
-            "answer": labels[qi, flat],
-            "correct": flat == gold[qi],
-            "parsed": True,
-            "parse_method": "simulated",
-            "gold": labels[qi, gold[qi]],
-            "raw": "",
-            "error": None,
-            "source": "simulator",
-            "model": SIMULATOR_MODEL,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "latency_s": 0.0,
-            "cached": False,
+            "condition": cond, "question": qids[qi], "agent": aa.ravel(), "round": rr.ravel(),
+            "answer": labels[qi, flat], "correct": flat == gold[qi], "parsed": True, "parse_method": "simulated",
+            "gold": labels[qi, gold[qi]], "raw": "", "error": None, "source": "simulator", "model": SIMULATOR_MODEL,
+            "prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0, "cached": False,
             "mass": np.stack([spec.mass(t) for t in range(r)])[rr.ravel(), aa.ravel()],
         }))
     return pd.concat(frames, ignore_index=True)
 
 
-def simulate(
-    spec: BeliefSpec | None = None,
-    n_questions: int = 300,
-    seed: int = 0,
-    conditions: Sequence[Condition] = CONDITIONS,
-) -> pd.DataFrame:
+def simulate(spec: BeliefSpec | None = None, n_questions: int = 300, seed: int = 0,
+             conditions: Sequence[Condition] = CONDITIONS) -> pd.DataFrame:
     """Simulated logs for ``n_questions`` abstract questions with a random right option each."""
     spec = spec or BeliefSpec()
     rng = np.random.default_rng([seed, 2])
@@ -177,15 +149,9 @@ def _numeric_options(gold: str, k: int) -> list[str]:
     return [normalise_number(str(o)) or str(o) for o in opts]
 
 
-def simulate_questions(
-    questions: Sequence[Question],
-    spec: BeliefSpec | None = None,
-    seed: int = 0,
-    conditions: Sequence[Condition] = CONDITIONS,
-) -> pd.DataFrame:
-    """The simulator answering real questions: the question's letters, or the gold number and ``n_options - 1``
-    distractors next to it.
-    """
+def simulate_questions(questions: Sequence[Question], spec: BeliefSpec | None = None, seed: int = 0,
+                       conditions: Sequence[Condition] = CONDITIONS) -> pd.DataFrame:
+    """The simulator answering real questions (letters, or the gold number among distractors)."""
     spec = spec or BeliefSpec()
     k = spec.n_options
     labels = np.empty((len(questions), k), dtype=object)
@@ -205,24 +171,14 @@ def simulate_questions(
 
 
 def recovered_gap(logs: pd.DataFrame, spec: BeliefSpec, *, config: Config | None = None) -> float:
-    """The planted ``w_peer - w_self`` read back: in round 1 the vanilla and anonymised updates of a pair differ
-    by about ``(w_peer - w_self) / M1``, ``M1 = prior_strength + w_self + (N-1) w_peer``, so ``IBC(round 1) * M1``
-    estimates the gap (the mean gap with per-agent weights).
-    """
+    """The planted ``w_peer - w_self`` read back from the round-1 IBC."""
     r1 = ibc(logs, rounds=[1], ci=False, config=config).estimate
     return float(r1 * np.mean(spec.mass(1)))
 
 
-def recovery_sweep(
-    gaps: Sequence[float] = (-0.5, 0.0, 0.5, 1.0),
-    seeds: Sequence[int] = (0, 1, 2, 3, 4),
-    *,
-    base_weight: float = 1.0,
-    n_questions: int = 300,
-    spec: BeliefSpec | None = None,
-) -> pd.DataFrame:
-    """Plant ``w_peer - w_self = gap`` (``w_self = base - gap/2``, ``w_peer = base + gap/2``) and
-    measure: one row per (gap, seed) with the all-round IBC, the round-1 IBC and the recovered gap."""
+def recovery_sweep(gaps: Sequence[float] = (-0.5, 0.0, 0.5, 1.0), seeds: Sequence[int] = (0, 1, 2, 3, 4), *,
+                   base_weight: float = 1.0, n_questions: int = 300, spec: BeliefSpec | None = None) -> pd.DataFrame:
+    """Plant ``w_peer - w_self = gap`` around ``base``: one row per (gap, seed) with IBCs and the recovered gap."""
     base = spec or BeliefSpec()
     rows = []
     for gap in gaps:
@@ -232,10 +188,8 @@ def recovery_sweep(
         for seed in seeds:
             logs = simulate(s, n_questions=n_questions, seed=seed)
             rows.append({
-                "gap": gap, "seed": seed, "w_self": s.w_self, "w_peer": s.w_peer,
-                "ibc": ibc(logs, ci=False).estimate,
-                "ibc_round1": ibc(logs, rounds=[1], ci=False).estimate,
-                "recovered_gap": recovered_gap(logs, s),
+                "gap": gap, "seed": seed, "w_self": s.w_self, "w_peer": s.w_peer, "ibc": ibc(logs, ci=False).estimate,
+                "ibc_round1": ibc(logs, rounds=[1], ci=False).estimate, "recovered_gap": recovered_gap(logs, s),
             })
     return pd.DataFrame(rows)
 

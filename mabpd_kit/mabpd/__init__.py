@@ -1,17 +1,9 @@
-"""MABPD, the multi-agent bias-detection method (SPEC 1), one module per step of its flow:
-
-``cues`` (one scan of a sentence) -> ``agents`` (bias, evidence, framing; rule-based or LLM)
--> ``store`` (EvidenceStore, the weighted score) -> ``router`` (fast paths or debate) -> ``sad``
-(Structured Argument Debate) -> ``verifier`` (biased may become neutral) -> ``pipeline``
-(:class:`Decision` with the full trace; :class:`BatchResult` via the one batch runner).
-
-Which agents take part is the agent roster, ``mk.mabpd.roster`` (:mod:`mabpd_kit.roster`): one line
-per agent (name, class, prompt, weight, title, colour); a fourth agent is a class, a prompt and a line.
+"""MABPD, the multi-agent bias-detection method (SPEC 1): cues -> agents -> store -> router -> sad ->
+verifier -> pipeline. Which agents take part is the roster, ``mk.mabpd.roster``.
 
 >>> import mabpd_kit as mk
->>> d = mk.mabpd.Pipeline().analyze("Democrats rammed through a so-called reform.")
->>> d.label, d.route
-('biased', 'strong_fast_path')
+>>> mk.mabpd.Pipeline().analyze("Democrats rammed through a so-called reform.").route
+'strong_fast_path'
 """
 
 from __future__ import annotations

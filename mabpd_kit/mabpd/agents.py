@@ -1,24 +1,10 @@
 """The MABPD agents (SPEC 1.2, 1.6): BiasAgent, EvidenceAgent, FramingAgent.
 
-Which agents take part, with which prompt, weight and title, is the roster (:mod:`mabpd_kit.roster`);
-an agent class names its line by its ``role``. Each agent has one interface and two implementations,
-chosen by the ``llm``: rule-based (``llm=None`` or offline: deterministic, from the shared
-:class:`~.cues.Cues` scan) or LLM-backed (a prompt from ``prompts/mabpd/``, the article fenced as data,
-a typed reply validated against the agent's reply contract, :mod:`.schemas`). Both return
-:class:`AgentReport` (round 1) and :class:`Argument` (a debate move); each step is one ``async def``
-that, rule-based, never waits.
-
-Rule-based readings: **BiasAgent** - the lexicon (score: the highest band above the floor, SPEC 2, or
-the noisy-OR of the bands); **EvidenceAgent** - loaded words and assertion markers in the author's own
-voice support bias, attributed quotations, named sources and figures ground the text;
-**FramingAgent** - scare quotes, "so-called", loaded attribution verbs, superlatives, agentless passives
-of harm, vague sourcing and the lexicon's framing and label categories.
-
-In a debate a rule-based agent revises from linguistic reasoning, not from labels: a neutral agent
-concedes to a valid span in the author's voice within its expertise (``lens``; confidence scaled by
-``sad.concession``); a biased agent whose every span is reported speech concedes when challenged, and
-keeps its verdict with ``sad.doubt`` when all others disagree without refuting it. Every argument carries
-an anticipated counter-argument (:func:`~.cues.counter_biased`, :func:`~.cues.counter_neutral`).
+Each is rule-based (``llm=None`` or offline: deterministic, from the shared :class:`~.cues.Cues` scan)
+or LLM-backed (a prompt from ``prompts/mabpd/``, a reply validated against the agent's contract).
+In a debate a rule-based neutral agent concedes to a valid span in the author's voice within its
+``lens``; a biased agent whose every span is reported speech concedes when challenged, and keeps its
+verdict with ``sad.doubt`` when all others disagree without refuting it.
 """
 
 
@@ -74,14 +60,12 @@ __all__ = ["Agent", "BiasAgent", "EvidenceAgent", "FramingAgent", "agent_class",
 
 
 def shown(text: str, guard: Instructions | None) -> str:
-    """The article as the prompts show it: fenced (:func:`mabpd_kit.injection.fence`: no fence tag
-    of ours, in any case, survives inside it), its instruction-like stretches withheld."""
+    """The article as the prompts show it: fenced, its instruction-like stretches withheld."""
     return fence(guard.withheld() if guard else text)
 
 
 def messages(name: str, contract: type[BaseModel], *, prompts_dir: str | None = None, **values: Any) -> list[dict[str, str]]:
-    """Chat messages of ``prompts/mabpd/<name>.md`` or ``<prompts_dir>/<name>.md``, asking for a reply by
-    ``contract`` (its ``$reply``: :func:`~.schemas.reply_format`; every other ``$slot`` must be given)."""
+    """Chat messages of ``prompts/mabpd/<name>.md`` (or ``prompts_dir``), ``$reply`` rendered from ``contract``."""
     return prompts.messages("mabpd", name, prompts_dir=prompts_dir, reply=reply_format(contract), **values)
 
 
@@ -96,9 +80,8 @@ def item_seed(text: str) -> int:
 
 
 class Agent(ABC):
-    """Common machinery: mode and model choice, span grounding, first argument, revision. Subclasses
-    set ``role`` (their roster line), ``schema`` (their reply contract), ``lens`` (the taxonomy types that
-    convince them in a debate) and implement ``_rule_report`` and ``_from_llm``."""
+    """Common machinery. Subclasses set ``role`` (their roster line), ``schema`` (their reply contract),
+    ``lens`` (the taxonomy types that convince them in a debate), ``_rule_report`` and ``_from_llm``."""
 
     role: ClassVar[Role]
     schema: ClassVar[type[BaseModel]]
@@ -146,10 +129,8 @@ class Agent(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mode={self.mode!r}, model={self.model!r})"
 
-    # -- round 1 ---------------------------------------------------------------------------
     async def report(self, text: str, cues: Cues | None = None) -> AgentReport:
-        """Analyse a cleaned text: rule-based from ``cues`` (computed if missing), never waiting; LLM: one
-        structured call (``runs.complete(agent.report(text), offline=agent.llm is None)`` from sync code)."""
+        """Analyse a cleaned text: rule-based from ``cues`` (computed if missing), or one structured LLM call."""
         if self.llm is None:
             return self._rule_report(cues or analyse_cues(text, self.lexicon, self.config))
         guard = self.guard(text, cues)
@@ -163,8 +144,7 @@ class Agent(ABC):
         return self._from_llm(res.value, text, llm_usage(res, self.model), guard)
 
     def guard(self, text: str, cues: Cues | None = None) -> Instructions | None:
-        """The text's stretches addressed to the model (an empty :class:`Instructions` when there is none,
-        which still blocks a quote repeating them); None when ``agents.injection_guard`` is off."""
+        """The text's stretches addressed to the model; None when ``agents.injection_guard`` is off."""
         if not self.config.agents.injection_guard:
             return None
         if cues is not None and cues.text == text:
@@ -181,6 +161,13 @@ class Agent(ABC):
         span = Span(text=quote, category=cat, taxonomy=taxonomy, meta_category=meta, agent=self.role,
                     score=min(max(score, 0.0), 1.0), note=note)
         return ground_span(span, text, self.config.text.fuzzy_ratio, guard, max_share=self.config.text.evidence_max_share)
+
+    def _quoted_report(self, out: Any, quoted: Sequence[Any], score: float, text: str, usage: dict[str, Any],
+                       guard: Instructions | None) -> AgentReport:
+        """A report from an LLM reply whose quoted spans all support its verdict, each scored ``score``."""
+        spans = [self._span(s.quote, s.category, text, score=score, note=s.explanation, guard=guard) for s in quoted]
+        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=score,
+                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
 
     def _cue_span(self, cues: Cues, cue: str, a: int, b: int, note: str = "") -> Span:
         taxonomy, info = CUE_INFO[cue]
@@ -208,8 +195,7 @@ class Agent(ABC):
 
     def _report(self, spans: list[Span], counter: list[Span], rationale_bits: list[str], what: str, cues: Cues,
                 score: float | None = None, none_found: str | None = None) -> AgentReport:
-        """A rule-based report: score ``score`` (else the noisy-OR of the bands), biased iff it reaches the
-        boundary, citing the :func:`~.cues.primary` spans, with a counter-argument from the cues."""
+        """A rule-based report: biased iff ``score`` (else the noisy-OR of the bands) reaches the boundary."""
         score = noisy_or([s.score for s in spans]) if score is None else score
         spans = primary(spans, cues)  # the writer's loaded words; adverbials, quotes, reported speech only when alone
         biased = score >= self.config.scoring.boundary
@@ -227,7 +213,6 @@ class Agent(ABC):
         """The spans an argument cites: the strongest ``sad.max_spans``."""
         return sorted(spans, key=lambda s: -s.score)[: self.config.sad.max_spans]
 
-    # -- debate ------------------------------------------------------------------------------
     def first_argument(self, report: AgentReport) -> Argument:
         """Round 1 of SAD is the independent report restated as an argument (no extra call)."""
         cited = self._cited(report.spans if report.verdict == "biased" else report.counter_spans)
@@ -237,8 +222,7 @@ class Agent(ABC):
 
     async def revise(self, round: int, own: Argument, others: Sequence[Argument], cues: Cues, *,
                      seed: int = 0) -> Argument:
-        """One debate move after reading the others' previous arguments: rule-based (module doc) or an
-        LLM call with the transcript (``seed`` shuffles anonymised ones)."""
+        """One debate move after reading the others' previous arguments (``seed`` shuffles anonymised ones)."""
         if self.llm is not None:
             return await self._llm_revise(round, own, others, cues, seed=seed)
         sad = self.config.sad
@@ -336,10 +320,7 @@ class BiasAgent(Agent):
         return self._report(spans, [], bits, "lexicon matches", cues, score=score)
 
     def _from_llm(self, out: BiasOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.bias_score, note=s.explanation, guard=guard)
-                 for s in out.spans]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.bias_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+        return self._quoted_report(out, out.spans, out.bias_score, text, usage, guard)
 
 
 class EvidenceAgent(Agent):
@@ -364,8 +345,7 @@ class EvidenceAgent(Agent):
         return self._report(spans, counter, bits, "evaluative phrases in the author's voice", cues, none_found=grounded)
 
     def accepts(self, span: Span, cues: Cues) -> bool:
-        """Word-level bias in the author's voice convinces the evidence analyst; omission or selection only
-        where the text offers no grounding at all."""
+        """Word-level bias in the author's voice; omission or selection only where nothing grounds the text."""
         if span.taxonomy in self.lens:
             return True
         return span.taxonomy in ("omission", "selection") and not cues.grounding
@@ -398,10 +378,7 @@ class FramingAgent(Agent):
         return self._report(spans, [], bits, "framing patterns", cues)
 
     def _from_llm(self, out: FramingOutput, text: str, usage: dict[str, Any], guard: Instructions | None = None) -> AgentReport:
-        spans = [self._span(s.quote, s.category, text, score=out.framing_score, note=s.explanation, guard=guard)
-                 for s in out.patterns]
-        return AgentReport(agent=self.role, verdict=out.verdict, confidence=out.confidence, score=out.framing_score,
-                           spans=spans, rationale=out.rationale, counter_argument=out.counter_argument, **usage)
+        return self._quoted_report(out, out.patterns, out.framing_score, text, usage, guard)
 
 
 def _signal(cues: Cues, config: Config) -> Any:

@@ -1,12 +1,5 @@
-"""What the rule-based MABPD agents read off a sentence: one cue scan per item, shared by all three.
-
-:func:`analyse_cues` returns a :class:`Cues`: the lexicon's matches, the quotations (attributed ones
-are reported speech, short unattributed ones scare quotes), framing and evidence cues (one readable
-regular expression per cue, ``CUE_INFO``) and the grounding the text offers (attributed quotations,
-named sources, "according to ...", figures). The rule-based counter-arguments (SPEC 1.6) are built from
-the same scan: :func:`counter_biased`, :func:`counter_neutral`. :func:`ground_span` checks a quoted
-phrase against the text by the one evidence rule.
-"""
+"""The one cue scan per item that the rule-based MABPD agents share (:func:`analyse_cues` -> :class:`Cues`),
+the counter-arguments built from it and :func:`ground_span`, the one evidence rule for a quoted phrase."""
 
 from __future__ import annotations
 
@@ -124,8 +117,7 @@ _NAMED_SOURCE_RE = re.compile(r"\b(?!(?:" + _VAGUE + r")\b)(?:[A-Z][a-z]+\.?\s+)
 
 @dataclass(frozen=True, slots=True)
 class Quotation:
-    """A quoted stretch (``start``/``end`` include the marks); ``name``: a name, title or mentioned
-    expression, neither a source's words nor the writer's distancing."""
+    """A quoted stretch, marks included; ``name``: a name, title or mentioned expression."""
 
     start: int
     end: int
@@ -173,8 +165,7 @@ class Cues:
         return bool(self.reported) and inside(start, end, self.reported)
 
     def is_primary(self, span: Span) -> bool:
-        """Does a span name the writer's own loaded words: not :func:`secondary` and not
-        :meth:`denied_or_reported`? (What :func:`primary` keeps; remembered per span for this text.)"""
+        """Not :func:`secondary` and not :meth:`denied_or_reported` (remembered per span)."""
         key = (span.category, span.reason, span.text, span.start, span.end)
         out = self._primary.get(key)
         if out is None:
@@ -182,19 +173,16 @@ class Cues:
         return out
 
     def denied_or_reported(self, span: Span) -> bool:
-        """Is a span not the writer's own use of its words: somebody else's, mentioned, denied by a
-        negator ("is not a racist") or a verb of attack used as a noun?"""
+        """Somebody else's words, mentioned, negated ("is not a racist") or a verb of attack used as a noun?"""
         return self.in_speech(span.start, span.end) or self.mentioned(span.start, span.end) or (
             span.start is not None and (negated(self.text, span.start) or self.nominal(span)))
 
     def nominal(self, span: Span) -> bool:
-        """Is a verb of attack ("attack", "slam") used as a noun ("the attack", "a fierce attack",
-        :func:`.spans.noun_reading`)? The verb is the metaphor of criticism; the noun names an event."""
+        """Is a verb of attack used as a noun ("the attack")? The noun names an event, not a criticism."""
         return span.category == "attack_verbs" and bool(span.start) and noun_reading(self.text, span.start, span.end)
 
     def mentioned(self, start: int | None, end: int | None) -> bool:
-        """Is [start, end) inside a quoted name, title or mentioned expression ("the term 'radical
-        Islam'")? A word mentioned is not a word used."""
+        """Is [start, end) inside a quoted name or mentioned expression ("the term 'radical Islam'")?"""
         return bool(self.quotes) and inside(start, end, [(q.start, q.end) for q in self.quotes if q.name])
 
     def in_speech(self, start: int | None, end: int | None) -> bool:
@@ -203,8 +191,7 @@ class Cues:
 
 
 def _attributed(before: str, after: str) -> bool:
-    """A speech verb or a colon next to a quotation, or a verb of naming right before it ("described him
-    as her 'friend'"), attributes it to a source."""
+    """A speech verb or colon beside a quotation, or a verb of naming before it, attributes it."""
     if before.rstrip().endswith(":") or after.lstrip().startswith(":") or _NAMING_RE.search(before):
         return True
     return not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(before.lower())) or not _SPEECH_WORDS.isdisjoint(_TOKEN_RE.findall(after.lower()))
@@ -214,8 +201,7 @@ _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[A-Z\"'\u201c\u2
 
 
 def _speaker_in_sentence(text: str, a: int, b: int) -> bool:
-    """Does the sentence around the quotation report somebody's speech (a speech verb outside it)? Then a
-    short quotation in it is that speaker's word ("Trump is 'angry' that ..."), not a scare quote."""
+    """Does a speech verb outside the quotation make it that speaker's word ("Trump is 'angry' that ...")?"""
     start = 0
     for m in _SENTENCE_END_RE.finditer(text, 0, a):
         start = m.end()
@@ -242,8 +228,7 @@ _TITLE_MINOR = frozenset("a an the of and or but nor for in on at to by with fro
 
 
 def _named(inner: str, before: str) -> bool:
-    """Is a quotation a name or a mentioned expression: introduced by "the term", "known as"..., or, past
-    the start of its sentence, every major word capitalised ("White Fragility")?"""
+    """A mentioned expression ("the term", "known as") or, past the sentence start, a title-cased name?"""
     if _MENTION_RE.search(before):
         return True
     if not before.strip() or before.rstrip().endswith((".", "!", "?")):
@@ -255,9 +240,8 @@ def _named(inner: str, before: str) -> bool:
 
 def analyse_cues(text: str, lex: Lexicon, config: Config,
                  to_orig: Callable[[int, int], tuple[int, int]] | None = None) -> Cues:
-    """Scan a cleaned text once: lexicon matches, quotations, framing/evidence cues, grounding.
-    ``to_orig`` (``CleanText.to_orig``) maps offsets to the raw input. With ``config.agents.injection_guard``
-    text addressed to the model is kept in ``injection`` and no match or cue inside it is read."""
+    """Scan a cleaned text once: lexicon matches, quotations, cues, grounding. ``to_orig`` maps offsets to
+    the raw input; with ``config.agents.injection_guard`` nothing inside ``injection`` is read."""
     words = set(_TOKEN_RE.findall(text.lower()))
     guard = Instructions.from_tokens(text, words) if config.agents.injection_guard else None
     window = config.agents.attribution_window
@@ -317,8 +301,7 @@ def _attribution(cues: Cues) -> str | None:
 
 
 def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
-    """The objection a biased argument anticipates: its strongest valid span and that span's most
-    plausible neutral reading (reported speech, an attributed sentence, :data:`NEUTRAL_READING`)."""
+    """The objection a biased argument anticipates: its strongest valid span's most plausible neutral reading."""
     valid = [s for s in spans if s.valid]
     if not valid:
         return "None of my spans is in the text, so my biased reading carries no weight; neutral stands by default."
@@ -333,8 +316,7 @@ def counter_biased(spans: Sequence[Span], cues: Cues) -> str:
 
 
 def counter_neutral(cues: Cues, config: Config) -> str:
-    """The objection a neutral argument anticipates: the strongest thing a reader could still call bias
-    (the highest-band match or cue), else one-sided sourcing, else omission (remembered per configuration)."""
+    """The objection a neutral argument anticipates: the strongest match or cue, else sourcing, else omission."""
     if cues._neutral is not None and cues._neutral[0] is config:
         return cues._neutral[1]
     out = _counter_neutral(cues, config)
@@ -383,17 +365,13 @@ FRAME_CATEGORIES = frozenset({"vague_attribution", "speculative_framing", "certa
 
 
 def secondary(span: Span) -> bool:
-    """Is a span secondary evidence: an adverbial or quantifier ("clearly", "reportedly", "all"), an
-    epistemic or evidential frame (:data:`FRAME_CATEGORIES`, the cues ``assertion_marker`` and
-    ``vague_source``) or a scare quote: words that qualify a clause rather than name anything?"""
+    """Is a span secondary: an adverbial, a quantifier, an epistemic frame or a scare quote?"""
     return span.category in ("scare_quotes", "assertion_marker", "vague_source") and (span.reason or "").startswith("cue") \
         or span.category in FRAME_CATEGORIES or adverbial(span.text)
 
 
 def primary(spans: Sequence[Span], cues: Cues | None = None) -> list[Span]:
-    """The spans that name the writer's loaded words: secondary ones (and with ``cues``, those in somebody
-    else's words, mentioned or denied: :meth:`Cues.denied_or_reported`) are dropped when another span is
-    left, and kept when they are all the report has."""
+    """The primary spans (with ``cues``, also the writer's own words), or all of them when none is primary."""
     main = [s for s in spans if not secondary(s)] if cues is None else [s for s in spans if cues.is_primary(s)]
     return main if main else list(spans)
 
@@ -409,11 +387,8 @@ def dedupe(spans: Sequence[Span]) -> list[Span]:
 
 def ground_span(span: Span, text: str, ratio: float, guard: Instructions | None = None, *,
                 max_share: float | None = None) -> Span:
-    """``span`` checked against ``text`` by the one evidence rule: offsets kept if they point at exactly its
-    text, else its words found (:func:`mabpd_kit.text.validate_span`: whole words, typography only); it must
-    be evidence (:func:`~mabpd_kit.lexicon.boundaries.evidence_problem`; ``grounding`` spans need only be
-    found) and, with ``guard``, not lie in or repeat text addressed to the model. Without ``max_share`` (the
-    store) a span an agent grounded is trusted. A failing span is kept, invalid with its reason."""
+    """``span`` checked against ``text`` by the one evidence rule; a failing span is kept, invalid with its
+    reason. Without ``max_share`` (the store) a span an agent grounded is trusted."""
     if not span.valid and BLOCKED in span.reason:
         return span
     g = _ground(span, text)

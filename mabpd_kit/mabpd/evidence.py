@@ -1,5 +1,4 @@
-"""The evidence behind a decision, read from its trace: what the verifier examines and ``mabpd evaluate``
-scores (:func:`decision_evidence`)."""
+"""The evidence behind a decision, read from its trace (:func:`decision_evidence`)."""
 
 from __future__ import annotations
 
@@ -14,14 +13,10 @@ __all__ = ["decision_evidence"]
 
 
 def decision_evidence(d: Any, marks: Sequence[tuple[int, int]] | None = None) -> list[Span]:
-    """The evidence behind a biased decision: the spans of the biased arguments of the last debate
-    round (else of the biased round-1 reports), narrowed as an agent narrows its own report. The writer's
-    own words come first: not a scare quote, not inside a quotation recorded as a source's words or inside
-    any quotation marks (``marks``: the text's quotations, :attr:`.cues.Cues.quotes`, else read off
-    ``clean_text``), not part of a proper name; of those, the ones neither secondary (a hedge, a quantifier,
-    an epistemic frame) nor structural (selective presentation). Failing those, the writer's secondary
-    words, then the scare quotes, then whatever is valid. Invalid spans are kept (nothing grounds on them).
-    Read from the trace only, so the pipeline and ``mabpd evaluate`` get the same spans."""
+    """The spans a biased decision rests on: those of the last round's biased arguments (else of the biased
+    reports), the writer's own primary words first, then secondary ones, scare quotes, anything valid.
+    ``marks``: the text's quotations (else read off ``clean_text``). The pipeline and ``mabpd evaluate``
+    both read it, so they get the same spans."""
     if d.debate is not None and d.debate.rounds:
         spans = [s for w in d.debate.rounds[-1].arguments if w.verdict == "biased" for s in w.argument.spans]
     else:

@@ -1,22 +1,4 @@
-"""The MABPD pipeline (SPEC 1), one forward pass over frozen values: prepared text -> cues -> agent
-reports -> EvidenceStore -> score -> router -> (fast path | Structured Argument Debate) -> verifier ->
-a :class:`Decision`, built once at the end with the full trace (a failed item too).
-
-The burden of proof holds at every step where a biased label can arise: the score uses grounded agent
-scores, the router counts only biased verdicts with a valid span, SAD weighs an ungrounded biased
-argument at zero, and the verifier cannot uphold a biased decision without a valid span.
-
->>> from mabpd_kit.mabpd import Pipeline
->>> p = Pipeline()                                   # no LLM: deterministic rule-based agents
->>> d = p.analyze("Democrats rammed through a so-called reform.")
->>> d.label, d.route
-('biased', 'strong_fast_path')
-
-One decision is one coroutine, :meth:`Pipeline.aanalyze` (rule-based it never waits, and
-:meth:`Pipeline.analyze` drives it without an event loop). :meth:`Pipeline.analyze_many` goes through
-the one batch runner (:func:`mabpd_kit.runs.run`): a JSONL checkpoint, resume, failed items recorded
-with their reason and the calls they cost, the batch going on.
-"""
+"""The MABPD pipeline (SPEC 1): one forward pass to a :class:`Decision` with its full trace."""
 
 from __future__ import annotations
 
@@ -95,7 +77,6 @@ class Decision(BaseModel):
         """The failure's typed kind when it was decided in this process (``None`` otherwise)."""
         return self._failure_kind
 
-    # -- views ---------------------------------------------------------------------------------
     def spans(self, valid_only: bool = False) -> list[Span]:
         """Every span in the EvidenceStore (offsets in ``clean_text``; ``orig_*`` in ``text``)."""
         if self.store is None:
@@ -169,8 +150,7 @@ class BatchResult(runs.Results[Decision]):
         return self.records
 
     def metrics(self) -> dict[str, float]:
-        """Accuracy, precision, recall, F1 and macro F1 (positive = biased) over the items with a gold label
-        that did not fail, the counts (``n``, ``failed``, ``no_gold``) and usage."""
+        """Accuracy, precision, recall, F1, macro F1 (positive = biased) over gold items that did not fail."""
         from mabpd_kit import metrics as m
 
         scored = [d for d in self.records if not d.failed and d.gold is not None]
@@ -197,9 +177,7 @@ def _gold(g: Any) -> int | None:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a pipeline runs its items, beside its ``Config``: ``detect_language`` (None: as
-    ``config.text.detect_language`` says) is off for the sentences of an article whose language
-    was decided once for the whole article."""
+    """How a pipeline runs its items: ``detect_language`` (None: ``config.text.detect_language``)."""
 
     detect_language: bool | None = None
 
@@ -244,8 +222,7 @@ def _failed(trace: dict[str, Any], exc: BaseException, usage: Usage = Usage(), l
 
 
 class Pipeline:
-    """MABPD end to end: ``llm=None`` (or offline) -> rule-based agents, an online LLM -> LLM agents;
-    ``Pipeline(config.ablation("no-debate"))`` runs an ablation with the same trace."""
+    """MABPD end to end: ``llm=None`` (or offline) -> rule-based agents, an online LLM -> LLM agents."""
 
     def __init__(self, config: Config | None = None, llm: LLM | None = None, lexicon: Lexicon | None = None,
                  options: RunOptions = RunOptions()) -> None:
@@ -270,8 +247,7 @@ class Pipeline:
         return self.config.text.detect_language if on is None else on
 
     def with_options(self, **changes: Any) -> Pipeline:
-        """The same pipeline (agents, lexicon, LLM shared) with other :class:`RunOptions`, e.g.
-        ``p.with_options(detect_language=False)`` for the sentences of an article."""
+        """The same pipeline with other :class:`RunOptions`, e.g. ``detect_language=False``."""
         other = copy.copy(self)
         other.options = dataclasses.replace(self.options, **changes)
         return other
@@ -286,17 +262,14 @@ class Pipeline:
                                                   "verifier": self.verifier.model}
         return runs.fingerprint(self.config, models)
 
-    # -- one item ----------------------------------------------------------------------------------
     def analyze(self, text: Any, id: str | None = None, gold: Any = None) -> Decision:
         """Analyse one sentence or article. Never raises on bad input: returns a failed Decision."""
         return runs.complete(self.aanalyze(text, id=id, gold=gold), offline=self.llm is None)
 
     async def aanalyze(self, text: Any, id: str | None = None, gold: Any = None, *,
                        reports: dict[str, AgentReport] | None = None, in_batch: bool = False) -> Decision:
-        """One decision, the one core of :meth:`analyze`, :meth:`redecide` and :meth:`analyze_many`:
-        each stage returns a frozen value into ``trace`` and the Decision is built once from it (a failed
-        item's too, with the stages that finished and the calls made). ``reports``: round-1 reports to
-        reuse (:meth:`redecide`); ``in_batch``: a refused key (401/403) propagates so the runner stops the batch."""
+        """One decision, the core of :meth:`analyze`, :meth:`redecide` and :meth:`analyze_many`. ``reports``:
+        round-1 reports to reuse; ``in_batch``: a refused key (401/403) propagates to stop the batch."""
         id = str(id) if id is not None else runs.digest(_raw(text))[:12]
         t0 = time.perf_counter()
         base = {"id": id, "text": _raw(text), "gold": _gold(gold), "mode": self.mode, "models": self._models}
@@ -353,9 +326,8 @@ class Pipeline:
         return await sad.debate(first, revise, self.config)
 
     def redecide(self, decision: Decision) -> Decision:
-        """Decide again under this pipeline's configuration, reusing ``decision``'s round-1 agent reports
-        (no calls for them): score weights, router, SAD, verifier and which agents take part change; agent
-        settings (cue bands, models, prompts) need :meth:`analyze`. An agent absent from ``decision`` is run now."""
+        """Decide again under this configuration, reusing ``decision``'s round-1 reports (no calls for them);
+        agent settings (cue bands, models, prompts) need :meth:`analyze`."""
         coro = self.aanalyze(decision.text, id=decision.id, gold=decision.gold, reports=dict(decision.reports))
         return runs.complete(coro, offline=self.llm is None)
 
@@ -368,7 +340,6 @@ class Pipeline:
         out = [d if d.failed else self.redecide(d) for d in tqdm(items, disable=not progress, desc="re-deciding")]
         return BatchResult(out, wall_s=time.perf_counter() - t0)
 
-    # -- the steps around the decision ----------------------------------------------------------------
     def _collect(self) -> contextlib.AbstractContextManager[list[Any]]:
         """The completions made inside (LLM path); nothing to collect rule-based."""
         if self.llm is None:
@@ -403,11 +374,7 @@ class Pipeline:
         return _Prepared(fields, ct, None if why is None else ValueError(why))
 
     def _language(self, text: str) -> tuple[str, str | None]:
-        """The item's language and why the rule-based agents cannot decide it (or None). A known
-        language outside ``config.text.languages`` goes to the LLM agents (flagged); the rule-based
-        ones cannot read it (their cues are English). A Latin-script text shorter than
-        ``config.text.language_min_chars`` is too short to tell: it is taken to be in
-        ``config.text.languages[0]``, as a short article is (:func:`mabpd_kit.language.document_language`)."""
+        """The item's language and why the rule-based agents cannot decide it (or None)."""
         known = tuple(self.config.text.languages)
         lang = document_language(text, min_chars=self.config.text.language_min_chars, assume=known[0] if known else "en")
         if lang == "und" or lang in known or self.llm is not None:
@@ -415,20 +382,11 @@ class Pipeline:
         return lang, (f"unsupported language {lang!r}: the rule-based agents know {', '.join(known)}; "
                       f"use an LLM endpoint, or add {lang!r} to text.languages")
 
-    # -- many items ---------------------------------------------------------------------------------
-    def analyze_many(
-        self,
-        texts: Iterable[Any],
-        ids: Sequence[Any] | None = None,
-        gold: Sequence[Any] | None = None,
-        checkpoint: str | Path | None = None,
-        progress: bool = True,
-        retry_failed: bool = True,
-    ) -> BatchResult:
-        """Analyse many items through :func:`mabpd_kit.runs.run`, streaming to ``checkpoint`` (JSONL); a rerun
-        resumes. ``ids`` default to the position; a checkpointed item is reused if its text and
-        :meth:`fingerprint` are unchanged; failed items are retried unless ``retry_failed=False``. With an
-        LLM, ``4 * config.llm.concurrency`` items are in flight, each with ``config.llm.item_deadline_s``."""
+    def analyze_many(self, texts: Iterable[Any], ids: Sequence[Any] | None = None, gold: Sequence[Any] | None = None,
+                     checkpoint: str | Path | None = None, progress: bool = True,
+                     retry_failed: bool = True) -> BatchResult:
+        """Analyse many items, streaming to ``checkpoint`` (JSONL); a rerun resumes, retrying failed items
+        unless ``retry_failed=False``."""
         sized = all(x is None or isinstance(x, Sequence) for x in (texts, ids, gold)) and isinstance(texts, Sequence)
         if sized and ((ids is not None and len(ids) != len(texts)) or (gold is not None and len(gold) != len(texts))):
             raise ValueError("texts, ids and gold must have the same length")

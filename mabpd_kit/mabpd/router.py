@@ -1,15 +1,8 @@
-"""Router (SPEC 1.5, 1.9): decide cheaply when the agents' signals are clear, debate otherwise.
+"""Router (SPEC 1.5, 1.9): fast paths when the agents' signals are clear, debate otherwise.
 
-``config.router.mode``: ``consensus`` (the full pipeline)::
-
-    neutral veto        score < 0.30 and no agent says biased with a valid span            -> neutral
-    strong fast path    score >= 0.75 and every agent says biased, each with a valid span  -> biased
-    moderate fast path  score >= 0.60 and >= 2 agents say biased, each with a valid span   -> biased
-    otherwise           Structured Argument Debate (``sad.enabled=False``: the boundary, route ``no_debate``)
-
-``boundary`` (ablation "no-debate"): score >= ``scoring.boundary``; ``verdict`` (ablation
-"single-agent"): the one enabled agent's verdict. Everywhere only a biased verdict with a valid span
-counts as biased (the burden of proof); :attr:`Routing.reason` says which rule applied.
+``config.router.mode``: ``consensus`` (neutral veto, strong and moderate fast paths, else SAD),
+``boundary`` (ablation "no-debate") or ``verdict`` (ablation "single-agent"). Only a biased verdict
+with a valid span counts as biased; :attr:`Routing.reason` says which rule applied.
 """
 
 from __future__ import annotations

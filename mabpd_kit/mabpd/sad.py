@@ -1,23 +1,5 @@
-"""Structured Argument Debate (SAD), SPEC 1.6: weighting, the role-weighted vote, and the rounds.
-
-Each agent states an :class:`~.schemas.Argument` (verdict, at most ``sad.max_spans`` spans, confidence,
-anticipated counter-argument). Round 1 is independent; in later rounds each agent reads the others'
-previous arguments and may revise. The last round is weighed, per agent ``a``:
-
-* evidence quality ``q_a`` = valid spans / cited spans (0 when nothing is cited);
-* evidence factor ``f_a`` = ``q_a`` for biased, ``max(q_a, 0.5)`` for neutral: the asymmetric burden
-  of proof (an ungrounded biased claim weighs zero; neutral, the default reading, keeps half);
-* agreement factor ``g_a`` = 1 + 0.2 * (share of the other agents with the same verdict - 0.5), the
-  others being all agents (``sad.agreement_over="all"``) or only those whose argument weighs (``"weighted"``:
-  then an ungrounded biased argument never changes the vote);
-* ``k_a`` = clip(confidence * f_a * g_a, 0, 1); ``B`` and ``N`` = the role-weighted sums of ``k_a``
-  (``config.scoring.weights``) over biased and neutral verdicts; biased iff B / (B + N) >= 0.50.
-
-The debate stops when all verdicts agree (``sad.stop_on_agreement``), at ``sad.rounds``, or with
-``sad.dual_threshold`` when ``s >= sad.tau_s`` and ``c >= sad.tau_v`` (``s``: agreement with the vote,
-``c`` = max(B, N) / (B + N)); every round records ``s`` and ``c``, and :attr:`SADResult.stop_reason`
-says why it ended. ``sad.anonymise`` (SPEC 4) shows LLM agents the arguments unlabelled and shuffled.
-"""
+"""Structured Argument Debate (SAD), SPEC 1.6: weighting (:func:`weigh`), the role-weighted vote (:func:`vote`)
+and the rounds (:func:`debate`). An ungrounded biased argument weighs zero; neutral, the default reading, keeps half."""
 
 from __future__ import annotations
 
@@ -100,9 +82,7 @@ class SADResult(BaseModel):
         return self.rounds[-1].vote
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per (round, agent): verdict, confidence, cited/valid spans, q, f, agree_share, g, k, w,
-        changed, the counter-argument and rationale, the round's vote (B, N, label), its stop statistics
-        (s, c), and the debate's agreement reading and stop reason."""
+        """One row per (round, agent): its weighing, arguments, the round's vote and stop statistics."""
         import pandas as pd
 
         rows = []
@@ -121,10 +101,8 @@ class SADResult(BaseModel):
 
 
 def weigh(arguments: Sequence[Argument], config: Config) -> list[WeighedArgument]:
-    """Compute q, f, g, k and the role weight for every argument of one round (SPEC 1.6).
-
-    ``sad.agreement_over`` picks the agents counted in g: ``"all"`` others, or only the others
-    with f > 0 (``"weighted"``, under which an ungrounded biased argument never changes the vote)."""
+    """q, f, g, k and the role weight of every argument of one round (SPEC 1.6); ``sad.agreement_over``
+    picks the agents counted in g (``"all"`` or ``"weighted"``: only those with f > 0)."""
     sad = config.sad
     base = []
     for a in arguments:
@@ -161,8 +139,7 @@ def vote(weighed: Sequence[WeighedArgument], config: Config) -> Vote:
 
 
 def stop_stats(weighed: Sequence[WeighedArgument], v: Vote) -> tuple[float, float]:
-    """SPEC 1.6's dual-threshold statistics of one round: ``s`` = (agents agreeing with the vote -
-    those not) / agents, ``c`` = max(B, N) / (B + N) (0 when B + N = 0)."""
+    """SPEC 1.6's ``s`` (agreement with the vote) and ``c`` = max(B, N) / (B + N) of one round."""
     n = len(weighed)
     agree = sum(1 for w in weighed if w.verdict == v.label)
     s = (agree - (n - agree)) / n if n else 0.0
@@ -192,13 +169,7 @@ Revise = Callable[[str, int, Argument, list[Argument]], Awaitable[Argument]]
 
 
 async def debate(first: Sequence[Argument], revise: Revise, config: Config) -> SADResult:
-    """Run SAD from the round-1 arguments: each later round, every agent revises after reading the
-    others' previous arguments (together, via ``runs.gather``), until they agree (``sad.stop_on_agreement``),
-    the dual threshold holds (``sad.dual_threshold``) or ``sad.rounds`` is reached; the label is the
-    last round's vote and ``stop_reason`` says which of the three ended it.
-
-    Rule-based agents never wait, so ``runs.drive(debate(...))`` runs it without an event loop.
-    """
+    """Run SAD from the round-1 arguments until agreement, the dual threshold or ``sad.rounds``."""
     sad = config.sad
     rounds = [_round(1, first, config)]
     current = list(first)

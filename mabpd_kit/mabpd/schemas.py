@@ -1,15 +1,5 @@
-"""The typed records of the MABPD agents (SPEC 1.2, 1.6) and the reply contracts of the LLM agents.
-
-:class:`AgentReport` (a round-1 analysis) and :class:`Argument` (a SAD debate move) are the same for
-rule-based and LLM agents, with their ``mode``, ``model`` and ``usage``.
-
-A reply contract is a ``*Output`` model, written once: its fields (names, types, descriptions, in the
-order a model should write them: reasoning first, the verdict and numbers last) give the JSON schema
-sent to the endpoint, and :func:`reply_format` renders from them the prompt's "Reply with JSON, keys in
-this order: ..." sentence (the template's ``$reply``), so prompt and schema cannot drift. ``reply_hints``
-add a few words to a key (``"spans.category"``: a key of the items of a list); ``reply_width`` is where
-the prompt's line breaks. Parsing accepts any key order.
-"""
+"""The typed records of the MABPD agents (:class:`AgentReport`, :class:`Argument`) and the LLM agents'
+reply contracts (``*Output``), from which :func:`reply_format` renders each prompt's ``$reply``."""
 
 from __future__ import annotations
 
@@ -36,12 +26,8 @@ class StepRecord(BaseModel):
 
 
 class AgentReport(StepRecord):
-    """One agent's independent analysis (round 1).
-
-    ``spans`` support a biased reading (bias spans, supporting evidence phrases, framing spans);
-    ``counter_spans`` are phrases that fail to support it (grounding: attributed quotations,
-    sources, figures). ``score`` is the agent's own score in [0, 1] (bias, evidence, framing score...).
-    """
+    """One agent's independent analysis (round 1): ``spans`` support a biased reading, ``counter_spans``
+    ground the text; ``score`` is the agent's own score in [0, 1]."""
 
     agent: Role
     verdict: Verdict
@@ -58,8 +44,7 @@ class AgentReport(StepRecord):
 
 
 class Argument(StepRecord):
-    """A SAD argument (SPEC 1.6): verdict, at most ``sad.max_spans`` evidence spans, confidence,
-    an anticipated counter-argument. ``changed`` marks a verdict switch against the previous round."""
+    """A SAD argument (SPEC 1.6); ``changed`` marks a verdict switch against the previous round."""
 
     agent: Role
     round: int
@@ -145,10 +130,7 @@ class ArgumentOutput(BaseModel):
 
 
 def reply_format(contract: type[BaseModel]) -> str:
-    """The prompt's reply-format sentence, rendered from a reply contract: its keys in schema order, a
-    choice as its values ('verdict ("biased" or "neutral")'), a list of items as ``key (each ...)``, a flag
-    of an item as ``key: true or false``, a hint as ``key (hint)`` (``key: hint`` inside an item); broken
-    once, at the last space within ``reply_width``."""
+    """The prompt's reply-format sentence from a reply contract, broken once within ``reply_width``."""
     hints: dict[str, str] = getattr(contract, "reply_hints", {})
     unknown = set(hints) - {k for k in _paths(contract)}
     if unknown:

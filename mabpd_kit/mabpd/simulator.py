@@ -1,21 +1,8 @@
 """An offline simulator for MABPD: agents with planted competence, calibration, hallucination and
-correlation on items with known labels, decided by the kit's own steps (score_reports, route, SAD,
-rule_verify) into real :class:`~mabpd_kit.mabpd.pipeline.Decision` objects, so every chart reads them.
-
-Per item (biased with probability ``prevalence``) and agent: the reading is right with probability
-``competence``, drawn from one shared uniform with probability ``correlation`` (the agents err together);
-with probability ``hallucination`` the agent says biased and cites invented quotes (invalid spans);
-confidence is about ``0.70 +/- 0.15 * calibration`` (right/wrong, sd 0.08); with probability
-``quotation_share`` the item holds an attributed quotation, where a wrong biased reading cites its words.
-In a debate an agent switches with probability ``persuasion * clip(p_other - own confidence + 0.5, 0, 1)``
-(``p_other``: the opponent's confidence times its share of valid quotes, invented ones counting
-``gullibility``); a switch to biased copies the persuader's quotes.
+correlation, decided by the kit's own score, router, SAD and verifier into real Decisions.
 
 >>> from mabpd_kit.mabpd.simulator import SimSpec, simulate
->>> sim = simulate(SimSpec(hallucination=0.3), n_items=400, seed=0)
->>> sorted(sim.metrics().index)
-['full', 'no-debate', 'no-evidence-weighting', 'single-agent']
->>> abs(sim.recover()["hallucination"] - 0.3) < 0.05
+>>> abs(simulate(SimSpec(hallucination=0.3), n_items=400, seed=0).recover()["hallucination"] - 0.3) < 0.05
 True
 """
 
@@ -45,7 +32,6 @@ __all__ = ["AGENTS",  # noqa: F822 (module __getattr__)
            "CONFIGS", "SIM_MODEL", "SimSpec", "Simulation", "simulate", "sweep"]
 
 
-
 def __getattr__(name: str) -> Any:
     if name == "AGENTS":  # the simulated agents: the roster's, in order (read when asked)
         return roster.names()
@@ -63,7 +49,7 @@ FloatOrPerAgent = float | tuple[float, ...]
 
 
 class SimSpec(FrozenModel):
-    """The planted settings of a simulated population (see the module doc for what each does)."""
+    """The planted settings of a simulated population."""
 
     prevalence: float = Field(0.5, ge=0, le=1, description="share of gold-biased items")
     competence: FloatOrPerAgent = Field(0.75, description="P(reading right), one value or one per agent on the roster (bias, evidence, framing)")
@@ -115,8 +101,7 @@ class Simulation:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def reports_frame(self) -> pd.DataFrame:
-        """One row per (item, agent) round-1 report, read from the traces of the first configuration
-        that ran all the agents: verdict, confidence, cited and valid quotes, gold."""
+        """One row per (item, agent) round-1 report: verdict, confidence, cited and valid quotes, gold."""
         import pandas as pd
 
         res = next((r for r in self.results.values() if all(len(d.reports) == len(self.agents) for d in r)), None)
@@ -128,19 +113,7 @@ class Simulation:
         return pd.DataFrame(rows)
 
     def recover(self) -> dict[str, Any]:
-        """Estimate the planted settings from the traces alone (what a student can measure):
-
-        * ``hallucination``: share of reports whose quotes are *all* invalid (exact in expectation:
-          a non-hallucinating agent cites only real words);
-        * ``competence``: per agent, the accuracy of its verdicts among the reports that cite at least
-          one valid quote or none (hallucinated reports removed);
-        * ``calibration``: (mean confidence when right - mean confidence when wrong) / 0.30 over those
-          reports (the planted means are 0.70 +- 0.15 * calibration; clipping at 0.05 / 0.99 is rare);
-        * ``correlation``: on the items where no agent hallucinated, for each pair of agents with error
-          rates e_a, e_b, (P(both wrong) - e_a e_b) / (min(e_a, e_b) - e_a e_b), averaged over the
-          pairs: the moment estimator of the planted share of shared draws (with equal competences it
-          is the phi coefficient of the two agents' errors).
-        """
+        """Estimate the planted hallucination, competence, calibration and correlation from the traces alone."""
         f = self.reports_frame()
         halluc = (f.n_cited > 0) & (f.n_valid == 0)
         f = f.assign(hallucinated=halluc, right=(f.verdict == "biased").astype(int) == f.gold)
@@ -158,9 +131,6 @@ class Simulation:
         gap = honest.loc[honest.right, "confidence"].mean() - honest.loc[~honest.right, "confidence"].mean()
         return {"hallucination": float(halluc.mean()), "competence": competence, "calibration": float(gap / 0.30),
                 "correlation": float(np.mean(rhos)) if rhos else float("nan")}
-
-
-# ---- one item ------------------------------------------------------------------------------
 
 
 def _span(i: int, agent: str, start: int, valid: bool, score: float) -> Span:
@@ -204,8 +174,7 @@ def _reports(spec: SimSpec, gold: int, quoted: bool, draws: Mapping[str, np.ndar
 
 
 def _first(r: AgentReport) -> Argument:
-    """Round 1 restates the report (as the pipeline's agents do): a biased verdict cites its spans,
-    a neutral one its grounding phrases."""
+    """Round 1 restates the report: biased cites its spans, neutral its grounding."""
     return Argument(agent=r.agent, round=1, verdict=r.verdict, confidence=r.confidence, model=SIM_MODEL,
                     spans=list(r.spans if r.verdict == "biased" else r.counter_spans))
 
@@ -262,16 +231,10 @@ def decide(reports: Mapping[str, AgentReport], config: Config, *, id: str, gold:
                     pred=1 if final == "biased" else 0)
 
 
-# ---- many items ----------------------------------------------------------------------------
-
-
 def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0, config: Config | None = None,
              configs: Sequence[str] | Mapping[str, Config] = CONFIGS) -> Simulation:
-    """Simulate ``n_items`` items and decide each under every configuration in ``configs``: ablation
-    names of :meth:`Config.ablation` (applied to ``config``), or a mapping of names to ready
-    :class:`Config` objects (e.g. ``{"no weighting, no verifier": cfg.replace(...)}``). The same draws serve every configuration
-    (common random numbers), so differences between them are the configurations' alone. Deterministic
-    by ``seed``."""
+    """Simulate ``n_items`` items and decide each under every configuration in ``configs`` (ablation names,
+    or names mapped to a :class:`Config`), with the same draws for all. Deterministic by ``seed``."""
     import pandas as pd
 
     spec = spec or SimSpec()
@@ -305,8 +268,7 @@ def simulate(spec: SimSpec | None = None, *, n_items: int = 1000, seed: int = 0,
 def sweep(name: str, values: Sequence[float], spec: SimSpec | None = None, *, n_items: int = 500, seed: int = 0,
           config: Config | None = None,
           configs: Sequence[str] | Mapping[str, Config] = ("full", "no-debate", "single-agent")) -> pd.DataFrame:
-    """Macro F1 (and precision, recall) of each configuration as one planted setting ``name`` takes
-    each of ``values`` (same seed at every value): the long frame behind a sweep chart."""
+    """Macro F1, precision and recall of each configuration as setting ``name`` takes each of ``values``."""
     import pandas as pd
 
     spec = spec or SimSpec()

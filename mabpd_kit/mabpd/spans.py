@@ -1,13 +1,5 @@
-"""Span classes read off a span and its sentence alone (no lexicon, no agent), shared by the agents'
-narrowing of their reports (:mod:`.cues`) and the decision's evidence (:mod:`.evidence`):
-:func:`inside` (a span within regions), :func:`noun_reading` (a verb of attack used as a noun names an
-event), :func:`in_name` (a word of a multi-word proper name), :func:`structural` (selective presentation),
-:func:`scare_quote`. The word classes are closed classes of English grammar.
-
->>> t = "Officials condemned the savage attack on the village."
->>> noun_reading(t, t.index("attack"), t.index("attack") + 6)
-True
-"""
+"""Span classes read off a span and its sentence alone (no lexicon, no agent): :func:`inside`,
+:func:`noun_reading`, :func:`in_name`, :func:`structural`, :func:`scare_quote`."""
 
 from __future__ import annotations
 
@@ -36,11 +28,8 @@ STRUCTURAL_TAXONOMIES = frozenset({"selection", "omission"})
 
 
 def noun_reading(text: str, start: int, end: int) -> bool:
-    """Is ``text[start:end]`` (one word) used as a noun: the head of a noun phrase opened by a determiner,
-    a possessive, a quantifier or a preposition, across its modifiers ("the attack", "a fierce attack",
-    "the 2007 attack", "engaged in ruthless attacks"), and not followed by an object ("the rebels attack
-    the village": a verb)? A gerund ("the smearing of") is not such a noun. Going back, the phrase ends at
-    a word that cannot stand inside a noun phrase before its head (:func:`_outside_phrase`)."""
+    """Is ``text[start:end]`` (one word) the head of a noun phrase ("a fierce attack"), not a verb with an
+    object ("the rebels attack the village") nor a gerund ("the smearing of")?"""
     if text[start:end].lower().endswith("ing"):
         return False
     after = _WORD_RE.findall(text[end:end + 20])[:1]
@@ -57,18 +46,15 @@ def noun_reading(text: str, start: int, end: int) -> bool:
 
 
 def _outside_phrase(word: str, low: str, *, next_to_head: bool, plural_or_verb: bool) -> bool:
-    """Does ``word`` end a noun phrase, going back from its head: punctuation, a function word that is not an
-    opener, an adverb in -ly (not an adjective: "a deadly attack"), a plural noun right before the head (its
-    subject: "the Democrats attack"), or, before a form in -s, a capitalised word, which may be a name as its
-    subject ("FNC's Carlson Slams ..."; a base form after a name is a noun: "the El Paso attack")?"""
+    """Does ``word`` end a noun phrase going back from its head (punctuation, a function word, an -ly adverb,
+    a plural noun or, before an -s form, a capitalised word as its subject)?"""
     return (not word[0].isalnum() or low in FUNCTION_WORDS or (low.endswith("ly") and low not in _LY_ADJECTIVES)
             or (plural_or_verb and word[0].isupper())
             or (next_to_head and low.endswith("s") and not low.endswith("ss")))
 
 
 def inside(start: int | None, end: int | None, regions: Sequence[tuple[int, int]], *, strict: bool = False) -> bool:
-    """Is [start, end) inside one of ``regions`` (``strict``: not touching its ends, e.g. inside a quotation's
-    marks rather than the quotation with its marks)? A span without offsets is inside nothing."""
+    """Is [start, end) inside one of ``regions`` (``strict``: not touching its ends)? No offsets: no."""
     if start is None or end is None:
         return False
     if strict:
@@ -92,14 +78,8 @@ _LEXICON_TERM = re.compile(r"lexicon: (['\"])(.*?)\1 \(")
 
 
 def in_name(text: str, span: Any) -> bool:
-    """Is a lexicon word an inner or last word of a multi-word proper name: capitalised, right after another
-    capitalised word ("Jim Crow", "the Daily Beast", "a Democratic Socialist")? A name refers to a thing; its
-    words do not describe it, so they are not the writer's evaluative words. Capitals tell a name only inside
-    running text: not after the first word of a sentence or a possessive ("Pelosi's"), nor in a sentence
-    written in title case (a headline, where every major word is capitalised). An entry of the lexicon that
-    spans the capitalised words is the loaded name itself ("Never Trumpers", "Deep State"): not a name in this
-    sense. Modifiers come before their head, so a capitalised word before a name ("the Marxist Antonio
-    Gramsci") stays an adjective."""
+    """Is a lexicon word an inner or last word of a multi-word proper name in running text ("Jim Crow")?
+    A lexicon entry spanning the capitalised words is the loaded name itself ("Deep State"), not a name."""
     start, end = getattr(span, "start", None), getattr(span, "end", None)
     if start is None or end is None or not text[start:end][:1].isupper():  # most loaded words: lower case
         return False

@@ -1,14 +1,9 @@
-"""Ascribed labels: the stretches of a sentence that report how somebody else describes someone: the
-``as`` complement of a verb of describing ("critics painted the rally *as a meeting of extremists*") and
-the ``of`` complement of a verb of accusing ("accused the mayor *of stoking chaos*"). The label is the
-describer's; the writer's choice is the verb, which stays outside. Indirect speech ("insisted that ...")
-is the writer's paraphrase and is not included. The verb lists are closed classes of English grammar.
+"""Ascribed labels: the ``as`` complement of a verb of describing ("painted the rally *as extremists*")
+and the ``of`` complement of a verb of accusing ("accused the mayor *of stoking chaos*").
 
 >>> t = "Critics smeared the singer as racist, over a post."
 >>> [t[a:b] for a, b in ascribed(t)]
 ['as racist']
->>> ascribed("He served as mayor.")
-[]
 """
 
 from __future__ import annotations

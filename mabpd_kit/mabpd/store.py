@@ -1,20 +1,9 @@
-"""EvidenceStore and the deterministic score (SPEC 1.3-1.4).
-
-Every span the agents cited goes into one :class:`EvidenceStore`, checked against the cleaned text by
-the one rule (:func:`~.cues.ground_span`) and given its raw-input offsets. An invalid span (a quote
-not in the article) is kept, shown struck through, and never counts.
-
-The score is the weighted sum of the agents' scores (``config.scoring.weights``, the roster's:
-0.50 bias, 0.25 evidence, 0.25 framing), renormalised over the agents present, against the 0.50
-boundary::
+"""EvidenceStore and the deterministic score (SPEC 1.3-1.4): an agent that says biased without a valid
+span contributes 0 (:func:`score_reports`).
 
 >>> from mabpd_kit.config import Config
 >>> score({"bias": 0.8, "evidence": 0.4, "framing": 0.0}, Config()).score
 0.5
-
-Burden of proof (SPEC 1.4, :func:`score_reports`): an agent that says biased without a valid span
-contributes 0. ``ScoreBreakdown.stated`` keeps what the agents said, ``components`` what the score
-used, ``ungrounded`` who was zeroed.
 """
 
 from __future__ import annotations
@@ -38,17 +27,13 @@ __all__ = ["ground_span", "EvidenceStore", "ScoreBreakdown", "grounded_score", "
 
 
 def weight_fields() -> dict[str, str]:
-    """Which ``config.scoring`` field weighs each roster agent: ``w_<name>`` for the SPEC's three, ``w_added``
-    for an added agent (``config.replace(**{"scoring.w_added": {"tone": 0.4}})``)."""
+    """The ``config.scoring`` field weighing each roster agent: ``w_<name>``, or ``w_added`` for an added one."""
     fields = ScoringConfig.model_fields
     return {s.name: f"w_{s.name}" if f"w_{s.name}" in fields else "w_added" for s in roster.specs()}
 
 
 class EvidenceStore(BaseModel):
-    """Every span the agents cited, validated against the cleaned ``text``.
-
-    ``spans`` keeps invalid spans too (``valid=False``); use :meth:`valid` for the ones that count.
-    """
+    """Every span the agents cited, validated against ``text``; invalid ones kept (:meth:`valid` counts)."""
 
     text: str
     spans: list[Span] = Field(default_factory=list)
@@ -56,8 +41,7 @@ class EvidenceStore(BaseModel):
     @classmethod
     def build(cls, text: str, spans: Iterable[Span], ratio: float = 0.90,
               to_orig: Callable[[int, int], tuple[int | None, int | None]] | None = None) -> EvidenceStore:
-        """Validate ``spans`` against ``text`` and keep them all (duplicates from one agent merged);
-        ``to_orig`` fills the raw-input offsets of a valid span that lacks them (an LLM's quote)."""
+        """Validate ``spans`` against ``text`` (one agent's duplicates merged); ``to_orig`` fills raw offsets."""
         store = cls(text=text)
         store.extend(spans, ratio=ratio, to_orig=to_orig)
         return store
@@ -123,8 +107,7 @@ def grounded_score(report: AgentReport) -> float:
 
 
 def score(components: Mapping[str, float], config: Config, stated: Mapping[str, float] | None = None) -> ScoreBreakdown:
-    """Weighted sum of the agents' scores (SPEC 1.4), the weights renormalised over the agents present;
-    ``stated``: the scores the agents reported before grounding (for the trace)."""
+    """Weighted sum of the agents' scores (SPEC 1.4), renormalised over the agents present."""
     scoring = config.scoring
     role_weights = scoring.weights  # the one mapping (SAD's vote reads it too)
     comps = {a: float(v) for a, v in components.items()}

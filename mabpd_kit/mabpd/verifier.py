@@ -1,10 +1,8 @@
 """Post-consensus verification (SPEC 1.7): a biased decision may become neutral, never the reverse.
 
-The rule-based check takes the strongest valid span behind the biased decision and overturns it when
-no cited span is valid (``invalid``: the burden of proof, not a switch), when that span is a protected
-term and no other span remains (``protected``), or when it lies inside an attributed quotation and no
-other span is in the author's voice (``quotation``). The LLM verifier answers the same question; a
-quote it invents is replaced by the strongest valid span. :func:`apply_verifier` enforces the one-way rule.
+The rule-based check overturns when no cited span is valid (``invalid``), when the strongest is a
+protected term and nothing else remains (``protected``), or when it lies inside an attributed quotation
+and no other span is in the author's voice (``quotation``).
 """
 
 from __future__ import annotations
@@ -43,17 +41,10 @@ class VerifierReport(StepRecord):
     span: Span | None = None
 
 
-def rule_verify(
-    spans: Sequence[Span],
-    reported: Sequence[tuple[int, int]],
-    protected: Callable[[int, int], str | None],
-    config: Config,
-) -> VerifierReport:
-    """Check the spans behind a biased decision (rule-based verifier).
-
-    ``spans``: spans cited for *biased*; ``reported``: (start, end) regions of attributed quotations;
-    ``protected(start, end)``: the lexicon's protected-term reason for a stretch, or None.
-    """
+def rule_verify(spans: Sequence[Span], reported: Sequence[tuple[int, int]], protected: Callable[[int, int], str | None],
+                config: Config) -> VerifierReport:
+    """Check the spans cited for biased; ``reported``: attributed quotations, ``protected(start, end)``:
+    the lexicon's protected-term reason for a stretch, or None."""
     v = config.verifier
     valid = strongest(spans)
     if not valid:  # the burden of proof is not a switch (check_invalid has no way to uphold this)
@@ -100,12 +91,8 @@ def not_run(label: Verdict) -> VerifierReport:
                           reason="the verifier only re-examines biased decisions")
 
 
-# =============================================================================================
-# The verifier agent: rule-based (rule_verify) or LLM, one coroutine
-# =============================================================================================
-
-
 class VerifierOutput(BaseModel):
+    # the docstring is the schema's description, sent to the endpoint: changing it changes every request
     """The LLM verifier's reading of a biased decision: reasoning, then the span, then the verdict
     (the order the prompt asks for; a reply in any key order validates)."""
 
@@ -118,8 +105,7 @@ class VerifierOutput(BaseModel):
 
 
 class VerifierAgent:
-    """Post-consensus check (SPEC 1.7). Rule-based: :func:`rule_verify`; LLM: asks whether the
-    biased decision survives scrutiny. Either way only biased -> neutral (:func:`apply_verifier`)."""
+    """Post-consensus check (SPEC 1.7), rule-based (:func:`rule_verify`) or LLM; only biased -> neutral."""
 
     role = "verifier"
 
@@ -137,8 +123,7 @@ class VerifierAgent:
         return self.config.agents.models.get("verifier") or self.llm.model
 
     async def verify(self, label: Verdict, spans: Sequence[Span], cues: Cues) -> VerifierReport:
-        """Check a decision; a neutral label is returned unchanged. Rule-based it never waits
-        (``runs.drive(verifier.verify(...))`` from synchronous code)."""
+        """Check a decision; a neutral label is returned unchanged."""
         if label != "biased":
             return not_run(label)
         guard = (cues.injection or Instructions(cues.text)) if self.config.agents.injection_guard else None

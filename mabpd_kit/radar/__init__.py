@@ -1,19 +1,7 @@
 """RADAR: role-anchored debate for half-truth detection, with dual-threshold early stopping (SPEC 3).
 
-The flow, one module each::
-
-    evidence (shared BM25 pool, [E#] lines) -> debate (Politician, Scientist, Judge; one async core)
-      -> judge (option probabilities: logprobs, samples, stated, else a marked one-hot verdict)
-      -> stopping (DualThreshold, replay)
-      -> calibrate (grid replay, Pareto front, simulator)        logs (the RADAR repository's logged runs)
-
-``rules`` is the offline rule-based stand-in for the three agents (a teaching prop, not RADAR);
-``replies`` notes empty and refusing replies; ``records`` holds the results the debate and the Judge write.
-
 >>> import mabpd_kit as mk
->>> ex = mk.radar.example_claims()
->>> results = mk.radar.RadarDebate(llm=None).run_many(ex, progress=False)
->>> [r.label for r in results]
+>>> [r.label for r in mk.radar.RadarDebate(llm=None).run_many(mk.radar.example_claims(), progress=False)]
 ['TRUE', 'HALF-TRUE', 'FALSE']
 """
 
@@ -62,52 +50,12 @@ from mabpd_kit.radar.stopping import (
 )
 
 __all__ = [
-    "EPS",
-    "OFFLINE_TAG",
-    "ONE_HOT",
-    "ROUND_NAMES",
-    "SOURCE_ORDER",
-    "STOP_OPTIONS",
-    "SYSTEMS",
-    "CalibrationResult",
-    "DualThreshold",
-    "Evidence",
-    "EvidencePool",
-    "JudgeProbabilities",
-    "LLMJudge",
-    "LoggedRun",
-    "RadarDebate",
-    "RadarResult",
-    "RadarResults",
-    "ReplyNote",
-    "RoundState",
-    "RuleBasedRadar",
-    "Source",
-    "StopDecision",
-    "StopReason",
-    "Trajectory",
-    "Turn",
-    "argmax_label",
-    "calibrate",
-    "choose_source",
-    "cited_numbers",
-    "evaluate_rule",
-    "example_claims",
-    "format_evidence",
-    "load_radar_decisions",
-    "load_radar_run",
-    "option_probs_from_logprobs",
-    "option_probs_from_samples",
-    "option_probs_from_stated",
-    "pareto_front",
-    "parse_option",
-    "replay",
-    "replay_frame",
-    "reply_note",
-    "run_systems",
-    "simulate_trajectories",
-    "source_chain",
-    "split_dev_test",
-    "trajectories_frame",
-    "weakest_source",
+    "EPS", "OFFLINE_TAG", "ONE_HOT", "ROUND_NAMES", "SOURCE_ORDER", "STOP_OPTIONS", "SYSTEMS", "CalibrationResult",
+    "DualThreshold", "Evidence", "EvidencePool", "JudgeProbabilities", "LLMJudge", "LoggedRun", "RadarDebate",
+    "RadarResult", "RadarResults", "ReplyNote", "RoundState", "RuleBasedRadar", "Source", "StopDecision", "StopReason",
+    "Trajectory", "Turn", "argmax_label", "calibrate", "choose_source", "cited_numbers", "evaluate_rule",
+    "example_claims", "format_evidence", "load_radar_decisions", "load_radar_run", "option_probs_from_logprobs",
+    "option_probs_from_samples", "option_probs_from_stated", "pareto_front", "parse_option", "replay", "replay_frame",
+    "reply_note", "run_systems", "simulate_trajectories", "source_chain", "split_dev_test", "trajectories_frame",
+    "weakest_source"
 ]

@@ -1,11 +1,5 @@
-"""Calibrating RADAR's dual-threshold rule: replay the whole grid, pick a pair, simulate.
-
-:func:`calibrate` replays every ``(tau_s, tau_v)`` of the configured grid in one numpy pass (the rule and
-tolerance of :class:`~.stopping.DualThreshold`) and keeps the best pair and the Pareto front of quality
-against mean rounds; :func:`evaluate_rule` scores one rule with the same code. A claim with a one-hot
-round (a bare verdict: ``c = 1``, ``s = +-1``) says nothing about thresholds: it is left out and counted
-unless ``one_hot="include"``.
-"""
+"""Calibrating RADAR's dual-threshold rule: replay the whole grid in one numpy pass, pick a pair, simulate.
+A claim with a one-hot round says nothing about thresholds: left out and counted unless ``one_hot="include"``."""
 
 from __future__ import annotations
 
@@ -32,14 +26,7 @@ def _split_one_hot(trajs: Sequence[Trajectory], one_hot: OneHot) -> tuple[list[T
         return list(trajs), flagged
     return [t for t, f in zip(trajs, flags) if not f], flagged
 
-__all__ = [
-    "CalibrationResult",
-    "calibrate",
-    "evaluate_rule",
-    "pareto_front",
-    "simulate_trajectories",
-    "split_dev_test",
-]
+__all__ = ["CalibrationResult", "calibrate", "evaluate_rule", "pareto_front", "simulate_trajectories", "split_dev_test"]
 
 
 @dataclass
@@ -127,12 +114,8 @@ def _macro_f1_grid(pred: np.ndarray, gold: np.ndarray, n_labels: int) -> np.ndar
 
 @dataclass
 class CalibrationResult:
-    """The whole grid, the best pair and the Pareto front of quality against mean rounds.
-
-    ``grid``: one row per (tau_s, tau_v) with accuracy, macro_f1, quality, mean_rounds, objective
-    (quality - cost_per_round * mean_rounds), stop_round1 and censored shares. ``best``: ties go to fewer
-    rounds, then to the higher tau_v and tau_s. ``n_one_hot``, ``one_hot_ids``: claims with a one-hot round.
-    """
+    """The whole grid (one row per (tau_s, tau_v)), the best pair (ties: fewer rounds, then higher tau_v
+    and tau_s) and the Pareto front of quality against mean rounds."""
 
     grid: pd.DataFrame
     best: dict[str, float]
@@ -173,17 +156,11 @@ def pareto_front(grid: pd.DataFrame, quality: str = "quality", cost: str = "mean
     return pts.loc[keep].reset_index(drop=True)
 
 
-def calibrate(
-    trajs: Sequence[Trajectory],
-    config: Config | None = None,
-    *,
-    objective: Literal["accuracy", "macro_f1"] | None = None,
-    cost_per_round: float | None = None,
-    one_hot: OneHot = "exclude",
-) -> CalibrationResult:
-    """Replay every (tau_s, tau_v) of the configured grid and score it. Use a dev split and report the pair on
-    another (:func:`split_dev_test`); trajectories without a gold label are ignored.
-    """
+def calibrate(trajs: Sequence[Trajectory], config: Config | None = None, *,
+              objective: Literal["accuracy", "macro_f1"] | None = None, cost_per_round: float | None = None,
+              one_hot: OneHot = "exclude") -> CalibrationResult:
+    """Replay every (tau_s, tau_v) of the configured grid and score it; use a dev split
+    (:func:`split_dev_test`). Trajectories without a gold label are ignored."""
     cfg = config or Config()
     rc = cfg.radar
     objective = objective or rc.objective
@@ -230,12 +207,9 @@ def evaluate_rule(trajs: Sequence[Trajectory], rule: DualThreshold, *,
         ts, tv = np.array([np.inf]), np.array([np.inf])
     k, pred, censored = _replay_grid(a, ts, tv)
     return dict(
-        n=len(scored),
-        accuracy=float((pred[:, 0, 0] == a.gold).mean()),
-        macro_f1=float(_macro_f1_grid(pred, a.gold, len(labels))[0, 0]),
-        mean_rounds=float((k[:, 0, 0] + 1).mean()),
-        censored=float(censored[:, 0, 0].mean()),
-        n_one_hot=len(flagged),
+        n=len(scored), accuracy=float((pred[:, 0, 0] == a.gold).mean()),
+        macro_f1=float(_macro_f1_grid(pred, a.gold, len(labels))[0, 0]), mean_rounds=float((k[:, 0, 0] + 1).mean()),
+        censored=float(censored[:, 0, 0].mean()), n_one_hot=len(flagged),
     )
 
 
@@ -270,23 +244,12 @@ def _probs_with_max(c: float, winner: int, runner_up: int, n_labels: int) -> np.
     return p
 
 
-def simulate_trajectories(
-    n: int = 200,
-    *,
-    max_rounds: int = 3,
-    labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
-    class_weights: Sequence[float] | None = None,
-    seed: int = 0,
-    noise: float = 0.12,
-    drift: float = 0.10,
-    halftruth_penalty: float = 0.15,
-    planted: tuple[float, float] | None = None,
-) -> list[Trajectory]:
-    """Synthetic Judge trajectories: a starting confidence (lower by ``halftruth_penalty`` on HALF-TRUE),
-    ``c`` drifting up with noise, the margin ``s ~ 2c - 1 + noise``. With ``planted=None`` the argmax is right
-    when one uniform draw per claim is below ``c``; with ``planted=(tau_s, tau_v)`` it is right exactly when
-    both thresholds hold (or at the last round), so calibration must find the planted pair.
-    """
+def simulate_trajectories(n: int = 200, *, max_rounds: int = 3, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE"),
+                          class_weights: Sequence[float] | None = None, seed: int = 0, noise: float = 0.12,
+                          drift: float = 0.10, halftruth_penalty: float = 0.15,
+                          planted: tuple[float, float] | None = None) -> list[Trajectory]:
+    """Synthetic Judge trajectories; with ``planted=(tau_s, tau_v)`` the argmax is right exactly when both
+    thresholds hold (or at the last round), so calibration must find the planted pair."""
     rng = np.random.default_rng(seed)
     L = len(labels)
     w = np.ones(L) / L if class_weights is None else np.asarray(class_weights, float) / np.sum(class_weights)

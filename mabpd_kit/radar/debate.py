@@ -1,17 +1,5 @@
-"""RADAR: role-anchored debate for half-truth detection (SPEC 3).
-
-1. Evidence: the top-m sentences of one BM25 index shared by all claims (:class:`~.evidence.EvidencePool`),
-   or, in ``gold`` mode, each claim's own sentences; shown as ``[E1] ...`` lines and cited as ``[E3]``.
-2. Debate: a Politician argues the most persuasive supportive reading, a Scientist probes what it leaves
-   out; opening, rebuttal, closing.
-3. Judge and stopping: after each round the Judge's probabilities (:mod:`.judge`) go to
-   :class:`~.stopping.DualThreshold`.
-
-One coroutine, :meth:`RadarDebate.arun`, debates a claim: on an event loop with an LLM, driven without a
-loop offline, where the rule-based stand-in (:mod:`.rules`) plays the three agents.
-:meth:`RadarDebate.run_many` sends a batch through :func:`mabpd_kit.runs.run`. Baselines (:data:`SYSTEMS`):
-``no-early-stopping``, ``procon`` (Pro/Con roles), ``single`` (the Judge alone) and ``gold-evidence``.
-"""
+"""RADAR (SPEC 3): evidence, a Politician and a Scientist debating (opening, rebuttal, closing), the
+Judge and dual-threshold stopping after each round. Baselines: :data:`SYSTEMS`."""
 
 from __future__ import annotations
 
@@ -22,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mabpd_kit import prompts, runs
 from mabpd_kit.config import Config
@@ -54,9 +42,7 @@ def _stage_instructions(prompts_dir: str | Path | None) -> dict[str, str]:
 
 
 def _transcript(res: RadarResult) -> str:
-    """The turns so far, the same text for every role (one prefix an endpoint's cache reuses), fenced as data:
-    a turn cannot close a marker.
-    """
+    """The turns so far, the same text for every role (one cacheable prefix), fenced as data."""
     if not res.turns:
         return "(no turns yet)"
     lines = []
@@ -69,11 +55,8 @@ def _transcript(res: RadarResult) -> str:
 class RadarDebate:
     """RADAR (or a baseline) on claims, with an LLM or, offline, the rule-based stand-in.
 
-    ``config.radar`` holds the debate's settings; ``rule`` defaults to ``DualThreshold.from_config``
-    (``never()`` for ``no-early-stopping``); ``pool``: the shared evidence pool (None: each claim's own
-    sentences, ``evidence_mode="gold"``); ``prompts_dir``: edited copies of the prompts. Constructing makes no
-    request: the Judge's sources are chosen inside the first claim (with ``auto``, a capability probe), so a
-    dead endpoint fails claims, with the reason, never the constructor.
+    ``rule`` defaults to ``DualThreshold.from_config``; ``pool``: the shared evidence pool (None: each
+    claim's own sentences). Constructing makes no request: a dead endpoint fails claims, not the constructor.
     """
 
     def __init__(self, config: Config | None = None, llm: LLM | None = None, *, system: str = "radar",
@@ -148,13 +131,15 @@ class RadarDebate:
         """Debate one claim. Failures are caught and flagged in the result (``failed``, ``error``)."""
         return (await self._attempt(claim, evidence, id=id, gold=gold))[0]
 
+    def _result(self, id: str, claim: str, gold: str | None, **fields: Any) -> RadarResult:
+        return RadarResult(id=id, claim=claim, gold=gold, system=self.system, offline=self.llm is None,
+                           source="rule" if self.llm is None else "unknown", evidence_mode=self.evidence_mode, **fields)
+
     async def _attempt(self, claim: str, evidence: Sequence[str] | None, *, id: str | None,
                        gold: str | None) -> tuple[RadarResult, BaseException | None]:
         """(the result, the error that failed it or None)."""
         cid = str(id) if id is not None else "claim-" + hashlib.sha1(claim.encode()).hexdigest()[:8]
-        res = RadarResult(id=cid, claim=claim, gold=gold, system=self.system,
-                          source="rule" if self.llm is None else "unknown",
-                          offline=self.llm is None, evidence_mode=self.evidence_mode)
+        res = self._result(cid, claim, gold)
         try:
             res.evidence = self.evidence_for(claim, evidence)
             await self._debate(res, await self.judge())
@@ -223,9 +208,7 @@ class RadarDebate:
         return await judge.judge(res, fill, last, r)
 
     def fingerprint(self) -> str:
-        """What a checkpoint is valid for: ``config.radar``, the system, the model (or offline), the rule, the
-        evidence mode (and pool) and the prompts folder. Makes no request.
-        """
+        """What a checkpoint is valid for (settings, system, model, rule, evidence, prompts). No request."""
         pool = self.pool.digest if self.evidence_mode == "retrieved" and self.pool is not None else None
         return runs.fingerprint("radar", self.config.radar, self.system, getattr(self.llm, "model", None),
                                 "rule" if self.llm is None else "llm",
@@ -234,12 +217,8 @@ class RadarDebate:
 
     def run_many(self, claims: pd.DataFrame, *, checkpoint: str | Path | None = None, progress: bool = True,
                  concurrency: int | None = None, retry_failed: bool = True) -> RadarResults:
-        """Debate every row of ``claims`` (id, claim, evidence, label) through :func:`mabpd_kit.runs.run`.
-
-        ``checkpoint``: a JSONL file; a rerun debates only the claims not in it with unchanged settings.
-        ``concurrency``: claims at once with an LLM (default ``config.llm.concurrency``), each within
-        ``config.llm.item_deadline_s``. Failed claims are records with their reason and partial trace.
-        """
+        """Debate every row of ``claims`` (id, claim, evidence, label); with ``checkpoint`` a rerun debates
+        only the claims not in it. Failed claims are records with their reason and partial trace."""
         items = []
         for row in claims.itertuples(index=False):
             ev, gold = getattr(row, "evidence", None), getattr(row, "label", None)
@@ -255,10 +234,8 @@ class RadarDebate:
             return res
 
         def fail(item: runs.Item, exc: BaseException) -> RadarResult:
-            return RadarResult(id=item.id, claim=item.data["claim"], gold=item.data["gold"], system=self.system,
-                               source="rule" if self.llm is None else "unknown", offline=self.llm is None,
-                               evidence_mode=self.evidence_mode,
-                               failed=True, error=f"{type(exc).__name__}: {exc}")
+            return self._result(item.id, item.data["claim"], item.data["gold"], failed=True,
+                                error=f"{type(exc).__name__}: {exc}")
 
         results = runs.run(
             items, step, record=RadarResult, fail=fail, checkpoint=checkpoint, fingerprint=fp,
@@ -283,10 +260,8 @@ class RadarDebate:
 def run_systems(claims: pd.DataFrame, *, config: Config | None = None, llm: LLM | None = None,
                 systems: Sequence[str] = SYSTEMS, pool: EvidencePool | None = None, progress: bool = True,
                 checkpoint_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, RadarResults]]:
-    """RADAR and the baselines on the same claims -> (one metrics row per system, all results). Retrieved
-    evidence comes from ``pool`` (default: one over all the claims' evidence); ``checkpoint_dir`` keeps a
-    checkpoint per system (``radar-<system>.jsonl``).
-    """
+    """RADAR and the baselines on the same claims -> (one metrics row per system, all results);
+    ``checkpoint_dir`` keeps ``radar-<system>.jsonl`` per system."""
     import pandas as pd
 
     cfg = config or Config()

@@ -1,8 +1,4 @@
-"""RADAR's evidence: the sentences the agents see, the shared BM25 pool they come from, the turns citing them.
-
-Agents see the evidence as numbered lines ``[E1] ...`` (:func:`format_evidence`) and cite it as ``[E3]``
-(:func:`cited_numbers`).
-"""
+"""RADAR's evidence: the sentences the agents see (``[E1] ...``), the shared BM25 pool, the turns citing them."""
 
 from __future__ import annotations
 
@@ -43,9 +39,7 @@ def format_evidence(items: Sequence[Evidence | str]) -> str:
 
 
 class EvidencePool:
-    """A BM25 index (``bm25s``) over the sentences of many claims: a claim's top-m mixes relevant sentences,
-    near-misses and other claims' sentences (RADAR's noisy retrieval).
-    """
+    """A BM25 index over the sentences of many claims (RADAR's noisy retrieval)."""
 
     def __init__(self, sentences: Sequence[str], owners: Sequence[str | None] | None = None) -> None:
         import bm25s

@@ -1,18 +1,5 @@
-"""RADAR's Judge: option probabilities from logprobs, samples or stated values, and the LLM Judge.
-
-After every round the Judge gives p(TRUE / HALF-TRUE / FALSE) and, before a further round, p(STOP) /
-p(CONTINUE). The ``source`` of these probabilities is recorded in every trace:
-
-* ``logprobs``: the top-logprob tokens that begin each option at the first answer token, renormalised;
-* ``samples``: k replies at a positive temperature, counted (off for the run once the endpoint refuses
-  a sampled request with a 4xx);
-* ``structured``: probabilities stated in a JSON reply;
-* ``one_hot``: only a bare verdict, probability 1 on it (marked, and kept out of calibration);
-* ``rule``: offline, the rule-based stand-in (:mod:`.rules`).
-
-With ``radar.prob_source = "auto"`` each question tries :func:`source_chain` in turn, then the one-hot
-fallback; a forced source is tried alone before it. A round records each answer's source and the weakest.
-"""
+"""RADAR's Judge: option probabilities from logprobs, samples, stated values or a marked one-hot verdict,
+and the LLM Judge; every round records each answer's source and the weakest."""
 
 from __future__ import annotations
 
@@ -36,18 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from mabpd_kit.radar.records import RadarResult
 
 __all__ = [
-    "SOURCE_ORDER",
-    "STOP_OPTIONS",
-    "JudgeProbabilities",
-    "LLMJudge",
-    "Source",
-    "choose_source",
-    "option_probs_from_logprobs",
-    "option_probs_from_samples",
-    "option_probs_from_stated",
-    "parse_option",
-    "source_chain",
-    "weakest_source",
+    "SOURCE_ORDER", "STOP_OPTIONS", "JudgeProbabilities", "LLMJudge", "Source", "choose_source",
+    "option_probs_from_logprobs", "option_probs_from_samples", "option_probs_from_stated", "parse_option",
+    "source_chain", "weakest_source"
 ]
 
 Source = Literal["logprobs", "samples", "structured", "one_hot", "rule"]
@@ -71,10 +49,7 @@ def _begins(token: str, option: str) -> bool:
 
 
 def option_probs_from_logprobs(tokens: Sequence[Any], options: Sequence[str]) -> dict[str, float] | None:
-    """p(option) at the first position whose token begins an option: the probabilities of the top-logprob
-    tokens beginning each option (" TRUE", "TRUE" and "T" all count for TRUE; a token beginning several
-    splits evenly), renormalised. None when no position qualifies.
-    """
+    """p(option) at the first position whose token begins an option, renormalised; None when none does."""
     for pos in tokens:
         if not any(_begins(pos.token, o) for o in options):
             continue
@@ -97,11 +72,7 @@ def option_probs_from_logprobs(tokens: Sequence[Any], options: Sequence[str]) ->
 
 
 def parse_option(text: str, options: Sequence[str]) -> str | None:
-    """The first option named in ``text`` (longest first, so HALF-TRUE is not read as TRUE).
-
-    >>> parse_option("Verdict: half true, because ...", ["TRUE", "HALF-TRUE", "FALSE"])
-    'HALF-TRUE'
-    """
+    """The first option named in ``text`` (longest first, so HALF-TRUE is not read as TRUE)."""
     pat = "|".join(re.escape(o).replace(r"\-", r"[\s\-_]?") for o in sorted(options, key=len, reverse=True))
     m = re.search(rf"\b({pat})\b", text or "", re.IGNORECASE)
     if not m:
@@ -135,9 +106,7 @@ def option_probs_from_stated(values: Mapping[str, Any], options: Sequence[str]) 
 
 
 def source_chain(caps: Capabilities | None, config: Config | None = None) -> tuple[str, ...]:
-    """The sources a Judge tries, in order, before the one-hot fallback: ``config.radar.prob_source`` when
-    forced; else logprobs (when ``caps`` has them with alternatives), samples (``k_samples > 1``), structured.
-    """
+    """The sources a Judge tries, in order, before the one-hot fallback."""
     rc = (config or Config()).radar
     if rc.prob_source != "auto":
         return (rc.prob_source,)
@@ -148,9 +117,7 @@ def source_chain(caps: Capabilities | None, config: Config | None = None) -> tup
 
 
 def choose_source(llm: LLM | None, config: Config | None = None) -> Source:
-    """The first source a Judge on ``llm`` tries; ``rule`` offline. Blocking: with ``auto`` it probes the
-    endpoint (a debate probes inside its first claim instead).
-    """
+    """The first source a Judge on ``llm`` tries; ``rule`` offline. With ``auto`` it probes the endpoint."""
     cfg = config or Config()
     llm = online(llm)
     if llm is None:
@@ -171,12 +138,8 @@ class JudgeProbabilities(BaseModel):
 
 
 class LLMJudge:
-    """The Judge on an LLM: the label question and, before a further round, the STOP/CONTINUE question.
-
-    Each question tries the sources of ``chain`` in turn, else makes the bare verdict one-hot. Every call's
-    usage goes to ``res.usage`` as it comes in; empty or refusing replies to ``res.judge_notes``. One Judge
-    serves all the claims of a debate, so it remembers that the endpoint refused sampling.
-    """
+    """The Judge on an LLM: the label question and, before a further round, STOP/CONTINUE; each question
+    tries the sources of ``chain`` in turn, else makes the bare verdict one-hot."""
 
     def __init__(self, llm: LLM, chain: Sequence[str], config: Config, *,
                  prompts_dir: str | Path | None = None) -> None:
@@ -216,22 +179,17 @@ class LLMJudge:
         msgs = self._messages("judge_verdict" if question == "verdict" else "judge_continue", fill)
         greedy: list[str] = []  # greedy replies (a bare verdict for the one-hot fallback)
         why: list[str] = []
-        for src in self.chain:
+        for src in self.chain:  # logprobs, samples, structured (config.radar.prob_source allows no other)
             if src == "logprobs":
                 probs = await self._logprobs(res, msgs, options, tag, round, question, greedy)
-                if probs is not None:
-                    return probs, "logprobs"
-                why.append("no usable logprobs in the reply")
+                reason = "no usable logprobs in the reply"
             elif src == "samples":
                 probs, reason = await self._samples(res, msgs, options, tag, round, question)
-                if probs is not None:
-                    return probs, "samples"
-                why.append(reason)
-            elif src == "structured":
+            else:
                 probs, reason = await self._structured(res, fill, question, round, memo)
-                if probs is not None:
-                    return probs, "structured"
-                why.append(reason)
+            if probs is not None:
+                return probs, src
+            why.append(reason)
         if not greedy:  # a bare verdict: one plain greedy call
             comp = await self.llm.achat(msgs, temperature=0.0, max_tokens=40, tag=tag)
             res.usage += Usage.of([comp])

@@ -1,9 +1,4 @@
-"""Loaders for the RADAR repository's logged outputs (the real Llama-3-8B adaptive-stopping run).
-
-:func:`load_radar_run` turns a ``*_hybrid_*`` answer map into trajectories the stopping rule replays and
-:mod:`.calibrate` calibrates on; :func:`load_radar_decisions` reads every logged STOP/CONTINUE decision.
-Files are found by :func:`mabpd_kit.data.locate`; gold labels come from PolitiFact-Hidden.
-"""
+"""Loaders for the RADAR repository's logged outputs (the real Llama-3-8B adaptive-stopping run)."""
 
 from __future__ import annotations
 
@@ -30,10 +25,8 @@ VERDICTS_CSV = "outputs/claim_stage_verdict_summary.csv"
 
 @dataclass
 class LoggedRun:
-    """A parsed answer map: one trajectory per claim; ``logged``, the run's own outcome per claim (rounds, final
-    verdict, logged decisions); ``skipped``, (claim id, reason) of records that could not be parsed;
-    ``n_decisions``, the scored STOP/CONTINUE decisions.
-    """
+    """A parsed answer map: one trajectory per claim, the run's own outcome per claim (``logged``), the
+    unparsed records (``skipped``) and the number of scored STOP/CONTINUE decisions."""
 
     trajectories: list[Trajectory]
     logged: pd.DataFrame
@@ -70,11 +63,7 @@ def _norm_probs(d: Mapping[str, Any] | None, labels: Sequence[str]) -> dict[str,
 
 
 def _parse_claim(cid: str, rec: Mapping[str, Any], labels: Sequence[str], max_rounds: int) -> tuple[list[RoundState], dict]:
-    """One record of the answer map -> the Judge's state per executed round. ``round_judges["round_k"]`` holds
-    the label distribution after round k; the ``continuation_decisions`` entry named after stage k+1 holds
-    the STOP/CONTINUE probabilities asked after round k. After the closing round the final judge's
-    distribution is that round's state.
-    """
+    """One record of the answer map -> the Judge's state per executed round."""
     executed = list(rec.get("executed_rounds") or [])
     if not executed:
         raise ValueError("no executed_rounds: not a hybrid adaptive-stopping record")
@@ -105,16 +94,9 @@ def _parse_claim(cid: str, rec: Mapping[str, Any], labels: Sequence[str], max_ro
     return states, info
 
 
-def load_radar_run(
-    path: str | Path | None = None,
-    *,
-    data_dir: str | Path | None = None,
-    config: Config | None = None,
-    gold: Mapping[str, str] | None = None,
-) -> LoggedRun:
-    """Read a ``*_hybrid_*`` answer map (default: the Llama-3-8B run); gold labels from PolitiFact-Hidden's
-    ``GT_test_all.json`` (or ``gold=``). Records that cannot be parsed go to ``skipped`` with the reason.
-    """
+def load_radar_run(path: str | Path | None = None, *, data_dir: str | Path | None = None, config: Config | None = None,
+                   gold: Mapping[str, str] | None = None) -> LoggedRun:
+    """Read a ``*_hybrid_*`` answer map (default: the Llama-3-8B run), gold from PolitiFact-Hidden."""
     from mabpd_kit.data import locate
 
     cfg = config or Config()
@@ -149,9 +131,7 @@ def load_radar_run(
 
 
 def load_radar_decisions(path: str | Path | None = None, *, data_dir: str | Path | None = None) -> pd.DataFrame:
-    """``continuation_decisions_summary.csv`` with ``source_file`` filled down, ``run`` (evidence
-    ``retrieved``/``gold`` x judge ``bj``/``fj``), ``round_index``, ``s`` and the gold label.
-    """
+    """``continuation_decisions_summary.csv``: every logged STOP/CONTINUE decision with run, round, s, gold."""
     from mabpd_kit.data import locate
 
     p = Path(path) if path is not None else locate("RADAR", DECISIONS_CSV, data_dir)

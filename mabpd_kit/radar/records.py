@@ -81,8 +81,7 @@ class RadarResult(BaseModel):
                     judge_refusals=sum(n.note == "refusal" for n in self.judge_notes))
 
     def row(self) -> dict[str, Any]:
-        """One frame row: id, system, gold, label and ``pred`` (what ``evaluate.compare`` reads), correct,
-        rounds, stop reason, s, c, source, :meth:`counts`, usage."""
+        """One frame row: id, system, gold, label, pred, correct, rounds, stop, s, c, source, counts, usage."""
         d = self.stop
         return dict(id=self.id, system=self.system, gold=self.gold, label=self.label, pred=self.label,
                     correct=self.correct, rounds=self.rounds_run, stop_reason=d.reason if d else None,
@@ -99,8 +98,7 @@ class RadarResults(runs.Results[RadarResult]):
         self.labels = tuple(labels)
 
     def metrics(self) -> dict[str, float]:
-        """n, failed, accuracy, macro F1 and HALF-TRUE F1 (claims with a gold label and an answer), mean
-        rounds, :meth:`RadarResult.counts` summed, calls and tokens."""
+        """n, failed, accuracy, macro F1, HALF-TRUE F1, mean rounds, reply notes, calls and tokens."""
         from mabpd_kit import metrics
 
         base = super().metrics()

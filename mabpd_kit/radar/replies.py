@@ -1,8 +1,4 @@
-"""Empty and refusal replies of RADAR's agents (:func:`reply_note`), and fencing the item as data.
-
-A debater turn keeps its note in ``Turn.note``, a Judge reply as a :class:`ReplyNote` in
-``RadarResult.judge_notes``; ``RadarResults.metrics()`` counts both.
-"""
+"""Empty and refusal replies of RADAR's agents (:func:`reply_note`), and fencing the item as data."""
 
 from __future__ import annotations
 
@@ -26,7 +22,6 @@ REFUSAL_PATTERNS: tuple[str, ...] = (
 _SORRY = (r"^\W*(?:(?:i'?m|i am)\s+(?:very\s+|really\s+|so\s+)?sorry|sorry|apologies|unfortunately)?"
           r"[\s,.!:-]*(?:but\s+)?")
 _REFUSAL_RE = re.compile(_SORRY + r"(?:" + "|".join(REFUSAL_PATTERNS) + r")", re.IGNORECASE)
-
 
 
 class ReplyNote(FrozenModel):

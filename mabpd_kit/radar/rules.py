@@ -1,8 +1,4 @@
-"""The offline rule-based stand-in for RADAR's three agents (not an LLM; a teaching prop).
-
-Without an endpoint, :class:`~.debate.RadarDebate` runs the same coroutine with this stand-in as the
-Politician, the Scientist and the Judge. Every turn it writes starts with :data:`OFFLINE_TAG`.
-"""
+"""The offline rule-based stand-in for RADAR's three agents (a teaching prop, not an LLM)."""
 
 from __future__ import annotations
 
@@ -55,12 +51,8 @@ class _Cues:
 
 
 class RuleBasedRadar:
-    """Deterministic stand-in for the three agents. Each evidence sentence gets cues: overlap with the claim's
-    content words, negation cues and hedge (omission) cues. The Politician cites unused sentences with the
-    most overlap and no negation, the Scientist those with hedges or negations. The Judge turns the cited
-    sentences' support, contradiction and omission into label logits, sharpened each round; p(STOP) rises
-    with the confidence and falls with new omission points.
-    """
+    """Deterministic stand-in: the Politician cites supportive sentences, the Scientist hedges and
+    negations; the Judge turns support, contradiction and omission into label logits."""
 
     def __init__(self, labels: Sequence[str] = ("TRUE", "HALF-TRUE", "FALSE")) -> None:
         self.labels = tuple(labels)

@@ -1,14 +1,5 @@
-"""Dual-threshold early stopping for RADAR debates (SPEC 3): the rule, the Judge's states, replay.
-
-After each round the Judge gives p(STOP), p(CONTINUE) (the margin ``s = p(STOP) - p(CONTINUE)``) and a
-distribution over the labels (the confidence ``c = max p(label)``). The debate stops iff ``s >= tau_s`` and
-``c >= tau_v``: a Judge can want to stop while still unsure of the label, which is what half-truths do.
-The answer is the argmax at that round; ties go to the first of ``config.radar.labels``, as ``numpy.argmax``.
-
-The rule works on trajectories (the Judge's state after every round), so the same rule runs live
-(:mod:`.debate`), in a replay of a logged run (:func:`replay`) and over a grid (:mod:`.calibrate`).
-Both comparisons allow :data:`EPS`, so a margin of "exactly" -0.6 (``0.2 - 0.8``) meets ``tau_s = -0.6``.
-"""
+"""Dual-threshold early stopping for RADAR debates (SPEC 3): stop iff ``s >= tau_s`` and ``c >= tau_v``
+(``s = p(STOP) - p(CONTINUE)``, ``c = max p(label)``), both within :data:`EPS`; the answer is the argmax."""
 
 from __future__ import annotations
 
@@ -26,18 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
-    "EPS",
-    "ONE_HOT",
-    "ROUND_NAMES",
-    "DualThreshold",
-    "RoundState",
-    "StopDecision",
-    "StopReason",
-    "Trajectory",
-    "argmax_label",
-    "replay",
-    "replay_frame",
-    "trajectories_frame",
+    "EPS", "ONE_HOT", "ROUND_NAMES", "DualThreshold", "RoundState", "StopDecision", "StopReason", "Trajectory",
+    "argmax_label", "replay", "replay_frame", "trajectories_frame"
 ]
 
 EPS = 1e-9  # tolerance of both threshold comparisons
@@ -114,11 +95,7 @@ class Trajectory(FrozenModel):
 
 
 def argmax_label(label_probs: Mapping[str, float], labels: Sequence[str] | None = None) -> str:
-    """Most probable label; ties go to the earliest label in ``labels`` (default ``config.radar.labels``).
-
-    >>> argmax_label({"TRUE": 0.4, "HALF-TRUE": 0.4, "FALSE": 0.2})
-    'TRUE'
-    """
+    """Most probable label; ties go to the earliest of ``labels`` (default ``config.radar.labels``)."""
     order = list(labels or Config().radar.labels)
     order += [k for k in label_probs if k not in order]
     best, best_p = order[0], -math.inf
@@ -149,17 +126,8 @@ class DualThreshold:
         cfg = config or Config()
         return cls(cfg.radar.tau_s, cfg.radar.tau_v, tuple(cfg.radar.labels), enabled=False)
 
-    def decide(
-        self,
-        p_stop: float | None,
-        p_continue: float | None,
-        label_probs: Mapping[str, float],
-        round: int,
-        *,
-        source: str = "unknown",
-        last: bool = False,
-        end_of_log: bool = False,
-    ) -> StopDecision:
+    def decide(self, p_stop: float | None, p_continue: float | None, label_probs: Mapping[str, float], round: int, *,
+               source: str = "unknown", last: bool = False, end_of_log: bool = False) -> StopDecision:
         """Apply the rule after ``round``. ``last`` (the protocol's final round) always stops."""
         s = float("nan") if p_stop is None or p_continue is None else float(p_stop) - float(p_continue)
         c = max(label_probs.values()) if label_probs else 0.0
@@ -192,10 +160,7 @@ class DualThreshold:
 
 
 def replay(traj: Trajectory, rule: DualThreshold) -> StopDecision:
-    """Where ``rule`` stops on a logged or simulated trajectory. A log that ends before the rule would stop
-    stops at its last round with reason ``end_of_log`` (later rounds are unknown: count them before trusting
-    a replay of thresholds more patient than the logged run's).
-    """
+    """Where ``rule`` stops on a trajectory; a log ending earlier stops with reason ``end_of_log``."""
     n = len(traj.rounds)
     if n == 0:
         raise ValueError(f"trajectory {traj.id!r} has no rounds")
