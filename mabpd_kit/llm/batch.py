@@ -177,7 +177,7 @@ def _collect(llm: LLM, state: BatchState, entry: dict[str, Any], *, poll_s: floa
 def run_batched(run_pass: Callable[[], T], llm: LLM, *, state: str | Path, poll_s: float | None = None,
                 max_passes: int = 50, work_dir: str | Path | None = None, quiet: bool = False) -> T:
     """Run ``run_pass`` in passes, each pass's uncached calls sent as one Batch API batch, until a pass defers
-    nothing; returns that pass's result. ``state``: the JSON state file (rerun with the same arguments to resume)."""
+    nothing; returns that pass's result. ``state``: the JSON state file (to resume)."""
     if llm.offline:
         raise ValueError("batch mode needs an endpoint; the offline LLM has no Batch API")
     st = BatchState(state)

@@ -142,8 +142,7 @@ class ResponseCache:
     @contextlib.asynccontextmanager
     async def claim(self, key: str, timeout_s: float) -> AsyncIterator[bool]:
         """Hold ``locks/<key>.lock`` while the caller sends and stores the request of ``key``: yields True once held,
-        False when not granted within ``timeout_s`` (the caller sends anyway). The file is removed before it is
-        unlocked and a claimant re-checks it, so two holders never overlap."""
+        False after ``timeout_s`` (the caller sends anyway). Never two holders: the file is removed before unlocking."""
         if fcntl is None:
             yield False
             return
@@ -219,7 +218,6 @@ _AT_FORK: list[bool] = []  # the fork hook is registered once, on the first clai
 
 
 def _close_held_in_child() -> None:
-    """A forked child closes its copies of the parent's claims."""
     for fd in list(_HELD):
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -106,7 +106,6 @@ class LLM:
         """A local server's placeholder key."""
         return self._key.get() == NO_KEY
 
-    # -- the endpoint: its server kind and limits -------------------------------------------------
     def _get_client(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:  # new loop (e.g. after a fork): new client
@@ -119,7 +118,6 @@ class LLM:
         return self._client
 
     async def _server(self) -> ServerKind:
-        """This endpoint's server kind, asked once per process."""
         prof = registry.profile(self.endpoint)
         if prof is None:
             replay = self.pack is not None or self.cache_mode == "replay"
@@ -136,8 +134,7 @@ class LLM:
 
     @property
     def concurrency(self) -> int:
-        """Requests in flight to this endpoint: ``config.llm.concurrency``, else the server's own count, else
-        :data:`DEFAULT_CONCURRENCY`."""
+        """Requests in flight: ``config.llm.concurrency``, else the server's own count, else DEFAULT_CONCURRENCY."""
         if self.config.concurrency is not None:
             return self.config.concurrency
         if self.offline:
@@ -162,14 +159,12 @@ class LLM:
         wait_s = prof.timeout(self.config.timeout_s, request, self.config.timeout_per_1k_chars_s)
         return self.answers.claim(request, sample_index, wait_s)
 
-    # -- sending one request ------------------------------------------------------------------------
     def _describe(self, request: dict[str, Any]) -> str:
         last = " ".join(str((request.get("messages") or [{}])[-1].get("content") or "").split())
         return f"model {request.get('model')!r}, last message {last[:60]!r}{'...' if len(last) > 60 else ''}"
 
     def _endpoint_error(self, exc: BaseException, request: dict[str, Any], timeout_s: float | None = None,
                         retries: int | None = None) -> EndpointError:
-        """A key-free EndpointError for a final SDK failure."""
         return endpoint_error(exc, where=f"{self.endpoint} ({self._describe(request)})", key=self._key.get(),
                               key_env=self.key_env, model=str(request.get("model")),
                               timeout_s=self.config.timeout_s if timeout_s is None else timeout_s,
@@ -245,9 +240,7 @@ class LLM:
     def _request(self, messages: Any, *, model: str | None, **fields: Any) -> dict[str, Any]:
         return build_request(_as_messages(messages), model=model or self.model, **fields)
 
-    # -- the loop bridge --------------------------------------------------------------------------------
     async def _on_io_loop(self, coro: Any) -> Any:
-        """Await ``coro`` on the shared I/O loop."""
         if in_io_thread():
             return await coro
         return await asyncio.wrap_future(submit(coro))
@@ -269,15 +262,12 @@ class LLM:
                 f"no LLM endpoint ({self.offline_reason}); components fall back to their rule-based agents. "
                 "Configure one with MABPD_BASE_URL / MABPD_MODEL or connect(preset, model=...).")
 
-    # -- the public calls -------------------------------------------------------------------------------
     async def achat(self, messages: Any, *, model: str | None = None, temperature: float = 0.0,
                     max_tokens: int | None = None, seed: int | None = None, sample_index: int = 0,
                     logprobs: bool = False, top_logprobs: int | None = None,
                     response_format: dict[str, Any] | None = None, tag: str = "",
                     accept: Callable[[Completion], bool] | None = None, cache: bool = True) -> Completion:
-        """One chat completion (``messages``: OpenAI-style dicts, or one user string); ``sample_index`` numbers
-        repeated samples. The answer is recorded only when usable and ``accept(completion)`` holds; ``cache=False``
-        neither reads nor writes the cache (replay still reads)."""
+        """One chat completion, recorded only when usable and ``accept(completion)`` holds (``cache=False``: never)."""
         self._ensure_online()
         req = self._request(messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
                             sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,

@@ -31,8 +31,8 @@ def is_local(base_url: str) -> bool:
 
 
 def resolve_key(kind: ServerKind | None, base_url: str) -> str | None:
-    """The API key from the environment (the kind's own variables, then ``MABPD_API_KEY``), :data:`NO_KEY` for a
-    local server or a kind that needs none, else None. An unknown remote URL gets ``MABPD_API_KEY`` or nothing."""
+    """The API key from the environment (the kind's own variables, then ``MABPD_API_KEY``); :data:`NO_KEY` for a
+    local server or a kind that needs none; an unknown remote URL gets ``MABPD_API_KEY`` or None."""
     for name in (*(kind.key_vars if kind is not None else ()), "MABPD_API_KEY"):
         value = os.environ.get(name, "").strip()
         if value:
@@ -94,7 +94,6 @@ def connect(preset: str | None = None, *, model: str | None = None, base_url: st
 
 def _online(url: str, source: str, kind: ServerKind | None, model: str | None, cfg: LLMConfig,
             cache_mode: str | None, cache_dir: str | os.PathLike[str] | None) -> LLM:
-    """The LLM for ``url``: the URL checked, the model and the key found."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise SetupError(f"{source} {url!r} is not a URL: set it like http://127.0.0.1:8000/v1 (scheme, host, port, /v1)")

@@ -99,8 +99,7 @@ def _recall(llm: LLM, ek: str) -> Capabilities | None:
 
 
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
-    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; an :class:`EndpointError` only when no probe
-    request got an answer at all."""
+    """Probe (or recall) the capabilities of ``model``; an :class:`EndpointError` only when no request got an answer."""
     ek = registry.endpoint_key(llm.endpoint, model)
     if not refresh and (known := _recall(llm, ek)) is not None:
         return known

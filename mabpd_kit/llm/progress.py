@@ -47,8 +47,7 @@ def server_pid(endpoint: str) -> int | None:
 
 
 def known_server(endpoint: str, configured: str) -> str:
-    """``configured`` unless it is ``auto`` and ``endpoint`` is a llama-cpp-python server the kit started (too busy to
-    answer the probe in time)."""
+    """``configured``, unless ``auto`` for a llama-cpp-python server the kit started (too busy to answer a probe)."""
     from . import local
 
     pid = server_pid(endpoint) if configured == "auto" else None

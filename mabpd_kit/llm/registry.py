@@ -111,8 +111,7 @@ def refuses(exc: EndpointError, feature: str) -> bool:
 
 
 def strict(key: str) -> bool | None:
-    """Does the server behind ``key`` take strict json_schema? What a real call found, else the probe; None while
-    nobody knows."""
+    """Does the server behind ``key`` take strict json_schema? A real call's finding, else the probe's, else None."""
     if key in _STRICT:
         return _STRICT[key]
     caps = _CAPABILITIES.get(key)

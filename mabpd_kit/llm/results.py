@@ -88,8 +88,7 @@ def cached_tokens(usage: Any) -> int:
 
 
 class Structured(BaseModel, Generic[T]):
-    """A validated answer: ``value``, ``mode`` (how it was obtained), ``repaired``, ``calls`` (every Completion made),
-    ``completion`` (the last)."""
+    """A validated answer: ``value``, ``mode``, ``repaired``, ``calls`` (every Completion made), ``completion``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     value: T

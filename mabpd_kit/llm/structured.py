@@ -81,8 +81,7 @@ def schema_instruction(schema: type[BaseModel]) -> str:
 
 
 def with_instruction(messages: list[dict[str, Any]], schema: type[BaseModel]) -> list[dict[str, Any]]:
-    """The messages with the schema stated at the end of the last user message (so the prompt's start stays the
-    same for every schema, for prefix caches)."""
+    """The messages with the schema stated at the end of the last user message (the prompt's start stays shared)."""
     out = [dict(m) for m in messages]
     for m in reversed(out):
         if m.get("role") == "user" and isinstance(m.get("content"), str):
@@ -182,9 +181,7 @@ def repair_message(error: str, schema: type[BaseModel]) -> str:
     return f"Your previous reply could not be used: {error}.\n" + schema_instruction(schema)
 
 
-# -- the fallback chain: modes x one repair turn ------------------------------------------------------
 def _modes(llm: LLM, model: str) -> list[str]:
-    """The modes to try for ``model``, best first."""
     ek = registry.endpoint_key(llm.endpoint, model)
     caps, refused, unsure = registry.capabilities(ek), registry.refused_modes(ek), registry.undecided(ek)
     return [m for m in MODES if m not in refused
@@ -266,8 +263,7 @@ def _sent_strict(request: dict[str, Any]) -> bool:
 async def _one_mode(llm: LLM, build: Any, msgs: list[dict[str, Any]], first: dict[str, Any], schema: type[S], mode: str,
                     sample_index: int, tag: str, calls: list[Completion], refused: list[str],
                     prof: ServerKind) -> Structured[S]:
-    """One mode: the first request, and the repair turn; the valid answer is stored under the first request, a
-    failed reply never."""
+    """One mode: the first request and its repair turn; only a valid answer is stored (under the first request)."""
     model, req = str(first["model"]), first
     ek = registry.endpoint_key(llm.endpoint, model)
     chain: list[tuple[dict[str, Any], Completion]] = []

@@ -59,7 +59,6 @@ async def send(client: Any, request: dict[str, Any], prof: ServerKind, cfg: LLMC
 
 async def _watched(client: Any, body: dict[str, Any], pid: int, window_s: float, cfg: LLMConfig,
                    timed_out: Callable[[float], BaseException]) -> Any:
-    """A call to a local server the kit started: waits while it keeps computing."""
     bound = cfg.local_max_wait_s or 30 * 24 * 3600.0  # the HTTP time-out: the watch decides when to give up
     call = client.post("/chat/completions", body=body, cast_to=object, options={"timeout": bound, "max_retries": 0})
     return await wait_while_progressing(call, window_s=window_s, progress=lambda: cpu_seconds(pid),

@@ -18,8 +18,7 @@ TOKEN = r"\w+|[^\w\s]"
 
 
 def serialise(request_or_messages: Any, *, schema_first: bool = False) -> str:
-    """The prompt as a server sees it: ``role: content`` per message; ``schema_first`` puts the json_schema
-    first, as OpenAI does (then requests with different schemas share no prefix)."""
+    """The prompt as a server sees it: ``role: content`` per message (``schema_first``: the schema first, as OpenAI)."""
     if isinstance(request_or_messages, dict):
         messages = request_or_messages.get("messages") or []
         fmt = request_or_messages.get("response_format") or {}

@@ -337,8 +337,7 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/fake-XXXXXXXX/v1``: the random segment makes each instance its own endpoint
-        for caches and capabilities, whatever the port."""
+        """``http://127.0.0.1:PORT/fake-XXXXXXXX/v1``: each instance its own endpoint for caches, whatever the port."""
         return f"http://127.0.0.1:{self.port}/{self._token}/v1"
 
     def start(self) -> FakeLLMServer:

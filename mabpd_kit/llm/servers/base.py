@@ -140,8 +140,7 @@ class ServerKind:
         return None
 
 
-#: items a grammar server may write in one list, in the request the cache keys (the body sent is bounded further
-#: by llm.grammar_max_items: bound_replies)
+#: items a grammar server may write in one list, in the request the cache keys (the body sent: bound_replies)
 GRAMMAR_MAX_ITEMS = 3
 #: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum)
 UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
