@@ -54,27 +54,27 @@ class PackCache:
     put = delete = put_capabilities = delete_capabilities = close = _read_only
 
 
-def read_cache_dir(directory: str | Path, *, failures: bool = False) -> tuple[dict[str, Any], ...]:
-    """``(entries, capabilities)`` of a cache folder, and with ``failures=True`` the calls that failed while recording
+def read_cache_dir(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(entries, capabilities, failures)`` of a cache folder: failures are the calls that failed while recording
     and were never answered later."""
     from .cache import DB_NAME
 
     db = Path(directory) / DB_NAME
     if not db.exists():
-        return ({}, {}, {}) if failures else ({}, {})
+        return {}, {}, {}
     conn = sqlite3.connect(db)
     try:
         entries = {k: {"value": json.loads(v), "model": m or "", "preview": p or ""}
                    for k, v, m, p in conn.execute("SELECT key, value, model, preview FROM responses ORDER BY created")}
         caps = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM capabilities")}
         failed: dict[str, Any] = {}
-        if failures and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'failures'").fetchone():
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'failures'").fetchone():
             failed = {k: {"tag": t or "", "error": e, "message": m}
                       for k, t, e, m in conn.execute("SELECT key, tag, error, message FROM failures ORDER BY created")
                       if k not in entries}
     finally:
         conn.close()
-    return (entries, caps, failed) if failures else (entries, caps)
+    return entries, caps, failed
 
 
 def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +109,7 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
 
     from .errors import redact
 
-    entries, caps, failures = read_cache_dir(cache_dir, failures=True)
+    entries, caps, failures = read_cache_dir(cache_dir)
     cfg = config if config is not None else Config()
     prices = dict(cfg.llm.prices_per_mtok)
     data = {

@@ -7,7 +7,7 @@ import contextlib
 import contextvars
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from mabpd_kit.types import Usage
@@ -137,9 +137,7 @@ class CallLog:
 
         with self._lock:
             rows = [r.__dict__ for r in self.records]
-        cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd",
-                "cached_tokens", "batch"]
-        return pd.DataFrame(rows, columns=cols)
+        return pd.DataFrame(rows, columns=[f.name for f in fields(UsageRecord)])
 
     def by_tag(self) -> pd.DataFrame:
         df = self.to_frame()
