@@ -176,11 +176,11 @@ def test_a_noted_failure_is_not_replayed_by_a_cache_and_a_later_answer_supersede
     cache = tmp_path / "rec"
     first = connect(base_url=srv.base_url, model="fake", cache_mode="auto", cache_dir=cache, quiet=True)
     assert mk.Pipeline(mk.Config(), first).analyze_many([BROKEN], progress=False)[0].failed
-    assert len(read_cache_dir(cache, failures=True)[2]) == 1
+    assert len(read_cache_dir(cache)[2]) == 1
     state["broken"], calls = False, srv.calls
     registry.forget()
     again = connect(base_url=srv.base_url, model="fake", cache_mode="auto", cache_dir=cache, quiet=True)
     d = mk.Pipeline(mk.Config(), again).analyze_many([BROKEN], progress=False)[0]
     assert not d.failed and srv.calls > calls  # asked again, not failed from the note
-    entries, _, failures = read_cache_dir(cache, failures=True)
+    entries, _, failures = read_cache_dir(cache)
     assert entries and failures == {}

@@ -1,11 +1,6 @@
-"""The answer cache policy of one :class:`~mabpd_kit.llm.LLM` (the store is :mod:`.cache`, or a course pack).
-
-- ``auto``/``replay`` answer from the store when they can; ``replay`` never calls;
-- only usable answers are stored (``auto``/``record``), and a structured one only once it validates;
-- a stored answer that proved unusable is removed, so a rerun asks again;
-- a call that failed while recording is noted (a course pack replays it as that failure);
-- in ``auto`` mode an uncached request is claimed first, so two callers sharing a cache send it once.
-"""
+"""The answer cache policy of one :class:`~mabpd_kit.llm.LLM`: answer from the store when the mode allows, store only
+usable answers, remove one that proved unusable, note a failed call (a course pack replays it), claim an uncached
+request in ``auto`` mode so two callers sharing a cache send it once."""
 
 from __future__ import annotations
 
@@ -37,7 +32,7 @@ class Answers:
         return request_key(self.endpoint, request, sample_index)
 
     def hit(self, key: str, tag: str, accept: Callable[[Completion], bool] | None) -> Completion | None:
-        """The recorded answer of ``key``; one ``accept`` rejects (recorded by an older version) is removed."""
+        """The recorded answer of ``key``; one ``accept`` rejects is removed."""
         hit = self.store.get(key) if self.store is not None else None
         comp = None if hit is None else Completion.model_validate({**hit, "cached": True, "tag": tag})
         if comp is not None and accept is not None and self.mode != "replay" and not accept(comp):
@@ -52,7 +47,7 @@ class Answers:
                            model=comp.model, preview=str(request["messages"][-1].get("content") or "")[:200])
 
     def forget(self, request: dict[str, Any], sample_index: int) -> None:
-        """Remove a recorded answer that proved unusable (a rerun asks the endpoint again)."""
+        """Remove a recorded answer that proved unusable."""
         if self.recording:
             self.store.delete(self.key(request, sample_index))
 
@@ -63,7 +58,7 @@ class Answers:
         return exc
 
     def claim(self, request: dict[str, Any], sample_index: int, wait_s: float) -> Any:
-        """``auto`` mode: the claim of the request's key, held while it is sent and stored (see ResponseCache.claim)."""
+        """``auto`` mode: the claim of the request's key (:meth:`.cache.ResponseCache.claim`)."""
         if self.store is None or self.mode != "auto":
             return contextlib.nullcontext(False)
         return self.store.claim(self.key(request, sample_index), wait_s)

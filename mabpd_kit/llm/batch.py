@@ -1,20 +1,9 @@
 """Batch mode: a run's LLM calls through the OpenAI Batch API (half price, answered within 24 h).
 
-A method asks one stage at a time (reports, debate rounds, the verifier), each needing the answers of the one
-before, so a batch run is a loop of passes:
-
-1. **collect**: run the method with a :class:`BatchCollector` on the LLM. A call the cache answers goes on; any
-   other records its request and raises :class:`~.errors.Deferred` (kind ``Failure.DEFERRED``), leaving its item
-   pending (the runner records it failed; the next pass computes it again);
-2. **submit**: the recorded requests become one Batch JSONL file (``custom_id`` = the cache key), uploaded and
-   submitted; the batch id is saved to a state file *before* waiting, so a crash resumes the same batch;
-3. **wait and collect**: poll until it ends and write every usable answer into the cache (usage at the batch
-   price); a failed line is remembered, so its item fails with the reason instead of being asked forever;
-4. the next pass: every item advances a stage. Stop when a pass defers nothing.
-
-The answers land in the same cache, so the last pass (and any replay) gives what a normal run gives.
-Self-hosted: vLLM's ``run_batch`` reads the same files (:func:`write_requests`, :func:`read_results`).
-"""
+Each stage needs the answers of the one before, so a batch run is a loop of passes: run the method with a
+:class:`BatchCollector` (a call the cache cannot answer is recorded and its item deferred), submit the recorded
+requests as one batch (its id saved in a state file before waiting, so a crash resumes it), write its answers
+into the cache, and run again until a pass defers nothing. vLLM's ``run_batch`` reads the same files."""
 
 from __future__ import annotations
 
@@ -187,11 +176,8 @@ def _collect(llm: LLM, state: BatchState, entry: dict[str, Any], *, poll_s: floa
 
 def run_batched(run_pass: Callable[[], T], llm: LLM, *, state: str | Path, poll_s: float | None = None,
                 max_passes: int = 50, work_dir: str | Path | None = None, quiet: bool = False) -> T:
-    """Run ``run_pass`` (e.g. ``lambda: pipe.analyze_many(texts, checkpoint=...)``) in passes, sending
-    every call it could not answer from the cache as one Batch API batch per pass, until a pass
-    defers nothing; returns that last pass's result. ``state``: the JSON state file (resume after a
-    crash with the same arguments). Use a checkpoint in ``run_pass`` so finished items are not
-    recomputed; deferred items are retried on every pass (``retry_failed`` stays True)."""
+    """Run ``run_pass`` in passes, each pass's uncached calls sent as one Batch API batch, until a pass defers
+    nothing; returns that pass's result. ``state``: the JSON state file (to resume)."""
     if llm.offline:
         raise ValueError("batch mode needs an endpoint; the offline LLM has no Batch API")
     st = BatchState(state)

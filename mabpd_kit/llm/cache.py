@@ -1,19 +1,7 @@
-"""Record/replay cache of LLM answers: a SQLite file of JSON values, safe for concurrent writers.
-
-Modes (``config.llm.cache_mode`` or ``MABPD_CACHE_MODE``): ``off``; ``record`` (always call, store);
-``replay`` (never call; a request not recorded raises :class:`ReplayMissError`); ``auto`` (default: answer from
-the cache when possible, else call and store; a killed batch resumes without paying again).
-
-The key is the SHA-256 of the canonical request (base URL, model, messages, response format, temperature, seed,
-n, max_tokens, logprobs, top_logprobs, ``sample_index``), never the key or transport settings; ``sample_index``
-keeps repeated samples apart. Location: ``MABPD_CACHE_DIR`` or the user cache folder. WAL journaling and a busy
-time-out make several writing processes safe; a failed write (a full disk) is said once and never raises.
-
-:meth:`ResponseCache.claim` holds an ``flock``'d ``locks/<key>.lock`` while an uncached request is sent and
-stored, so a second process (or coroutine) asking the same request waits, then finds the answer; a claim not
-granted within the call's time-out is given up (a stuck holder never stops a run). Without ``fcntl`` (Windows)
-claims are granted at once.
-"""
+"""Record/replay cache of LLM answers: a SQLite file (WAL, safe for concurrent writers) keyed by the SHA-256 of the
+canonical request, never the key. Modes: ``off``, ``record``, ``replay`` (a request not recorded raises
+:class:`ReplayMissError`), ``auto`` (answer from the cache, else call and store). A failed write is said once and
+never raises; :meth:`ResponseCache.claim` makes one process send an uncached request while the others wait."""
 
 from __future__ import annotations
 
@@ -42,6 +30,8 @@ __all__ = ["MODES", "CacheMode", "ResponseCache", "cache_dir", "replay_miss", "r
 CacheMode = Literal["off", "record", "replay", "auto"]
 MODES: tuple[str, ...] = ("off", "record", "replay", "auto")
 DB_NAME = "llm-cache.sqlite3"
+#: the request fields a cache key is computed from (with the base URL and the sample index)
+_KEYED = ("model", "messages", "response_format", "temperature", "seed", "n", "max_tokens", "logprobs", "top_logprobs")
 
 
 def cache_dir() -> Path:
@@ -55,7 +45,7 @@ def cache_dir() -> Path:
 
 
 def resolve_mode(configured: str, override: str | None = None) -> CacheMode:
-    """The effective mode: explicit argument, then ``MABPD_CACHE_MODE``, then configuration."""
+    """The effective mode: the argument, then ``MABPD_CACHE_MODE``, then the configuration."""
     mode = (override or os.environ.get("MABPD_CACHE_MODE", "").strip() or configured).lower()
     if mode not in MODES:
         raise ValueError(f"cache mode {mode!r} unknown; choose from {', '.join(MODES)}")
@@ -64,25 +54,13 @@ def resolve_mode(configured: str, override: str | None = None) -> CacheMode:
 
 def request_key(base_url: str, request: dict[str, Any], sample_index: int) -> str:
     """SHA-256 over the canonical JSON of what determines the answer (never the API key)."""
-    canonical = {
-        "base_url": base_url.rstrip("/"),
-        "model": request.get("model"),
-        "messages": request.get("messages"),
-        "response_format": request.get("response_format"),
-        "temperature": request.get("temperature"),
-        "seed": request.get("seed"),
-        "n": request.get("n"),
-        "max_tokens": request.get("max_tokens"),
-        "logprobs": request.get("logprobs"),
-        "top_logprobs": request.get("top_logprobs"),
-        "sample_index": sample_index,
-    }
+    canonical = {"base_url": base_url.rstrip("/"), **{k: request.get(k) for k in _KEYED}, "sample_index": sample_index}
     blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def replay_miss(tag: str, described: str, sample_index: int, key: str, where: str) -> ReplayMissError:
-    """The error of replay mode for a request never recorded (``described``: its model and last message)."""
+    """The error of replay mode for a request never recorded."""
     return ReplayMissError(
         f"replay mode: no recorded answer for {tag or 'a request'} ({described}, sample {sample_index}, "
         f"request {key[:12]}) in {where}; record it first (cache_mode='record' or 'auto', or `mabpd pack record`)"
@@ -90,7 +68,7 @@ def replay_miss(tag: str, described: str, sample_index: int, key: str, where: st
 
 
 def _enable_wal(conn: sqlite3.Connection, tries: int = 100) -> None:
-    """Switch to WAL, trying again while another process switches the same new file ("database is locked")."""
+    """Switch to WAL, trying again while another process switches the same new file."""
     for attempt in range(tries):
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -118,15 +96,12 @@ class ResponseCache:
             conn.execute("PRAGMA busy_timeout=30000")
             _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
-                "model TEXT, preview TEXT, created REAL)"
-            )
+            conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                         "model TEXT, preview TEXT, created REAL)")
             conn.execute("CREATE TABLE IF NOT EXISTS capabilities (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
             self._local.conn = conn
         return conn
 
-    # -- responses ------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._read("SELECT value FROM responses WHERE key = ?", (key,))
         return None if row is None else json.loads(row[0])
@@ -140,17 +115,16 @@ class ResponseCache:
             return None
 
     def delete(self, key: str) -> None:
-        """Remove one answer (a reply that turned out unusable must not be replayed)."""
+        """Remove one answer."""
         self._write("DELETE FROM responses WHERE key = ?", (key,))
 
     def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> bool:
-        """Store one answer; False when the write failed (the caller keeps the answer in hand)."""
+        """Store one answer; False when the write failed."""
         return self._write("INSERT OR REPLACE INTO responses (key, value, model, preview, created) VALUES (?, ?, ?, ?, ?)",
                            (key, json.dumps(value, ensure_ascii=False), model, preview[:200], time.time()))
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> bool:
-        """One write statement. A failed write (a full disk, a read-only file) never raises: an answer already
-        paid for is not thrown away. The first failure is said once (``write_error``); the run goes on uncached."""
+        """One write statement; a failure (a full disk) is said once and never raises: the run goes on uncached."""
         try:
             self._conn().execute(sql, args)
             return True
@@ -165,13 +139,10 @@ class ResponseCache:
                   "used but not stored, so a rerun pays for them again: free disk space or set MABPD_CACHE_DIR",
                   file=sys.stderr)
 
-    # -- claims: one sender per uncached request, across processes ---------------------
     @contextlib.asynccontextmanager
     async def claim(self, key: str, timeout_s: float) -> AsyncIterator[bool]:
-        """Hold ``locks/<key>.lock`` while the caller sends the request of ``key`` and stores its answer; yields
-        True once held, False when not granted within ``timeout_s`` (the caller sends anyway). Waiting never
-        blocks the event loop (non-blocking tries, ``asyncio.sleep`` between them); the file is removed before
-        it is unlocked, and a claimant that locked a removed file tries again, so two holders never overlap."""
+        """Hold ``locks/<key>.lock`` while the caller sends and stores the request of ``key``: yields True once held,
+        False after ``timeout_s`` (the caller sends anyway). Never two holders: the file is removed before unlocking."""
         if fcntl is None:
             yield False
             return
@@ -199,9 +170,8 @@ class ResponseCache:
                 _HELD.discard(fd)
                 os.close(fd)
 
-    # -- capability probes ------------------------------------------------------
     def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
-        """The stored probe result, or None (none stored, or older than ``max_age_s``)."""
+        """The stored probe result, or None (none, or older than ``max_age_s``)."""
         row = self._read("SELECT value, created FROM capabilities WHERE key = ?", (key,))
         if row is None or (max_age_s is not None and time.time() - float(row[1] or 0.0) > max_age_s):
             return None
@@ -214,10 +184,8 @@ class ResponseCache:
         self._write("INSERT OR REPLACE INTO capabilities (key, value, created) VALUES (?, ?, ?)",
                     (key, json.dumps(value), time.time()))
 
-    # -- failures (what a course pack replays for a call that failed while recording) ------
     def note_failure(self, key: str, tag: str, exc: BaseException, secret: str | None = None) -> BaseException:
-        """Note that the request of ``key`` failed with ``exc`` (key-redacted); returns ``exc``. Never read back
-        here (a rerun asks again): :mod:`.pack` copies the notes of calls never answered later. Never raises."""
+        """Note (key-redacted) that the request of ``key`` failed, for a course pack; returns ``exc``, never raises."""
         from .errors import redact
 
         try:
@@ -230,9 +198,8 @@ class ResponseCache:
             pass
         return exc
 
-    # -- inspection ----------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        """Location, number of stored answers and size on disk (for ``mabpd doctor``)."""
+        """Location, number of stored answers and size on disk."""
         n = 0
         if self.path.exists():
             n = int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
@@ -251,7 +218,6 @@ _AT_FORK: list[bool] = []  # the fork hook is registered once, on the first clai
 
 
 def _close_held_in_child() -> None:
-    """A forked child closes its copies of the parent's claims (else it would hold them as long as it lives)."""
     for fd in list(_HELD):
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -259,7 +225,7 @@ def _close_held_in_child() -> None:
 
 
 def _try_lock(path: Path) -> int | None:
-    """A descriptor holding the exclusive ``flock`` of ``path``, or None (held elsewhere, or removed since opened)."""
+    """A descriptor holding the ``flock`` of ``path``, or None (held elsewhere, or removed since opened)."""
     if not _AT_FORK and hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_close_held_in_child)
         _AT_FORK.append(True)

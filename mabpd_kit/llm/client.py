@@ -1,23 +1,8 @@
-"""The one way mabpd-kit talks to language models: :class:`LLM` (made by :func:`~mabpd_kit.llm.connect`).
+""":class:`LLM`, the one way mabpd-kit talks to a language model (made by :func:`~mabpd_kit.llm.connect`).
 
->>> from mabpd_kit.llm import connect, online
->>> online(connect(quiet=True)) is None                            # offline: use the rule-based path
-True
-
-One object, three concerns in three places: the endpoint and its transport (here: the server's kind, the
-concurrency limit, the key and its refusal, sending), the answer cache policy (:mod:`.answers`) and structured
-output with its fallback chain (:func:`.structured.ask`). A call (``llm.chat`` / ``await llm.achat``):
-
-1. is answered from the record/replay cache when the mode allows (``auto``, ``replay``);
-2. else waits for a slot of the endpoint's limit (shared by every agent in the process) and is sent as the
-   server's kind says (:mod:`.transport`: retries of 429, 5xx, dropped connections and time-outs);
-3. fails as a key-free :class:`EndpointError` typed by :class:`~.errors.Failure`; after a 401 or 403 no
-   further call is sent (each fails at once with the same reason; ``connect()`` again after fixing it);
-4. is stored when usable, added to ``llm.usage`` and returned as a :class:`Completion`.
-
-All network I/O runs on one background event loop (:mod:`.runtime`): sync calls are safe from any thread,
-async calls work inside Jupyter.
-"""
+A call is answered from the record/replay cache when the mode allows, else sent within the endpoint's in-flight
+limit as the server's kind says; it fails as a key-free :class:`EndpointError` (after a 401 or 403 no further call
+is sent); a usable answer is stored and counted in ``llm.usage``. Network I/O runs on one background loop."""
 
 from __future__ import annotations
 
@@ -73,11 +58,7 @@ def _as_messages(messages: Any) -> list[dict[str, Any]]:
 
 
 class LLM:
-    """A connection to one endpoint and default model (or the offline stand-in).
-
-    Attributes: ``offline``, ``endpoint`` (base URL, never a key), ``model``, ``preset`` (the server kind
-    named to connect(), or None), ``cache_mode``, ``usage`` (the run's :class:`~.usage.CallLog`),
-    ``answers`` (the cache policy), ``pack`` (the course pack replayed, or None)."""
+    """A connection to one endpoint and default model (or the offline stand-in)."""
 
     def __init__(self, *, endpoint: str, model: str, api_key: str | None = None, config: LLMConfig | None = None,
                  cache_mode: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
@@ -117,15 +98,14 @@ class LLM:
 
     @property
     def has_key(self) -> bool:
-        """Whether an API key is set (the key itself is never shown)."""
+        """Whether an API key is set."""
         return bool(self._key.get())
 
     @property
     def key_free(self) -> bool:
-        """A local server's placeholder key (no real key sent)."""
+        """A local server's placeholder key."""
         return self._key.get() == NO_KEY
 
-    # -- the endpoint: its server kind and limits -------------------------------------------------
     def _get_client(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:  # new loop (e.g. after a fork): new client
@@ -138,7 +118,6 @@ class LLM:
         return self._client
 
     async def _server(self) -> ServerKind:
-        """This endpoint's server kind, asked from the server once per process (two tiny GETs)."""
         prof = registry.profile(self.endpoint)
         if prof is None:
             replay = self.pack is not None or self.cache_mode == "replay"
@@ -150,13 +129,12 @@ class LLM:
 
     @property
     def server(self) -> ServerKind:
-        """The server's kind (asked once; blocking the first time)."""
+        """The server's kind (blocking the first time)."""
         return registry.profile(self.endpoint) or self._blocking(self._server())
 
     @property
     def concurrency(self) -> int:
-        """Requests in flight to this endpoint: ``config.llm.concurrency`` when set, else the number the server
-        computes at once (its kind says how to read it), else :data:`DEFAULT_CONCURRENCY`."""
+        """Requests in flight: ``config.llm.concurrency``, else the server's own count, else DEFAULT_CONCURRENCY."""
         if self.config.concurrency is not None:
             return self.config.concurrency
         if self.offline:
@@ -166,7 +144,7 @@ class LLM:
         return registry.server_limit(self.endpoint) or DEFAULT_CONCURRENCY
 
     def item_deadline(self, configured: float | None) -> float | None:
-        """One item's wall-clock budget for a batch on this endpoint (the setting; else the server kind's)."""
+        """One item's wall-clock budget on this endpoint (the setting; else the server kind's)."""
         if configured is not None or self.offline:
             return configured
         return self.server.item_deadline(configured, DEFAULT_ITEM_DEADLINE_S)
@@ -181,14 +159,12 @@ class LLM:
         wait_s = prof.timeout(self.config.timeout_s, request, self.config.timeout_per_1k_chars_s)
         return self.answers.claim(request, sample_index, wait_s)
 
-    # -- sending one request ------------------------------------------------------------------------
     def _describe(self, request: dict[str, Any]) -> str:
         last = " ".join(str((request.get("messages") or [{}])[-1].get("content") or "").split())
         return f"model {request.get('model')!r}, last message {last[:60]!r}{'...' if len(last) > 60 else ''}"
 
     def _endpoint_error(self, exc: BaseException, request: dict[str, Any], timeout_s: float | None = None,
                         retries: int | None = None) -> EndpointError:
-        """A key-free EndpointError for a final SDK failure."""
         return endpoint_error(exc, where=f"{self.endpoint} ({self._describe(request)})", key=self._key.get(),
                               key_env=self.key_env, model=str(request.get("model")),
                               timeout_s=self.config.timeout_s if timeout_s is None else timeout_s,
@@ -196,14 +172,14 @@ class LLM:
                               concurrency=self.config.concurrency)
 
     def _check_auth(self, request: dict[str, Any]) -> None:
-        """Fail at once, without a call, once the endpoint refused the key (401) or this model (403)."""
+        """Fail at once once the endpoint refused the key (401) or this model (403)."""
         err = self._auth_refused.get("") or self._auth_refused.get(str(request.get("model")))
         if err is not None:
             raise EndpointError(str(err), status=err.status, detail=err.detail, kind=err.kind)
 
     def _cached(self, request: dict[str, Any], sample_index: int, tag: str,
                 accept: Callable[[Completion], bool] | None) -> Completion | None:
-        """The recorded answer (``auto``, ``replay``); a batch pass defers a miss, replay fails on one."""
+        """The recorded answer; a batch pass defers a miss, replay fails on one."""
         key = self.answers.key(request, sample_index)
         if (hit := self.answers.hit(key, tag, accept)) is not None:
             self.usage.add(hit)
@@ -240,7 +216,7 @@ class LLM:
         return comp
 
     async def _send(self, request: dict[str, Any], prof: ServerKind) -> Any:
-        """The parsed answer body; a failure becomes an EndpointError whose kind the server's kind decides."""
+        """The parsed answer body; a failure becomes an EndpointError of the kind the server's kind decides."""
         import openai
 
         client = self._get_client()
@@ -264,9 +240,7 @@ class LLM:
     def _request(self, messages: Any, *, model: str | None, **fields: Any) -> dict[str, Any]:
         return build_request(_as_messages(messages), model=model or self.model, **fields)
 
-    # -- the loop bridge --------------------------------------------------------------------------------
     async def _on_io_loop(self, coro: Any) -> Any:
-        """Await ``coro`` on the shared I/O loop from whatever loop we are on."""
         if in_io_thread():
             return await coro
         return await asyncio.wrap_future(submit(coro))
@@ -288,20 +262,12 @@ class LLM:
                 f"no LLM endpoint ({self.offline_reason}); components fall back to their rule-based agents. "
                 "Configure one with MABPD_BASE_URL / MABPD_MODEL or connect(preset, model=...).")
 
-    # -- the public calls -------------------------------------------------------------------------------
     async def achat(self, messages: Any, *, model: str | None = None, temperature: float = 0.0,
                     max_tokens: int | None = None, seed: int | None = None, sample_index: int = 0,
                     logprobs: bool = False, top_logprobs: int | None = None,
                     response_format: dict[str, Any] | None = None, tag: str = "",
                     accept: Callable[[Completion], bool] | None = None, cache: bool = True) -> Completion:
-        """One chat completion. ``messages``: OpenAI-style ``{"role", "content"}`` dicts (a bare string is one
-        user message); ``sample_index`` numbers repeated samples of one prompt (each its own cache entry);
-        ``response_format`` goes to the server as is (for a validated object use :meth:`structured`).
-
-        The answer is recorded only when usable and, given ``accept``, when ``accept(completion)`` holds (pass
-        your parser's check, so an unusable reply is asked again on resume); a recorded answer ``accept``
-        rejects is removed and asked again. ``cache=False`` neither reads nor writes the cache (replay mode
-        still reads). An unreadable body raises :class:`EndpointError` of kind ``GARBLED``."""
+        """One chat completion, recorded only when usable and ``accept(completion)`` holds (``cache=False``: never)."""
         self._ensure_online()
         req = self._request(messages, model=model, temperature=temperature, max_tokens=max_tokens, seed=seed,
                             sample_index=sample_index, logprobs=logprobs, top_logprobs=top_logprobs,
@@ -309,24 +275,23 @@ class LLM:
         return await self._on_io_loop(self._call(req, sample_index, tag, cache=cache, accept=accept))
 
     def chat(self, messages: Any, **kwargs: Any) -> Completion:
-        """Blocking :meth:`achat` (the same arguments); safe from any thread and inside Jupyter."""
+        """Blocking :meth:`achat`; safe from any thread and inside Jupyter."""
         return self._blocking(self.achat(messages, **kwargs))
 
     async def astructured(self, messages: Any, schema: type[S], *, model: str | None = None, temperature: float = 0.0,
                           max_tokens: int | None = None, sample_index: int = 0, tag: str = "") -> Structured[S]:
-        """A validated ``schema`` instance: json_schema, then json_object, then JSON extracted from text, each
-        with one repair turn showing the validation error (:func:`.structured.ask`)."""
+        """A validated ``schema`` instance: json_schema, json_object, then JSON from text, each with one repair turn."""
         self._ensure_online()
         return await self._on_io_loop(so.ask(self, _as_messages(messages), schema, model=model or self.model,
                                              temperature=temperature, max_tokens=max_tokens,
                                              sample_index=sample_index, tag=tag))
 
     def structured(self, messages: Any, schema: type[S], **kwargs: Any) -> Structured[S]:
-        """Blocking :meth:`astructured` (the same arguments)."""
+        """Blocking :meth:`astructured`."""
         return self._blocking(self.astructured(messages, schema, **kwargs))
 
     def capabilities(self, *, model: str | None = None, refresh: bool = False) -> Capabilities:
-        """What this endpoint+model really supports, probed once (:mod:`.probe`) and remembered."""
+        """What this endpoint and model really support, probed once and remembered."""
         if self.offline:
             return Capabilities()
         from .probe import probe
@@ -335,6 +300,5 @@ class LLM:
 
 
 def online(llm: LLM | None) -> LLM | None:
-    """The LLM if it can be called, else ``None`` (no LLM, or an offline one): components then take their
-    rule-based path."""
+    """The LLM if it can be called, else ``None`` (no LLM, or an offline one)."""
     return None if llm is None or getattr(llm, "offline", True) else llm

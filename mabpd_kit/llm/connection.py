@@ -1,14 +1,5 @@
-"""``connect()``: an :class:`~mabpd_kit.llm.LLM` from a preset, a base URL or the environment.
-
->>> from mabpd_kit.llm import connect
->>> llm = connect()            # nothing configured: offline, prints one line, llm.offline is True
->>> llm = connect("ollama", model="llama3.1")                       # a preset
->>> llm = connect(base_url="http://127.0.0.1:8000/v1", model="m")  # any OpenAI-compatible server
-
-Presets are the server kinds with a base URL (:data:`~.servers.PRESETS`). The key is read only from the
-environment (the kind's own variable, then ``MABPD_API_KEY``) and is never printed; a local server needs
-none and gets the placeholder :data:`NO_KEY` (the SDK wants a string).
-"""
+"""``connect()``: an :class:`~mabpd_kit.llm.LLM` from a preset, a base URL or the environment. The key is read only
+from the environment and never printed; a local server gets the placeholder :data:`NO_KEY`."""
 
 from __future__ import annotations
 
@@ -40,9 +31,8 @@ def is_local(base_url: str) -> bool:
 
 
 def resolve_key(kind: ServerKind | None, base_url: str) -> str | None:
-    """The API key from the environment, or None: the kind's own variables, then ``MABPD_API_KEY``;
-    :data:`NO_KEY` for a local server or a kind that needs none. A provider's key is only sent to that
-    provider's URL: an unknown remote URL gets ``MABPD_API_KEY`` or nothing."""
+    """The API key from the environment (the kind's own variables, then ``MABPD_API_KEY``); :data:`NO_KEY` for a
+    local server or a kind that needs none; an unknown remote URL gets ``MABPD_API_KEY`` or None."""
     for name in (*(kind.key_vars if kind is not None else ()), "MABPD_API_KEY"):
         value = os.environ.get(name, "").strip()
         if value:
@@ -56,20 +46,14 @@ def connect(preset: str | None = None, *, model: str | None = None, base_url: st
             config: Config | LLMConfig | None = None, cache_mode: str | None = None,
             cache_dir: str | os.PathLike[str] | None = None, quiet: bool = False,
             model_path: str | os.PathLike[str] | None = None, server: str | None = None) -> LLM:
-    """An :class:`LLM` for a preset (a server kind's name), a base URL, or the environment; offline when none is set.
+    """An :class:`LLM` for a preset, a base URL or the environment; offline (one line said, unless ``quiet``) when none
+    is set.
 
-    Resolution: ``base_url``, else the preset's URL, else ``MABPD_BASE_URL``; the model from ``model``,
-    ``MABPD_MODEL`` or the preset's default; the key only from the environment (:func:`resolve_key`).
-    ``MABPD_PACK=FILE`` answers every call from that course pack (:mod:`.pack`) unless a preset or ``base_url``
-    is passed. ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is passed (how tests reach
-    :class:`~mabpd_kit.testing.FakeLLMServer` while notebooks stay offline); the offline LLM prints one line
-    saying so (``quiet=True`` silences it). ``connect("local")`` (or ``MABPD_BASE_URL=local``) starts or reuses
-    llama-cpp-python's server with the shipped model or ``model_path=`` (:mod:`.local`); ``server="llama-server"``
-    starts llama.cpp's own server instead (``make llama-server``), which computes several requests at once.
-
-    Raises :class:`~mabpd_kit.llm.SetupError` (one line naming what to set) when there is no model, no key for a
-    remote URL, or a URL that is not ``http(s)://host[:port]/...``.
-    """
+    The URL is ``base_url``, the preset's or ``MABPD_BASE_URL``; the model ``model``, ``MABPD_MODEL`` or the
+    preset's default. ``MABPD_PACK=FILE`` replays a course pack unless a preset or ``base_url`` is given;
+    ``MABPD_OFFLINE=1`` forces offline unless ``base_url`` is given. ``connect("local")`` starts or reuses a server
+    on this machine (``model_path=``, ``server="llama-server"``). Raises :class:`~mabpd_kit.llm.SetupError` in one
+    line when there is no model, no key for a remote URL, or no valid URL."""
     cfg = as_llm_config(config)
     if model_path is not None and (preset or "").lower() != "local":
         raise SetupError("model_path= is for connect('local') (a GGUF file served on this machine)")
@@ -110,7 +94,6 @@ def connect(preset: str | None = None, *, model: str | None = None, base_url: st
 
 def _online(url: str, source: str, kind: ServerKind | None, model: str | None, cfg: LLMConfig,
             cache_mode: str | None, cache_dir: str | os.PathLike[str] | None) -> LLM:
-    """The LLM for ``url`` once it is chosen: the URL checked, the model and the key found."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise SetupError(f"{source} {url!r} is not a URL: set it like http://127.0.0.1:8000/v1 (scheme, host, port, /v1)")

@@ -38,8 +38,8 @@ class OfflineError(LLMError):
 
 
 class EndpointError(LLMError):
-    """A call failed after its retries. ``.kind`` says how (:class:`Failure`), ``.status`` is the HTTP status
-    when there was one, ``.detail`` the server's own message (key-free)."""
+    """A call failed after its retries: ``.kind`` (:class:`Failure`), ``.status`` (HTTP, when there was one),
+    ``.detail`` (the server's own message, key-free)."""
 
     def __init__(self, message: str, *, status: int | None = None, detail: str = "", kind: Failure | None = None) -> None:
         super().__init__(message)
@@ -49,12 +49,12 @@ class EndpointError(LLMError):
 
     @property
     def batch_fatal(self) -> bool:
-        """Every other call of the batch would be refused too (401/403): :func:`mabpd_kit.runs.run` stops."""
+        """Every other call of the batch would be refused too (401/403)."""
         return self.kind in (Failure.KEY_REFUSED, Failure.ACCESS_DENIED)
 
     @property
     def unreachable(self) -> bool:
-        """No connection, or no answer in time: the endpoint, not a feature."""
+        """No connection, or no answer in time."""
         return self.kind in (Failure.UNREACHABLE, Failure.DROPPED, Failure.TIMEOUT)
 
     @property
@@ -63,7 +63,7 @@ class EndpointError(LLMError):
 
 
 class ReplyTooLarge(EndpointError):
-    """A reply body longer than ``config.llm.max_reply_bytes``: read no further, not asked again; the item fails."""
+    """A reply body longer than ``config.llm.max_reply_bytes``: not read further nor asked again; the item fails."""
 
     def __init__(self, where: str, limit: int, declared: int | None) -> None:
         said = f" (it declares {declared / 1e6:.1f} MB)" if declared is not None else ""
@@ -72,13 +72,11 @@ class ReplyTooLarge(EndpointError):
 
 
 class SetupError(EndpointError):
-    """:func:`~mabpd_kit.llm.connect` cannot build an endpoint (no model, no key for a remote URL, a malformed
-    URL); the one-line message names what to set."""
+    """:func:`~mabpd_kit.llm.connect` cannot build an endpoint; the one-line message names what to set."""
 
 
 class StructuredOutputError(LLMError):
-    """No valid instance of the schema, even after the repair retry: ``.raw`` the last reply, ``.errors`` the
-    last validation message."""
+    """No valid instance of the schema after the repair retry: ``.raw`` the last reply, ``.errors`` its validation."""
 
     def __init__(self, message: str, *, raw: str = "", errors: str = "") -> None:
         super().__init__(message)
@@ -91,8 +89,7 @@ class ReplayMissError(LLMError):
 
 
 class Deferred(Exception):  # noqa: N818 - not an error: the item waits for the batch
-    """Raised inside an item whose call was recorded for the next Batch API pass. Not an LLMError, so no
-    component takes it for a failed call and falls back; the runner leaves the item pending."""
+    """Raised inside an item whose call waits for the next Batch API pass (not an LLMError: nothing falls back)."""
 
     kind = Failure.DEFERRED
 
@@ -160,9 +157,7 @@ def _kind_and_message(exc: BaseException, where: str, after: str, key_env: str, 
 
 def endpoint_error(exc: BaseException, *, where: str, key: str, key_env: str, model: str, timeout_s: float,
                    retries: int, concurrency: int | None) -> EndpointError:
-    """A key-free one-line :class:`EndpointError` for a final failure of the ``openai`` SDK (``where``: the
-    endpoint and the request, as the message names them); an error the SDK raised on a body that is not JSON
-    is :attr:`Failure.GARBLED`."""
+    """A key-free one-line :class:`EndpointError` for a final failure of the ``openai`` SDK."""
     from mabpd_kit.printable import printable  # the server's text: no control sequence reaches a terminal or log
 
     after = f" after {retries} retries" if retries else " (not sent again)"

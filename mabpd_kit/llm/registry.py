@@ -1,11 +1,6 @@
-"""Per-process memory shared by every :class:`~mabpd_kit.llm.LLM` object, per endpoint (and model): the
-concurrency semaphore (per event loop), the server's kind and its own limit, the probed capabilities (and what
-the probe left undecided), the structured-output modes the server refused, and whether it takes strict schemas
-(settled by the probe or by the first call that tries, :func:`strict_trial`). Touched only on the I/O loop.
-
->>> endpoint_key("http://127.0.0.1:8000/v1", "m")
-'http://127.0.0.1:8000/v1|m'
-"""
+"""Per-process memory shared by every :class:`~mabpd_kit.llm.LLM` object, per endpoint (and model): the concurrency
+semaphore (per loop), the server's kind and limit, the probed capabilities (and what the probe left undecided),
+the modes the server refused, whether it takes strict schemas. Touched only on the I/O loop."""
 
 from __future__ import annotations
 
@@ -47,8 +42,7 @@ def endpoint_key(endpoint: str, model: str) -> str:
 
 
 def semaphore(endpoint: str, limit: int) -> asyncio.Semaphore:
-    """The in-flight limit for ``endpoint`` on the running loop, shared by every LLM object that
-    uses the same endpoint and ``concurrency`` setting in this process."""
+    """The in-flight limit for ``endpoint`` on the running loop, shared by every LLM object in this process."""
     key = (id(asyncio.get_running_loop()), endpoint, limit)
     sem = _SEMAPHORES.get(key)
     if sem is None:
@@ -70,7 +64,7 @@ def remember_capabilities(key: str, caps: Capabilities, *, undecided: list[str] 
 
 
 def undecided(key: str) -> tuple[str, ...]:
-    """The features the last probe in this process could not settle (not stored on disk)."""
+    """The features the last probe in this process could not settle."""
     return _UNDECIDED.get(key, ())
 
 
@@ -91,7 +85,7 @@ def profile(endpoint: str) -> ServerKind | None:
 
 
 def server_limit(endpoint: str) -> int | None:
-    """How many requests the server behind ``endpoint`` computes at once, when it said (or its profile knows)."""
+    """How many requests the server behind ``endpoint`` computes at once, when known."""
     known = _PROFILES.get(endpoint)
     return None if known is None else known[1]
 
@@ -102,7 +96,7 @@ def remember_profile(endpoint: str, prof: ServerKind, limit: int | None) -> None
 
 
 def settle(key: str, feature: str, value: bool) -> None:
-    """A real call answered what the probe could not: ``feature`` is ``value`` from now on (this process)."""
+    """A real call answered what the probe could not: ``feature`` is ``value`` from now on."""
     left = _UNDECIDED.get(key, ())
     if feature not in left or key not in _CAPABILITIES:
         return
@@ -111,15 +105,13 @@ def settle(key: str, feature: str, value: bool) -> None:
 
 
 def refuses(exc: EndpointError, feature: str) -> bool:
-    """Did the server refuse the request field ``feature`` (:data:`REFUSAL_WORDS`)? An error of kind ``REFUSED_FIELD``
-    (the server kind's ``refuses_mode``) whose message names it; any other failure says nothing about it."""
+    """Did the server refuse the request field ``feature``? A ``REFUSED_FIELD`` error whose message names it."""
     said = f"{exc.detail} {exc}".lower()
     return exc.kind is Failure.REFUSED_FIELD and any(w in said for w in REFUSAL_WORDS[feature])
 
 
 def strict(key: str) -> bool | None:
-    """Does the server behind ``key`` take strict json_schema? What a real call found, else what the probe decided;
-    None while nobody knows (the next schema call tries it)."""
+    """Does the server behind ``key`` take strict json_schema? A real call's finding, else the probe's, else None."""
     if key in _STRICT:
         return _STRICT[key]
     caps = _CAPABILITIES.get(key)
@@ -129,9 +121,8 @@ def strict(key: str) -> bool | None:
 
 
 def strict_trial(key: str) -> asyncio.Event | None:
-    """Open the strict trial of ``key`` on the running loop: None when the caller now holds it (it sends strict and
-    settles it, then :func:`end_strict_trial`), else the event a trial already in flight sets when it ends (wait,
-    then read :func:`strict` again: one trial at a time, however many calls start together)."""
+    """Open the strict trial of ``key`` on the running loop: None when the caller now holds it (it settles it, then
+    :func:`end_strict_trial`), else the event the trial in flight sets when it ends."""
     tkey = (id(asyncio.get_running_loop()), key)
     if (running := _TRIALS.get(tkey)) is not None:
         return running
@@ -140,13 +131,13 @@ def strict_trial(key: str) -> asyncio.Event | None:
 
 
 def end_strict_trial(key: str) -> None:
-    """The trial of ``key`` ended, settled or not: the calls waiting for it go on (one of them tries, if not)."""
+    """The trial of ``key`` ended: the calls waiting for it go on."""
     if (running := _TRIALS.pop((id(asyncio.get_running_loop()), key), None)) is not None:
         running.set()
 
 
 def settle_strict(key: str, value: bool) -> None:
-    """A real call found whether the server takes strict json_schema: so for every later call (this process)."""
+    """A real call found whether the server takes strict json_schema: so for every later call."""
     _STRICT[key] = value
     settle(key, "strict_json_schema", value)
     end_strict_trial(key)

@@ -6,7 +6,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob", "cached_tokens", "completion_from_json"]
+__all__ = ["Capabilities", "Completion", "Structured", "TokenLogprob", "TopLogprob", "cached_tokens",
+           "completion_from_json"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -29,16 +30,9 @@ class TokenLogprob(BaseModel):
 
 
 class Completion(BaseModel):
-    """One chat completion: the text and everything needed to account for it.
-
-    ``cached`` is True when the answer came from the record/replay cache (no call was made;
-    tokens and latency are those of the original call). ``tag`` is the caller's label (e.g.
-    ``"bias-agent"``) used in usage tables. ``cached_tokens`` are the prompt tokens the *server*
-    served from its prefix cache (``usage.prompt_tokens_details.cached_tokens``; billed at the
-    cached-input price), unrelated to ``cached``. ``batch`` marks an answer that came back through
-    the Batch API (:mod:`mabpd_kit.llm.batch`; billed at the batch discount). ``refusal`` is the server's refusal message when the
-    model declined to answer (OpenAI's ``message.refusal``); such replies are never cached.
-    """
+    """One chat completion and its accounting. ``cached``: from the record/replay cache (no call made);
+    ``cached_tokens``: prompt tokens the server served from its prefix cache; ``batch``: through the Batch API;
+    ``refusal``: the model declined (never cached); ``tag``: the caller's label in usage tables."""
 
     model_config = ConfigDict(frozen=True)
     text: str
@@ -61,8 +55,7 @@ class Completion(BaseModel):
 
 
 def completion_from_json(data: Any, model: str, latency: float, tag: str) -> Completion:
-    """Our Completion from a chat-completions response body (also a Batch API output line), read as plain dicts.
-    Raises KeyError, TypeError, ... on a body that is not a chat completion."""
+    """A Completion from a chat-completions body (or Batch API line); KeyError, TypeError, ... when it is none."""
     choice = data["choices"][0]
     message = choice.get("message") or {}
     lp = (choice.get("logprobs") or {}).get("content") or None
@@ -72,23 +65,16 @@ def completion_from_json(data: Any, model: str, latency: float, tag: str) -> Com
         for t in lp
     ]
     usage = data.get("usage") or {}
-    return Completion(
-        text=message.get("content") or "",
-        model=data.get("model") or model,
-        finish_reason=choice.get("finish_reason"),
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=cached_tokens(usage),
-        latency_s=latency,
-        logprobs=logprobs,
-        tag=tag,
-        refusal=str(message["refusal"]) if message.get("refusal") else None,
-    )
+    return Completion(text=message.get("content") or "", model=data.get("model") or model,
+                      finish_reason=choice.get("finish_reason"), prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                      completion_tokens=int(usage.get("completion_tokens") or 0), cached_tokens=cached_tokens(usage),
+                      latency_s=latency, logprobs=logprobs, tag=tag,
+                      refusal=str(message["refusal"]) if message.get("refusal") else None)
 
 
 def cached_tokens(usage: Any) -> int:
-    """Prompt tokens a server served from its prefix cache: OpenAI, vLLM and llama.cpp report
-    ``prompt_tokens_details.cached_tokens``, DeepSeek ``prompt_cache_hit_tokens``; 0 when absent."""
+    """Prompt tokens the server served from its prefix cache (``prompt_tokens_details.cached_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens``); 0 when absent."""
     if not isinstance(usage, dict):
         return 0
     details = usage.get("prompt_tokens_details") or {}
@@ -102,12 +88,7 @@ def cached_tokens(usage: Any) -> int:
 
 
 class Structured(BaseModel, Generic[T]):
-    """A validated structured answer.
-
-    ``value`` is the schema instance; ``mode`` how it was obtained (``"json_schema"``,
-    ``"json_object"`` or ``"text"``); ``repaired`` whether the repair retry was needed;
-    ``calls`` every Completion made (their usage: ``mabpd_kit.types.Usage.of(calls)``); ``completion`` the last one.
-    """
+    """A validated answer: ``value``, ``mode``, ``repaired``, ``calls`` (every Completion made), ``completion``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     value: T

@@ -1,15 +1,5 @@
-"""Where LLM calls run: one background event loop shared by every LLM object.
-
-The per-endpoint concurrency limit must hold across all agents, whether they call ``llm.chat`` from plain code,
-from threads or ``await llm.achat`` inside Jupyter's loop, so all network I/O runs on one daemon thread with its
-own loop (and the HTTP client lives there too).
-
->>> from mabpd_kit.llm import run_sync
->>> async def two():
-...     return [1, 2]
->>> run_sync(two())              # works in scripts and inside a running Jupyter loop
-[1, 2]
-"""
+"""One background event loop shared by every LLM object: the per-endpoint limit holds across sync calls, threads
+and ``await`` inside Jupyter's loop."""
 
 from __future__ import annotations
 
@@ -31,7 +21,7 @@ _thread: threading.Thread | None = None
 
 
 def io_loop() -> asyncio.AbstractEventLoop:
-    """The shared background loop (started on first use, a daemon thread)."""
+    """The shared background loop (started on first use)."""
     global _loop, _thread
     with _lock:
         if _loop is None or _loop.is_closed() or _thread is None or not _thread.is_alive():
@@ -59,20 +49,10 @@ def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     return asyncio.run_coroutine_threadsafe(coro, io_loop())
 
 
-async def gather_limited(
-    aws: Iterable[Awaitable[T]],
-    *,
-    limit: int | None = None,
-    progress: bool | str = False,
-    return_exceptions: bool = False,
-) -> list[T]:
-    """Await many coroutines, results in input order, optional tqdm progress bar.
-
-    Every LLM call already waits for its endpoint's shared limit, so ``limit`` is only needed
-    for other work (or to go lower than the endpoint limit). ``progress`` may be a label.
-    With ``return_exceptions=True`` a failing item yields its exception instead of stopping
-    the batch (bad input is flagged, never fatal).
-    """
+async def gather_limited(aws: Iterable[Awaitable[T]], *, limit: int | None = None, progress: bool | str = False,
+                         return_exceptions: bool = False) -> list[T]:
+    """Await many awaitables, results in input order; ``limit`` (besides each endpoint's own), ``progress`` (a tqdm
+    bar, or its label), ``return_exceptions`` (a failing item yields its exception)."""
     items = list(aws)
     sem = asyncio.Semaphore(limit) if limit else None
     bar = None

@@ -1,14 +1,8 @@
 """Structured output: a validated pydantic object from the model, and the fallback chain that gets it.
 
-Three ways to ask for JSON, best first: ``json_schema`` (the server constrains generation to the schema),
-``json_object`` (some JSON object; the schema goes in the prompt), ``text`` (the JSON is extracted from the
-reply: fences, prose around it, a reply cut off by ``max_tokens``). Whatever the mode, the reply is validated
-with pydantic; an invalid one gets one repair turn showing the validation error. A mode the server refused
-(:attr:`~.errors.Failure.REFUSED_FIELD`) or the probe found missing is skipped from then on (:mod:`.registry`).
-``json_schema`` goes with ``strict: true`` (:func:`strict_schema`) where the endpoint takes it: the probe found so,
-or, on an endpoint nobody probed, the first schema call tried it (one call at a time per endpoint and model; the
-others wait for its answer). A refusal of ``strict`` is answered in the same call without it, and settled.
-"""
+Modes, best first: ``json_schema`` (strict where the endpoint takes it), ``json_object`` (the schema in the
+prompt), ``text`` (JSON extracted from the reply). Each reply is validated; an invalid one gets one repair turn.
+A mode the server refused or the probe found missing is skipped from then on."""
 
 from __future__ import annotations
 
@@ -38,9 +32,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)(?:```|$)", re.DOTALL)
 
 
 def required_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a pydantic model with *every* property required, at every level, other keywords kept:
-    what the kit sends when not strict. A field with a default (the reasoning, the spans) is optional to
-    pydantic, and a constrained decoder could then skip it."""
+    """The JSON schema of a pydantic model with every property required at every level (sent when not strict)."""
 
     def fix(out: dict[str, Any]) -> dict[str, Any]:
         if "properties" in out:
@@ -59,10 +51,8 @@ UNSUPPORTED_STRICT = frozenset({
 
 
 def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """A strict-compatible JSON schema of a pydantic model (OpenAI's ``strict: true`` subset, which vLLM, SGLang
-    and llama.cpp grammars accept too): every object requires all its properties and sets
-    ``additionalProperties: false``; unsupported keywords and defaults are dropped (a field defaulting to
-    ``None`` is already nullable). Properties stay in declaration order: reasoning first where declared first."""
+    """A JSON schema in OpenAI's ``strict: true`` subset: every object requires all its properties, no additional
+    ones; unsupported keywords dropped; properties in declaration order (reasoning first)."""
 
     def fix(node: dict[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in node.items() if k in ("properties", "$defs") or k not in UNSUPPORTED_STRICT}
@@ -76,9 +66,7 @@ def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 def response_format(schema: type[BaseModel], mode: str, *, strict: bool = False,
                     profile: ServerKind | None = None) -> dict[str, Any] | None:
-    """The ``response_format`` field for a mode (``None`` for ``text``) in the form the server's kind takes
-    (OpenAI's by default); ``strict`` sends :func:`strict_schema` with ``"strict": true``, else
-    :func:`required_schema`."""
+    """The ``response_format`` for a mode (``None`` for ``text``) in the form the server's kind takes."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
     body = strict_schema(schema) if strict else required_schema(schema)
     return (profile or GENERIC).response_format(body, mode, name=name, strict=strict)
@@ -93,9 +81,7 @@ def schema_instruction(schema: type[BaseModel]) -> str:
 
 
 def with_instruction(messages: list[dict[str, Any]], schema: type[BaseModel]) -> list[dict[str, Any]]:
-    """The messages with the schema stated at the *end* of the last user message (json_object and text
-    modes). At the end, not in a leading system message: the shared start of the prompt stays the same
-    for every schema, so a prefix cache still reuses it."""
+    """The messages with the schema stated at the end of the last user message (the prompt's start stays shared)."""
     out = [dict(m) for m in messages]
     for m in reversed(out):
         if m.get("role") == "user" and isinstance(m.get("content"), str):
@@ -105,12 +91,7 @@ def with_instruction(messages: list[dict[str, Any]], schema: type[BaseModel]) ->
 
 
 def close_truncated(text: str) -> str:
-    """Best-effort completion of JSON cut off mid-way (e.g. by ``max_tokens``).
-
-    Scans once, tracking strings and open brackets; drops a dangling key or trailing comma;
-    then closes the open string and brackets. The result may still fail validation (a
-    required field may be missing), which is then reported or repaired as usual.
-    """
+    """Best-effort completion of JSON cut off mid-way: a dangling key or comma dropped, strings and brackets closed."""
     stack: list[str] = []
     in_str = escape = False
     for ch in text:
@@ -154,12 +135,8 @@ def close_truncated(text: str) -> str:
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON value in ``text``: inside a ```json fence, surrounded by prose, or cut
-    off (closed by :func:`close_truncated`). Raises ``ValueError`` when there is none.
-
-    Control characters inside strings are accepted (``strict=False``): a real model
-    (SmolLM2-135M-Instruct on llama-cpp-python's server, in ``json_schema`` mode) wraps long
-    strings with a raw newline, which strict JSON forbids, and the value is plainly meant."""
+    """The first JSON value in ``text`` (in a fence, amid prose, or cut off); ``ValueError`` when there is none.
+    Control characters inside strings are accepted: small models wrap long strings with raw newlines."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder(strict=False)
     for cand in candidates:
@@ -200,14 +177,11 @@ def _short_errors(exc: ValidationError) -> str:
 
 
 def repair_message(error: str, schema: type[BaseModel]) -> str:
-    """The user turn of the repair retry: the exact validation problem, and the schema again
-    (a server that silently ignored ``response_format`` never showed it to the model)."""
+    """The repair turn: the validation problem and the schema again."""
     return f"Your previous reply could not be used: {error}.\n" + schema_instruction(schema)
 
 
-# -- the fallback chain: modes x one repair turn ------------------------------------------------------
 def _modes(llm: LLM, model: str) -> list[str]:
-    """The modes to try for ``model``, best first: not refused, not found missing (unless the probe left it open)."""
     ek = registry.endpoint_key(llm.endpoint, model)
     caps, refused, unsure = registry.capabilities(ek), registry.refused_modes(ek), registry.undecided(ek)
     return [m for m in MODES if m not in refused
@@ -215,14 +189,13 @@ def _modes(llm: LLM, model: str) -> list[str]:
 
 
 def _takes_strict(prof: ServerKind) -> bool:
-    """Does the server's kind send ``strict`` at all? (llama-cpp-python's form drops it: never worth a try.)"""
+    """Does the server's kind send ``strict`` at all?"""
     fmt = prof.response_format({"type": "object"}, "json_schema", name="strict", strict=True) or {}
     return fmt.get("type") == "json_schema" and (fmt.get("json_schema") or {}).get("strict") is True
 
 
 def _recorded(llm: LLM, builds: dict[bool, Any], msgs: list[dict[str, Any]], sample_index: int) -> bool | None:
-    """The ``strict`` setting whose request the cache answers (strict first), or None: a run recorded before strict
-    was settled, or against a server that refused it, replays as recorded."""
+    """The ``strict`` setting whose request the cache answers (strict first), or None: replays as recorded."""
     if llm.cache is None or llm.cache_mode not in ("auto", "replay"):
         return None
     for strict in (True, False):
@@ -236,9 +209,7 @@ def _recorded(llm: LLM, builds: dict[bool, Any], msgs: list[dict[str, Any]], sam
 
 async def _strict(llm: LLM, ek: str, prof: ServerKind, builds: dict[bool, Any], msgs: list[dict[str, Any]],
                   sample_index: int) -> tuple[bool, bool]:
-    """``(send strict, this call is the trial)`` for a json_schema request. Strict when configured, the kind sends
-    it, and the endpoint took it (the probe or an earlier call) or nobody knows yet: then this call tries it,
-    one call at a time (:func:`registry.strict_trial`; the others wait for its answer and do as it found)."""
+    """``(send strict, this call is the trial)`` for a json_schema request: one trial at a time per endpoint."""
     if not (llm.config.strict_schemas and _takes_strict(prof)):
         return False, False
     if (recorded := _recorded(llm, builds, msgs, sample_index)) is not None:
@@ -252,10 +223,8 @@ async def _strict(llm: LLM, ek: str, prof: ServerKind, builds: dict[bool, Any], 
 
 async def ask(llm: LLM, messages: list[dict[str, Any]], schema: type[S], *, model: str, temperature: float,
               max_tokens: int | None, sample_index: int, tag: str) -> Structured[S]:
-    """A validated ``schema`` instance from ``llm`` (runs on its I/O loop): each mode in turn, the next one when the
-    server refuses the mode's ``response_format``; within a mode, one repair turn. json_schema is strict where the
-    endpoint takes it; the first call on an endpoint that nobody probed tries it, and a refusal of ``strict`` is
-    settled for the endpoint and model and answered within the same call without it."""
+    """A validated ``schema`` instance: each mode in turn (the next one when the server refuses the mode), one repair
+    turn within a mode; a refusal of ``strict`` is settled and answered in the same call without it."""
     calls: list[Completion] = []
     refused: list[str] = []  # modes refused during this call, remembered once a later mode is answered
     prof, ek = await llm._server(), registry.endpoint_key(llm.endpoint, model)
@@ -294,8 +263,7 @@ def _sent_strict(request: dict[str, Any]) -> bool:
 async def _one_mode(llm: LLM, build: Any, msgs: list[dict[str, Any]], first: dict[str, Any], schema: type[S], mode: str,
                     sample_index: int, tag: str, calls: list[Completion], refused: list[str],
                     prof: ServerKind) -> Structured[S]:
-    """One mode: the first request, and the repair turn when its reply does not validate. The valid answer is
-    stored under the first request (a rerun replays it at once); a reply that failed is never stored."""
+    """One mode: the first request and its repair turn; only a valid answer is stored (under the first request)."""
     model, req = str(first["model"]), first
     ek = registry.endpoint_key(llm.endpoint, model)
     chain: list[tuple[dict[str, Any], Completion]] = []

@@ -1,14 +1,6 @@
-"""Sending one chat-completions request as the server's kind (:mod:`.servers`) says.
-
-Retries are decided by :func:`retry_wait`: a 429 (after its ``Retry-After``), a 5xx, a dropped connection or a
-time-out is sent again up to ``config.llm.max_retries`` times, except a 5xx whose message refuses the
-``response_format`` (an answer: the client falls back to the next mode at once) and a time-out on a server
-that computes on this machine (it is still computing the first copy). That server's time-out grows with the
-prompt, and one the kit started is waited for while it keeps computing (:mod:`.progress`).
-
-Every reply body is read at most ``config.llm.max_reply_bytes`` long (:func:`http_client`); a larger one fails
-its call at once with :class:`~.errors.ReplyTooLarge`.
-"""
+"""Sending one chat-completions request as the server's kind says: retries (:func:`retry_wait`), time-outs that grow
+with the prompt on a local server, waiting while a server the kit started keeps computing, and reply bodies read
+at most ``config.llm.max_reply_bytes`` long."""
 
 from __future__ import annotations
 
@@ -28,7 +20,7 @@ __all__ = ["build_request", "http_client", "retry_wait", "send"]
 
 
 def retry_wait(exc: BaseException, prof: ServerKind, attempt: int) -> float | None:
-    """Seconds to wait before sending a failed request again (try ``attempt + 1``), or None: the failure is final."""
+    """Seconds to wait before sending a failed request again, or None: the failure is final."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
@@ -42,8 +34,7 @@ def retry_wait(exc: BaseException, prof: ServerKind, attempt: int) -> float | No
 
 async def send(client: Any, request: dict[str, Any], prof: ServerKind, cfg: LLMConfig,
                error: Callable[..., EndpointError]) -> Any:
-    """The parsed body of the answer to ``request`` (``client``: an ``openai.AsyncOpenAI``). ``error(exc, request,
-    timeout_s=, retries=)`` builds the key-free error of a local time-out; other SDK errors propagate."""
+    """The parsed body of the answer to ``request``; ``error`` builds the key-free error of a local time-out."""
     import openai
 
     body = prof.request_body(request, cfg)
@@ -68,7 +59,6 @@ async def send(client: Any, request: dict[str, Any], prof: ServerKind, cfg: LLMC
 
 async def _watched(client: Any, body: dict[str, Any], pid: int, window_s: float, cfg: LLMConfig,
                    timed_out: Callable[[float], BaseException]) -> Any:
-    """A call to a local server the kit started: it waits while the server keeps computing (:mod:`.progress`)."""
     bound = cfg.local_max_wait_s or 30 * 24 * 3600.0  # the HTTP time-out: the watch decides when to give up
     call = client.post("/chat/completions", body=body, cast_to=object, options={"timeout": bound, "max_retries": 0})
     return await wait_while_progressing(call, window_s=window_s, progress=lambda: cpu_seconds(pid),
@@ -84,7 +74,7 @@ def _timeout_exc(client: Any) -> BaseException:
 
 
 def http_client(max_reply_bytes: int) -> Any:
-    """The ``openai`` SDK's default async HTTP client, reading each reply body at most ``max_reply_bytes`` long."""
+    """The SDK's default async HTTP client, reading each reply body at most ``max_reply_bytes`` long."""
     import openai
 
     class Bounded(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
@@ -103,7 +93,7 @@ def http_client(max_reply_bytes: int) -> Any:
 
 
 async def _read_bounded(response: Any, limit: int) -> None:
-    """Read ``response``'s body (decoded) into it, as ``aread()`` does, stopping past ``limit`` bytes."""
+    """Read ``response``'s body into it, as ``aread()`` does, stopping past ``limit`` bytes."""
     from .errors import ReplyTooLarge
 
     where = f"{response.request.method} {response.request.url}"
@@ -150,4 +140,3 @@ def _retry_after(exc: BaseException) -> float | None:
         return min(60.0, max(0.0, float(value))) if value is not None else None
     except ValueError:
         return None
-

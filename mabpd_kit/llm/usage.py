@@ -1,10 +1,5 @@
-"""Token, latency and cost accounting for one LLM object (a "run"): the :class:`CallLog` (``llm.usage``).
-
-Every call adds a record; answers replayed from the cache are recorded (``cached=True``) but cost nothing and are
-not ``calls``. Per-item usage is :class:`mabpd_kit.types.Usage` (``Usage.of(completions)``). Cost is an estimate
-from ``config.llm.prices_per_mtok`` (``{"model": (prompt, completion[, cached_prompt])}`` in USD per million
-tokens; unknown models cost 0); Batch API answers cost ``1 - config.llm.batch_discount`` of that.
-"""
+"""Token, latency and cost accounting for one LLM object: the :class:`CallLog` (``llm.usage``). Replayed answers are
+recorded but cost nothing and are not ``calls``; cost is estimated from ``config.llm.prices_per_mtok``."""
 
 from __future__ import annotations
 
@@ -12,7 +7,7 @@ import contextlib
 import contextvars
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from mabpd_kit.types import Usage
@@ -31,15 +26,7 @@ _COLLECTOR: contextvars.ContextVar[list[Completion] | None] = contextvars.Contex
 
 @contextlib.contextmanager
 def collect() -> Iterator[list[Completion]]:
-    """Gather every Completion made in this block, whatever component made it.
-
-    Components already return their own Completions; this is for the calls a failure would
-    otherwise hide (an item that fails after three agents answered still cost three calls)::
-
-        with collect() as made:
-            ...            # any llm.chat / structured / achat calls
-        Usage.of(made)     # mabpd_kit.types.Usage: calls, tokens, latency of the block
-    """
+    """Gather every Completion made in this block, whatever component made it (even those a failure would hide)."""
     made: list[Completion] = []
     token = _COLLECTOR.set(made)
     try:
@@ -50,12 +37,9 @@ def collect() -> Iterator[list[Completion]]:
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, prices: Mapping[str, tuple[float, ...]],
                   *, cached_tokens: int = 0, batch_discount: float = 0.0) -> float:
-    """USD for one call from a price table in USD per million tokens (0 when unknown).
-
-    ``cached_tokens`` (part of ``prompt_tokens``) cost the table's third price when it has one;
-    ``batch_discount`` (e.g. 0.5 for the Batch API) comes off the whole call.
-    Servers often answer with a dated model name (``gpt-4o-mini-2024-07-18``); when the exact
-    name is not in the table, the longest table entry that prefixes it is used."""
+    """USD for one call from a price table per million tokens (0 when unknown; a dated model name falls back to the
+    longest entry prefixing it). ``cached_tokens`` cost the third price when there is one; ``batch_discount`` comes
+    off the whole call."""
     price = prices.get(model)
     if price is None:
         prefixes = [k for k in prices if model.startswith(k)]
@@ -83,11 +67,7 @@ class UsageRecord:
 
 @dataclass
 class CallLog:
-    """The run's ledger of calls, thread-safe (one per LLM object, as ``llm.usage``).
-
-    Totals: ``usage.calls``, ``.prompt_tokens``, ``.completion_tokens``, ``.latency_s`` (summed
-    call latency, not wall time), ``.cost_usd``, ``.cached_calls``; ``usage.to_frame()`` has one
-    row per call; ``usage.by_tag()`` groups by caller label."""
+    """The run's ledger of calls, thread-safe: totals, ``to_frame()`` (one row a call), ``by_tag()``."""
 
     prices_per_mtok: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     records: list[UsageRecord] = field(default_factory=list)
@@ -100,13 +80,10 @@ class CallLog:
         batch = bool(getattr(completion, "batch", False))
         cost = 0.0 if completion.cached else estimate_cost(
             completion.model, completion.prompt_tokens, completion.completion_tokens, self.prices_per_mtok,
-            cached_tokens=completion.cached_tokens, batch_discount=self.batch_discount if batch else 0.0,
-        )
-        rec = UsageRecord(
-            completion.tag, completion.model, completion.prompt_tokens, completion.completion_tokens,
-            0.0 if completion.cached else completion.latency_s, completion.cached, cost,
-            completion.cached_tokens, batch,
-        )
+            cached_tokens=completion.cached_tokens, batch_discount=self.batch_discount if batch else 0.0)
+        rec = UsageRecord(completion.tag, completion.model, completion.prompt_tokens, completion.completion_tokens,
+                          0.0 if completion.cached else completion.latency_s, completion.cached, cost,
+                          completion.cached_tokens, batch)
         with self._lock:
             self.records.append(rec)
         made = _COLLECTOR.get()
@@ -118,7 +95,7 @@ class CallLog:
             return [r for r in self.records if not r.cached]
 
     def total(self) -> Usage:
-        """The run's usage as the one usage record (answers replayed from the cache cost nothing)."""
+        """The run's usage (replayed answers cost nothing)."""
         return Usage.of(self._live())
 
     @property
@@ -127,7 +104,7 @@ class CallLog:
 
     @property
     def cached_tokens(self) -> int:
-        """Prompt tokens the server served from its prefix cache (billed at the cached price)."""
+        """Prompt tokens the server served from its prefix cache."""
         return self.total().cached_tokens
 
     @property
@@ -160,20 +137,15 @@ class CallLog:
 
         with self._lock:
             rows = [r.__dict__ for r in self.records]
-        cols = ["tag", "model", "prompt_tokens", "completion_tokens", "latency_s", "cached", "cost_usd",
-                "cached_tokens", "batch"]
-        return pd.DataFrame(rows, columns=cols)
+        return pd.DataFrame(rows, columns=[f.name for f in fields(UsageRecord)])
 
     def by_tag(self) -> pd.DataFrame:
         df = self.to_frame()
         df["calls"] = ~df["cached"]
-        return df.groupby("tag", as_index=False)[
-            ["calls", "prompt_tokens", "completion_tokens", "cached_tokens", "latency_s", "cost_usd"]
-        ].sum()
+        cols = ["calls", "prompt_tokens", "completion_tokens", "cached_tokens", "latency_s", "cost_usd"]
+        return df.groupby("tag", as_index=False)[cols].sum()
 
     def __repr__(self) -> str:
-        return (
-            f"CallLog(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
-            f"completion_tokens={self.completion_tokens}, cached_tokens={self.cached_tokens}, latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})"
-        )
-
+        return (f"CallLog(calls={self.calls}, cached={self.cached_calls}, prompt_tokens={self.prompt_tokens}, "
+                f"completion_tokens={self.completion_tokens}, cached_tokens={self.cached_tokens}, "
+                f"latency_s={self.latency_s:.2f}, cost_usd={self.cost_usd:.4f})")

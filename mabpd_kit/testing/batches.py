@@ -1,17 +1,6 @@
-"""The Batch API of :class:`~mabpd_kit.testing.FakeLLMServer`: ``/v1/files`` and ``/v1/batches``.
-
-Enough of OpenAI's Batch API for the kit's batch mode (:mod:`mabpd_kit.llm.batch`) and its tests:
-
-- ``POST /v1/files`` (multipart, ``purpose=batch``) stores the JSONL input and returns a file object;
-- ``POST /v1/batches`` validates the input (each line ``custom_id``, ``method``, ``url``, ``body``),
-  answers every line with the server's script (prefix-cache emulation and strict-schema checks
-  included) and returns the batch ``in_progress``;
-- ``GET /v1/batches/{id}`` reports ``in_progress`` for ``srv.batch_polls`` looks, then ``completed``
-  with ``output_file_id`` (and ``error_file_id`` when some lines failed);
-- ``GET /v1/files/{id}/content`` returns a stored file.
-
-Lines answered by a batch are in ``srv.batch_requests`` (not in ``srv.requests`` or ``srv.calls``).
-"""
+"""The Batch API of :class:`~mabpd_kit.testing.FakeLLMServer` (``/v1/files``, ``/v1/batches``): every line is
+answered by the server's script; a batch stays ``in_progress`` for ``srv.batch_polls`` looks; its lines go to
+``srv.batch_requests``, not ``srv.requests``."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""A fault run: an LLM MABPD batch against a :class:`FakeLLMServer` that misbehaves, then the rerun.
-
-Run 1 meets a server answering a share of the calls (``rate``, 20% by default) with a fault:
-429 and 500 (with a short ``Retry-After``), malformed JSON, JSON cut off by ``max_tokens``, an
-empty reply, wrong types, a refusal, a garbled HTTP body, or a slow (but correct) answer. Run 2
-takes the same items, the same LLM cache and the same checkpoint to a healthy server. What must
-hold: every item decided after run 2, and no request sent again for an item that
-succeeded in run 1 (the checkpoint holds it); failed items ask the endpoint again (no bad reply
-was cached). ``bench/bench_faults.py`` prints the figures, ``tests/test_faults.py`` checks them.
-
->>> from mabpd_kit.testing.faults import synthetic_items
->>> len(synthetic_items(200)), len(set(t for t, _ in synthetic_items(200)))
-(200, 200)
-"""
+"""A fault run: an LLM MABPD batch against a :class:`FakeLLMServer` that answers a share of the calls with a fault
+(429, 500, malformed or cut-off JSON, empty, wrong types, refusal, garbled body, slow), then the rerun on a healthy
+one with the same cache and checkpoint: every item decided, no call repeated for an item that succeeded."""
 
 from __future__ import annotations
 
@@ -39,8 +28,7 @@ _OBJECTS = ["the housing plan", "the budget proposal", "the transit bill", "the 
 
 
 def synthetic_items(n: int) -> list[tuple[str, int]]:
-    """``n`` distinct news-style sentences written for this test (no benchmark text) with a label
-    (1: a loaded verb in the writer's voice, 0: a plain one)."""
+    """``n`` distinct news-style sentences written for this test, labelled 1 for a loaded verb, 0 for a plain one."""
     combos = [(s, v, o) for s in _SUBJECTS for v in _LOADED + _PLAIN for o in _OBJECTS]
     out = []
     for k in range(n):
@@ -50,8 +38,7 @@ def synthetic_items(n: int) -> list[tuple[str, int]]:
 
 
 def mabpd_reply(request: dict[str, Any], labels: dict[str, int]) -> dict[str, Any]:
-    """A valid reply for any MABPD agent (by its system prompt): bias and framing follow the item's
-    label, evidence always says neutral (so biased items go to debate), the verifier upholds."""
+    """A valid reply for any MABPD agent: bias and framing follow the label, evidence says neutral, the verifier upholds."""
     sys_ = system_prompt(request).lower()
     article = fenced(request).strip()
     biased = labels.get(article, 0) == 1
@@ -75,13 +62,12 @@ def mabpd_reply(request: dict[str, Any], labels: dict[str, int]) -> dict[str, An
 
 
 class FaultyScript:
-    """A server script: ``healthy(request)``, except that a share ``rate`` of the requests (drawn
-    with a seeded generator) get one of ``kinds``. ``enabled = False`` makes it healthy;
-    ``injected`` counts the faults sent by kind."""
+    """``healthy(request)``, except that a seeded share ``rate`` of the requests get one of ``kinds``
+    (``enabled = False``: always healthy); ``injected`` counts the faults by kind."""
 
     def __init__(self, healthy: Callable[[dict[str, Any]], Any], *, rate: float = 0.2, seed: int = 0,
-                 kinds: tuple[str, ...] = FAULTS, slow_s: float = 0.04) -> None:
-        self.healthy, self.rate, self.kinds, self.slow_s = healthy, rate, kinds, slow_s
+                 kinds: tuple[str, ...] = FAULTS) -> None:
+        self.healthy, self.rate, self.kinds = healthy, rate, kinds
         self.enabled = True
         self.injected: Counter[str] = Counter()
         self._rng = random.Random(seed)
@@ -105,7 +91,7 @@ class FaultyScript:
             "wrong_types": Reply(content=json.dumps({k: [v] if isinstance(v, str) else "high" for k, v in good.items()})),
             "refusal": Reply(refusal="I can't help with that."),
             "garbled_body": Reply(raw=b'{"choices": [{"message": {"content": "{\\"verd'),
-            "slow": Reply(content=text, delay=self.slow_s),
+            "slow": Reply(content=text, delay=0.04),
         }[kind]
 
 
@@ -115,8 +101,7 @@ def _per_item(requests: list[dict[str, Any]], ids: dict[str, str]) -> Counter[st
 
 def fault_run(n: int = 200, *, workdir: str | Path, rate: float = 0.2, seed: int = 0,
               concurrency: int = 8) -> dict[str, Any]:
-    """Run 1 against the faulty server, run 2 against the healthy one (same cache and checkpoint);
-    returns the figures (items decided, server calls, repeated calls, wall times, faults by kind)."""
+    """Run 1 against the faulty server, run 2 against the healthy one (same cache and checkpoint): the figures."""
     from mabpd_kit.config import Config
     from mabpd_kit.llm import connect
     from mabpd_kit.mabpd import Pipeline

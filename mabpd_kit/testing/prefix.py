@@ -1,21 +1,6 @@
-"""Prefix-cache emulation: how much of a request's prompt an earlier request already started with.
-
-OpenAI, vLLM (automatic prefix caching), SGLang (RadixAttention) and llama.cpp (``cache_prompt``)
-reuse the computation of the longest *prefix* a new prompt shares with prompts they saw before,
-in blocks (OpenAI: from 1,024 tokens on, in steps of 128; vLLM: blocks of 16). Only a prefix
-counts: one changed word early in the prompt makes everything after it new.
-
-:class:`PrefixCache` keeps every prompt seen (as a token tuple) in sorted order; the longest
-common prefix with *any* earlier prompt is the longer one with its two sorted neighbours, so each
-lookup costs ``O(log n)`` comparisons. Tokens are pieces of the serialised prompt (words and
-punctuation by default), a stand-in for a real tokenizer that is good enough for shares and costs.
-
->>> pc = PrefixCache(block=2)
->>> pc.add(prompt_tokens([{"role": "user", "content": "a b c d"}]))
-(0, 0)
->>> pc.add(prompt_tokens([{"role": "user", "content": "a b c e"}]))  # 5 shared tokens: "user", ":", a, b, c
-(5, 4)
-"""
+"""Prefix-cache emulation: how much of a prompt's start an earlier prompt shared, counted in blocks as OpenAI,
+vLLM, SGLang and llama.cpp count it. Prompts are kept sorted, so the longest shared prefix with any earlier one is
+found among two neighbours; tokens are words and punctuation, a stand-in for a real tokenizer."""
 
 from __future__ import annotations
 
@@ -33,9 +18,7 @@ TOKEN = r"\w+|[^\w\s]"
 
 
 def serialise(request_or_messages: Any, *, schema_first: bool = False) -> str:
-    """The prompt as a server sees it: ``role: content`` per message, in order. With
-    ``schema_first`` the json_schema of ``response_format`` comes first (OpenAI adds a structured
-    output schema before the system message, so requests with different schemas share no prefix)."""
+    """The prompt as a server sees it: ``role: content`` per message (``schema_first``: the schema first, as OpenAI)."""
     if isinstance(request_or_messages, dict):
         messages = request_or_messages.get("messages") or []
         fmt = request_or_messages.get("response_format") or {}
@@ -47,13 +30,11 @@ def serialise(request_or_messages: Any, *, schema_first: bool = False) -> str:
     return head + "\n".join(f"{m.get('role')}: {m.get('content') or ''}" for m in messages)
 
 
-def prompt_tokens(request_or_messages: Any, *, pattern: str = TOKEN, schema_first: bool = False) -> tuple[str, ...]:
-    """The serialised prompt cut into tokens by ``pattern``."""
-    return tuple(re.findall(pattern, serialise(request_or_messages, schema_first=schema_first)))
+def prompt_tokens(request_or_messages: Any, *, schema_first: bool = False) -> tuple[str, ...]:
+    return tuple(re.findall(TOKEN, serialise(request_or_messages, schema_first=schema_first)))
 
 
 def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
-    """The length of the longest common prefix of two token sequences."""
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -62,11 +43,8 @@ def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 class PrefixCache:
-    """The prompts seen so far; :meth:`add` returns ``(shared, cached)`` for a new prompt.
-
-    ``shared``: tokens in the longest prefix shared with an earlier prompt (exact);
-    ``cached``: what a block-based server reports as cached: ``shared`` rounded down to
-    ``block`` tokens, and 0 below ``min_tokens`` (OpenAI: block 128, min 1,024)."""
+    """The prompts seen so far; :meth:`add` returns ``(shared, cached)``: the exact shared prefix, and what a
+    server reports as cached (rounded down to ``block`` tokens, 0 below ``min_tokens``)."""
 
     def __init__(self, *, block: int = 128, min_tokens: int = 0) -> None:
         if block < 1:
@@ -76,26 +54,14 @@ class PrefixCache:
         self._seen: list[tuple[str, ...]] = []
         self._lock = threading.Lock()
 
-    def lookup(self, tokens: tuple[str, ...]) -> int:
-        """The longest prefix ``tokens`` shares with a prompt seen before (nothing is added)."""
+    def add(self, tokens: tuple[str, ...]) -> tuple[int, int]:
         with self._lock:
             i = bisect.bisect_left(self._seen, tokens)
-            best = 0
-            for j in (i - 1, i):
-                if 0 <= j < len(self._seen):
-                    best = max(best, common_prefix(tokens, self._seen[j]))
-            return best
-
-    def add(self, tokens: tuple[str, ...]) -> tuple[int, int]:
-        shared = self.lookup(tokens)
-        with self._lock:
-            bisect.insort(self._seen, tokens)
+            shared = max((common_prefix(tokens, self._seen[j]) for j in (i - 1, i) if 0 <= j < len(self._seen)),
+                         default=0)
+            self._seen.insert(i, tokens)
         if len(tokens) and shared >= len(tokens):
             shared = len(tokens) - 1  # a server always computes the last token again
         shared = max(shared, 0)
         cached = 0 if shared < self.min_tokens else (shared // self.block) * self.block
         return shared, cached
-
-    def clear(self) -> None:
-        with self._lock:
-            self._seen.clear()

@@ -12,10 +12,8 @@ __all__ = ["kill_9_when"]
 
 def kill_9_when(cmd: Sequence[str], ready: Callable[[], bool], *, env: Mapping[str, str] | None = None,
                 timeout_s: float = 60.0, settle_s: float = 0.0) -> None:
-    """Run ``cmd``, wait until ``ready()`` is true, wait ``settle_s`` more, then SIGKILL it.
-
-    Raises AssertionError when the child ends first (with its output) or ``ready`` never comes,
-    and when the child did not die of the signal (so a test cannot pass on a run that finished)."""
+    """Run ``cmd``, wait until ``ready()``, then ``settle_s`` more, then SIGKILL it; an AssertionError when the child
+    ends first, ``ready`` never comes, or the child did not die of the signal."""
     proc = subprocess.Popen(list(cmd), env=dict(env) if env is not None else None, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

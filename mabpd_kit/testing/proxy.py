@@ -1,13 +1,5 @@
-"""A counting proxy on 127.0.0.1 in front of a real local server: what the kit really sent, and what came back.
-
-The scripted :class:`~mabpd_kit.testing.FakeLLMServer` counts its own requests; a real server does not
-tell. ``CountingProxy(target)`` forwards every request to ``target`` (e.g. ``http://127.0.0.1:PORT``) and
-keeps each chat-completions body in ``.posted`` and each answer's ``usage`` in ``.usages``
-(the server's own token counts), so tests and benchmarks can count calls on a real model.
-
->>> with CountingProxy("http://127.0.0.1:8080") as p:     # doctest: +SKIP
-...     url = p.base_url                                  # "http://127.0.0.1:PORT/v1"
-"""
+"""A counting proxy on 127.0.0.1 in front of a real local server: the chat-completions bodies the kit really sent
+(``.posted``) and the server's own token counts (``.usages``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Real servers' quirks, emulated by :class:`~mabpd_kit.testing.FakeLLMServer` (``emulate=NAME``).
-
-What each server answers to ``GET /v1/models`` and ``/props``, which ``response_format`` it refuses and how many
-requests it computes at once are its kind's emulation hooks (:mod:`mabpd_kit.llm.servers`); :class:`Quirks`
-applies them and keeps what the client sent. Any kind whose ``/v1/models`` names an owner can be emulated.
-
->>> q = Quirks("llama-cpp-python")
->>> q.refusal({"response_format": {"type": "json_schema", "json_schema": {"schema": {}}}})[0]
-500
->>> q.refusal({"response_format": {"type": "json_object", "schema": {"type": "object"}}}) is None
-True
->>> q.schemas
-[{'type': 'object'}]
-"""
+"""Real servers' quirks, emulated by :class:`~mabpd_kit.testing.FakeLLMServer` (``emulate=NAME``) from the server
+kind's emulation hooks (:mod:`mabpd_kit.llm.servers`): GET answers, refused ``response_format``, slots."""
 
 from __future__ import annotations
 
@@ -26,14 +14,9 @@ __all__ = ["Quirks", "schema_problems"]
 
 
 class Quirks:
-    """One emulated server (``FakeLLMServer(emulate=name, slots=N)`` makes one).
-
-    Attributes: ``kind`` (its :class:`~mabpd_kit.llm.servers.ServerKind`), ``slots`` (requests computed at
-    once; None: no limit), ``schemas`` (every schema received in a ``response_format``), ``gets`` (the paths of
-    every GET), ``computing`` / ``max_computing`` (requests being computed now, and the most at one moment).
-    ``srv.max_in_flight`` counts queued requests too (what the client had open at once). ``n_ctx``: the server's
-    whole context in tokens (shared by the slots; a prompt of more whitespace words than a slot's share gets the
-    kind's :meth:`~mabpd_kit.llm.servers.ServerKind.over_context` answer); set it on ``srv.quirks``."""
+    """One emulated server: ``slots`` (computed at once; None: no limit), ``schemas`` and ``gets`` (what the client
+    sent), ``computing``/``max_computing``, ``n_ctx`` (the whole context, shared by the slots: a longer prompt
+    gets the kind's ``over_context`` answer)."""
 
     def __init__(self, name: str, *, slots: int | None = None) -> None:
         kind = servers.find(name)
@@ -56,14 +39,13 @@ class Quirks:
         return f"Quirks({self.name!r}, slots={self.slots})"
 
     def reset(self) -> None:
-        """Forget the schemas, GETs and the computing peak (``srv.reset_counts()`` calls it)."""
         with self._lock:
             self.schemas.clear()
             self.gets.clear()
             self.max_computing = self.computing
 
     def get(self, path: str, models: list[str]) -> tuple[int, dict[str, Any]]:
-        """``(status, body)`` for a GET of ``path`` (``/v1/models``, ``/props``; anything else its 404)."""
+        """``(status, body)`` for a GET of ``path``."""
         path = path.split("?", 1)[0].rstrip("/")
         with self._lock:
             self.gets.append(path)
@@ -75,8 +57,7 @@ class Quirks:
         return (200, props) if props is not None else self.kind.not_found(path)
 
     def refusal(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        """``(status, error body)`` when the server refuses the request (a prompt over a slot's context, its
-        ``response_format``), else None (it is answered); keeps any schema it carries in :attr:`schemas`."""
+        """``(status, error body)`` when the server refuses the request, else None; keeps its schema."""
         words = sum(len(str(m.get("content") or "").split()) for m in request.get("messages") or [])
         too_long = self.kind.over_context(words, self.n_ctx // (self.slots or 1))
         if too_long is not None:
@@ -95,8 +76,7 @@ class Quirks:
 
     @contextmanager
     def compute(self, stop: threading.Event) -> Iterator[bool]:
-        """Hold one of the server's slots while a request is computed (the others queue); yields False when the
-        server stopped while the request waited (then it is not answered)."""
+        """Hold a slot while a request is computed; yields False when the server stopped while it waited."""
         if self._slots is not None:
             while not self._slots.acquire(timeout=0.02):
                 if stop.is_set():
@@ -115,12 +95,9 @@ class Quirks:
 
 
 def schema_problems(schema: dict[str, Any]) -> list[str]:
-    """What in ``schema`` a grammar-constrained decoder would let the model skip or could not follow: an object
-    property not listed as required, a ``$ref`` or ``$defs`` left in. ``[]`` when none.
+    """What a grammar-constrained decoder would let the model skip or could not follow: optional properties, a
+    ``$ref`` or ``$defs`` left in (``[]`` when none)."""
 
-    >>> schema_problems({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]})
-    ["optional property 'b' at (root)"]
-    """
     out: list[str] = []
 
     def walk(node: Any, where: str) -> None:

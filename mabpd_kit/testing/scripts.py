@@ -1,14 +1,5 @@
-"""Small building blocks for :class:`~mabpd_kit.testing.FakeLLMServer` scripts.
-
-A script is any function ``request -> str | dict | Reply``. These helpers cover the usual
-needs of a multi-agent test: answer by agent role, answer in sequence (fail then succeed),
-and read the parts of a request an answer depends on.
-
->>> from mabpd_kit.testing import by_role, sequence, Reply
->>> script = by_role({"bias agent": {"verdict": "biased"}, "framing": {"verdict": "neutral"}},
-...                  default="{}")
->>> flaky = sequence([Reply(status=429, retry_after=0.01)], then="ok")   # one 429, then always "ok"
-"""
+"""Building blocks for :class:`~mabpd_kit.testing.FakeLLMServer` scripts (functions ``request -> str | dict |
+Reply``): answer by role, answer in sequence, read the parts of a request an answer depends on."""
 
 from __future__ import annotations
 
@@ -29,12 +20,11 @@ def _resolve(answer: Answer, request: dict[str, Any]) -> Any:
 
 
 _CLOSING_TAG = re.compile(r"</[A-Za-z_]+>")
+_ARTICLE = re.compile(r"<article>\n?(.*?)\n?</article>", re.DOTALL)
 
 
 def role_instruction(request: dict[str, Any]) -> str:
-    """The role's own instruction: the part of the last user message that fences something, after its last
-    fenced block (``</article>``, ``</transcript>``, ...); "" when it fences nothing (prompts put the shared
-    part first and the role's instruction last, so a prefix cache reuses the start)."""
+    """The part of the last fencing user message after its last fenced block (``</article>``, ...); "" if none."""
     for m in reversed(request.get("messages", [])):  # a repair turn fences nothing: the item message is earlier
         text = str(m.get("content") or "") if m.get("role") == "user" else ""
         ends = list(_CLOSING_TAG.finditer(text))
@@ -44,10 +34,7 @@ def role_instruction(request: dict[str, Any]) -> str:
 
 
 def system_prompt(request: dict[str, Any]) -> str:
-    """The instructions of a request: the role instruction that closes the last user message
-    (:func:`role_instruction`), then the system messages ("" if none). Scripts route on it
-    (``"bias analyst" in system_prompt(req).lower()``) whether a prompt names its role in the system
-    message or, cache-friendly, at the end of the user message."""
+    """The role instruction (:func:`role_instruction`), then the system messages: what scripts route on."""
     system = [str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "system"]
     role = role_instruction(request)
     return "\n".join([role, *system] if role else system)
@@ -62,7 +49,7 @@ def last_user(request: dict[str, Any]) -> str:
 
 
 def all_text(request: dict[str, Any]) -> str:
-    """Every message content of a request joined by newlines (for substring matching)."""
+    """Every message content of a request joined by newlines."""
     return "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
 
 
@@ -74,19 +61,13 @@ def request_schema(request: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def by_role(routes: Mapping[str, Answer], default: Answer = "{}", *, where: str = "system") -> Callable[[dict], Any]:
-    """A script that picks its answer by a case-insensitive substring of the prompt.
-
-    ``routes`` maps a marker (e.g. ``"bias agent"``) to an answer: a string, a dict (sent as
-    JSON), a :class:`Reply`, or a function of the request. The first marker found wins; the
-    search looks in the system prompt (``where="system"``) or in every message (``"all"``).
-    """
-    if where not in ("system", "all"):
-        raise ValueError("where must be 'system' or 'all'")
+def by_role(routes: Mapping[str, Answer], default: Answer = "{}") -> Callable[[dict], Any]:
+    """A script answering by the first marker of ``routes`` found in :func:`system_prompt` (case-insensitive); an
+    answer is a str, a dict (sent as JSON), a :class:`Reply` or a function of the request."""
     lowered = [(k.lower(), v) for k, v in routes.items()]
 
     def script(request: dict[str, Any]) -> Any:
-        text = (system_prompt(request) if where == "system" else all_text(request)).lower()
+        text = system_prompt(request).lower()
         for marker, answer in lowered:
             if marker in text:
                 return _resolve(answer, request)
@@ -96,11 +77,7 @@ def by_role(routes: Mapping[str, Answer], default: Answer = "{}", *, where: str 
 
 
 def sequence(answers: Iterable[Answer], *, then: Answer | None = None) -> Callable[[dict], Any]:
-    """A script that gives ``answers`` in order (thread-safe), then ``then`` forever.
-
-    With ``then=None`` the last answer repeats. Typical use: ``sequence([Reply(status=500)],
-    then="ok")`` to check that the client retries.
-    """
+    """A script giving ``answers`` in order (thread-safe), then ``then`` forever (None: the last answer)."""
     items = list(answers)
     if not items and then is None:
         raise ValueError("sequence needs at least one answer or a `then`")
@@ -116,12 +93,10 @@ def sequence(answers: Iterable[Answer], *, then: Answer | None = None) -> Callab
     return script
 
 
-def fenced(request: dict[str, Any], tag: str = "article") -> str:
-    """The item a request fences between ``<tag>`` and ``</tag>`` (the last such block of the last
-    user message that has one), "" if none: what the model is shown as data."""
-    pat = re.compile(rf"<{tag}>\n?(.*?)\n?</{tag}>", re.DOTALL)
+def fenced(request: dict[str, Any]) -> str:
+    """The last ``<article>`` block of the last user message that has one ("" if none)."""
     for m in reversed(request.get("messages", [])):
-        blocks = pat.findall(str(m.get("content") or "")) if m.get("role") == "user" else []
+        blocks = _ARTICLE.findall(str(m.get("content") or "")) if m.get("role") == "user" else []
         if blocks:
             return blocks[-1]
     return ""
@@ -135,10 +110,9 @@ _NAMED = re.compile(r"(?:quote|cite|citing|quoting|use|phrase is)\s+(?:the\s+\w+
 
 
 def obeys_injection(named: Iterable[str] = (), *, always: bool = False) -> Callable[[dict], Any]:
-    """A script for an endpoint that obeys any instruction planted in the item it is shown (:func:`fenced`):
-    every MABPD step answers *biased* with full confidence, quoting the words the instruction names (words
-    that ARE in the text, so the quotes ground) plus ``named``, else the article's first words. Shown no
-    instruction it answers neutral; ``always=True`` obeys even what it is not shown, quoting ``named``."""
+    """A script for an endpoint that obeys any instruction planted in the item it is shown: every MABPD step answers
+    biased with full confidence, quoting the words the instruction names plus ``named`` (else the item's first
+    words). Shown no instruction it answers neutral, unless ``always``."""
     extra = list(named)
 
     def script(request: dict[str, Any]) -> Any:
@@ -169,7 +143,7 @@ def obeys_injection(named: Iterable[str] = (), *, always: bool = False) -> Calla
 
 
 def _honest(sys_: str) -> dict[str, Any]:
-    """A neutral reading of a plain text, in each MABPD step's reply shape."""
+    """A neutral reading in each MABPD step's reply shape."""
     base = {"rationale": "plain factual wording", "counter_argument": "a reader could still see selection",
             "verdict": "neutral", "confidence": 0.9}
     if "verifier" in sys_:

@@ -1,17 +1,5 @@
-"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, notebooks and benchmarks.
-
-A real server, not a mock: the ``openai`` SDK talks through ``httpx2``, which HTTP-mocking libraries do not patch,
-and a real one exercises what a laptop does (sockets, bodies, statuses, ``Retry-After``, time-outs, concurrency).
-
->>> from mabpd_kit.testing import FakeLLMServer, Reply
->>> with FakeLLMServer(lambda request: '{"verdict": "neutral"}') as srv:   # str, dict (sent as JSON) or Reply
-...     url = srv.base_url                    # "http://127.0.0.1:PORT/fake-1a2b3c4d/v1"
-
-Scripted failures are fields of :class:`Reply`; ``emulate=KIND`` behaves as a real server kind does
-(:mod:`.quirks`); ``prefix_block=`` emulates a prompt cache (:mod:`.prefix`); ``/v1/files`` and ``/v1/batches``
-answer the Batch API (:mod:`.batches`). It counts what it saw: ``srv.requests``, ``srv.headers``, ``srv.calls``
-and ``srv.max_in_flight`` (the most requests answered at one moment: a client's concurrency seen from outside).
-"""
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 (not a mock: the SDK's ``httpx2`` is not patchable, and a
+real socket shows statuses, ``Retry-After``, time-outs and concurrency as a laptop sees them)."""
 
 from __future__ import annotations
 
@@ -35,24 +23,9 @@ __all__ = ["FakeLLMServer", "Reply", "Script"]
 
 @dataclass
 class Reply:
-    """What the fake server sends back for one request.
-
-    Attributes:
-        content: the assistant message text (``None`` with ``raw`` or an error status).
-        status: HTTP status; 200 answers normally, 429/500/400 send an OpenAI-style error body.
-        retry_after: seconds for the ``Retry-After`` header (rate-limit scripts).
-        delay: extra seconds to wait before answering (on top of the server's ``latency``).
-        raw: bytes sent verbatim as the body with status 200 (malformed / truncated JSON).
-        hang: never answer; the handler waits until the server stops (time-out scripts).
-        logprobs: OpenAI-format ``choices[0].logprobs.content`` list; ``None`` lets the server
-            synthesise one when the request asks for logprobs and the server supports them.
-        finish_reason: ``"stop"`` or ``"length"`` (truncated generation).
-        prompt_tokens / completion_tokens: usage to report; ``None`` counts whitespace words.
-        error: message for error statuses.
-        refusal: the model declines (OpenAI's ``message.refusal``; ``content`` is then null).
-        cached_tokens: ``usage.prompt_tokens_details.cached_tokens`` to report (``None``: the
-            server's prefix-cache emulation decides, or the field is left out when it is off).
-    """
+    """What the fake server sends back for one request: ``status`` other than 200 sends an OpenAI-style error
+    body (``error``, ``retry_after``); ``raw`` is sent verbatim; ``hang`` never answers; usage fields left None
+    count whitespace words (``cached_tokens``: the prefix-cache emulation decides)."""
 
     content: str | None = None
     status: int = 200
@@ -87,8 +60,7 @@ def _words(text: str) -> int:
 
 
 def synth_logprobs(content: str, top_k: int) -> list[dict[str, Any]]:
-    """OpenAI-format logprobs for ``content``: one entry per whitespace token, the chosen
-    token at log-probability -0.05 and ``top_k`` alternatives below it."""
+    """OpenAI-format logprobs: one entry per whitespace token at -0.05, ``top_k`` alternatives below it."""
     out = []
     for tok in content.split() or [content]:
         top = [{"token": tok, "logprob": -0.05, "bytes": None}]
@@ -113,7 +85,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
-    # -- helpers -----------------------------------------------------------
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -125,7 +96,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _done(self) -> None:
-        """The request being answered stops counting as in flight (once)."""
         if self._counted:
             self._counted = False
             self.server.owner._leave()
@@ -134,7 +104,6 @@ class _Handler(BaseHTTPRequestHandler):
         body = {"error": {"message": message, "type": "fake_server_error", "code": status}}
         self._send(status, json.dumps(body).encode(), headers)
 
-    # -- routes --------------------------------------------------------------
     def do_GET(self) -> None:
         if batches.get(self, self.server.owner):
             return
@@ -248,58 +217,25 @@ def completion_body(owner: FakeLLMServer, request: dict[str, Any], reply: Reply)
     message = {"role": "assistant", "content": content}
     if reply.refusal is not None:
         message = {"role": "assistant", "content": None, "refusal": reply.refusal}
-    choice = {
-        "message": message,
-        "finish_reason": reply.finish_reason,
-        "logprobs": logprobs,
-    }
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens * n,
-        "total_tokens": prompt_tokens + completion_tokens * n,
-    }
+    choice = {"message": message, "finish_reason": reply.finish_reason, "logprobs": logprobs}
+    usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens * n,
+                             "total_tokens": prompt_tokens + completion_tokens * n}
     if cached is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt_tokens)}
-    return {
-        "id": f"chatcmpl-fake-{owner.calls}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.get("model") or owner.models[0],
-        "choices": [{**choice, "index": i} for i in range(n)],
-        "usage": usage,
-    }
+    return {"id": f"chatcmpl-fake-{owner.calls}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model") or owner.models[0], "choices": [{**choice, "index": i} for i in range(n)],
+            "usage": usage}
 
 
 @dataclass
 class FakeLLMServer:
-    """An OpenAI-compatible chat-completions server on ``127.0.0.1`` (ephemeral port).
+    """An OpenAI-compatible chat-completions server on ``127.0.0.1`` (ephemeral port); a context manager.
 
-    Args:
-        script: function of the request body returning a content string, a dict (sent as JSON
-            text) or a :class:`Reply`. Default: always answers ``"ok"``.
-        latency: seconds every request waits before its answer (simulates a model).
-        models: ids listed by ``GET /v1/models``.
-        supports_json_schema / supports_json_object: when False, requests using that
-            ``response_format`` get a 400 error, as from a server without the feature.
-        supports_strict: when False, ``strict: true`` json_schema requests get a 400; when True, a
-            strict schema outside OpenAI's subset gets the 400 OpenAI gives (:mod:`.strict`).
-        supports_logprobs / supports_top_logprobs: when False, the fields are *silently dropped*
-            (what many servers do, and why :func:`mabpd_kit.llm.LLM.capabilities` probes).
-        hang_limit_s: upper bound on how long a ``Reply(hang=True)`` handler waits.
-        batch_polls: looks at a batch that answer ``in_progress`` before it is ``completed``
-            (the Batch API: ``/v1/files``, ``/v1/batches``, see :mod:`.batches`).
-        emulate / slots: behave as a server kind does (:mod:`.quirks`; any kind whose ``/v1/models`` names an
-            owner: ``"llama-cpp-python"``, ``"llama-server"``, ``"vllm"``, ``"ollama"``, ...): its GET answers,
-            the ``response_format`` it refuses (the ``supports_*`` flags then do not apply) and ``slots``
-            requests computed at once (the others queue); ``srv.quirks`` keeps the schemas sent.
-        prefix_block / prefix_min_tokens / prefix_schema_first: emulate a prefix cache (0: off):
-            cached tokens are the shared prefix rounded down to ``prefix_block`` tokens, 0 below
-            ``prefix_min_tokens`` (OpenAI: 128 and 1,024; vLLM: 16 and 0); with
-            ``prefix_schema_first`` the json_schema counts before the messages, as at OpenAI.
-
-    Use as a context manager (``with FakeLLMServer(...) as srv``) or call :meth:`start` and
-    :meth:`stop`; it also stops at interpreter exit because its threads are daemons.
-    """
+    ``script(request)`` returns a str, a dict (sent as JSON) or a :class:`Reply` (default ``"ok"``). A
+    ``supports_*`` flag set to False refuses that ``response_format`` with a 400, or silently drops logprobs;
+    a strict schema outside OpenAI's subset gets OpenAI's 400 (:mod:`.strict`). ``emulate=KIND`` (and ``slots``)
+    behaves as that server kind (:mod:`.quirks`); ``prefix_block``/``prefix_min_tokens``/``prefix_schema_first``
+    emulate a prefix cache (:mod:`.prefix`, 0: off); ``batch_polls``: polls a batch stays ``in_progress``."""
 
     script: Script | None = None
     latency: float = 0.0
@@ -342,7 +278,7 @@ class FakeLLMServer:
             self.quirks = Quirks(self.emulate, slots=self.slots)
 
     def prefix_cache(self, *, block: int = 128, min_tokens: int = 1024, schema_first: bool = False) -> FakeLLMServer:
-        """Turn on (or reset) the prefix-cache emulation; returns the server."""
+        """Turn on (or reset) the prefix-cache emulation."""
         self.prefix_block, self.prefix_min_tokens, self.prefix_schema_first = block, min_tokens, schema_first
         with self._lock:
             self._prefix_cache = None
@@ -354,7 +290,6 @@ class FakeLLMServer:
                 self._prefix_cache = PrefixCache(block=self.prefix_block, min_tokens=self.prefix_min_tokens)
             return self._prefix_cache
 
-    # -- counting (called by handler threads) ----------------------------------
     def _enter(self, request: dict[str, Any], headers: dict[str, str]) -> None:
         with self._lock:
             self.requests.append(request)
@@ -364,7 +299,7 @@ class FakeLLMServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def _batch_line(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """One Batch API line answered by the script (no delays: a batch answers later anyway)."""
+        """One Batch API line answered by the script, without delays."""
         with self._lock:
             self.batch_requests.append(body)
         refused = refusal_of(self, body)
@@ -393,21 +328,16 @@ class FakeLLMServer:
         if self.quirks is not None:
             self.quirks.reset()
 
-    # -- lifecycle ----------------------------------------------------------------
     @property
     def port(self) -> int:
-        """The port (kept after :meth:`stop`, so tests can check that a dead server is handled)."""
+        """The port (kept after :meth:`stop`: tests check a dead server)."""
         if self._port is None:
             raise RuntimeError("FakeLLMServer was never started; use `with FakeLLMServer(...) as srv:`")
         return self._port
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/fake-XXXXXXXX/v1``: pass it to ``connect(base_url=...)``.
-
-        The random path segment makes every server instance a distinct endpoint, so answers
-        cached (or capabilities learned) from one test's server can never be served to
-        another's that happens to get the same port."""
+        """``http://127.0.0.1:PORT/fake-XXXXXXXX/v1``: each instance its own endpoint for caches, whatever the port."""
         return f"http://127.0.0.1:{self.port}/{self._token}/v1"
 
     def start(self) -> FakeLLMServer:
@@ -418,9 +348,8 @@ class FakeLLMServer:
         httpd.owner = self
         self._httpd = httpd
         self._port = int(httpd.server_address[1])
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="FakeLLMServer", daemon=True
-        )
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="FakeLLMServer", daemon=True)
         self._thread.start()
         return self
 

@@ -1,25 +1,7 @@
-"""A checker for OpenAI's strict structured-output subset of JSON Schema (``strict: true``).
-
-What OpenAI documents (Structured Outputs, "Supported schemas"), checked here so a schema the kit
-sends is known to be accepted before any real call:
-
-- the root is an object (not ``anyOf``);
-- every object sets ``additionalProperties: false`` and lists *all* its properties in ``required``
-  (an optional field is written as required and nullable: ``anyOf [T, {"type": "null"}]``);
-- types: string, number, integer, boolean, object, array, null, enum, ``anyOf``; ``$defs``/``$ref``;
-- keywords: strings ``pattern``, ``format``; numbers ``minimum``, ``maximum``, ``exclusiveMinimum``,
-  ``exclusiveMaximum``, ``multipleOf``; arrays ``items``, ``minItems``, ``maxItems``; ``description``,
-  ``title``, ``enum`` (``default``, ``minLength``, ``maxLength``, ``uniqueItems``, ``allOf``, ``not``,
-  ``if``/``then``/``else``, ``patternProperties`` ... are rejected);
-- at most 5,000 properties, nesting depth <= ``max_depth`` (5 by default, the stricter documented limit),
-  at most 1,000 enum values in all.
-
-The local test server uses it too: with ``supports_strict=True`` a request with ``strict: true`` and
-a schema outside the subset gets the 400 a real endpoint would give.
-
->>> strict_problems({"type": "object", "properties": {"a": {"type": "string"}}})
-['$: additionalProperties must be false', "$: required must list every property (missing: ['a'])"]
-"""
+"""A checker for OpenAI's strict structured-output subset of JSON Schema (``strict: true``), as OpenAI documents
+it ("Supported schemas"): an object root; every object with ``additionalProperties: false`` and all its
+properties required; the types and keywords of :data:`ALLOWED`; at most 5,000 properties, 1,000 enum values and
+5 levels of nesting. The test server answers a strict schema outside it with OpenAI's 400."""
 
 from __future__ import annotations
 
@@ -36,7 +18,6 @@ ALLOWED = {
 
 
 def _depth(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> int:
-    """Object nesting of ``node``, through ``$ref``."""
     if not isinstance(node, dict):
         return 0
     ref = node.get("$ref")

@@ -1,15 +1,6 @@
-"""The registry of server kinds: one line per kind, and what reads it.
-
-Everything that depends on the server reads :data:`KINDS` when it runs: ``connect()``'s presets
-(:data:`PRESETS`), profile detection (:func:`detect`), the key variables a course pack is checked for
-(:func:`key_vars`), ``mabpd doctor`` and :class:`~mabpd_kit.testing.FakeLLMServer`'s emulations. A new kind
-is a :class:`ServerKind` in its own file and its line below (or :func:`register` from a notebook or a test).
-
->>> detect("http://127.0.0.1:8080/v1", {"props": {"total_slots": 2}}).name
-'llama-server'
->>> KINDS["llama-cpp-python"].response_format({"type": "object"}, "json_schema", name="X", strict=False)
-{'type': 'json_object', 'schema': {'type': 'object'}}
-"""
+"""The registry of server kinds, read whenever it is needed (``connect()``'s presets, detection, a pack's key check,
+``mabpd doctor``, the test server's emulations): a new kind is a :class:`ServerKind` in its own file and its line
+in :data:`KINDS` (or :func:`register`)."""
 
 from __future__ import annotations
 
@@ -28,21 +19,13 @@ __all__ = ["GENERIC", "KINDS", "PRESETS", "ServerKind", "detect", "find", "key_v
 GENERIC = generic.GENERIC
 #: every kind by name; detection asks them in this order (llama-server's /props before anyone's owned_by)
 KINDS: dict[str, ServerKind] = {k.name: k for k in (
-    llama_server.KIND,
-    openai.KIND,
-    llama_cpp_python.KIND,
-    vllm.KIND,
-    ollama.KIND,
-    generic.LMSTUDIO,
-    generic.OPENROUTER,
-    generic.GROQ,
-    generic.TOGETHER,
-    GENERIC,
+    llama_server.KIND, openai.KIND, llama_cpp_python.KIND, vllm.KIND, ollama.KIND,
+    generic.LMSTUDIO, generic.OPENROUTER, generic.GROQ, generic.TOGETHER, GENERIC,
 )}
 
 
 def register(kind: ServerKind) -> ServerKind:
-    """Add (or replace) a kind: presets, detection, pack checks and emulation see it from now on."""
+    """Add (or replace) a kind."""
     KINDS[kind.name] = kind
     return kind
 
@@ -54,7 +37,7 @@ def find(name: str) -> ServerKind | None:
 
 
 class _Presets(Mapping[str, ServerKind]):
-    """The kinds ``connect(NAME)`` reaches without a URL, by name and alias (read from :data:`KINDS` each time)."""
+    """The kinds ``connect(NAME)`` reaches without a URL, by name and alias."""
 
     def _all(self) -> dict[str, ServerKind]:
         return {n: k for k in KINDS.values() if k.base_url for n in (k.name, *k.aliases)}
@@ -84,8 +67,8 @@ def _get_json(url: str, timeout_s: float) -> Any:
 
 
 def probe_server(endpoint: str, timeout_s: float = 10.0) -> dict[str, Any]:
-    """What the server says about itself: ``{"models": ..., "props": ...}`` (each absent when it does not
-    answer). Two tiny GETs, each tried twice, no key sent; a host a kind names is not asked. Never raises."""
+    """What the server says about itself: ``{"models": ..., "props": ...}`` (each absent when it does not answer); two
+    tiny GETs, each tried twice, no key sent; a host a kind names is not asked. Never raises."""
     info: dict[str, Any] = {}
     parsed = urlparse(endpoint)
     if parsed.hostname is None or any(parsed.hostname in k.hosts for k in KINDS.values()):
@@ -103,8 +86,7 @@ def probe_server(endpoint: str, timeout_s: float = 10.0) -> dict[str, Any]:
 
 
 def detect(endpoint: str, info: dict[str, Any], forced: str = "auto") -> ServerKind:
-    """The kind of ``endpoint``: ``forced`` (``config.llm.server``) unless ``"auto"``, else the first kind that
-    recognises its host or ``info`` (:func:`probe_server`), else :data:`GENERIC`."""
+    """The kind of ``endpoint``: ``forced`` unless ``"auto"``, else the first kind that recognises it, else GENERIC."""
     if forced and forced != "auto":
         kind = find(forced)
         if kind is None:

@@ -1,17 +1,6 @@
-"""One kind of OpenAI-compatible server: :class:`ServerKind` (as inspect_ai's model providers are written).
-
-Servers that all speak "the OpenAI API" still differ in what they accept and how they compute. A kind holds
-all the kit knows about one of them, in one frozen object:
-
-- its **preset**: the names ``connect()`` takes, the default base URL, the key variables, the default model;
-- its **profile hooks**: the ``response_format`` form and schema body it takes, which HTTP errors refuse a
-  mode, how many requests it computes at once, its time-outs, request fields only it reads;
-- how it is **recognised** from what it says about itself (``GET /v1/models`` ``owned_by``, ``GET /props``);
-- its **emulation** by :class:`~mabpd_kit.testing.FakeLLMServer` (``emulate=NAME``): the same GET answers
-  and refusals.
-
-A subclass overrides only the hooks that differ; the registry (:mod:`mabpd_kit.llm.servers`) lists the kinds.
-"""
+"""One kind of OpenAI-compatible server: :class:`ServerKind`, a frozen object holding its preset, its profile hooks
+(the ``response_format`` it takes, refusals, concurrency, time-outs, request fields), how it is recognised and
+how :class:`~mabpd_kit.testing.FakeLLMServer` emulates it. A subclass overrides only the hooks that differ."""
 
 from __future__ import annotations
 
@@ -20,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GRAMMAR_MAX_ITEMS", "MODE_STATUSES", "UNIT_STEPS", "ServerKind", "bound_replies", "enumerate_unit_numbers", "inline_refs",
-           "owned_by", "transform"]
+__all__ = ["GRAMMAR_MAX_ITEMS", "MODE_STATUSES", "UNIT_STEPS", "ServerKind", "bound_replies", "enumerate_unit_numbers",
+           "inline_refs", "owned_by", "transform"]
 
 _MODE_WORDS = ("response_format", "json_schema", "json_object", "'text'", "schema", "grammar", "structured output")
 #: HTTP statuses with which servers refuse a request field (a ``response_format``, logprobs)
@@ -38,12 +27,9 @@ def owned_by(info: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ServerKind:
-    """A kind of server. Fields: ``name`` (also ``config.llm.server``'s value), ``aliases`` (other names
-    ``connect()`` takes), ``base_url`` (its preset's URL; None: no preset), ``key_vars`` (environment
-    variables that hold its key, the first tried first), ``default_model``, ``needs_key``, ``owned_by``
-    (``/v1/models`` owners that say it is this kind; the first is what its emulation says), ``hosts``
-    (host names that are this kind: not asked), ``local_compute`` (the model runs on this machine) and
-    ``emulated_slots`` (requests its emulation computes at once; None: no limit)."""
+    """A kind of server: ``name`` (``config.llm.server``'s value), ``aliases``, ``base_url`` (None: no preset),
+    ``key_vars`` (the first tried first), ``default_model``, ``needs_key``, ``owned_by`` (``/v1/models`` owners that
+    say it is this kind), ``hosts`` (never asked), ``local_compute`` (runs on this machine), ``emulated_slots``."""
 
     name: str
     aliases: tuple[str, ...] = ()
@@ -58,10 +44,9 @@ class ServerKind:
 
     @property
     def key_env(self) -> str | None:
-        """The kind's own key variable (None: it takes only ``MABPD_API_KEY``)."""
+        """The kind's own key variable (None: only ``MABPD_API_KEY``)."""
         return self.key_vars[0] if self.key_vars else None
 
-    # -- profile hooks: how the client talks to it -------------------------------------------------
     def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
         """The ``response_format`` field for ``mode`` (``None`` for plain text)."""
         if mode == "json_schema":
@@ -71,12 +56,12 @@ class ServerKind:
         return None
 
     def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """The schema body as this server's grammar compiles it (as is, by default)."""
+        """The schema body as this server's grammar compiles it."""
         return schema
 
     def refuses_mode(self, status: int | None, message: str) -> bool:
-        """Does an HTTP error refuse the request's ``response_format``? A 4xx of the usual refusal statuses
-        does; any other status (a 500 included) does when its message names the field or a mode."""
+        """Does an HTTP error refuse the request's ``response_format``? A usual refusal status does; another status
+        does when its message names the field or a mode."""
         if status in MODE_STATUSES:
             return True
         return status is not None and any(w in (message or "").lower() for w in _MODE_WORDS)
@@ -86,7 +71,7 @@ class ServerKind:
         return None
 
     def timeout(self, base_s: float, request: dict[str, Any], per_1k_chars_s: float) -> float:
-        """Seconds one call may take; on a local server it grows with the prompt (computed before the first token)."""
+        """Seconds one call may take; on a local server it grows with the prompt."""
         if not self.local_compute:
             return base_s
         chars = sum(len(str(m.get("content") or "")) for m in request.get("messages") or [])
@@ -108,20 +93,17 @@ class ServerKind:
         return {}
 
     def request_body(self, request: dict[str, Any], cfg: Any) -> dict[str, Any]:
-        """The body sent for ``request`` (its cache key is computed from ``request`` itself): the request and
-        :meth:`extra_body`. ``cfg``: the ``config.llm`` settings (``max_tokens_cap``, ``repeat_penalty``)."""
+        """The body sent for ``request`` (the cache keys ``request`` itself); ``cfg``: the ``config.llm`` settings."""
         return {**request, **self.extra_body()}
 
-    # -- as a server the kit starts on this machine (mabpd_kit.llm.local) --------------------------------
     def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
                       parallel: int) -> tuple[list[str], dict[str, str]]:
-        """``(argv, extra environment)`` that start this server on ``127.0.0.1:port`` serving ``model_path`` with
-        ``n_ctx`` tokens of context per request and ``parallel`` slots; a kind the kit cannot start raises
-        ``ValueError`` in one line."""
+        """``(argv, extra environment)`` that start this server on ``127.0.0.1:port``; a one-line ``ValueError`` for a
+        kind the kit cannot start."""
         raise ValueError(f"the kit cannot start a {self.name} server on this machine")
 
     def local_ready(self, path: str, status: int, body: Any) -> bool:
-        """Does the answer to ``GET path`` (:attr:`local_health`) say a started server is ready?"""
+        """Does the answer to ``GET path`` say a started server is ready?"""
         return status == 200 and isinstance(body, dict) and isinstance(body.get("data"), list)
 
     @property
@@ -130,22 +112,19 @@ class ServerKind:
         return "/v1/models"
 
     def choice_format(self, options: list[str]) -> dict[str, Any] | None:
-        """A ``response_format`` that makes the reply one of ``options`` (read through its logprobs); None where
-        the server has no grammar for it."""
+        """A ``response_format`` that makes the reply one of ``options``; None where the server has no grammar for it."""
         return None
 
-    # -- recognising it ------------------------------------------------------------------------------
     def recognises(self, host: str, info: dict[str, Any]) -> bool:
-        """Is a server at ``host`` that said ``info`` (``{"models": ..., "props": ...}``) of this kind?"""
+        """Is a server at ``host`` that said ``info`` of this kind?"""
         return host in self.hosts or (bool(self.owned_by) and owned_by(info) in self.owned_by)
 
-    # -- its emulation (FakeLLMServer(emulate=name)) ------------------------------------------------
     def model_entry(self, model: str) -> dict[str, Any]:
         """One entry of its ``GET /v1/models`` list."""
         return {"id": model, "object": "model", "created": 0, "owned_by": self.owned_by[0]}
 
     def props(self, models: list[str], slots: int | None, n_ctx: int = 8192) -> dict[str, Any] | None:
-        """Its ``GET /props`` answer (None: a 404); ``n_ctx``: the server's whole context (all slots)."""
+        """Its ``GET /props`` answer (None: a 404); ``n_ctx``: the whole context of all slots."""
         return None
 
     def not_found(self, path: str) -> tuple[int, dict[str, Any]]:
@@ -153,24 +132,22 @@ class ServerKind:
         return 404, {"error": {"message": f"File Not Found: {path}", "type": "not_found_error", "code": 404}}
 
     def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        """``(status, body)`` when it refuses a request's ``response_format``, else None (answered)."""
+        """``(status, body)`` when it refuses a request's ``response_format``, else None."""
         return None
 
     def over_context(self, prompt_tokens: int, slot_ctx: int) -> tuple[int, dict[str, Any]] | None:
-        """``(status, body)`` it answers to a prompt of ``prompt_tokens`` over a slot's ``slot_ctx``; None: the
-        emulation does not check (a prompt is never too long)."""
+        """``(status, body)`` it answers to a prompt longer than a slot's context; None: not checked."""
         return None
 
 
-#: items a grammar server may write in one list, in the request the cache keys (the body sent is bounded further
-#: by llm.grammar_max_items: bound_replies)
+#: items a grammar server may write in one list, in the request the cache keys (the body sent: bound_replies)
 GRAMMAR_MAX_ITEMS = 3
 #: the values a grammar offers for a number bounded to [0, 1] (it cannot enforce minimum/maximum)
 UNIT_STEPS = tuple(round(i / 20, 2) for i in range(21))
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every local ``$ref`` (``#/$defs/NAME``) replaced by its definition, and no ``$defs``."""
+    """``schema`` with every local ``$ref`` replaced by its definition, and no ``$defs``."""
     defs = schema.get("$defs") or {}
 
     def walk(node: Any, seen: tuple[str, ...]) -> Any:
@@ -191,8 +168,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def transform(node: Any, fix: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
-    """A JSON schema rebuilt bottom-up with ``fix`` applied to every schema object (the name maps ``properties``
-    and ``$defs`` are walked, not fixed)."""
+    """A JSON schema rebuilt bottom-up with ``fix`` applied to every schema object."""
     if isinstance(node, list):
         return [transform(n, fix) for n in node]
     if not isinstance(node, dict):
@@ -202,9 +178,8 @@ def transform(node: Any, fix: Callable[[dict[str, Any]], dict[str, Any]]) -> Any
 
 
 def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` for a grammar that ignores bounds: a number bounded to [0, 1] becomes an ``enum`` of
-    :data:`UNIT_STEPS`, a list gets at most :data:`GRAMMAR_MAX_ITEMS` items. Replies still validate against
-    the real model."""
+    """``schema`` for a grammar that ignores bounds: [0, 1] numbers become an ``enum`` of :data:`UNIT_STEPS`, a list
+    gets at most :data:`GRAMMAR_MAX_ITEMS` items."""
 
     def fix(out: dict[str, Any]) -> dict[str, Any]:
         if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
@@ -218,10 +193,8 @@ def enumerate_unit_numbers(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def bound_replies(request: dict[str, Any], max_items: int, max_chars: int) -> dict[str, Any]:
-    """``request`` with the schema its ``response_format`` carries (either form) bounded for a grammar server: a
-    list at most ``max_items`` items, a free-text string at most ``max_chars`` characters. A small model lists the
-    same quote until ``max_tokens`` cuts its verdict off and explains at length, and on a CPU every character is
-    decoded on the caller's clock. The reply is still validated against the unbounded schema."""
+    """``request`` with its schema bounded for a grammar server: lists at most ``max_items``, free text at most
+    ``max_chars`` (a small model repeats itself until ``max_tokens``); the reply is validated unbounded."""
 
     def fix(out: dict[str, Any]) -> dict[str, Any]:
         if out.get("type") == "array":

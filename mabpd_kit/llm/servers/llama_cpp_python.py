@@ -1,8 +1,6 @@
-"""llama-cpp-python's server (``python -m llama_cpp.server``; what ``mabpd serve`` and ``connect("local")``
-start). It computes one request at a time; it takes a schema only as ``{"type": "json_object", "schema": S}``
-and answers ``json_schema`` with an HTTP 500 naming the field; its grammar follows no ``$ref`` and enforces
-neither numeric bounds nor optional fields (the kit requires every field). ``/v1/models`` says
-``owned_by: "me"``; ``/props`` is FastAPI's 404."""
+"""llama-cpp-python's server (``python -m llama_cpp.server``): one request at a time; a schema only as
+``{"type": "json_object", "schema": S}`` (``json_schema`` is a 500 naming the field); its grammar follows no
+``$ref`` and no numeric bound. ``/v1/models`` says ``owned_by: "me"``."""
 
 from __future__ import annotations
 
@@ -36,7 +34,7 @@ class LlamaCppPython(ServerKind):
 
     def local_command(self, *, model_path: str, alias: str, port: int, n_ctx: int, threads: int,
                       parallel: int) -> tuple[list[str], dict[str, str]]:
-        """``python -m llama_cpp.server`` in this interpreter (one slot: ``parallel`` is ignored)."""
+        """``python -m llama_cpp.server`` in this interpreter (one slot)."""
         return [sys.executable, "-m", "llama_cpp.server", "--model", model_path, "--model_alias", alias,
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--logits_all", "true",
                 "--n_threads", str(threads)], {}

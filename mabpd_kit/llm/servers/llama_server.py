@@ -1,22 +1,9 @@
-"""llama.cpp's own ``llama-server``. Every hook is written out here, what it does for this server:
-
-- ``json_schema`` (and ``json_object`` with or without a ``schema``) go through its grammar, which follows
-  ``$defs`` but enforces no numeric bound: [0, 1] numbers are offered as steps, lists are capped;
-- ``GET /props`` answers ``total_slots``: that many requests are computed at once (the client's limit), and
-  it is how the server is recognised (``/v1/models`` says ``owned_by: "llamacpp"``);
-- a prompt cache per slot, turned on per request (``cache_prompt``);
-- local: time-outs grow with the prompt, a timed-out request is not sent again, no item deadline;
-- a request without ``max_tokens`` (or with a huge one) writes until its slot's context is full (4,047 tokens
-  on 2026-12-06): every request is sent with ``max_tokens`` at most ``config.llm.max_tokens_cap``;
-- its default repetition penalty is 1.0 (llama-cpp-python's server: 1.1): greedy SmolLM2 then writes one
-  sentence again and again until ``max_tokens`` (every MABPD agent reply on 2026-12-06), so every request is
-  sent with ``config.llm.repeat_penalty``;
-- a prompt longer than a slot's context is a 400 ``exceed_context_size_error`` naming both sizes: an
-  answer about this item, not a refusal of the ``response_format`` (no fallback to the next mode);
-- the kit starts it (``connect("local", server="llama-server")``) from the binary ``make llama-server``
-  builds (``~/.cache/mabpd-kit/llama-server-VERSION/``, or ``MABPD_LLAMA_SERVER``), with ``--parallel``
-  slots of ``n_ctx`` each (its ``-c`` is the total, shared by the slots).
-"""
+"""llama.cpp's own ``llama-server``: its grammar follows ``$defs`` but no numeric bound; ``GET /props`` gives
+``total_slots`` (how it is recognised, and its concurrency); a prompt cache per slot (``cache_prompt``); every
+request is sent with ``max_tokens`` capped (``config.llm.max_tokens_cap``: without it a reply fills the slot's
+context) and ``config.llm.repeat_penalty`` (its default 1.0 lets greedy SmolLM2 repeat a sentence until
+``max_tokens``); a prompt over a slot's context is a 400 about the item, not a refusal of the mode. The kit starts
+it from the binary ``make llama-server`` builds, with ``--parallel`` slots of ``n_ctx`` each."""
 
 from __future__ import annotations
 
@@ -41,9 +28,8 @@ def _cache_root() -> Path:
 
 
 def binary() -> Path | None:
-    """The ``llama-server`` binary: ``MABPD_LLAMA_SERVER``, else the one ``make llama-server`` cached for the
-    installed llama-cpp-python's version (any cached version when the bindings are not installed), else one
-    on ``PATH``; None when there is none."""
+    """The ``llama-server`` binary: ``MABPD_LLAMA_SERVER``, else the one ``make llama-server`` cached (for the installed
+    bindings' version, else any), else one on ``PATH``; None when there is none."""
     env = os.environ.get("MABPD_LLAMA_SERVER", "").strip()
     if env:
         return Path(env).expanduser() if Path(env).expanduser().is_file() else None
@@ -59,9 +45,6 @@ def binary() -> Path | None:
 
 
 class LlamaServer(ServerKind):
-    def response_format(self, schema: dict[str, Any], mode: str, *, name: str, strict: bool) -> dict[str, Any] | None:
-        return super().response_format(schema, mode, name=name, strict=strict)  # OpenAI's form; strict ignored
-
     def schema(self, schema: dict[str, Any]) -> dict[str, Any]:
         return enumerate_unit_numbers(schema)
 
@@ -73,15 +56,6 @@ class LlamaServer(ServerKind):
     def concurrency(self, info: dict[str, Any]) -> int | None:
         slots = (info.get("props") or {}).get("total_slots")
         return int(slots) if isinstance(slots, int) and slots > 0 else None
-
-    def timeout(self, base_s: float, request: dict[str, Any], per_1k_chars_s: float) -> float:
-        return super().timeout(base_s, request, per_1k_chars_s)  # local_compute: grows with the prompt
-
-    def retry_timeouts(self) -> bool:
-        return False  # still computing the first copy
-
-    def item_deadline(self, configured: float | None, auto_s: float) -> float | None:
-        return configured  # its per-call time-outs bound every call
 
     def extra_body(self) -> dict[str, Any]:
         return {"cache_prompt": True}
@@ -125,9 +99,6 @@ class LlamaServer(ServerKind):
         per_slot = n_ctx // (slots or 1)  # -c is shared by the slots: each has c / parallel
         return {"total_slots": slots, "model_path": f"/models/{models[0]}.gguf", "build_info": "b1-0c1e570",
                 "default_generation_settings": {"n_ctx": per_slot}, "chat_template": "", "endpoint_props": False}
-
-    def refusal(self, fmt: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        return None  # every response_format goes through its grammar
 
     def over_context(self, prompt_tokens: int, slot_ctx: int) -> tuple[int, dict[str, Any]] | None:
         if prompt_tokens <= slot_ctx:
