@@ -14,10 +14,7 @@ intervals and effect sizes, and write one offline HTML report.
 >>> mk.corpus.adapt_score(res, gold="label")           # refit the score on your labelled sample (nested CV)
 >>> mk.corpus.adapt(res, gold="label")                 # or the legacy count rule's threshold
 
-Modules: ``settings`` (:class:`CorpusConfig`), ``inputs`` (read), ``articles`` (article mode and
-the decision rule), ``store`` (results file, load, export), ``parallel`` (the runner), ``groups`` (aggregate),
-``threshold`` (adapt), ``score`` and ``scorefit`` (the calibrated article score and its fit),
-``reporting`` (report). Importing this package loads none of them.
+Importing this package loads none of its modules.
 """
 
 from __future__ import annotations
