@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _after(args: argparse.Namespace, out: Path, st: Any, res: Any) -> int:
     """What ``mabpd analyze`` says and writes after a run."""
-    from mabpd_kit.corpus.reporting import report, summary_of
+    from mabpd_kit.corpus.reporting import summary_of
     from mabpd_kit.corpus.store import export, failed_sentences_note
 
     summary = summary_of(out, by=args.by, date=args.date, leaning=args.leaning, settings=st)
@@ -203,18 +203,33 @@ def _after(args: argparse.Namespace, out: Path, st: Any, res: Any) -> int:
         n = export(out, args.export, level=level, settings=st)
         print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
-        for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-            why = summary.missing(col) if col else None
-            if why is not None:
-                print(f"mabpd analyze: error: {flag}: {why}; no report written", file=sys.stderr)
-                return 2
-        with _quiet_dates():
-            report(summary, args.report, by=args.by, date=args.date, settings=st, leaning=args.leaning)
-        note = _date_note(summary, args.date) if args.date else None
-        if note:
-            print(f"mabpd analyze: {note}", file=sys.stderr)
+        why = _missing_column(summary, args)
+        if why is not None:
+            print(f"mabpd analyze: error: {why}; no report written", file=sys.stderr)
+            return 2
+        _write_report("mabpd analyze", summary, args, args.report, settings=st)
         print(f"wrote {args.report}", file=sys.stderr)
     return 1 if done and counts["failed"] == done else 0
+
+
+def _missing_column(summary: Any, args: argparse.Namespace) -> str | None:
+    """'--by: no article has a column ...' for the first of --by and --leaning no article has, or None."""
+    for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
+        why = summary.missing(col) if col else None
+        if why is not None:
+            return f"{flag}: {why}"
+    return None
+
+
+def _write_report(prog: str, summary: Any, args: argparse.Namespace, path: str, **kw: Any) -> None:
+    """The report of ``summary`` at ``path``, then a line on the values of --date that are not dates."""
+    from mabpd_kit.corpus.reporting import report
+
+    with _quiet_dates():
+        report(summary, path, by=args.by, date=args.date, leaning=args.leaning, **kw)
+    note = _date_note(summary, args.date) if args.date else None
+    if note:
+        print(f"{prog}: {note}", file=sys.stderr)
 
 
 def _decided(summary: Any, st: Any) -> str:
@@ -237,7 +252,7 @@ def _threshold_refusal(threshold: float | None, st: Any) -> str | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from mabpd_kit.corpus.reporting import report, summary_of
+    from mabpd_kit.corpus.reporting import summary_of
     from mabpd_kit.corpus.settings import resolve
 
     if not Path(args.results).is_file():
@@ -245,19 +260,13 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     why = _threshold_refusal(args.threshold, resolve(None))
     summary = summary_of(args.results, by=args.by, date=args.date, leaning=args.leaning, threshold=args.threshold)
-    for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-        if why is None and col and (missing := summary.missing(col)) is not None:
-            why = f"{flag}: {missing}"
+    why = why or _missing_column(summary, args)
     if why is not None:
         print(f"mabpd report: error: {why}", file=sys.stderr)
         return 2
     if not len(summary):
         print(f"mabpd report: {args.results} holds no article results", file=sys.stderr)
         return 2
-    with _quiet_dates():
-        report(summary, args.output, by=args.by, date=args.date, title=args.title, leaning=args.leaning)
-    note = _date_note(summary, args.date) if args.date else None
-    if note:
-        print(f"mabpd report: {note}", file=sys.stderr)
+    _write_report("mabpd report", summary, args, args.output, title=args.title)
     print(f"wrote {args.output} ({len(summary)} articles)", file=sys.stderr)
     return 0

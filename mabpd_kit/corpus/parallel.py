@@ -125,21 +125,10 @@ def _digest(doc: Doc) -> str:
     return runs.digest({"text": doc.text, "reason": doc.reason, "meta": doc.meta})
 
 
-def analyze(
-    corpus: Any,
-    out: str | Path,
-    *,
-    config: Config | None = None,
-    llm: LLM | None = None,
-    settings: CorpusConfig | None = None,
-    workers: int | None = None,
-    text_col: str | None = None,
-    id_col: str | None = None,
-    progress: bool = False,
-    load_results: bool = True,
-    engine: str | None = None,
-    scheduler: str | None = None,
-) -> CorpusResults | dict[str, float]:
+def analyze(corpus: Any, out: str | Path, *, config: Config | None = None, llm: LLM | None = None,
+            settings: CorpusConfig | None = None, workers: int | None = None, text_col: str | None = None,
+            id_col: str | None = None, progress: bool = False, load_results: bool = True, engine: str | None = None,
+            scheduler: str | None = None) -> CorpusResults | dict[str, float]:
     """Analyse a corpus (a :class:`~mabpd_kit.corpus.inputs.Corpus`, or anything :func:`read` takes) into
     the results file ``out``, resuming from it; returns :class:`CorpusResults` (``load_results=False``:
     the counts). ``engine``: "local" (``workers`` processes, default every core) or "dask"
@@ -165,9 +154,7 @@ def analyze(
                         chunk=st.dask_partition_articles if dask else st.chunk_articles)
     spec = spec.with_llm(llm, cfg.llm.item_deadline_s, calls=step.llm_spec["concurrency"] if step.llm_spec else None)
     res = runs.run(items, step, spec)
-    wall = time.perf_counter() - t0
     loaded = load(out, settings=st)
-    loaded.resumed, loaded.computed, loaded.wall_s, loaded.stopped = res.resumed, res.computed or 0, wall, res.stopped
-    if not load_results:
-        return loaded.counts()
-    return loaded
+    loaded.resumed, loaded.computed, loaded.stopped = res.resumed, res.computed or 0, res.stopped
+    loaded.wall_s = time.perf_counter() - t0
+    return loaded if load_results else loaded.counts()

@@ -144,8 +144,11 @@ def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int 
 def _overlong(feed: _Feed, header: Any, path: Any, no: int, limit: Any) -> Iterator[Row]:
     if header is None:
         raise CorpusError(f"{path}: the header (line {no}) is over {limit / 1e6:g} MB (Config.corpus.max_row_bytes)")
-    first = feed.buf[0][0]
-    yield Row(f"line{first}", None, f"too large (line {no} is over {limit / 1e6:g} MB: not read; "
+    yield _too_large(feed.buf[0][0], no, limit)
+
+
+def _too_large(first: int, no: int, limit: Any) -> Row:
+    return Row(f"line{first}", None, f"too large (line {no} is over {limit / 1e6:g} MB: not read; "
                                      "Config.corpus.max_row_bytes)")
 
 
@@ -213,8 +216,7 @@ def jsonl_rows(path: Any, max_row: int | None = None, max_unpacked: int | None =
     with open_binary(path, max_unpacked) as fh:
         for k, (line, fallback) in enumerate(iter_lines(fh, max_row), start=1):
             if line is None:
-                yield Row(f"line{k}", None, f"too large (line {k} is over {max_row / 1e6:g} MB: not read; "  # type: ignore[operator]
-                                            "Config.corpus.max_row_bytes)")
+                yield _too_large(k, k, max_row)
                 continue
             if not line.strip():
                 continue
@@ -263,24 +265,18 @@ def frame_rows(df: pd.DataFrame, n: int) -> Iterator[Any]:
 
 #: compressed files read as they are decompressed (a .zip must hold one file)
 COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+_OPENERS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
 
 
 def open_binary(path: Any, max_unpacked: int | None = None, *, always: bool = False) -> Any:
     """The file's bytes, decompressed as read (:data:`COMPRESSED`); past ``max_unpacked`` bytes of a
     compressed file (any file with ``always``) a :class:`CorpusError`."""
+    import importlib
+
     name = str(path).lower()
-    if name.endswith(".gz"):
-        import gzip
-
-        fh: Any = gzip.open(path, "rb")
-    elif name.endswith(".bz2"):
-        import bz2
-
-        fh = bz2.open(path, "rb")
-    elif name.endswith(".xz"):
-        import lzma
-
-        fh = lzma.open(path, "rb")
+    opener = next((m for z, m in _OPENERS.items() if name.endswith(z)), None)
+    if opener is not None:
+        fh: Any = importlib.import_module(opener).open(path, "rb")
     elif name.endswith(".zip"):
         fh = _zip_member(path)
     else:

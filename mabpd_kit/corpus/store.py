@@ -48,26 +48,18 @@ class Writer:
         self.close()
 
 
-def _sentence_rows(a: ArticleResult) -> list[dict[str, Any]]:
-    return [{"id": a.id, "k": s.k, "start": s.start, "end": s.end, "raw_start": s.raw_start, "raw_end": s.raw_end,
-             "sentence": a.text[s.start:s.end], "label": s.label, "score": s.score, "route": s.route,
-             "n_spans": len(s.spans), "categories": ",".join(sorted({x.category for x in s.spans})),
-             "error": s.error, **a.meta} for s in a.sentences]
-
-
-def _span_rows(a: ArticleResult) -> list[dict[str, Any]]:
-    return [{"id": a.id, "k": s.k, "start": sp.start, "end": sp.end, "span": sp.text, "category": sp.category,
-             "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
-
-
 def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased", score: Any = None) -> list[dict[str, Any]]:
     """The rows of one article at ``level``."""
     if level == "article":
         return [a.row(threshold, stat, score)]
     if level == "sentence":
-        return _sentence_rows(a)
+        return [{"id": a.id, "k": s.k, "start": s.start, "end": s.end, "raw_start": s.raw_start, "raw_end": s.raw_end,
+                 "sentence": a.text[s.start:s.end], "label": s.label, "score": s.score, "route": s.route,
+                 "n_spans": len(s.spans), "categories": ",".join(sorted({x.category for x in s.spans})),
+                 "error": s.error, **a.meta} for s in a.sentences]
     if level == "span":
-        return _span_rows(a)
+        return [{"id": a.id, "k": s.k, "start": sp.start, "end": sp.end, "span": sp.text, "category": sp.category,
+                 "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
     raise ValueError(f"level must be 'article', 'sentence' or 'span', not {level!r}")
 
 
@@ -86,10 +78,6 @@ class CorpusResults(Results[ArticleResult]):
     @property
     def articles(self) -> list[ArticleResult]:
         return self.records
-
-    @articles.setter
-    def articles(self, value: list[ArticleResult]) -> None:
-        self.records = value
 
     def __getitem__(self, key: int | str) -> ArticleResult:  # type: ignore[override]
         if isinstance(key, str):

@@ -121,14 +121,8 @@ def gold_labels(values: pd.Series, column: str = "label") -> pd.Series:
     return pd.Series([_label(v, column) for v in values], index=values.index, dtype="Int64")
 
 
-def adapt(
-    data: Any,
-    *,
-    gold: str = "label",
-    stat: str | None = None,
-    settings: CorpusConfig | None = None,
-    config: Any = None,
-) -> Adaptation:
+def adapt(data: Any, *, gold: str = "label", stat: str | None = None, settings: CorpusConfig | None = None,
+          config: Any = None) -> Adaptation:
     """Adapt the count rule's threshold on labelled articles (results or their ``to_frame()``, a 0/1
     ``gold`` column). Use it with ``CorpusConfig(article_decision="count", article_stat=a.stat,
     article_threshold=a.threshold)`` or ``results.with_threshold(a.threshold)``; the article score is
@@ -152,12 +146,10 @@ def adapt(
                          f"{len(y)} with labels {sorted(set(y.tolist()))}")
     k, obj = st.adapt_folds, st.adapt_objective
     fold = _folds(y, k, st.seed)
-    pred = np.empty_like(y)
+    pred, ts = _cv(x, y, fold, k, obj)
     rows = []
-    for f in range(k):
-        tr, te = fold != f, fold == f
-        t = best_threshold(x[tr], y[tr], obj)
-        pred[te] = (x[te] >= t).astype(int)
+    for f, t in enumerate(ts):
+        te = fold == f
         rows.append({"fold": f, "threshold": t, "n_test": int(te.sum()),
                      "accuracy": m.accuracy(y[te], pred[te]), "macro_f1": m.macro_f1(y[te], pred[te])})
     chosen = best_threshold(x, y, obj)
@@ -178,13 +170,18 @@ def _baselines(df: pd.DataFrame, y: np.ndarray, fold: np.ndarray, k: int, obj: s
 
     out = {"majority_accuracy": float(max(y.mean(), 1 - y.mean()))}
     if "n_words" in df:
-        x = df["n_words"].to_numpy(dtype=float)
-        pred = np.empty_like(y)
-        for f in range(k):
-            t = best_threshold(x[fold != f], y[fold != f], obj)
-            pred[fold == f] = (x[fold == f] >= t).astype(int)
+        pred, _ = _cv(df["n_words"].to_numpy(dtype=float), y, fold, k, obj)
         out.update(length_cv_accuracy=m.accuracy(y, pred), length_cv_macro_f1=m.macro_f1(y, pred))
     return out
+
+
+def _cv(x: np.ndarray, y: np.ndarray, fold: np.ndarray, k: int, obj: str) -> tuple[np.ndarray, list[float]]:
+    """Cross-validated predictions of the rule ``x >= t`` and each fold's ``t``."""
+    pred, ts = np.empty_like(y), []
+    for f in range(k):
+        ts.append(best_threshold(x[fold != f], y[fold != f], obj))
+        pred[fold == f] = (x[fold == f] >= ts[-1]).astype(int)
+    return pred, ts
 
 
 def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "share_biased", "spans_per_100w"), *,
