@@ -11,14 +11,11 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mabpd_kit.corpus.rows import ENCODING_FLAG, CorpusError, Reader, reader
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.decoding import bom, decode_bytes
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["Corpus", "CorpusError", "Doc", "read"]
 
@@ -148,13 +145,6 @@ class Corpus:
 
     def __iter__(self) -> Iterator[Doc]:
         return self.reader.docs(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The whole corpus as one frame: id, text, reason, flags, then the metadata (small corpora)."""
-        import pandas as pd
-
-        return pd.DataFrame([{"id": d.id, "text": d.text, "reason": d.reason, "flags": ",".join(d.flags), **d.meta}
-                             for d in self])
 
     # -- tables ----------------------------------------------------------------------------------
     def table(self, rows: Iterator[Any]) -> Iterator[Doc]:

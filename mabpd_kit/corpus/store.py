@@ -4,7 +4,6 @@ reads it back as :class:`CorpusResults`, :func:`export` streams it into JSONL, C
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,14 +17,9 @@ from mabpd_kit.runs.checkpoint import Checkpoint, line
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusResults", "Writer", "export", "failed_sentences_note", "iter_results", "load"]
+__all__ = ["CorpusResults", "Writer", "export", "failed_sentences_note", "load"]
 
 Level = Literal["article", "sentence", "span"]
-
-
-def iter_results(path: str | Path) -> Iterator[ArticleResult]:
-    """The last readable record of each id of a results file, in file order."""
-    return Checkpoint(path).records(ArticleResult)
 
 
 class Writer:
@@ -151,7 +145,7 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     stat, thr = st.rule
     thr = thr if threshold is None else threshold
     kinds: dict[str, set[str]] = {}
-    for a in iter_results(path):
+    for a in Checkpoint(path).records(ArticleResult):  # the last readable record of each id
         for r in rows(a, level, thr, stat, st.score):
             for k, v in r.items():
                 kinds.setdefault(k, set())
@@ -165,7 +159,7 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     buf: list[dict[str, Any]] = []
     written = 0
     with sink:
-        for a in iter_results(path):
+        for a in Checkpoint(path).records(ArticleResult):
             buf.extend(rows(a, level, thr, stat, st.score))
             if len(buf) >= chunk:
                 written += sink.write(buf)
