@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ScoreFit", "adapt_score", "bootstrap_coefficients", "evaluate", "fit_score", "labels_needed",
-           "learning_curve", "length_fit", "nested_cv", "prior_shift_check", "select_l2"]
+           "learning_curve", "length_fit", "nested_cv", "select_l2"]
 
 Predictor = Callable[[np.ndarray], np.ndarray]
 Fitter = Callable[[np.ndarray, np.ndarray], Predictor]
@@ -115,40 +115,6 @@ def evaluate(X: np.ndarray, y: np.ndarray, n_words: np.ndarray, params: ArticleS
         c = np.asarray(col, dtype=float)[:, None]
         out[name] = _figures(y, nested_cv(c, y, length_fit(0), folds=folds, seed=seed), score=c[:, 0])
     return out
-
-
-def _resample_to(y: np.ndarray, rate: float, rng: np.random.Generator) -> np.ndarray:
-    """Rows of ``y`` drawn without replacement so that ``rate`` of them are positive."""
-    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
-    if rate * len(neg) > (1 - rate) * len(pos):  # too few positives: keep them all, draw negatives
-        neg = rng.choice(neg, int(round(len(pos) * (1 - rate) / rate)), replace=False)
-    else:
-        pos = rng.choice(pos, int(round(len(neg) * rate / (1 - rate))), replace=False)
-    return np.sort(np.concatenate([pos, neg]))
-
-
-def prior_shift_check(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = None, *, rate: float = 0.5,
-                      folds: int = 5, seed: int = 0) -> dict[str, float]:
-    """How the prior adjustment does when the base rate moves: out-of-fold probabilities resampled to
-    ``rate`` positives, the EM estimate of that rate, and the ECE of the raw, EM- and truth-adjusted
-    probabilities; ``ece_floor``: the ECE a perfectly calibrated probability scores at this ``n``."""
-    from mabpd_kit.corpus.score import adjust_prior, estimate_base_rate
-    from mabpd_kit.metrics.ranking import reliability
-
-    base = params or ArticleScoreConfig()
-    oof = nested_cv(X, y, score_fitter(base, seed), folds=folds, seed=seed)
-    keep = _resample_to(y, rate, np.random.default_rng(seed))
-    p, t, pi = oof[keep], y[keep], float(y.mean())
-    truth = float(t.mean())
-    q, _ = estimate_base_rate(p, pi, base)
-    fold = _folds(y, folds, seed)[keep]
-    errs = [abs(estimate_base_rate(p[fold == f], pi, base)[0] - t[fold == f].mean()) for f in range(folds)]
-    adj, rng = adjust_prior(p, q, pi), np.random.default_rng(seed + 1)
-    floor = float(np.mean([reliability((rng.random(len(adj)) < adj).astype(int), adj)["ece"] for _ in range(200)]))
-    return {"n": int(len(keep)), "truth": truth, "train_rate": pi, "estimate": q, "abs_error": abs(q - truth),
-            "fold_abs_error": float(np.mean(errs)), "mean_p": float(p.mean()),
-            "ece_raw": reliability(t, p)["ece"], "ece_em": reliability(t, adj)["ece"], "ece_floor": floor,
-            "ece_given": reliability(t, adjust_prior(p, truth, pi))["ece"]}
 
 
 def bootstrap_coefficients(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig, *, resamples: int = 1_000,
