@@ -17,7 +17,7 @@ __all__ = ["ArticleScoreConfig", "CorpusConfig"]
 
 @functools.cache
 def _fit_values(name: str) -> dict[str, Any]:
-    """The ``values`` of the fit artefact ``resources/fits/NAME.json`` (:mod:`mabpd_kit.fits` writes it)."""
+    """The ``values`` of the fit artefact ``resources/fits/NAME.json``."""
     p = Path(__file__).parent / "resources" / "fits" / f"{name}.json"
     try:
         return {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(p.read_text("utf-8"))["values"].items()}
@@ -30,10 +30,8 @@ def _fitted(name: str, key: str, **kw: Any) -> Any:  # a default read from a fit
 
 
 class ArticleScoreConfig(_Frozen):
-    """The hyperpartisan-style article score: a regularised logistic regression on length-aware article
-    features read from the trace (:mod:`mabpd_kit.corpus.score`), fitted on SemEval-2019 HyperPartisan (another
-    construct than sentence bias). Coefficients are per standardised feature ((x - center) / scale); the fitted
-    numbers come from ``resources/fits/article_score.json`` (``mabpd fit article_score``)."""
+    """The hyperpartisan-style article score (:mod:`mabpd_kit.corpus.score`), fitted on SemEval-2019
+    HyperPartisan: coefficients per standardised feature ((x - center) / scale), from ``mabpd fit article_score``."""
 
     features: tuple[str, ...] = Field(
         ("share_biased", "log_biased", "spans_per_100w", "top_score", "mix_biased_language", "mix_framing_bias",
@@ -134,8 +132,7 @@ class CorpusConfig(_Frozen):
 
     @property
     def rule(self) -> tuple[str, float]:
-        """The article decision as ``(statistic, threshold)``: ``("p_biased", score_threshold)`` for the
-        score decision, ``(article_stat, article_threshold)`` for the legacy count rule."""
+        """The article decision as ``(statistic, threshold)``."""
         if self.article_decision == "score":
             return "p_biased", self.score_threshold
         return self.article_stat, self.article_threshold

@@ -14,10 +14,7 @@ intervals and effect sizes, and write one offline HTML report.
 >>> mk.corpus.adapt_score(res, gold="label")           # refit the score on your labelled sample (nested CV)
 >>> mk.corpus.adapt(res, gold="label")                 # or the legacy count rule's threshold
 
-Modules: ``settings`` (:class:`CorpusConfig`), ``inputs`` (read), ``articles`` (article mode and
-the decision rule), ``store`` (results file, load, export), ``parallel`` (the runner), ``groups`` (aggregate),
-``threshold`` (adapt), ``score`` and ``scorefit`` (the calibrated article score and its fit),
-``reporting`` (report). Importing this package loads none of them.
+Importing this package loads none of its modules.
 """
 
 from __future__ import annotations
@@ -25,44 +22,23 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import Any
 
-_FACE = {
-    "CorpusConfig": ("mabpd_kit.corpus.settings", "CorpusConfig"),
-    "read": ("mabpd_kit.corpus.inputs", "read"),
-    "Corpus": ("mabpd_kit.corpus.inputs", "Corpus"),
-    "CorpusError": ("mabpd_kit.corpus.inputs", "CorpusError"),
-    "Doc": ("mabpd_kit.corpus.inputs", "Doc"),
-    "ArticleResult": ("mabpd_kit.corpus.articles", "ArticleResult"),
-    "analyze_doc": ("mabpd_kit.corpus.articles", "analyze_doc"),
-    "decide": ("mabpd_kit.corpus.articles", "decide"),
-    "analyze": ("mabpd_kit.corpus.parallel", "analyze"),
-    "make_pipeline": ("mabpd_kit.corpus.parallel", "make_pipeline"),
-    "CorpusResults": ("mabpd_kit.corpus.store", "CorpusResults"),
-    "load": ("mabpd_kit.corpus.store", "load"),
-    "export": ("mabpd_kit.corpus.store", "export"),
-    "aggregate": ("mabpd_kit.corpus.groups", "aggregate"),
-    "compare": ("mabpd_kit.corpus.groups", "compare"),
-    "category_mix": ("mabpd_kit.corpus.groups", "category_mix"),
-    "trend": ("mabpd_kit.corpus.groups", "trend"),
-    "bootstrap_mean": ("mabpd_kit.corpus.groups", "bootstrap_mean"),
-    "cohens_h": ("mabpd_kit.corpus.groups", "cohens_h"),
-    "cliffs_delta": ("mabpd_kit.corpus.groups", "cliffs_delta"),
-    "prevalence": ("mabpd_kit.corpus.prevalence", "prevalence"),
-    "error_rates": ("mabpd_kit.corpus.prevalence", "error_rates"),
-    "ErrorRates": ("mabpd_kit.corpus.prevalence", "ErrorRates"),
-    "densities": ("mabpd_kit.corpus.density", "densities"),
-    "rate_ratios": ("mabpd_kit.corpus.density", "rate_ratios"),
-    "adapt": ("mabpd_kit.corpus.threshold", "adapt"),
-    "adapt_rates": ("mabpd_kit.corpus.threshold", "adapt_rates"),
-    "Adaptation": ("mabpd_kit.corpus.threshold", "Adaptation"),
-    "compare_rules": ("mabpd_kit.corpus.threshold", "compare_rules"),
-    "adapt_score": ("mabpd_kit.corpus.scorefit", "adapt_score"),
-    "ScoreFit": ("mabpd_kit.corpus.scorefit", "ScoreFit"),
-    "score_coefficients": ("mabpd_kit.corpus.score", "coefficients"),
-    "explain": ("mabpd_kit.corpus.score", "explain"),
-    "prior_adjusted": ("mabpd_kit.corpus.score", "prior_adjusted"),
-    "report": ("mabpd_kit.corpus.reporting", "report"),
-    "report_html": ("mabpd_kit.corpus.reporting", "report_html"),
+#: module -> the names it gives this package (``score_coefficients`` is ``score.coefficients``)
+_MODULES = {
+    "settings": ("CorpusConfig",),
+    "inputs": ("read", "Corpus", "CorpusError", "Doc"),
+    "articles": ("ArticleResult", "analyze_doc", "decide"),
+    "parallel": ("analyze", "make_pipeline"),
+    "store": ("CorpusResults", "load", "export"),
+    "groups": ("aggregate", "compare", "category_mix", "trend", "bootstrap_mean", "cohens_h", "cliffs_delta"),
+    "prevalence": ("prevalence", "error_rates", "ErrorRates"),
+    "density": ("densities", "rate_ratios"),
+    "threshold": ("adapt", "adapt_rates", "Adaptation", "compare_rules"),
+    "scorefit": ("adapt_score", "ScoreFit"),
+    "score": ("score_coefficients", "explain", "prior_adjusted"),
+    "reporting": ("report", "report_html"),
 }
+_FACE = {name: (f"mabpd_kit.corpus.{m}", "coefficients" if name == "score_coefficients" else name)
+         for m, names in _MODULES.items() for name in names}
 
 __all__ = sorted(_FACE)
 

@@ -1,39 +1,8 @@
-"""Article mode: an article is split into sentences, each sentence goes through the MABPD pipeline,
-and the article's evidence and decision are built from the sentence decisions.
-
-Article evidence (:class:`ArticleResult`):
-
-- ``share_biased``: biased sentences / analysed sentences (``n_sentences``), always beside
-  ``n_failed_sentences`` and ``share_analysed`` (analysed / analysed + failed; sentences too short
-  to analyse are neither). An article where fewer than ``settings.min_analysed_share`` of them could
-  be analysed **fails** (its evidence is kept, its decision is not made): 1 of 19 is not an article;
-- ``spans_per_100w``: valid evidence spans of the biased sentences (distinct offsets; the
-  EvidenceAgent's counter-evidence, category ``grounding``, left out) per 100 words;
-- ``categories``: the mix of those spans' categories (SPEC 1.2 meta-categories);
-- ``top_spans``: the strongest of them (by score);
-- every sentence with its offsets into the cleaned article (``start``/``end``; ``raw_start``/
-  ``raw_end`` into the text as given), its label, score and route, and for each biased sentence its
-  spans and decision trace (``Decision.explanation()``).
-
-**Decision rule** (``settings.rule``, one threshold on one statistic): by default an article is biased
-iff its calibrated probability ``p_biased`` (:mod:`mabpd_kit.corpus.score`) is at or above
-``settings.score_threshold``; the legacy count rule (``article_decision="count"``) is
-``<settings.article_stat> >= settings.article_threshold``. Records store the evidence, not the decision,
-so another threshold or other coefficients re-decide a stored run (:func:`decide`).
-
-The paper's **direct mode** (``mode="direct"``: the whole article, cut to ``config.text.article_words``
-words, is one decision whose label is ``pred``) stays available for comparison.
-
-**Language** is decided once per article (:func:`article_language`), never per sentence; with the
-rule-based agents an article in another language fails with that reason, with an LLM it is analysed
-and flagged ``unsupported_language``.
-
->>> from mabpd_kit.mabpd import Pipeline
->>> from mabpd_kit.corpus.inputs import Doc
->>> a = analyze_doc(Pipeline(), Doc("a1", "The council met on Monday. Critics slammed the disastrous plan."))
->>> a.n_sentences, a.n_biased, a.share_biased
-(2, 1, 0.5)
-"""
+"""Article mode: an article's sentences go through the MABPD pipeline and its evidence
+(:class:`ArticleResult`) is built from their decisions; the decision rule (:func:`article_pred`)
+and the paper's direct mode (the whole article as one decision). Records keep the evidence, not
+the decision, so another threshold or score re-decides a stored run. The language is decided once
+per article (:func:`article_language`)."""
 
 from __future__ import annotations
 
@@ -116,17 +85,8 @@ class ArticleResult(BaseModel):
 
     @property
     def incomplete(self) -> bool:
-        """Decided, but some of its sentences failed (an endpoint fault): analysed again on resume, where the
-        answer cache makes the sentences already decided free."""
+        """Decided, but some of its sentences failed: analysed again on resume."""
         return not self.failed and self.n_failed_sentences > 0
-
-    @property
-    def p_biased(self) -> float | None:
-        """The calibrated probability that the article is biased, by the shipped score
-        (:func:`mabpd_kit.corpus.score.probability`); None when it failed or was decided whole."""
-        from mabpd_kit.corpus.score import probability
-
-        return probability(self)
 
     def stat(self, name: str = "n_biased", score: ArticleScoreConfig | None = None) -> float | None:
         """An article statistic; ``p_biased`` by the score ``score`` (default: the shipped one)."""
@@ -142,8 +102,7 @@ class ArticleResult(BaseModel):
                             n_biased=self.n_biased)
 
     def row(self, threshold: float, stat: str = "n_biased", score: ArticleScoreConfig | None = None) -> dict[str, Any]:
-        """The flat article row (metadata columns first); ``p_biased`` is always there, ``pred`` is the
-        rule ``stat >= threshold``."""
+        """The flat article row (metadata first); ``pred`` is the rule ``stat >= threshold``."""
         p = self.stat("p_biased", score)
         pred = article_pred(p if stat == "p_biased" else self.stat(stat), threshold, mode=self.mode,
                             failed=self.failed, n_biased=self.n_biased)
@@ -165,9 +124,8 @@ def decide(value: float, threshold: float) -> bool:
 
 def article_pred(value: float | None, threshold: float, *, mode: str = "article", failed: bool = False,
                  n_biased: int = 0) -> int | None:
-    """An article's decision from its record's fields: None when it failed; direct mode, the one
-    decision's label (``n_biased`` is 1 or 0: the threshold does not apply); article mode, the rule
-    (:func:`decide`) on the statistic's ``value``. Every place that decides an article calls this."""
+    """An article's decision: None when it failed; direct mode, its one decision's label; else the rule
+    (:func:`decide`) on ``value``. Every place that decides an article calls this."""
     if failed:
         return None
     if mode == "direct":
@@ -176,8 +134,7 @@ def article_pred(value: float | None, threshold: float, *, mode: str = "article"
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence offsets of an article: each line (paragraph) split by :func:`mabpd_kit.text.split_sentences`,
-    so a heading without a full stop does not run into the next sentence."""
+    """Sentence offsets of an article, line by line (a heading does not run into the next sentence)."""
     from mabpd_kit.text import split_sentences
 
     out: list[tuple[int, int]] = []
@@ -197,15 +154,13 @@ def _failed(doc: Doc, reason: str, mode: str, fp: str, digest: str, **kw: Any) -
                          flags=flags, **kw)
 
 
-#: pipeline -> (its config, a shallow copy with ``text.detect_language`` off): the one stand-in until
-#: ``Pipeline`` has a plain option to take an article's language (branch reno_spine), then it goes
+#: pipeline -> (its config, a shallow copy with ``text.detect_language`` off)
 _QUIET: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 def sentence_pipeline(pipeline: Pipeline) -> Pipeline:
-    """``pipeline`` without its per-item language check (``config.text.detect_language``): the
-    article's language is decided once, by :func:`article_language`, and its sentences take it.
-    A shallow copy (agents, lexicon and LLM shared), made once per pipeline."""
+    """``pipeline`` without its per-item language check (a shallow copy, made once per pipeline): the
+    article's language is decided once and its sentences take it."""
     text_cfg = getattr(pipeline.config, "text", None)
     if not getattr(text_cfg, "detect_language", False):
         return pipeline
@@ -219,12 +174,8 @@ def sentence_pipeline(pipeline: Pipeline) -> Pipeline:
 
 
 def article_language(pipeline: Pipeline, text: str, settings: CorpusConfig | None = None) -> tuple[str | None, str | None]:
-    """``(language, why the article cannot be analysed)`` of an article's cleaned ``text``: decided
-    once for the whole article (:func:`mabpd_kit.language.document_language`; shorter than
-    ``settings.language_min_chars``: ``config.text.languages[0]``). ``(None, None)`` when the
-    pipeline does not detect languages. A language outside ``config.text.languages`` is a reason
-    only for the rule-based agents (an LLM analyses it; the article is flagged). The rule and its message
-    repeat ``Pipeline._language`` (with the corpus's minimum length) until the pipeline takes a language."""
+    """``(language, why the article cannot be analysed)`` of an article's cleaned ``text``; ``(None, None)``
+    when the pipeline does not detect languages. An unknown language stops only the rule-based agents."""
     from mabpd_kit.language import document_language
 
     st = resolve(settings, pipeline.config)
@@ -247,10 +198,8 @@ def _language_flags(lang: str | None, pipeline: Pipeline) -> list[str]:
 def analyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | None = None, *, fingerprint: str = "",
                 digest: str = "", decisions: dict[int, Decision] | None = None) -> ArticleResult:
     """One article through the pipeline, sentence by sentence (or whole, ``settings.mode == "direct"``).
-
-    Never raises: a bad doc or a failure becomes a failed :class:`ArticleResult` with its reason.
-    ``decisions``: sentence decisions already made (the LLM path runs them as one batch), by index.
-    """
+    Never raises: a failure becomes a failed :class:`ArticleResult` with its reason. ``decisions``:
+    sentence decisions already made, by index."""
     st = resolve(settings, pipeline.config)
     if not doc.ok:
         return _failed(doc, doc.reason or "bad row", st.mode, fingerprint, digest)
@@ -264,9 +213,8 @@ def analyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | None = No
 
 async def aanalyze_doc(pipeline: Pipeline, doc: Doc, settings: CorpusConfig | None = None, *,
                        fingerprint: str = "", digest: str = "") -> ArticleResult:
-    """:func:`analyze_doc` on the event loop: the article's sentences go to the LLM together (each call
-    still waits for the endpoint's limit). A sentence whose call was deferred to a Batch API pass
-    fails the article (``deferred``), so the next pass decides it whole."""
+    """:func:`analyze_doc` on the event loop, the sentences sent to the LLM together; a call deferred to a
+    Batch API pass fails the article, so the next pass decides it whole."""
     from mabpd_kit import runs
 
     st = resolve(settings, pipeline.config)
@@ -296,7 +244,7 @@ def _deferred(doc: Doc, ds: list[Any], st: CorpusConfig, fp: str, digest: str) -
 
 
 def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tuple[int, int]], list[bool]]:
-    """``(clean text, sentence offsets, analyse?)`` of an article (shared by the rule and LLM paths)."""
+    """``(clean text, sentence offsets, analyse?)`` of an article."""
     from mabpd_kit.text import clean
 
     ct = clean(doc.text, max_chars=max_chars)
@@ -307,7 +255,6 @@ def plan(doc: Doc, settings: CorpusConfig, max_chars: int) -> tuple[Any, list[tu
 
 def _article(pipeline: Pipeline, doc: Doc, st: CorpusConfig, fp: str, digest: str,
              decisions: dict[int, Decision] | None, planned: Any = None) -> ArticleResult:
-    """Article mode; ``decisions`` (by sentence index) and ``planned`` (:func:`plan`) from the LLM path."""
     ct, spans, todo = planned or plan(doc, st, max(pipeline.config.text.max_chars, st.max_bytes))
     if not spans:
         return _failed(doc, "empty text (nothing left after cleaning)", "article", fp, digest)
@@ -387,8 +334,7 @@ def _evidence(doc: Doc, text: str, flags: list[str], sents: list[SentenceResult]
 
 def _direct(pipeline: Pipeline, doc: Doc, st: CorpusConfig, fp: str, digest: str,
             decision: Decision | None = None) -> ArticleResult:
-    """The paper's direct mode: the article (cut to the pipeline's ``text.truncate_words``) as one item.
-    ``share_biased`` is then 1.0 or 0.0 and ``pred`` is that label (:meth:`ArticleResult.pred`)."""
+    """The paper's direct mode: the article (cut to ``text.truncate_words``) as one item."""
     from mabpd_kit.text import clean
 
     lang, why = article_language(pipeline, clean(doc.text, max_chars=pipeline.config.text.max_chars).text, st)

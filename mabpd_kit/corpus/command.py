@@ -1,20 +1,6 @@
-"""Command-line entry points for corpus analysis, used by ``mabpd analyze`` and ``mabpd report``.
-
-Same shape as a ``cli`` command module (``add_arguments(parser)``, ``run(args) -> int``), twice:
-
-- ``mabpd analyze CORPUS`` (a .csv/.tsv/.jsonl/.json/.parquet file or a folder of .txt/.html files):
-  :func:`add_arguments` / :func:`run`: analyse into a resumable results file, then optionally export
-  rows and write the report;
-- ``mabpd report RESULTS.jsonl``: :func:`add_report_arguments` / :func:`run_report`.
-
-A corpus that cannot be read at all is one line on stderr and exit code 2 (no traceback); bad rows
-are flagged in the results and the run goes on. :func:`is_corpus` tells ``analyze`` which path to take.
-
-No option is accepted only to be ignored: one that this run cannot honour (``--by`` without
-``--report``, ``--level`` without ``--export``, a text-input option such as ``--format`` on a
-corpus...) is refused before anything runs, in one line naming it and why, exit code 2
-(:func:`refusal`).
-"""
+"""The corpus side of ``mabpd analyze CORPUS`` (:func:`add_corpus_options`, :func:`run`) and of
+``mabpd report RESULTS.jsonl`` (:func:`add_report_arguments`, :func:`run_report`). An option a run
+cannot honour is refused before anything runs (:func:`refusal`), one line and exit code 2."""
 
 from __future__ import annotations
 
@@ -45,8 +31,7 @@ _TEXT_OPTIONS = (
 )
 
 def is_corpus(path: str) -> bool:
-    """A folder or a file a corpus reader takes (:data:`mabpd_kit.corpus.rows.READERS`): ``mabpd analyze``
-    runs corpus analysis on it (else: plain text)."""
+    """A folder or a file a corpus reader takes (else ``mabpd analyze`` reads plain text)."""
     from mabpd_kit.corpus.inputs import CorpusError, reader  # the folder reader is defined there
 
     try:
@@ -135,15 +120,14 @@ def refusal(args: argparse.Namespace) -> str | None:
 
 @contextlib.contextmanager
 def _quiet_dates() -> Iterator[None]:
-    """pandas warns when it guesses a date format value by value (free-text dates): the report says
-    how many values are not dates instead (:func:`_date_note`)."""
+    """No pandas warning on free-text dates: :func:`_date_note` counts them instead."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*[Cc]ould not infer format.*")
         yield
 
 
 def _date_note(summary: Any, date: str) -> str | None:
-    """'N of M values of DATE are not dates (left out of the trend)', or None when every value is one."""
+    """'N of M values of DATE are not dates (left out of the trend)', or None."""
     from mabpd_kit.corpus.groups import month
 
     values = summary.frame[date].tolist() if date in summary.frame else [None] * len(summary.frame)
@@ -199,8 +183,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _after(args: argparse.Namespace, out: Path, st: Any, res: Any) -> int:
-    """What ``mabpd analyze`` says and writes after a run, from one read of the results file."""
-    from mabpd_kit.corpus.reporting import report, summary_of
+    """What ``mabpd analyze`` says and writes after a run."""
+    from mabpd_kit.corpus.reporting import summary_of
     from mabpd_kit.corpus.store import export, failed_sentences_note
 
     summary = summary_of(out, by=args.by, date=args.date, leaning=args.leaning, settings=st)
@@ -219,18 +203,33 @@ def _after(args: argparse.Namespace, out: Path, st: Any, res: Any) -> int:
         n = export(out, args.export, level=level, settings=st)
         print(f"wrote {n} {level} rows to {args.export}", file=sys.stderr)
     if args.report:
-        for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-            why = summary.missing(col) if col else None
-            if why is not None:
-                print(f"mabpd analyze: error: {flag}: {why}; no report written", file=sys.stderr)
-                return 2
-        with _quiet_dates():
-            report(summary, args.report, by=args.by, date=args.date, settings=st, leaning=args.leaning)
-        note = _date_note(summary, args.date) if args.date else None
-        if note:
-            print(f"mabpd analyze: {note}", file=sys.stderr)
+        why = _missing_column(summary, args)
+        if why is not None:
+            print(f"mabpd analyze: error: {why}; no report written", file=sys.stderr)
+            return 2
+        _write_report("mabpd analyze", summary, args, args.report, settings=st)
         print(f"wrote {args.report}", file=sys.stderr)
     return 1 if done and counts["failed"] == done else 0
+
+
+def _missing_column(summary: Any, args: argparse.Namespace) -> str | None:
+    """'--by: no article has a column ...' for the first of --by and --leaning no article has, or None."""
+    for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
+        why = summary.missing(col) if col else None
+        if why is not None:
+            return f"{flag}: {why}"
+    return None
+
+
+def _write_report(prog: str, summary: Any, args: argparse.Namespace, path: str, **kw: Any) -> None:
+    """The report of ``summary`` at ``path``, then a line on the values of --date that are not dates."""
+    from mabpd_kit.corpus.reporting import report
+
+    with _quiet_dates():
+        report(summary, path, by=args.by, date=args.date, leaning=args.leaning, **kw)
+    note = _date_note(summary, args.date) if args.date else None
+    if note:
+        print(f"{prog}: {note}", file=sys.stderr)
 
 
 def _decided(summary: Any, st: Any) -> str:
@@ -245,8 +244,7 @@ def _decided(summary: Any, st: Any) -> str:
 
 
 def _threshold_refusal(threshold: float | None, st: Any) -> str | None:
-    """Why ``--threshold`` cannot be the article rule's (one line), or None: the score decision's is a
-    probability (0 to 1); the count rule's any count (the flag's type already refused nan, inf and < 0)."""
+    """Why ``--threshold`` cannot be the article rule's, or None (the score decision's is 0 to 1)."""
     if threshold is not None and st.article_decision == "score" and threshold > 1:
         return (f"--threshold {threshold:g} is on the probability p_biased, so from 0 to 1 (with "
                 "corpus.article_decision 'count' it is a count)")
@@ -254,7 +252,7 @@ def _threshold_refusal(threshold: float | None, st: Any) -> str | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from mabpd_kit.corpus.reporting import report, summary_of
+    from mabpd_kit.corpus.reporting import summary_of
     from mabpd_kit.corpus.settings import resolve
 
     if not Path(args.results).is_file():
@@ -262,19 +260,13 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     why = _threshold_refusal(args.threshold, resolve(None))
     summary = summary_of(args.results, by=args.by, date=args.date, leaning=args.leaning, threshold=args.threshold)
-    for flag, col in (("--by", args.by), ("--leaning", args.leaning)):
-        if why is None and col and (missing := summary.missing(col)) is not None:
-            why = f"{flag}: {missing}"
+    why = why or _missing_column(summary, args)
     if why is not None:
         print(f"mabpd report: error: {why}", file=sys.stderr)
         return 2
     if not len(summary):
         print(f"mabpd report: {args.results} holds no article results", file=sys.stderr)
         return 2
-    with _quiet_dates():
-        report(summary, args.output, by=args.by, date=args.date, title=args.title, leaning=args.leaning)
-    note = _date_note(summary, args.date) if args.date else None
-    if note:
-        print(f"mabpd report: {note}", file=sys.stderr)
+    _write_report("mabpd report", summary, args, args.output, title=args.title)
     print(f"wrote {args.output} ({len(summary)} articles)", file=sys.stderr)
     return 0

@@ -1,24 +1,6 @@
-"""Densities per group with length as the exposure, and rate ratios between groups.
-
-A group that writes longer articles has more biased sentences and more spans per article whatever
-its style, and the article score rises with length, so per-article figures can rank groups by
-length. Here a group's rate is its events over its words: biased sentences per 1,000 words
-(``n_biased`` / ``n_words``) and evidence spans per 100 words (``n_spans`` / ``n_words``). That is the
-maximum-likelihood rate of a count model with a log-length offset and one rate per group; its
-interval, and the ratio of two groups' rates, come from a percentile bootstrap over the *articles*
-of each group (``settings.bootstrap_resamples``, seeded per group), which carries both the
-overdispersion a Poisson model would miss and the clustering of sentences within articles.
-
->>> import pandas as pd
->>> df = pd.DataFrame({"outlet": ["a"] * 20 + ["b"] * 20, "n_words": [500, 1500] * 20,
-...                    "n_biased": [2, 6] * 10 + [1, 3] * 10, "n_spans": [5, 15] * 10 + [5, 15] * 10})
->>> d = densities(df, "outlet", settings=CorpusConfig(bootstrap_resamples=200))
->>> d[["outlet", "words", "biased_per_1000w", "spans_per_100w_rate"]].to_dict("records")
-[{'outlet': 'a', 'words': 20000, 'biased_per_1000w': 4.0, 'spans_per_100w_rate': 1.0}, {'outlet': 'b', 'words': 20000, 'biased_per_1000w': 2.0, 'spans_per_100w_rate': 1.0}]
->>> r = rate_ratios(df, "outlet", settings=CorpusConfig(bootstrap_resamples=200))
->>> r[["group_a", "group_b", "ratio"]].to_dict("records")
-[{'group_a': 'a', 'group_b': 'b', 'ratio': 2.0}]
-"""
+"""Densities per group with length as the exposure (a group's events over its words, so longer articles
+do not rank a group higher), and rate ratios between groups; intervals by a percentile bootstrap over
+each group's articles, which carries overdispersion and the clustering of sentences in articles."""
 
 from __future__ import annotations
 
@@ -38,8 +20,6 @@ __all__ = ["DENSITIES", "densities", "rate_ratios"]
 
 #: name -> (event column, words per unit): the densities reported per group
 DENSITIES = {"biased_per_1000w": ("n_biased", 1000.0), "spans_per_100w_rate": ("n_spans", 100.0)}
-#: at most this many cells of a (resamples, articles) index matrix at once (32 MB)
-_CELLS = 4_000_000
 
 
 def _usable(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -53,14 +33,11 @@ def _usable(df: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def _boot_sums(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Column sums of ``values`` (articles x columns) over ``resamples`` bootstrap resamples of the articles,
-    drawn a block at a time (at most :data:`_CELLS` indices)."""
-    n = len(values)
+    """Column sums of ``values`` (articles x columns) over bootstrap resamples of the articles, in blocks."""
+    from mabpd_kit.corpus.prevalence import boot_blocks
+
     out = np.empty((resamples, values.shape[1]))
-    step = max(1, _CELLS // max(n, 1))
-    for a in range(0, resamples, step):
-        b = min(resamples, a + step)
-        ix = rng.integers(0, n, size=(b - a, n))
+    for a, b, ix in boot_blocks(len(values), resamples, rng):
         out[a:b] = np.stack([values[ix, j].sum(axis=1) for j in range(values.shape[1])], axis=1)
     return out
 
@@ -73,9 +50,8 @@ def _group_boot(part: pd.DataFrame, columns: Sequence[str], st: CorpusConfig, g:
 
 
 def densities(df: pd.DataFrame, by: str, *, settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """One row per group (ordered by name): ``n`` articles, ``words``, and each density of
-    :data:`DENSITIES` (events per unit of words over the whole group) with its bootstrap interval
-    over articles (``<name>_lo``/``_hi``); ``small`` when ``n < settings.min_group``."""
+    """One row per group (by name): ``n``, ``words``, each density of :data:`DENSITIES` with its
+    bootstrap interval, and ``small``."""
     import pandas as pd
 
     st = resolve(settings)
@@ -102,9 +78,8 @@ def densities(df: pd.DataFrame, by: str, *, settings: CorpusConfig | None = None
 
 def rate_ratios(df: pd.DataFrame, by: str, *, measure: str = "biased_per_1000w", groups: Sequence[Any] | None = None,
                 settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """Every pair of groups: the ratio of their rates of ``measure`` (a name of :data:`DENSITIES`),
-    ``group_a`` over ``group_b``, with length as the exposure and a percentile bootstrap interval
-    (articles resampled within each group, independently). ``clear``: the interval excludes 1."""
+    """Every pair of groups: the ratio of their rates of ``measure`` (``group_a`` over ``group_b``) with its
+    bootstrap interval; ``clear``: the interval excludes 1."""
     import pandas as pd
 
     if measure not in DENSITIES:
@@ -134,7 +109,7 @@ def rate_ratios(df: pd.DataFrame, by: str, *, measure: str = "biased_per_1000w",
 
 
 def _ratio(ra: float | None, rb: float | None, ba: Any, bb: Any, alpha: float) -> tuple[float, float, float]:
-    """The ratio of two rates and its percentile interval (nan when a rate is missing or zero below)."""
+    """The ratio of two rates and its percentile interval (nan when it cannot be told)."""
     if ra is None or rb is None or rb == 0:
         return math.nan, math.nan, math.nan
     with np.errstate(divide="ignore", invalid="ignore"):

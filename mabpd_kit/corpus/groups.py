@@ -1,23 +1,6 @@
-"""Aggregation by any metadata column (outlet, topic, month): bootstrap intervals over articles,
-effect sizes between groups, the category mix per group, the trend over time.
-
-Every function takes the article frame (``results.to_frame()``; failed articles are left out) and
-returns a frame. Intervals are percentile bootstraps over the *articles* of a group
-(``settings.bootstrap_resamples`` resamples, ``settings.confidence``), seeded per group from
-``settings.seed`` and the group's name, so a group's interval does not depend on which other groups
-are present. A group with fewer than ``settings.min_group`` articles is flagged (``small`` and a
-``warning``): its interval is wide and an outlet comparison with it says little.
-
->>> import pandas as pd
->>> df = pd.DataFrame({"outlet": ["a"] * 4 + ["b"] * 4, "pred": [1, 1, 1, 0, 0, 0, 1, 0],
-...                    "share_biased": [.5, .4, .6, .1, .0, .1, .3, .2], "failed": False})
->>> aggregate(df, by="outlet", settings=CorpusConfig(min_group=2))[["outlet", "n", "biased_rate"]].to_dict("records")
-[{'outlet': 'a', 'n': 4, 'biased_rate': 0.75}, {'outlet': 'b', 'n': 4, 'biased_rate': 0.25}]
->>> round(cohens_h(0.75, 0.25), 3)
-1.047
->>> cliffs_delta([.5, .4, .6, .1], [.0, .1, .3, .2])
-0.6875
-"""
+"""Aggregation of the article frame by any metadata column (outlet, topic, month): percentile bootstrap
+intervals over each group's articles (seeded per group, so a group's interval does not depend on the
+others), effect sizes between groups, the category mix, the trend. Failed articles are left out."""
 
 from __future__ import annotations
 
@@ -28,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mabpd_kit.corpus.prevalence import group_seed
+from mabpd_kit.corpus.prevalence import _CELLS, boot_blocks, group_seed
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 
 if TYPE_CHECKING:
@@ -43,9 +26,7 @@ MEASURES = ("pred", "share_biased", "spans_per_100w")
 
 def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float,
                    seed: int | Sequence[int]) -> tuple[float, float, float]:
-    """``(mean, lo, hi)``: percentile bootstrap of the mean (``resamples`` resamples of the values with
-    replacement, drawn as one ``(resamples, n)`` matrix of indices from ``default_rng(seed)``; a large
-    group is resampled from its value counts in bounded memory, see :func:`_large_means`)."""
+    """``(mean, lo, hi)``: percentile bootstrap of the mean (a large group in bounded memory)."""
     x = np.asarray(values, dtype=float)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
@@ -61,20 +42,15 @@ def bootstrap_mean(values: Sequence[float], *, resamples: int, confidence: float
 
 
 #: a bootstrap drawn as one (resamples, n) matrix of indices up to this many cells; above it, from the
-#: value counts (the same distribution, far fewer draws) or in blocks of at most _CELLS cells (32 MB)
+#: value counts (the same distribution, far fewer draws) or in blocks of at most _CELLS cells
 _EXACT = 250_000
-_CELLS = 4_000_000
 #: distinct values up to which a large group is resampled from its value counts
 _DISTINCT = 4_096
 
 
 def _large_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """The means of ``resamples`` bootstrap resamples of a large ``x`` in bounded memory.
-
-    Drawing n values with replacement from x is a multinomial draw of counts over its distinct
-    values (a binomial for 0/1 decisions), so with few distinct values each resample is drawn from
-    the value counts: ``resamples x distinct`` numbers, not ``resamples x n``. With many distinct
-    values, the index matrix is drawn a block of resamples at a time (at most ``_CELLS`` cells)."""
+    """The means of ``resamples`` bootstrap resamples of a large ``x``: a multinomial draw over its
+    distinct values when they are few, else blocks of at most ``_CELLS`` indices."""
     n = len(x)
     vals, counts = np.unique(x, return_counts=True)
     out = np.empty(resamples)
@@ -85,10 +61,8 @@ def _large_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.
             b = min(resamples, a + step)
             out[a:b] = rng.multinomial(n, p, size=b - a) @ vals / n
         return out
-    step = max(1, _CELLS // n)
-    for a in range(0, resamples, step):
-        b = min(resamples, a + step)
-        out[a:b] = x[rng.integers(0, n, size=(b - a, n))].mean(axis=1)
+    for a, b, ix in boot_blocks(n, resamples, rng):
+        out[a:b] = x[ix].mean(axis=1)
     return out
 
 
@@ -120,11 +94,7 @@ def _ok(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def month(values: Any) -> Any:
-    """Dates (strings or timestamps) as ``YYYY-MM`` strings (unparseable -> None): ``df["month"] = month(df.published_at)``.
-
-    Each value is read on its own (``format="mixed"``): free text among the dates prints no pandas
-    warning and stays a non-date, and a second date format is read too (with one format inferred
-    from the first value, every value written another way was a non-date)."""
+    """Dates (strings or timestamps) as ``YYYY-MM`` strings, each read on its own (unparseable -> None)."""
     import pandas as pd
 
     d = pd.to_datetime(pd.Series(values), errors="coerce", utc=True, format="mixed")
@@ -133,16 +103,10 @@ def month(values: Any) -> Any:
 
 def aggregate(df: pd.DataFrame | Any, by: str, *, measures: Sequence[str] = MEASURES,
               settings: CorpusConfig | None = None, rates: Any = None, exposure: bool = True) -> pd.DataFrame:
-    """One row per group: ``n`` articles, each measure's mean with its bootstrap interval
-    (``<measure>_lo``/``_hi``; ``pred`` is reported as ``biased_rate``), ``small`` and a ``warning``
-    when ``n < settings.min_group``. Rows are ordered by group name.
-
-    With ``exposure`` and an ``n_words`` column, the group's densities with length as the exposure
-    (:func:`mabpd_kit.corpus.density.densities`: ``words``, ``biased_per_1000w``, ``spans_per_100w_rate``
-    and their intervals). With each article's sentence bins (pass the :class:`CorpusResults` itself,
-    or a frame with a ``bins`` column), the corrected share of biased sentences and classify-and-count
-    (:func:`mabpd_kit.corpus.prevalence.prevalence`; ``rates``: your labelled sample's error rates,
-    default the shipped BABE train ones)."""
+    """One row per group (by name): ``n``, each measure's mean with its bootstrap interval (``pred`` as
+    ``biased_rate``), ``small`` and a ``warning`` under ``settings.min_group``; with ``exposure`` and
+    ``n_words``, the densities (:func:`mabpd_kit.corpus.density.densities`); with sentence bins (the
+    :class:`CorpusResults` itself, or a ``bins`` column), the corrected share (``rates``)."""
     import pandas as pd
 
     st = resolve(settings)
@@ -172,7 +136,6 @@ def aggregate(df: pd.DataFrame | Any, by: str, *, measures: Sequence[str] = MEAS
 
 def _with_measures(out: pd.DataFrame, data: pd.DataFrame, by: str, st: CorpusConfig, rates: Any,
                    exposure: bool) -> pd.DataFrame:
-    """``out`` with the densities (an ``n_words`` column) and the corrected share (a ``bins`` column)."""
     if exposure and "n_words" in data:
         from mabpd_kit.corpus.density import densities
 
@@ -189,8 +152,7 @@ def _with_measures(out: pd.DataFrame, data: pd.DataFrame, by: str, st: CorpusCon
 
 
 def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """The article frame of a :class:`CorpusResults` with each article's sentences per bin (``bins``,
-    cut at the error rates' edges: ``rates`` or the shipped ones)."""
+    """The article frame of a :class:`CorpusResults` with each article's sentences per bin (``bins``)."""
     from mabpd_kit.corpus.prevalence import article_bins, shipped_rates
 
     edges = (rates or shipped_rates()).edges
@@ -202,8 +164,7 @@ def with_bins(results: Any, *, rates: Any = None, settings: CorpusConfig | None 
 def compare(df: pd.DataFrame, by: str, *, measure: str = "share_biased", groups: Sequence[Any] | None = None,
             settings: CorpusConfig | None = None) -> pd.DataFrame:
     """Every pair of groups: the difference in the share of biased articles with Cohen's h, and Cliff's
-    delta on ``measure`` (an article-level number, e.g. the share of biased sentences), each with its
-    conventional magnitude. ``small`` marks pairs where either group is under ``settings.min_group``."""
+    delta on ``measure``, each with its conventional magnitude."""
     import pandas as pd
 
     st = resolve(settings)
@@ -225,10 +186,8 @@ def compare(df: pd.DataFrame, by: str, *, measure: str = "share_biased", groups:
 
 
 def category_mix(df: pd.DataFrame, by: str, *, results: Any = None) -> pd.DataFrame:
-    """Evidence spans per category in each group (long form: group, category, n, share of the group's spans).
-
-    Reads the ``categories`` of each article (pass ``results`` - the :class:`CorpusResults` - when
-    ``df`` is a plain article frame without them)."""
+    """Evidence spans per category in each group (long form: group, category, n, share); ``results``:
+    where the categories are when ``df`` has none."""
     import pandas as pd
 
     data = _ok(df)
@@ -256,8 +215,7 @@ def category_mix(df: pd.DataFrame, by: str, *, results: Any = None) -> pd.DataFr
 
 def trend(df: pd.DataFrame, date: str = "published_at", *, by: str | None = None,
           settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """The share of biased articles per month (``YYYY-MM`` from ``date``), with bootstrap intervals,
-    overall or per group (``by``)."""
+    """The share of biased articles per month of ``date``, overall or per group (``by``)."""
     data = _ok(df).copy()
     if date not in data:
         raise ValueError(f"no date column {date!r} (columns: {list(data.columns)})")

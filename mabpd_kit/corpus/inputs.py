@@ -1,28 +1,6 @@
-"""Reading a researcher's corpus: any format of the readers' table (:data:`mabpd_kit.corpus.rows.READERS`:
-CSV, TSV, JSONL, JSON, Parquet, compressed or not), a folder of .txt/.html files, or a DataFrame.
-
-:func:`read` returns a :class:`Corpus`: a lazy, re-iterable stream of :class:`Doc` records (read as it is
-iterated). Rows come in **as written** and **every row once**:
-
-- a cell is the string in the file (``0000645`` stays ``0000645``; an empty cell is ``None``); JSON
-  values keep their type (an id is their text);
-- ids: ``id_col``, else the row number, or the file's path in a folder; a missing, repeated or
-  unreadable id gets a made-up one (``line12``, ``d1#dup2``) that is never one of the file's real ids;
-- a malformed row (broken quoting, extra fields, not a JSON object) is a bad row with its line number,
-  and the rows after it are read as they are; one decoder with the text layer (a byte-order mark, else
-  UTF-8, else Windows-1252, flagged ``encoding:cp1252``);
-- a folder: every entry gets a record, read or flagged with its reason; nothing outside the folder is
-  read unless ``follow_symlinks=True``.
-
-A bad row (empty, missing, binary, too large, a duplicate id, malformed) comes through as a doc with
-``reason`` set: the batch goes on and the reason ends up in the output. HTML is cleaned later by the
-text layer (:func:`mabpd_kit.text.clean`), which keeps offsets back to the raw input.
-
->>> import pandas as pd
->>> docs = list(read(pd.DataFrame({"text": ["A plain report.", ""], "outlet": ["a", "b"]})))
->>> [(d.id, d.ok, d.reason, d.meta) for d in docs]
-[('0', True, None, {'outlet': 'a'}), ('1', False, 'empty text', {'outlet': 'b'})]
-"""
+"""Reading a corpus (a file of :data:`mabpd_kit.corpus.rows.READERS`, a folder of .txt/.html files, a
+DataFrame) as a lazy stream of :class:`Doc` records: every row once, cells as written, made-up ids never
+one of the file's real ids, a bad row a doc with its ``reason`` (the batch goes on)."""
 
 from __future__ import annotations
 
@@ -33,14 +11,11 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mabpd_kit.corpus.rows import ENCODING_FLAG, CorpusError, Reader, reader
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
 from mabpd_kit.decoding import bom, decode_bytes
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["Corpus", "CorpusError", "Doc", "read"]
 
@@ -50,8 +25,7 @@ _FOLLOW_HINT = "--follow-symlinks, or read(..., follow_symlinks=True), reads it"
 
 @dataclass
 class Doc:
-    """One article (or sentence) of the corpus. ``reason`` is set when the row is bad; ``flags`` say
-    what was done to read it (``encoding:cp1252``: not UTF-8, decoded as Windows-1252; ``no_id``)."""
+    """One article of the corpus; ``reason`` is set when the row is bad, ``flags`` say how it was read."""
 
     id: str
     text: str
@@ -86,7 +60,7 @@ def _jsonable(v: Any) -> Any:
 
 
 def _id_text(v: Any) -> str | None:
-    """An id cell as text, as written (``None`` for a missing one: empty, NaN, null)."""
+    """An id cell as text, as written (``None`` for a missing one)."""
     v = _jsonable(v)
     if v is None or v == "":
         return None
@@ -149,7 +123,7 @@ class _Ids:
 
 
 class Corpus:
-    """A lazy, re-iterable corpus. ``iter(corpus)`` yields :class:`Doc` s in order, reading as it goes."""
+    """A lazy, re-iterable corpus of :class:`Doc` s, read as it is iterated."""
 
     def __init__(self, source: Any, text_col: str | None = None, id_col: str | None = None,
                  settings: CorpusConfig | None = None, format: str | None = None,
@@ -171,13 +145,6 @@ class Corpus:
 
     def __iter__(self) -> Iterator[Doc]:
         return self.reader.docs(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The whole corpus as one frame: id, text, reason, flags, then the metadata columns (small corpora)."""
-        import pandas as pd
-
-        return pd.DataFrame([{"id": d.id, "text": d.text, "reason": d.reason, "flags": ",".join(d.flags), **d.meta}
-                             for d in self])
 
     # -- tables ----------------------------------------------------------------------------------
     def table(self, rows: Iterator[Any]) -> Iterator[Doc]:
@@ -215,7 +182,6 @@ class Corpus:
             yield Doc(id=rid, text=text if reason is None else "", meta=meta, reason=reason, flags=flags)
 
     def _real_ids(self) -> set[str]:
-        """Every id written in the id column (made-up ids must be none of them)."""
         rows = self.reader.rows(self.source, self.settings)
         next(rows, None)
         out = set()
@@ -238,8 +204,7 @@ class Corpus:
 
     # -- a folder of files -------------------------------------------------------------------------
     def _folder(self) -> Iterator[Doc]:
-        """Every entry, depth first in name order, walked with a stack of open listings (no recursion,
-        so no depth is too deep for Python); a folder below ``settings.max_depth`` is flagged, not read."""
+        """Every entry, depth first in name order, walked with a stack (no recursion limit)."""
         root = Path(self.source)
         real_root = root.resolve()
         stack = [self._walk(root, "", real_root, frozenset({real_root}), 1)]
@@ -312,8 +277,8 @@ class Corpus:
                 yield self._file(real or path, rel, meta)
 
     def _file(self, path: Path, rel: str, meta: dict[str, Any]) -> Doc:
-        """One regular file, opened without following a link (it may have been swapped for one) and
-        without blocking (nor for a FIFO swapped in since the folder was listed)."""
+        """One regular file, opened without following a link and without blocking (it may have been
+        swapped for a link or a FIFO since the folder was listed)."""
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
         limit = self.settings.max_bytes
         try:
@@ -353,12 +318,9 @@ def read(source: Any, text_col: str | None = None, id_col: str | None = None, *,
          settings: CorpusConfig | None = None, format: str | None = None, follow_symlinks: bool = False) -> Corpus:
     """A corpus from a CSV/TSV/JSONL/Parquet file, a folder of .txt/.html files, or a DataFrame.
 
-    ``text_col``: the text column (default: the first of ``settings.text_columns`` present);
-    ``id_col``: the id column (default: the row number; a folder uses the file's relative path).
-    Every other column is kept as metadata, as written. ``follow_symlinks``: a folder's symbolic
-    links may lead out of it (default: such a link is flagged, not read). Raises
-    :class:`CorpusError` only when the source as a whole cannot be read; bad rows come through with
-    a ``reason``.
-    """
+    ``text_col``: default the first of ``settings.text_columns`` present; ``id_col``: default the row
+    number (a folder: the file's relative path); other columns are metadata, as written.
+    ``follow_symlinks``: read a folder's links that lead out of it. Raises :class:`CorpusError` only
+    when the source as a whole cannot be read."""
     return Corpus(source, text_col=text_col, id_col=id_col, settings=settings, format=format,
                   follow_symlinks=follow_symlinks)

@@ -1,13 +1,6 @@
-"""Running a corpus on the one runner (:func:`mabpd_kit.runs.run`): an article is an item.
-
-:func:`analyze` streams the corpus through :class:`ArticleStep` into the results file, which is the run's
-checkpoint: rule-based on local processes (``settings.chunk_articles`` per task) or Dask
-(``settings.dask_partition_articles`` per partition); with an LLM in this process (or each Dask worker
-connecting itself), under the runner's one in-flight and deadline policy (:meth:`mabpd_kit.runs.RunSpec.with_llm`).
-An article already in the file with the same id, text digest and fingerprint (pipeline and models,
-article mode, sentence settings) is not analysed again; failed ones are, except bad rows. The article
-threshold is not in the fingerprint: records keep the evidence and :func:`~mabpd_kit.corpus.store.load` decides.
-"""
+"""Running a corpus on the one runner (:func:`mabpd_kit.runs.run`), an article an item: :func:`analyze`
+streams it through :class:`ArticleStep` into the results file, its checkpoint. The article threshold is
+not in the fingerprint: records keep the evidence and :func:`~mabpd_kit.corpus.store.load` decides."""
 
 from __future__ import annotations
 
@@ -31,9 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["ArticleStep", "analyze", "make_pipeline", "run_config"]
 
 def run_config(config: Config | None = None, settings: CorpusConfig | None = None) -> Config:
-    """The pipeline configuration of a corpus run, with its corpus settings resolved once into
-    ``config.corpus`` (direct mode also cuts each article to ``config.text.article_words``, the
-    paper's setting, unless ``config.text.truncate_words`` already says otherwise)."""
+    """The pipeline configuration of a corpus run, its settings in ``config.corpus`` (direct mode cuts
+    each article to ``config.text.article_words`` unless ``text.truncate_words`` is set)."""
     from mabpd_kit.config import Config
 
     cfg = config or Config()
@@ -55,13 +47,12 @@ def make_pipeline(config: Config | None = None, llm: LLM | None = None,
 
 @dataclass
 class ArticleStep:
-    """The runner's step for one article (picklable: a worker builds its pipeline once, on first use)."""
+    """The runner's step for one article (picklable: a worker builds its pipeline on first use)."""
 
     config: Config
     fingerprint: str
     llm: Any = field(default=None, repr=False)
-    #: how a worker process connects to the same endpoint (base URL, model, cache folder; never a key: a
-    #: Dask worker reads its own from its environment); set when the step is pickled with an LLM
+    #: how a worker connects to the same endpoint (:func:`_spec`; never a key)
     llm_spec: dict[str, Any] | None = None
 
     @property
@@ -70,7 +61,6 @@ class ArticleStep:
 
     @property
     def pipeline(self) -> Pipeline:
-        """Built on first use and kept on the step (a worker keeps its copy of the step for the run)."""
         p = self.__dict__.get("_pipeline")
         if p is None:
             llm = self.llm
@@ -108,15 +98,14 @@ class ArticleStep:
 
 
 def _spec(llm: LLM, concurrency: int) -> dict[str, Any]:
-    """How a worker connects to ``llm``'s endpoint: URL, model, cache folder and mode, its share of the limit;
-    never the key (a worker reads its own from its environment)."""
+    """How a worker connects to ``llm``'s endpoint, with its share of the limit; never the key."""
     directory = getattr(llm.cache, "directory", None)  # a ResponseCache's folder (a replayed pack has none)
     return {"base_url": llm.endpoint, "model": llm.model, "cache_mode": llm.cache_mode,
             "cache_dir": str(directory) if directory is not None else None, "concurrency": concurrency}
 
 
 def _worker_step(cfg: Config, fp: str, llm: LLM, n_workers: int | None, scheduler: str | None) -> ArticleStep:
-    """The step of an LLM run on Dask: each worker connects itself, with its share of the endpoint's limit."""
+    """The step of an LLM run on Dask: each worker connects itself."""
     if n_workers is None and scheduler is not None:
         from mabpd_kit.runs.dask import cluster_workers
 
@@ -127,8 +116,7 @@ def _worker_step(cfg: Config, fp: str, llm: LLM, n_workers: int | None, schedule
 
 
 def _fingerprint(models: str, st: CorpusConfig) -> str:
-    """What a results line is valid for: the pipeline (configuration and models), the sentence settings and
-    the article's failure and language rules ("article-language": decided per article, not per sentence)."""
+    """What a results line is valid for: the pipeline, the sentence settings and the article rules."""
     return runs.fingerprint(models, st.mode, st.min_sentence_words, st.top_spans, st.max_bytes,
                             "article-language", st.min_analysed_share, st.language_min_chars)
 
@@ -137,32 +125,14 @@ def _digest(doc: Doc) -> str:
     return runs.digest({"text": doc.text, "reason": doc.reason, "meta": doc.meta})
 
 
-def analyze(
-    corpus: Any,
-    out: str | Path,
-    *,
-    config: Config | None = None,
-    llm: LLM | None = None,
-    settings: CorpusConfig | None = None,
-    workers: int | None = None,
-    text_col: str | None = None,
-    id_col: str | None = None,
-    progress: bool = False,
-    load_results: bool = True,
-    engine: str | None = None,
-    scheduler: str | None = None,
-) -> CorpusResults | dict[str, float]:
-    """Analyse a corpus (a :class:`~mabpd_kit.corpus.inputs.Corpus`, or anything :func:`read` takes)
-    into the results file ``out``, resuming from it. Returns :class:`CorpusResults`, read lazily from
-    the file (or, with ``load_results=False``, the run's counts).
-
-    ``engine``: "local" (default: ``workers`` processes on the rule-based path, default
-    ``settings.workers``, else every core; the LLM path in this process) or "dask" (``scheduler``:
-    a cluster's address, else a ``LocalCluster`` of ``workers``). With an LLM on Dask each worker
-    connects to the same endpoint itself (its key from its own environment), with the endpoint's
-    concurrency divided among the workers; the answer cache is shared when its folder is on a
-    filesystem every worker sees (docs/scale.md).
-    """
+def analyze(corpus: Any, out: str | Path, *, config: Config | None = None, llm: LLM | None = None,
+            settings: CorpusConfig | None = None, workers: int | None = None, text_col: str | None = None,
+            id_col: str | None = None, progress: bool = False, load_results: bool = True, engine: str | None = None,
+            scheduler: str | None = None) -> CorpusResults | dict[str, float]:
+    """Analyse a corpus (a :class:`~mabpd_kit.corpus.inputs.Corpus`, or anything :func:`read` takes) into
+    the results file ``out``, resuming from it; returns :class:`CorpusResults` (``load_results=False``:
+    the counts). ``engine``: "local" (``workers`` processes, default every core) or "dask"
+    (``scheduler``'s cluster, else a ``LocalCluster``; docs/scale.md)."""
     from mabpd_kit.llm import online
 
     t0 = time.perf_counter()
@@ -184,9 +154,7 @@ def analyze(
                         chunk=st.dask_partition_articles if dask else st.chunk_articles)
     spec = spec.with_llm(llm, cfg.llm.item_deadline_s, calls=step.llm_spec["concurrency"] if step.llm_spec else None)
     res = runs.run(items, step, spec)
-    wall = time.perf_counter() - t0
     loaded = load(out, settings=st)
-    loaded.resumed, loaded.computed, loaded.wall_s, loaded.stopped = res.resumed, res.computed or 0, wall, res.stopped
-    if not load_results:
-        return loaded.counts()
-    return loaded
+    loaded.resumed, loaded.computed, loaded.stopped = res.resumed, res.computed or 0, res.stopped
+    loaded.wall_s = time.perf_counter() - t0
+    return loaded if load_results else loaded.counts()

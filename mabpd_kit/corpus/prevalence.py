@@ -1,43 +1,13 @@
-"""Prevalence of biased sentences per group, corrected for the detector's error rates.
-
-Classify-and-count (the share of sentences the kit calls biased) is pulled towards the middle
-whenever the detector's true- and false-positive rates are not 1 and 0. This module
-estimates the share of sentences a BABE-style annotator would call biased instead, with an interval
-that carries the uncertainty of the error rates as well as that of the group's sample:
-
-- each sentence falls into a bin: the sentences the kit calls neutral in bin 0, the ones it calls biased
-  in bins 1.. by their score (cut at ``CorpusConfig.prevalence_bins``); a validation sample gives,
-  for biased and for neutral sentences, how many fall into each bin (:class:`ErrorRates`: BABE train
-  by default, shipped as the fit artefact ``sentence_error_rates``; or your own labelled sample,
-  :func:`error_rates`);
-- Bayesian mixture quantification: each draw takes the two bin distributions from their Dirichlet
-  posteriors (validation counts + 1/2), then the group's posterior of the share on a grid (its bin
-  counts are a multinomial of the mixture ``pi * biased + (1 - pi) * neutral``, flat prior on
-  ``pi``). The estimate is the median of the posterior averaged over draws, the interval its
-  equal-tailed quantiles, so a small validation sample widens it;
-- sentences come in articles: when an ``article`` key is given, the group's counts are divided by
-  the design effect of the clustering (the article bootstrap's variance of the flagged share over
-  the binomial one, at least 1), so an outlet that writes alike in every sentence does not count as
-  more evidence than it is.
-
-The method was chosen by leave-one-outlet-out coverage on BABE train (:mod:`mabpd_kit.evaluate.validity`);
-a model of the whole decision trace in place of flag and score was tried and not adopted
-(``bench/bench_prevalence.py``).
-
->>> import numpy as np
->>> r = ErrorRates(edges=(0.7,), biased=(30, 20, 50), neutral=(70, 20, 10))
->>> round(r.tpr, 2), round(r.fpr, 2)
-(0.7, 0.3)
->>> est = estimate(np.array([50, 20, 30]), r, draws=400, seed=0)
->>> 0.35 < est["estimate"] < 0.65, est["lo"] < est["estimate"] < est["hi"]
-(True, True)
-"""
+"""The share of biased sentences per group corrected for the detector's error rates: each sentence falls
+into a score bin, a validation sample says where biased and neutral sentences fall (:class:`ErrorRates`),
+and Bayesian mixture quantification gives the share with an interval that carries the error rates'
+uncertainty, their spread between outlets and the clustering of sentences in articles (design effect)."""
 
 from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,11 +28,8 @@ _PRIOR = 0.5
 
 
 class ErrorRates(BaseModel):
-    """Where biased and neutral sentences of a validation sample fall among the score bins.
-
-    Bin 0 holds the sentences the kit calls neutral; ``edges`` cut the score of the ones it calls biased
-    into ``len(edges) + 1`` more bins (bin ``1 + searchsorted(edges, score, 'right')``); ``biased`` and
-    ``neutral`` count the validation sentences of each class (by the annotators) per bin."""
+    """Validation sentences of each class per score bin: bin 0 the ones the kit calls neutral, then the
+    ones it calls biased cut by ``edges`` (bin ``1 + searchsorted(edges, score, 'right')``)."""
 
     edges: tuple[float, ...]
     biased: tuple[int, ...]
@@ -101,7 +68,7 @@ class ErrorRates(BaseModel):
 
 
 def group_seed(seed: int, group: Any) -> list[int]:
-    """The seed of one group's bootstrap: the run's seed and a stable hash of the group's name."""
+    """The seed of one group's bootstrap: the run's seed and a stable hash of its name."""
     return [int(seed), zlib.crc32(str(group).encode("utf-8"))]
 
 
@@ -116,10 +83,8 @@ def bin_counts(flags: Any, scores: Any, edges: Sequence[float]) -> np.ndarray:
 
 def error_rates(flags: Any, scores: Any, labels: Any, edges: Sequence[float] | None = None, *, groups: Any = None,
                 source: str = "", settings: CorpusConfig | None = None) -> ErrorRates:
-    """:class:`ErrorRates` from a labelled sample: the kit's sentence ``flags`` (1 = it says biased) and
-    ``scores``, and the 0/1 gold ``labels`` (1 = biased; missing ones are left out). ``edges`` default to
-    ``settings.prevalence_bins``. ``groups`` (e.g. the outlet of each sentence): fit how much the error
-    rates vary between groups (:attr:`ErrorRates.spread`), so a new outlet's interval carries it."""
+    """:class:`ErrorRates` from the kit's sentence ``flags`` and ``scores`` and 0/1 gold ``labels``;
+    ``groups`` (e.g. each sentence's outlet): fit how much the rates vary between them."""
     st = resolve(settings)
     e = tuple(edges if edges is not None else st.prevalence_bins)
     f, s, y = (np.asarray(v, dtype=float) for v in (flags, scores, labels))
@@ -143,9 +108,8 @@ _KAPPA = np.logspace(0.5, 4, 141)
 
 
 def _kappa_weights(per_group: list[np.ndarray], pooled: np.ndarray, min_n: int) -> np.ndarray | None:
-    """The posterior weights of :data:`_KAPPA` for one class: the Dirichlet-multinomial likelihood of the
-    groups' bin counts around the pooled shares (groups with fewer than ``min_n`` sentences are left
-    out; None with fewer than two groups: the spread cannot be told)."""
+    """The posterior weights of :data:`_KAPPA` for one class (Dirichlet-multinomial likelihood of the
+    groups' bin counts; None with fewer than two groups of ``min_n`` sentences)."""
     from scipy.special import gammaln
 
     x = np.array([c for c in per_group if c.sum() >= min_n], dtype=float)
@@ -160,47 +124,40 @@ def _kappa_weights(per_group: list[np.ndarray], pooled: np.ndarray, min_n: int) 
     return w / w.sum()
 
 
-def shipped_rates() -> ErrorRates:
-    """The error rates shipped with the kit (fit artefact ``sentence_error_rates``: BABE train)."""
+def _shipped() -> dict[str, Any]:
+    """The values of the fit artefact ``sentence_error_rates`` (BABE train)."""
     import json
     from importlib import resources
 
     path = resources.files("mabpd_kit") / "resources" / "fits" / "sentence_error_rates.json"
-    values = json.loads(path.read_text(encoding="utf-8"))["values"]
-    return ErrorRates.model_validate(values)
+    return json.loads(path.read_text(encoding="utf-8"))["values"]
+
+
+def shipped_rates() -> ErrorRates:
+    """The error rates shipped with the kit (BABE train)."""
+    return ErrorRates.model_validate(_shipped())
 
 
 def shipped_validity() -> dict[str, Any] | None:
-    """The leave-one-outlet-out check stored with the shipped error rates (covered, groups, spearman,
-    mae, median_width; :func:`mabpd_kit.evaluate.validity.prevalence_validity`), or None."""
-    import json
-    from importlib import resources
-
+    """The leave-one-outlet-out check stored with the shipped error rates, or None."""
     try:
-        path = resources.files("mabpd_kit") / "resources" / "fits" / "sentence_error_rates.json"
-        return json.loads(path.read_text(encoding="utf-8"))["values"].get("validity")
+        return _shipped().get("validity")
     except (OSError, ValueError, KeyError):
         return None
 
 
 def shipped_by_leaning() -> list[dict[str, Any]]:
-    """The detector's error rates by outlet leaning on BABE train, stored with the shipped error rates
-    (:func:`mabpd_kit.evaluate.validity.fit_sentence_error_rates`); [] when the artefact has none."""
-    import json
-    from importlib import resources
-
+    """The detector's error rates by outlet leaning on BABE train ([] when the artefact has none)."""
     try:
-        path = resources.files("mabpd_kit") / "resources" / "fits" / "sentence_error_rates.json"
-        return list(json.loads(path.read_text(encoding="utf-8"))["values"].get("by_leaning") or [])
+        return list(_shipped().get("by_leaning") or [])
     except (OSError, ValueError, KeyError):
         return []
 
 
 def estimate(counts: Any, rates: ErrorRates, *, draws: int = 2_000, confidence: float = 0.95,
              seed: int | Sequence[int] = 0, deff: float = 1.0) -> dict[str, float]:
-    """The corrected share of biased sentences of one group from its sentences per score bin:
-    ``estimate`` (posterior median), ``lo``/``hi`` (equal-tailed ``confidence`` interval), ``n``
-    (sentences) and ``n_eff`` (divided by the design effect ``deff``)."""
+    """The corrected share of one group from its sentences per bin: ``estimate`` (posterior median),
+    ``lo``/``hi``, ``n`` and ``n_eff`` (``n`` over the design effect ``deff``)."""
     n = np.asarray(counts, dtype=float)
     if n.shape != (len(rates.edges) + 2,):
         raise ValueError(f"counts need one value per bin ({len(rates.edges) + 2}), not {n.shape}")
@@ -224,8 +181,7 @@ def estimate(counts: Any, rates: ErrorRates, *, draws: int = 2_000, confidence: 
 
 
 def _draw(rng: np.random.Generator, counts: Sequence[int], weights: Any, draws: int) -> np.ndarray:
-    """Bin distributions of one class: the pooled shares from their posterior, then (with the spread's
-    ``weights`` over :data:`_KAPPA`) a new outlet's shares around them, the concentration drawn too."""
+    """Bin distributions of one class from their posterior (with ``weights``: a new outlet's around them)."""
     mean = rng.dirichlet(np.asarray(counts, dtype=float) + _PRIOR, size=draws)
     if weights is None:
         return mean
@@ -236,30 +192,33 @@ def _draw(rng: np.random.Generator, counts: Sequence[int], weights: Any, draws: 
 
 
 def design_effect(flagged: Any, totals: Any, *, resamples: int = 500, seed: int | Sequence[int] = 0) -> float:
-    """The design effect of the flagged share when sentences come in articles: the article bootstrap's
-    variance of the share over the binomial variance, at least 1 (1 when it cannot be told).
-    ``flagged`` and ``totals``: each article's flagged and analysed sentences."""
+    """The design effect of the flagged share (each article's ``flagged`` of ``totals`` sentences): the
+    article bootstrap's variance over the binomial one, at least 1."""
     f, t = np.asarray(flagged, dtype=float), np.asarray(totals, dtype=float)
     keep = t > 0
     f, t = f[keep], t[keep]
     n, p = t.sum(), (f.sum() / t.sum() if t.sum() else 0.0)
     if len(t) < 2 or p in (0.0, 1.0):
         return 1.0
-    rng = np.random.default_rng(seed)
-    step = max(1, _CELLS // len(t))
-    shares = np.concatenate([(f[ix].sum(axis=1) / t[ix].sum(axis=1)) for ix in
-                             (rng.integers(0, len(t), size=(min(step, resamples - a), len(t)))
-                              for a in range(0, resamples, step))])
+    blocks = boot_blocks(len(t), resamples, np.random.default_rng(seed))
+    shares = np.concatenate([(f[ix].sum(axis=1) / t[ix].sum(axis=1)) for _, _, ix in blocks])
     return max(1.0, float(shares.var() / (p * (1 - p) / n)))
 
 
-#: at most this many cells of a (resamples, articles) index matrix at once
+#: at most this many cells of a (resamples, articles) index matrix at once (32 MB)
 _CELLS = 4_000_000
 
 
+def boot_blocks(n: int, resamples: int, rng: np.random.Generator) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(a, b, indices)``: bootstrap resamples ``a:b`` of ``n`` items, at most :data:`_CELLS` indices at once."""
+    step = max(1, _CELLS // max(n, 1))
+    for a in range(0, resamples, step):
+        b = min(resamples, a + step)
+        yield a, b, rng.integers(0, n, size=(b - a, n))
+
+
 def classify_and_count(flagged: int, total: int, *, confidence: float = 0.95, deff: float = 1.0) -> dict[str, float]:
-    """The share of sentences the kit flags (classify-and-count, *not* corrected) with a Wilson interval
-    on the effective sample size (``total / deff``)."""
+    """The share of sentences the kit flags (not corrected) with a Wilson interval on ``total / deff``."""
     if total <= 0:
         return {"cc": math.nan, "cc_lo": math.nan, "cc_hi": math.nan}
     from statistics import NormalDist
@@ -271,8 +230,7 @@ def classify_and_count(flagged: int, total: int, *, confidence: float = 0.95, de
 
 
 def article_bins(sentences: Iterable[Any], edges: Sequence[float]) -> tuple[int, ...]:
-    """One article's analysed sentences per bin (anything with ``label`` and ``score``: its
-    :class:`~mabpd_kit.corpus.articles.SentenceResult` list; failed and skipped ones are left out)."""
+    """One article's analysed sentences (anything with ``label`` and ``score``) per bin."""
     flags, scores = [], []
     for x in sentences:
         if x.label in ("biased", "neutral") and x.score is not None:
@@ -283,9 +241,8 @@ def article_bins(sentences: Iterable[Any], edges: Sequence[float]) -> tuple[int,
 
 def group_prevalence(bins: Any, rates: ErrorRates, *, settings: CorpusConfig | None = None,
                      seed: int | Sequence[int] = 0) -> dict[str, Any]:
-    """One group's figures from its articles' bin counts (articles x bins): ``n_sentences``,
-    classify-and-count with its interval, the corrected ``prevalence`` with its interval, ``width``,
-    ``wide`` (wider than ``settings.prevalence_max_width``: too wide to compare), ``deff`` and ``n_eff``."""
+    """One group's figures from its articles' bin counts: ``n_sentences``, classify-and-count and the
+    corrected ``prevalence`` with their intervals, ``width``, ``wide``, ``deff`` and ``n_eff``."""
     st = resolve(settings)
     b = np.asarray(bins, dtype=float).reshape(-1, len(rates.edges) + 2)
     totals, flagged = b.sum(axis=1), b[:, 1:].sum(axis=1)
@@ -300,12 +257,8 @@ def group_prevalence(bins: Any, rates: ErrorRates, *, settings: CorpusConfig | N
 
 def prevalence(data: pd.DataFrame, by: str, *, rates: ErrorRates | None = None, article: str = "id",
                settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """One row per group (ordered by name) with the figures of :func:`group_prevalence`.
-
-    ``data``: a sentence frame (``results.to_frame("sentence")``: ``label`` and ``score`` per sentence,
-    ``article`` ties them to their article) or an article frame with a ``bins`` column (each article's
-    sentences per bin, :func:`article_bins`). ``rates``: the validation sample's :class:`ErrorRates`
-    (default: the shipped BABE train ones, :func:`shipped_rates`)."""
+    """One row per group (by name) with the figures of :func:`group_prevalence`, from a sentence frame
+    or an article frame with a ``bins`` column; ``rates`` default to :func:`shipped_rates`."""
     import pandas as pd
 
     st = resolve(settings)
@@ -325,7 +278,7 @@ def prevalence(data: pd.DataFrame, by: str, *, rates: ErrorRates | None = None, 
 
 
 def _bins_from_sentences(sentences: pd.DataFrame, by: str, article: str, edges: Sequence[float]) -> pd.DataFrame:
-    """Each article's bin counts from a sentence frame (one row per article: ``article``, ``by``, ``bins``)."""
+    """Each article's bin counts from a sentence frame."""
     import pandas as pd
 
     missing = [c for c in ("label", "score") if c not in sentences]

@@ -1,22 +1,6 @@
-"""One self-contained, offline HTML report of a corpus run.
-
-Everything is inline: charts are SVG made by vl-convert (no Vega script, no CDN), the span viewer
-is plain HTML, and a few lines of inline JavaScript sort and filter the article table and open the
-drill-down. The file makes no network request.
-
-- **Overview**: the corrected share of sentences judged biased per group (:mod:`.prevalence`), flagged
-  sentences per 1,000 words and rate ratios (:mod:`.density`), what these can support, the leaning
-  audit (with a leaning column), the category mix, the share of articles the article rule judges
-  biased, the trend per month (with a date column); small or too-uncertain groups faded and warned.
-- **Articles**: a sortable, filterable table (up to ``settings.report_max_rows``, the most biased first).
-- **Drill-down**: why an article got its decision (:func:`mabpd_kit.corpus.score.explain`), its evidence
-  highlighted and each flagged sentence's trace (``settings.report_articles`` articles).
-
-Built from one small row per article (:func:`summary_of`, :mod:`.summary`); only the articles shown in
-full are read again. Every value from the corpus or the caller is HTML-escaped.
-
->>> report(results, "report.html", by="outlet", date="published_at")   # doctest: +SKIP
-"""
+"""One self-contained, offline HTML report of a corpus run (inline SVG charts and a few lines of inline
+JavaScript; no network request): the group overview, the article table and the drill-downs. Built from
+one small row per article (:func:`summary_of`); every value from the corpus or the caller is escaped."""
 
 from __future__ import annotations
 
@@ -71,7 +55,6 @@ if(location.hash.startsWith('#article='))open(decodeURIComponent(location.hash.s
 
 
 def _origin(stat: str, threshold: float, score: Any = None) -> str:
-    """Where the rule's threshold comes from, in words."""
     default = CorpusConfig()
     if stat == "p_biased":
         fitted = "the shipped coefficients" if score in (None, default.score) else "coefficients fitted for this run"
@@ -112,8 +95,7 @@ def _cell(value: Any, fmt: str = "{}") -> str:
 
 
 def _source(results: Any) -> Any:
-    """A results file when there is one to stream (a path, or a :class:`CorpusResults` not yet read),
-    else the articles in memory."""
+    """A results file when there is one to stream, else the articles in memory."""
     if isinstance(results, (str, Path)):
         return Path(results)
     if getattr(results, "lazy", False) and results.path:
@@ -130,8 +112,7 @@ _FIXED = frozenset({"id", "failed", "error", "pred", "value", "n_biased", "n_sen
 def summary_of(results: CorpusResults | str | Path, *, by: str | None = None, date: str | None = None,
                leaning: str | None = None, settings: CorpusConfig | None = None, threshold: float | None = None,
                rates: Any = None) -> Any:
-    """The one read of a run's results the report (and the CLI's lines about it) work from
-    (:func:`mabpd_kit.corpus.summary.summarize`, with the report's columns and sentence bins)."""
+    """The one read of a run's results that the report and the CLI work from."""
     from mabpd_kit.corpus.summary import summarize
 
     st = resolve(settings)
@@ -148,11 +129,9 @@ def summary_of(results: CorpusResults | str | Path, *, by: str | None = None, da
 def report_html(results: CorpusResults | str | Path, *, by: str | None = None, date: str | None = None,
                 title: str = "Corpus analysis", settings: CorpusConfig | None = None,
                 threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> str:
-    """The report as one HTML string (see the module docstring). ``results``: a :class:`CorpusResults`
-    or a results file (read in one streaming pass; only the articles shown in full are read again).
-    ``rates``: the sentence error rates of the corrected share (your labelled sample's,
-    :func:`mabpd_kit.corpus.prevalence.error_rates`; default the shipped BABE train ones); ``leaning``:
-    a column of the outlets' political leaning, for the detector's own bias (the leaning audit)."""
+    """The report as one HTML string (``results``: a :class:`CorpusResults` or a results file, streamed).
+    ``rates``: the sentence error rates (:func:`mabpd_kit.corpus.prevalence.error_rates`; default the
+    shipped ones); ``leaning``: a column of the outlets' leaning, for the detector's own bias."""
     from mabpd_kit.corpus import groups
     from mabpd_kit.corpus.summary import Summary
     from mabpd_kit.viz import corpus as vc
@@ -198,7 +177,7 @@ def report_html(results: CorpusResults | str | Path, *, by: str | None = None, d
 
 
 def _shipped_rates() -> Any:
-    """The shipped sentence error rates, or None when the artefact cannot be read (then no corrected share)."""
+    """The shipped sentence error rates, or None when the artefact cannot be read."""
     from mabpd_kit.corpus.prevalence import shipped_rates
 
     try:
@@ -213,9 +192,7 @@ CONSTRUCT = "Corrected share of sentences judged biased (BABE-style lexical/fram
 
 def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str | None,
                    brief: bool = False) -> list[str]:
-    """The group comparisons: the corrected share first, then the densities with length as the exposure,
-    their rate ratios, what the estimates can and cannot support, then the article score's share
-    (``brief``: the whole corpus as one group, the first two charts only)."""
+    """The group comparisons (``brief``: the first two charts only)."""
     from mabpd_kit.corpus import groups
     from mabpd_kit.viz import corpus as vc
 
@@ -267,7 +244,6 @@ def _group_section(ok: Any, by: str, st: CorpusConfig, stat: str, leaning: str |
 
 
 def _month_prevalence(ok: Any, date: str, st: CorpusConfig) -> list[str]:
-    """The corrected share of sentences judged biased per month, with its 95% band."""
     from mabpd_kit.corpus import groups
     from mabpd_kit.viz import corpus as vc
 
@@ -281,7 +257,6 @@ def _month_prevalence(ok: Any, date: str, st: CorpusConfig) -> list[str]:
 
 
 def _supports() -> str:
-    """What the group estimates can and cannot support, with the validity check's figures."""
     from mabpd_kit.corpus.prevalence import shipped_validity
 
     v = shipped_validity()
@@ -295,8 +270,7 @@ def _supports() -> str:
 
 
 def _group_table(agg: Any, by: str, st: CorpusConfig) -> list[str]:
-    """The group figures behind the charts: sentences, classify-and-count, the corrected share and the
-    density, each with its 95% interval (the largest groups first)."""
+    """The group figures behind the charts, with their 95% intervals (the largest groups first)."""
     if "prevalence" not in agg and "biased_per_1000w" not in agg:
         return []
     e = html.escape
@@ -320,7 +294,7 @@ def _group_table(agg: Any, by: str, st: CorpusConfig) -> list[str]:
 
 
 def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:
-    """Rate ratios of every group against the largest, length as the exposure, with 95% intervals."""
+    """Rate ratios of every group against the largest, with 95% intervals."""
     from mabpd_kit.corpus.density import rate_ratios
 
     if "n_words" not in ok or len(agg) < 2:
@@ -343,9 +317,7 @@ def _ratio_table(ok: Any, by: str, agg: Any, st: CorpusConfig) -> list[str]:
 
 
 def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
-    """The detector's own bias by outlet leaning, shown when the user maps a leaning
-    column: a corpus has no annotations, so the rates are the ones measured on BABE train's annotated
-    sentences (stored with the shipped sentence error rates), said as such."""
+    """The detector's error rates by outlet leaning, as measured on BABE train (a corpus has no labels)."""
     if not leaning or leaning not in ok:
         return []
     from mabpd_kit.corpus.prevalence import shipped_by_leaning
@@ -368,7 +340,7 @@ def _leaning_audit(ok: Any, leaning: str | None) -> list[str]:
 
 
 def _reasons(df: Any) -> str:
-    """The failure reasons with their counts (the table may not hold every failed article)."""
+    """The failure reasons with their counts."""
     failed = df[df["failed"]]
     if not len(failed):
         return ""
@@ -379,17 +351,16 @@ def _reasons(df: Any) -> str:
 
 
 def _by_value(df: Any) -> Any:
-    """Articles by the rule's statistic, highest first (file order among equals)."""
+    """Articles by the rule's statistic, highest first (stable)."""
     return df.assign(_v=df["value"].astype(float).fillna(-1.0)).sort_values("_v", ascending=False, kind="stable")
 
 
 def _shown(df: Any, cap: int) -> Any:
-    """The rows of the table: every article when they fit, else the ``cap`` most biased."""
     return df if len(df) <= cap else _by_value(df[~df["failed"]]).head(cap)
 
 
 def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str, score: Any = None) -> list[str]:
-    """The drill-downs of the most biased articles, read again by offset, within the size budget."""
+    """The drill-downs of the most biased articles, within the size budget."""
     from mabpd_kit.viz import corpus as vc
 
     top = _by_value(ok).head(st.report_articles)
@@ -410,9 +381,7 @@ def _drill(summary: Any, ok: Any, st: CorpusConfig, thr: float, stat: str, score
 
 
 def why_html(a: Any, score: Any = None, threshold: float = 0.5) -> str:
-    """Why an article got its probability (:func:`mabpd_kit.corpus.score.explain`, from the record):
-    the probability against the threshold, each feature's contribution to the log-odds, and the
-    sentences and spans that moved the score most. Every value from the record is escaped."""
+    """Why an article got its probability (:func:`mabpd_kit.corpus.score.explain`) as escaped HTML."""
     from mabpd_kit.corpus.score import explain
 
     e = html.escape
@@ -487,12 +456,11 @@ def _table(summary: Any, shown: Any, by: str | None, date: str | None) -> list[s
 def report(results: CorpusResults | str | Path, path: str | Path, *, by: str | None = None,
            date: str | None = None, title: str = "Corpus analysis", settings: CorpusConfig | None = None,
            threshold: float | None = None, rates: Any = None, leaning: str | None = None) -> Path:
-    """Write the report to ``path`` (``results``: a :class:`CorpusResults` or a results file, streamed);
-    returns the path. ``threshold``: the article rule's (default: the results' or the settings')."""
+    """Write the report (:func:`report_html`) to ``path``, all or nothing; returns the path."""
+    from mabpd_kit.files import write_text
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    from mabpd_kit.files import write_text  # all or nothing: a failed report leaves no partial file
-
     write_text(p, report_html(results, by=by, date=date, title=title, settings=settings, threshold=threshold,
                               rates=rates, leaning=leaning))
     return p

@@ -1,20 +1,8 @@
-"""The readers behind :mod:`mabpd_kit.corpus.inputs`, in one table keyed by suffix (:data:`READERS`): a
-:class:`Reader` yields the column names, then one :class:`Row` per row of its source (CSV/TSV, JSON
-Lines, a JSON array, a DataFrame, Parquet; a folder is :class:`~mabpd_kit.corpus.inputs.Folder`). A
-new format is one subclass: it registers itself by its ``name`` and ``suffixes``.
-
-A CSV/TSV file is read with the ``csv`` module, one physical line at a time through the one decoder
-(:func:`mabpd_kit.decoding.iter_lines`), with strict quoting: a row whose quoting or field count is
-broken is a bad row with its line number, and the lines after its first are read again as rows of
-their own, so no row is lost (an unterminated quote does not swallow the rest of the file) and none
-shifts another (an extra field never turns the first column into an index). Cells are the strings
-as written; an empty cell is ``None``.
-
-Bounds (``Config.corpus``): a physical line over ``max_row_bytes`` is never held whole (read past, a bad
-row "too large" with its line number), and a compressed file (.gz, .bz2, .xz, a .zip of one file) is
-decompressed as it is read, at most ``max_decompressed_bytes`` of it: past that the read stops with
-one :class:`CorpusError` (a compression bomb) within seconds and bounded memory.
-"""
+"""The readers behind :mod:`mabpd_kit.corpus.inputs`, keyed by suffix (:data:`READERS`): a :class:`Reader`
+yields the column names, then one :class:`Row` per row; a new format is one subclass. A broken CSV row
+is a bad row with its line number and the lines after its first are read again, so no row is lost or
+shifted; a line over ``max_row_bytes`` is never held whole, a compressed file is read no further than
+``max_decompressed_bytes``."""
 
 from __future__ import annotations
 
@@ -41,15 +29,12 @@ ENCODING_FLAG = f"encoding:{FALLBACK}"
 
 
 class CorpusError(ValueError):
-    """The corpus as a whole cannot be read (missing file, unknown format, no text column...).
-
-    Bad *rows* never raise: they come through as docs with a ``reason``."""
-
+    """The corpus as a whole cannot be read (bad *rows* never raise: they are docs with a ``reason``)."""
 
 
 class Row(NamedTuple):
-    """One row from a reader: ``values`` by column, or ``None`` and the ``reason`` it is malformed.
-    ``tag`` names where it is (``line12``, ``row3``): the made-up id if it needs one."""
+    """One row from a reader: ``values`` by column, or ``None`` and why it is malformed; ``tag``: where
+    it is (``line12``), the made-up id if it needs one."""
 
     tag: str
     values: dict[str, Any] | None
@@ -57,13 +42,12 @@ class Row(NamedTuple):
     flags: tuple[str, ...] = ()
 
 
-
 # -- CSV / TSV ----------------------------------------------------------------------------------------
 
 
 class _Feed:
-    """Physical lines for ``csv.reader``, remembering those of the row being parsed (``buf``) so a
-    broken row can be given back: its first line is flagged, the others are read again (``pending``)."""
+    """Physical lines for ``csv.reader``, remembering the row's (``buf``) so a broken row's lines after
+    its first can be read again (``pending``)."""
 
     def __init__(self, lines: Iterable[tuple[int, tuple[str, bool]]]) -> None:
         self._src = iter(lines)
@@ -82,11 +66,11 @@ class _Feed:
 
 
 class _Overlong(Exception):
-    """A physical line over the row bound (its number), raised through ``csv.reader``."""
+    """A physical line over the row bound (its number)."""
 
 
 def _header(fields: list[str]) -> list[str]:
-    """Column names: an empty one is ``Unnamed: i``, a repeated one ``name.1`` (as pandas names them)."""
+    """Column names as pandas names them (``Unnamed: i``, ``name.1``)."""
     out: list[str] = []
     for i, name in enumerate(fields):
         name = name or f"Unnamed: {i}"
@@ -99,8 +83,7 @@ def _header(fields: list[str]) -> list[str]:
 
 
 def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Any]:
-    """The header, then every row of a CSV/TSV file (see the module docstring); ``max_row``: a line, or a
-    quoted field over several lines, longer than this is a bad row "too large" (never held whole)."""
+    """The header, then every row of a CSV/TSV file; a line or quoted field over ``max_row`` is a bad row."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1) if max_row is None else max_row)
     with open_binary(path, max_unpacked) as fh:
         feed = _Feed(enumerate(iter_lines(fh, max_row), start=1))
@@ -159,17 +142,18 @@ def csv_rows(path: Any, sep: str, max_row: int | None = None, max_unpacked: int 
 
 
 def _overlong(feed: _Feed, header: Any, path: Any, no: int, limit: Any) -> Iterator[Row]:
-    """The bad row of a line over ``limit`` bytes (the row it began, when it was inside a quoted field)."""
     if header is None:
         raise CorpusError(f"{path}: the header (line {no}) is over {limit / 1e6:g} MB (Config.corpus.max_row_bytes)")
-    first = feed.buf[0][0]
-    yield Row(f"line{first}", None, f"too large (line {no} is over {limit / 1e6:g} MB: not read; "
+    yield _too_large(feed.buf[0][0], no, limit)
+
+
+def _too_large(first: int, no: int, limit: Any) -> Row:
+    return Row(f"line{first}", None, f"too large (line {no} is over {limit / 1e6:g} MB: not read; "
                                      "Config.corpus.max_row_bytes)")
 
 
 def _skip_field(feed: _Feed, limit: Any) -> Row:
-    """The bad row of a quoted field longer than ``limit``: its lines are read past (never held) to the
-    line that closes the quote (quotes counted: an odd number toggles), and the parser starts after it."""
+    """The bad row of a quoted field over ``limit``: read past (never held) to the line closing the quote."""
     first, last = feed.buf[0][0], feed.buf[-1][0]
     inside = sum(t.count('"') for _, (t, _) in feed.buf if t is not None) % 2 == 1
     while inside:
@@ -185,7 +169,6 @@ def _skip_field(feed: _Feed, limit: Any) -> Row:
 
 
 def _misfit(fields: list[str] | None, n_header: int, n_lines: int, error: str | None) -> str | None:
-    """Why a parsed row is malformed, or None."""
     if fields is None:
         if error and "end of data" in error:
             return "a quote opened here is never closed (unterminated quote)"
@@ -200,7 +183,7 @@ def _misfit(fields: list[str] | None, n_header: int, n_lines: int, error: str | 
 
 
 def _lenient(line: str, sep: str) -> list[str] | None:
-    """One line parsed as pandas would (a quote closed mid-field is kept going), or None."""
+    """One line parsed as pandas would (a quote closed mid-field goes on), or None."""
     try:
         got = list(csv.reader([line], delimiter=sep, strict=False))
     except csv.Error:
@@ -212,7 +195,7 @@ def _lenient(line: str, sep: str) -> list[str] | None:
 
 
 def with_columns(rows: Iterator[Row], n: int) -> Iterator[Any]:
-    """The columns (keys of the first ``n`` rows, in order of appearance), then the rows."""
+    """The columns (keys of the first ``n`` rows), then the rows."""
     head: list[Row] = []
     cols: dict[str, None] = {}
     for r in rows:
@@ -229,13 +212,11 @@ def with_columns(rows: Iterator[Row], n: int) -> Iterator[Any]:
 
 
 def jsonl_rows(path: Any, max_row: int | None = None, max_unpacked: int | None = None) -> Iterator[Row]:
-    """JSON Lines, decoded line by line by the one decoder: a line that is not a JSON object is a bad row,
-    and so is one over ``max_row`` bytes (never held whole)."""
+    """JSON Lines: a line that is not a JSON object, or over ``max_row`` bytes, is a bad row."""
     with open_binary(path, max_unpacked) as fh:
         for k, (line, fallback) in enumerate(iter_lines(fh, max_row), start=1):
             if line is None:
-                yield Row(f"line{k}", None, f"too large (line {k} is over {max_row / 1e6:g} MB: not read; "  # type: ignore[operator]
-                                            "Config.corpus.max_row_bytes)")
+                yield _too_large(k, k, max_row)
                 continue
             if not line.strip():
                 continue
@@ -257,8 +238,7 @@ def starts_with(path: Any, prefix: str) -> bool:
 
 
 def json_array_rows(path: Any, max_unpacked: int | None = None) -> Iterator[Row]:
-    """A ``.json`` file holding one array of objects: it is read whole (JSON Lines streams; prefer it),
-    at most ``max_unpacked`` bytes of it (past that: one :class:`CorpusError`)."""
+    """A ``.json`` array of objects, read whole (at most ``max_unpacked`` bytes)."""
     with open_binary(path, max_unpacked, always=True) as fh:
         d = decode_bytes(fh.read())
     try:
@@ -285,25 +265,18 @@ def frame_rows(df: pd.DataFrame, n: int) -> Iterator[Any]:
 
 #: compressed files read as they are decompressed (a .zip must hold one file)
 COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+_OPENERS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
 
 
 def open_binary(path: Any, max_unpacked: int | None = None, *, always: bool = False) -> Any:
-    """The file's bytes, decompressed as they are read when compressed (:data:`COMPRESSED`); at most
-    ``max_unpacked`` bytes of a compressed file (of any file with ``always``), past that a
-    :class:`CorpusError` (a compression bomb is never held, nor read to its end)."""
+    """The file's bytes, decompressed as read (:data:`COMPRESSED`); past ``max_unpacked`` bytes of a
+    compressed file (any file with ``always``) a :class:`CorpusError`."""
+    import importlib
+
     name = str(path).lower()
-    if name.endswith(".gz"):
-        import gzip
-
-        fh: Any = gzip.open(path, "rb")
-    elif name.endswith(".bz2"):
-        import bz2
-
-        fh = bz2.open(path, "rb")
-    elif name.endswith(".xz"):
-        import lzma
-
-        fh = lzma.open(path, "rb")
+    opener = next((m for z, m in _OPENERS.items() if name.endswith(z)), None)
+    if opener is not None:
+        fh: Any = importlib.import_module(opener).open(path, "rb")
     elif name.endswith(".zip"):
         fh = _zip_member(path)
     else:
@@ -328,7 +301,7 @@ def _zip_member(path: Any) -> Any:
 
 
 class _Capped(io.RawIOBase):
-    """A binary stream that raises :class:`CorpusError` once more than ``limit`` bytes have been read."""
+    """A binary stream raising :class:`CorpusError` past ``limit`` bytes."""
 
     def __init__(self, fh: Any, limit: int, path: Any) -> None:
         self._fh, self._left, self._limit, self._path = fh, limit, limit, path
@@ -399,9 +372,8 @@ READERS: dict[str, Reader] = {}
 
 
 class Reader:
-    """One input format: ``name`` (``read(..., format=name)``), ``suffixes`` (how a file is recognised;
-    after a compression suffix of :data:`COMPRESSED`, if any). :meth:`rows` yields the column names, then
-    one :class:`Row` per row; :meth:`docs` turns them into docs (a folder reader overrides it)."""
+    """One input format: ``name`` (``read(..., format=name)``) and ``suffixes``; :meth:`rows` yields the
+    column names, then one :class:`Row` per row; :meth:`docs` turns them into docs."""
 
     name = ""
     suffixes: tuple[str, ...] = ()
@@ -413,7 +385,7 @@ class Reader:
             READERS.update({s: it for s in cls.suffixes} or {f"<{cls.name}>": it})
 
     def check(self, source: Any) -> None:
-        """Fail here, with one line, when nothing of ``source`` can be read (a missing engine)."""
+        """Fail here, in one line, when nothing of ``source`` can be read (a missing engine)."""
 
     def rows(self, source: Any, settings: Any) -> Iterator[Any]:
         raise NotImplementedError

@@ -1,24 +1,7 @@
-"""The hyperpartisan-style article score: a probability that an article is *hyperpartisan in the sense of
-SemEval-2019 HyperPartisan* (the data it was fitted on; another construct than sentence-level media
-bias), from features its record already holds; why each article got it; and its prior adjustment.
-
-Features (:data:`FEATURES`): ``share_biased``; ``log_biased`` (ln(1 + biased sentences): beside
-``log_words``, what the count says beyond length); ``spans_per_100w``; ``top_score`` (the mean of the
-``top_k`` strongest sentence scores, a missing one counting 0); ``mix_<category>`` (the share of the
-evidence spans of each meta-category); ``log_words``. The model is a logistic regression on the
-standardised features (an :class:`~mabpd_kit.config.ArticleScoreConfig`; the shipped one in
-``Config.corpus.score``), fitted by Newton's method on the L2-penalised log-loss (:func:`fit_logistic`).
-
-The probabilities are calibrated to the training share of positives (``params.base_rate``): give a
-corpus's own base rate, or let EM estimate it (:func:`prior_adjusted`; Saerens, Latinne & Decaestecker
-2002). :func:`explain`: each feature's contribution to the log-odds, and the sentences and spans that
-moved the score most (the log-odds with and without each, the rest of the record unchanged).
-
->>> from mabpd_kit.corpus.score import feature_vector
->>> feature_vector(n_sentences=4, n_biased=1, scores=[0.8, None, 0.0, 0.1], categories={"biased language": 2},
-...                n_spans=2, n_words=99, top_k=3).round(3).tolist()
-[0.25, 0.693, 2.02, 0.3, 1.0, 0.0, 0.0, 0.0, 4.605]
-"""
+"""The hyperpartisan-style article score: a logistic regression on article features its record holds
+(:data:`FEATURES`; parameters an :class:`~mabpd_kit.config.ArticleScoreConfig`), giving the probability
+that an article is hyperpartisan in SemEval-2019 HyperPartisan's sense; :func:`explain` says why, and
+:func:`prior_adjusted` moves it to another base rate (Saerens, Latinne & Decaestecker 2002)."""
 
 from __future__ import annotations
 
@@ -57,7 +40,7 @@ def shipped() -> ArticleScoreConfig:
 
 def feature_vector(*, n_sentences: int, n_biased: int, scores: Iterable[float | None], categories: dict[str, int],
                    n_spans: int, n_words: int, top_k: int) -> np.ndarray:
-    """The :data:`FEATURES` of one article from its counts (see the module docstring)."""
+    """The :data:`FEATURES` of one article from its counts (``top_score``: mean of the ``top_k`` scores)."""
     top = sorted((float(s or 0.0) for s in scores), reverse=True)[:top_k]
     mix = [categories.get(c, 0) / n_spans if n_spans else 0.0 for c in CATEGORIES]
     return np.array([n_biased / n_sentences if n_sentences else 0.0, math.log1p(n_biased), 100.0 * n_spans / max(n_words, 1),
@@ -69,8 +52,7 @@ def _analysed(a: Any) -> list[Any]:
 
 
 def features(a: Any, top_k: int = 3) -> np.ndarray | None:
-    """The :data:`FEATURES` of an article record (None when it failed, was not decided sentence by
-    sentence, or has no analysed sentence)."""
+    """The :data:`FEATURES` of an article record (None when it failed, is direct or has no sentence)."""
     if a.failed or getattr(a, "mode", "article") != "article" or not a.n_sentences:
         return None
     return feature_vector(n_sentences=a.n_sentences, n_biased=a.n_biased, scores=[s.score for s in _analysed(a)],
@@ -78,8 +60,7 @@ def features(a: Any, top_k: int = 3) -> np.ndarray | None:
 
 
 def feature_frame(articles: Iterable[Any], top_k: int = 3, meta: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per article that has features: ``id``, ``n_words``, ``n_biased``, each metadata column
-    of ``meta`` present, then the :data:`FEATURES`."""
+    """One row per article with features: ``id``, ``n_words``, ``n_biased``, the ``meta`` columns, :data:`FEATURES`."""
     import pandas as pd
 
     rows = []
@@ -106,8 +87,7 @@ def _sigmoid(t: Any) -> Any:
 
 
 def probability(a: Any, params: ArticleScoreConfig | None = None) -> float | None:
-    """An article record's probability of being hyperpartisan in HyperPartisan's sense, calibrated to the
-    training base rate (None when it has no features; :func:`prior_adjusted` for another base rate)."""
+    """An article record's probability, calibrated to the training base rate (None without features)."""
     p = params or shipped()
     x = features(a, p.top_k)
     return None if x is None else float(_sigmoid(logit(x, p)))
@@ -115,10 +95,8 @@ def probability(a: Any, params: ArticleScoreConfig | None = None) -> float | Non
 
 def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float, *, iters: int = 50, tol: float = 1e-10,
                  features: Sequence[str] = FEATURES, top_k: int = 3) -> ArticleScoreConfig:
-    """The L2-penalised logistic regression of ``y`` (0/1) on ``X``, standardised on ``X`` itself
-    (so nothing but the rows given is seen): Newton's method on ``sum log-loss + l2/2 |w|^2``
-    (intercept unpenalised). Returns the parameters (``coef_lo``/``coef_hi`` equal ``coef``:
-    intervals are :func:`~mabpd_kit.corpus.scorefit.bootstrap_coefficients`')."""
+    """The L2-penalised logistic regression of ``y`` (0/1) on ``X`` standardised on itself, by Newton's
+    method (intercept unpenalised); ``coef_lo``/``coef_hi`` equal ``coef``."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     center = X.mean(axis=0)
@@ -148,9 +126,7 @@ def predict(X: np.ndarray, params: ArticleScoreConfig) -> np.ndarray:
 
 
 def coefficients(params: ArticleScoreConfig | None = None) -> pd.DataFrame:
-    """The score's coefficients as a frame: ``feature``, ``coef`` (per standard deviation of the
-    feature, in log-odds), ``lo``/``hi`` (the bootstrap interval), ``center``, ``scale``, ``odds_ratio``;
-    the intercept first."""
+    """The score's coefficients (log-odds per standard deviation) with their intervals and odds ratios."""
     import pandas as pd
 
     p = params or shipped()
@@ -179,8 +155,7 @@ def adjust_prior(p: Any, base_rate: float, train_rate: float | None = None) -> n
 
 def estimate_base_rate(p: Any, train_rate: float | None = None, params: ArticleScoreConfig | None = None
                        ) -> tuple[float, int]:
-    """EM estimate of an unlabelled corpus's share of positives from its probabilities ``p``:
-    ``(base_rate, iterations)``. Stops when the rate moves less than ``params.em_tol``."""
+    """EM estimate of an unlabelled corpus's share of positives: ``(base_rate, iterations)``."""
     par = params or shipped()
     pi = par.base_rate if train_rate is None else float(train_rate)
     p = np.asarray(p, dtype=float)
@@ -198,9 +173,8 @@ def estimate_base_rate(p: Any, train_rate: float | None = None, params: ArticleS
 
 def prior_adjusted(data: Any, base_rate: float | str = "em", params: ArticleScoreConfig | None = None,
                    column: str = "p_biased") -> pd.DataFrame:
-    """The articles' frame (``data``: CorpusResults or its ``to_frame()``) with ``p_adjusted``: the score's
-    probability moved to ``base_rate`` (a number you know, or ``"em"``: estimated from these articles).
-    ``frame.attrs``: ``base_rate``, ``base_rate_source`` (given / EM), ``train_rate``, ``em_iterations``."""
+    """The articles' frame with ``p_adjusted``: the probability moved to ``base_rate`` (a number, or
+    ``"em"``: estimated from these articles); ``frame.attrs`` say which."""
     par = params or shipped()
     df = data.to_frame() if hasattr(data, "to_frame") and not hasattr(data, "columns") else data.copy()
     if column not in df:
@@ -226,7 +200,7 @@ def prior_adjusted(data: Any, base_rate: float | str = "em", params: ArticleScor
 
 
 def _evidence(a: Any) -> dict[tuple[int, int], Any]:
-    """The article's evidence spans by offsets, strongest kept (as the record's ``categories`` counts them)."""
+    """The article's evidence spans by offsets, strongest kept."""
     ev: dict[tuple[int, int], Any] = {}
     for s in a.sentences:
         for sp in s.spans:
@@ -238,9 +212,7 @@ def _evidence(a: Any) -> dict[tuple[int, int], Any]:
 
 def _without(a: Any, p: ArticleScoreConfig, ev: dict[tuple[int, int], Any], scores: list[tuple[int, float | None]], *,
              sentence: Any = None, span: tuple[int, int] | None = None) -> float:
-    """The article's log-odds with one biased sentence made neutral (its score 0, its spans gone) or
-    one evidence span gone, the rest of the record as it is (``ev``: :func:`_evidence`; ``scores``:
-    the analysed sentences' scores)."""
+    """The article's log-odds with one biased sentence made neutral or one evidence span gone."""
     gone = {(sp.start, sp.end) for sp in sentence.spans} & ev.keys() if sentence is not None else {span}
     cats: dict[str, int] = {}
     for key, sp in ev.items():
@@ -254,11 +226,9 @@ def _without(a: Any, p: ArticleScoreConfig, ev: dict[tuple[int, int], Any], scor
 
 
 def explain(a: Any, params: ArticleScoreConfig | None = None, *, top: int = 5) -> dict[str, Any] | None:
-    """Why an article got its probability, from its record: ``p`` and ``logit``; ``contributions``
-    (one row per feature: value, standardised value, coefficient, ``contribution`` = coefficient x
-    standardised value; they sum with ``intercept`` to ``logit``); ``sentences`` and ``spans``: the
-    ``top`` biased sentences and evidence spans whose removal lowers the log-odds most (``delta``:
-    log-odds with it minus without it), strongest first. None when the article has no features."""
+    """Why an article got its probability: ``p``, ``logit``, each feature's ``contributions`` (they sum
+    with ``intercept`` to ``logit``), and the ``top`` ``sentences`` and ``spans`` whose removal lowers the
+    log-odds most (``delta``). None when the article has no features."""
     p = params or shipped()
     x = features(a, p.top_k)
     if x is None:

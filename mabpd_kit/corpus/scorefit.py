@@ -1,23 +1,6 @@
-"""Fitting the hyperpartisan-style article score honestly: nested cross-validation, bootstrap
-intervals of the coefficients, a learning curve, and :func:`adapt_score` for your own labels.
-
-- **Nested CV** (:func:`nested_cv`): stratified outer folds give the estimate; the model for an
-  outer fold is built by a ``fit`` callable that is handed the training rows of that fold and
-  nothing else (so the held-out fold cannot leak into the penalty, the standardisation or the
-  coefficients: by construction). :func:`fit_score` is that callable for the score: the inner
-  folds pick the L2 penalty from ``params.l2_grid`` by log-loss, then it refits on all it was given.
-- **Length-only rule** (:func:`length_fit`): a threshold on the word count, chosen on the same
-  outer training folds (nothing to tune inside), so the two are compared article by article
-  (:func:`evaluate`: accuracy, macro F1, AUC, log-loss, the paired bootstrap of the accuracy difference).
-- **Coefficient intervals** (:func:`bootstrap_coefficients`): articles resampled, the penalty fixed.
-- **Learning curve** (:func:`learning_curve`): out-of-fold accuracy when each outer training fold
-  is cut to ``n`` labelled articles, repeated with fresh folds and draws; the labels needed
-  (:func:`labels_needed`) are the smallest ``n`` whose mean accuracy reaches the lower end of the
-  interval at all the labels.
-
->>> fit = adapt_score(results, gold="label")      # doctest: +SKIP
->>> fit.params, fit.cv["accuracy"], fit.labels_needed   # doctest: +SKIP
-"""
+"""Fitting the article score honestly: nested cross-validation (:func:`nested_cv`: a fold's model is
+fitted on its training rows only), the length-only rule on the same folds, bootstrap intervals of the
+coefficients, a learning curve, and :func:`adapt_score` for your own labels."""
 
 from __future__ import annotations
 
@@ -35,15 +18,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ScoreFit", "adapt_score", "bootstrap_coefficients", "evaluate", "fit_score", "labels_needed",
-           "learning_curve", "length_fit", "nested_cv", "prior_shift_check", "select_l2"]
+           "learning_curve", "length_fit", "nested_cv", "select_l2"]
 
 Predictor = Callable[[np.ndarray], np.ndarray]
 Fitter = Callable[[np.ndarray, np.ndarray], Predictor]
 
 
 def select_l2(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig, seed: int = 0) -> float:
-    """The L2 penalty of ``params.l2_grid`` with the lowest inner-CV log-loss on ``(X, y)`` (ties: the
-    stronger penalty)."""
+    """The L2 penalty of ``params.l2_grid`` with the lowest inner-CV log-loss (ties: the stronger)."""
     from mabpd_kit.metrics.ranking import log_loss
 
     k = min(params.inner_folds, int(min(y.sum(), len(y) - y.sum())))
@@ -62,8 +44,7 @@ def select_l2(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig, seed: in
 
 
 def fit_score(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = None, seed: int = 0) -> ArticleScoreConfig:
-    """The score fitted on ``(X, y)`` only: the penalty chosen by inner CV (:func:`select_l2`), then
-    the coefficients on every row given."""
+    """The score fitted on ``(X, y)`` only: the penalty by inner CV, then the coefficients on every row."""
     base = params or ArticleScoreConfig()
     lam = select_l2(X, y, base, seed)
     return fit_logistic(X, y, lam, features=base.features, top_k=base.top_k)
@@ -75,8 +56,7 @@ def score_fitter(params: ArticleScoreConfig | None = None, seed: int = 0) -> Fit
 
 
 def length_fit(column: int) -> Fitter:
-    """A :data:`Fitter` for the length-only rule: ``x[column] >= t``, ``t`` chosen (accuracy) on the
-    rows handed to it; predicts 0/1."""
+    """A :data:`Fitter` for the length-only rule ``x[column] >= t`` (``t`` by accuracy); predicts 0/1."""
     def fit(X: np.ndarray, y: np.ndarray) -> Predictor:
         t = best_threshold(X[:, column], y, "accuracy")
         return lambda Xt: (Xt[:, column] >= t).astype(float)
@@ -85,9 +65,8 @@ def length_fit(column: int) -> Fitter:
 
 def nested_cv(X: np.ndarray, y: np.ndarray, fit: Fitter, *, folds: int = 5, seed: int = 0,
               train_size: int | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Out-of-fold predictions: for each of ``folds`` stratified outer folds, ``fit`` is called with the
-    training rows only (cut to a stratified draw of ``train_size`` when given) and its predictor scores
-    the held-out rows. Whatever ``fit`` does inside (inner folds, standardisation), it never sees them."""
+    """Out-of-fold predictions: ``fit`` gets each stratified fold's training rows only (a stratified
+    draw of ``train_size`` of them when given) and its predictor scores the held-out rows."""
     fold = _folds(y, folds, seed)
     out = np.empty(len(y))
     for f in range(folds):
@@ -99,7 +78,7 @@ def nested_cv(X: np.ndarray, y: np.ndarray, fit: Fitter, *, folds: int = 5, seed
 
 
 def _draw(idx: np.ndarray, y: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """A stratified draw of ``n`` of the rows ``idx`` (each class in its share, at least 2 of each)."""
+    """A stratified draw of ``n`` of the rows ``idx`` (at least 2 of each class)."""
     pos, neg = idx[y[idx] == 1], idx[y[idx] == 0]
     n_pos = int(np.clip(round(n * len(pos) / len(idx)), 2, min(len(pos), n - 2)))
     return np.concatenate([rng.choice(pos, n_pos, replace=False), rng.choice(neg, min(n - n_pos, len(neg)), replace=False)])
@@ -120,10 +99,8 @@ def _figures(y: np.ndarray, prob: np.ndarray, score: np.ndarray | None = None) -
 def evaluate(X: np.ndarray, y: np.ndarray, n_words: np.ndarray, params: ArticleScoreConfig | None = None, *,
              folds: int = 5, seed: int = 0, resamples: int = 10_000, confidence: float = 0.95,
              extra: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
-    """The score and the length-only rule by nested CV on the same outer folds: ``score`` and
-    ``length`` figures (accuracy, macro F1, AUC; the length rule's AUC is the word count's), and
-    ``diff``, the paired bootstrap of their accuracy difference (score - length). ``extra``: other
-    one-column statistics (e.g. ``{"count": n_biased}``) scored as thresholds the same way."""
+    """The score and the length-only rule by nested CV on the same folds, and ``diff``, the paired
+    bootstrap of their accuracy difference; ``extra``: other one-column rules scored the same way."""
     from mabpd_kit import metrics as m
 
     p_score = nested_cv(X, y, score_fitter(params, seed), folds=folds, seed=seed)
@@ -140,49 +117,9 @@ def evaluate(X: np.ndarray, y: np.ndarray, n_words: np.ndarray, params: ArticleS
     return out
 
 
-def _resample_to(y: np.ndarray, rate: float, rng: np.random.Generator) -> np.ndarray:
-    """Rows of ``y`` drawn without replacement so that ``rate`` of them are positive (the smaller class kept whole)."""
-    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
-    if rate * len(neg) > (1 - rate) * len(pos):  # too few positives: keep them all, draw negatives
-        neg = rng.choice(neg, int(round(len(pos) * (1 - rate) / rate)), replace=False)
-    else:
-        pos = rng.choice(pos, int(round(len(neg) * rate / (1 - rate))), replace=False)
-    return np.sort(np.concatenate([pos, neg]))
-
-
-def prior_shift_check(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = None, *, rate: float = 0.5,
-                      folds: int = 5, seed: int = 0) -> dict[str, float]:
-    """How the prior adjustment does when the base rate moves: out-of-fold probabilities by nested CV
-    (:func:`nested_cv`, the penalty chosen inside each training fold), the held-out articles resampled to
-    ``rate`` positives; the EM estimate of that rate from the unlabelled probabilities (the training
-    rate of the folds as the prior), and the expected calibration error (10 bins) of the raw, the
-    EM-adjusted and the truth-adjusted probabilities. ``fold_abs_error``: the mean |EM - truth| when
-    each held-out fold is a corpus of its own. ``ece_floor``: the mean ECE of labels drawn from the
-    EM-adjusted probabilities themselves (200 draws), i.e. what a perfectly calibrated probability
-    scores at this ``n``: ECE is read against it."""
-    from mabpd_kit.corpus.score import adjust_prior, estimate_base_rate
-    from mabpd_kit.metrics.ranking import reliability
-
-    base = params or ArticleScoreConfig()
-    oof = nested_cv(X, y, score_fitter(base, seed), folds=folds, seed=seed)
-    keep = _resample_to(y, rate, np.random.default_rng(seed))
-    p, t, pi = oof[keep], y[keep], float(y.mean())
-    truth = float(t.mean())
-    q, _ = estimate_base_rate(p, pi, base)
-    fold = _folds(y, folds, seed)[keep]
-    errs = [abs(estimate_base_rate(p[fold == f], pi, base)[0] - t[fold == f].mean()) for f in range(folds)]
-    adj, rng = adjust_prior(p, q, pi), np.random.default_rng(seed + 1)
-    floor = float(np.mean([reliability((rng.random(len(adj)) < adj).astype(int), adj)["ece"] for _ in range(200)]))
-    return {"n": int(len(keep)), "truth": truth, "train_rate": pi, "estimate": q, "abs_error": abs(q - truth),
-            "fold_abs_error": float(np.mean(errs)), "mean_p": float(p.mean()),
-            "ece_raw": reliability(t, p)["ece"], "ece_em": reliability(t, adj)["ece"], "ece_floor": floor,
-            "ece_given": reliability(t, adjust_prior(p, truth, pi))["ece"]}
-
-
 def bootstrap_coefficients(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig, *, resamples: int = 1_000,
                            seed: int = 0, confidence: float = 0.95) -> ArticleScoreConfig:
-    """``params`` with ``coef_lo``/``coef_hi``: percentile intervals of each coefficient over
-    ``resamples`` bootstrap resamples of the articles, refitted at the same penalty (``params.l2``)."""
+    """``params`` with ``coef_lo``/``coef_hi``: bootstrap percentile intervals at the same penalty."""
     rng = np.random.default_rng(seed)
     boots = np.empty((resamples, len(params.coef)))
     for r in range(resamples):
@@ -196,10 +133,8 @@ def bootstrap_coefficients(X: np.ndarray, y: np.ndarray, params: ArticleScoreCon
 def learning_curve(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | None = None, *,
                    sizes: Sequence[int] | None = None, repeats: int | None = None, folds: int = 5, seed: int = 0,
                    confidence: float = 0.95) -> pd.DataFrame:
-    """Out-of-fold accuracy of the whole procedure (:func:`fit_score`) trained on ``n`` labelled
-    articles per outer fold, for each ``n`` of ``sizes`` below the training folds' size and for all of
-    them (``n`` = the training folds' size, ``all``), each ``repeats`` times with fresh folds and
-    draws: ``n``, ``mean``, ``lo``/``hi`` (percentile interval over the repeats), ``repeats``."""
+    """Out-of-fold accuracy of :func:`fit_score` trained on ``n`` labelled articles per fold, for each
+    ``n`` of ``sizes`` and for all of them (``all``), ``repeats`` times: ``n``, ``mean``, ``lo``/``hi``."""
     import pandas as pd
 
     base = params or ArticleScoreConfig()
@@ -221,16 +156,15 @@ def learning_curve(X: np.ndarray, y: np.ndarray, params: ArticleScoreConfig | No
 
 
 def labels_needed(curve: pd.DataFrame) -> int:
-    """The smallest ``n`` of a learning curve whose mean accuracy is at or above the lower end of the
-    interval at all the labels (within one interval of the plateau)."""
+    """The smallest ``n`` of a learning curve whose mean accuracy reaches the plateau's interval."""
     plateau = curve[curve["all"]].iloc[-1]
     ok = curve[curve["mean"] >= plateau["lo"]]
     return int(ok["n"].min()) if len(ok) else int(plateau["n"])
 
 
 class ScoreFit(BaseModel):
-    """What :func:`adapt_score` returns: the fitted parameters with their intervals, the nested-CV
-    figures beside the length-only rule's, the learning curve and how many labels it needs."""
+    """What :func:`adapt_score` returns: the parameters, the nested-CV figures beside the length-only
+    rule's, the learning curve and the labels it needs."""
 
     params: ArticleScoreConfig
     cv: dict[str, float] = Field(description="nested-CV figures of the score: accuracy, macro_f1, auc, log_loss, ece")
@@ -267,10 +201,8 @@ class ScoreFit(BaseModel):
 
 def training_data(data: Any, gold: str = "label", labels: Any = None, top_k: int = 3
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
-    """``(X, y, n_words, frame)`` from labelled articles: a :class:`~mabpd_kit.corpus.store.CorpusResults`,
-    a results file, article records, or a DataFrame holding the :data:`FEATURES` columns (e.g.
-    :func:`~mabpd_kit.corpus.score.feature_frame`) and ``n_words``. Labels are the ``gold`` metadata
-    column, or ``labels`` (a Series or mapping id -> 0/1). Articles without features or label are left out."""
+    """``(X, y, n_words, frame)`` from labelled articles (results, a results file, records, or a
+    :func:`~mabpd_kit.corpus.score.feature_frame`); labels: the ``gold`` column or ``labels`` by id."""
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
@@ -298,10 +230,9 @@ def training_data(data: Any, gold: str = "label", labels: Any = None, top_k: int
 
 def adapt_score(data: Any, *, gold: str = "label", labels: Any = None, settings: CorpusConfig | None = None,
                 config: Any = None, curve: bool = True, resamples: int | None = None) -> ScoreFit:
-    """Refit the article score on your own labelled articles (see the module docstring): the nested-CV
-    figures against the length-only rule, the parameters fitted on every article (penalty by CV)
-    with bootstrap intervals, and (``curve``) the learning curve and the labels it needs. Use the
-    result with ``fit.settings()`` (corpus settings) or ``results.with_score(fit.params)``."""
+    """Refit the article score on your own labelled articles: nested-CV figures against the length-only
+    rule, the parameters with bootstrap intervals and (``curve``) the learning curve. Use it with
+    ``fit.settings()`` or ``results.with_score(fit.params)``."""
     from mabpd_kit.corpus.settings import resolve
 
     st = resolve(settings, config)

@@ -1,10 +1,4 @@
-"""The corpus settings live in the one :class:`mabpd_kit.config.Config`, as ``Config.corpus``
-(:class:`mabpd_kit.config.CorpusConfig`); this module re-exports the class and resolves them.
-
->>> from mabpd_kit.corpus.settings import CorpusConfig
->>> CorpusConfig().article_threshold   # from resources/fits/count_threshold.json
-8.5
-"""
+"""The corpus settings (``Config.corpus``, :class:`mabpd_kit.config.CorpusConfig`) and how a call resolves them."""
 
 from __future__ import annotations
 

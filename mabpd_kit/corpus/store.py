@@ -1,18 +1,9 @@
-"""The results file of a corpus run and what is read from it.
-
-A run streams one JSON line per finished article (an :class:`~mabpd_kit.corpus.articles.ArticleResult`,
-keyed by id, the digest of its text and the fingerprint of the pipeline and settings) to a JSONL
-file, flushed at once. That file is the checkpoint too: a rerun skips every article already there
-with the same key, even after ``kill -9`` (a torn last line is skipped and ended).
-
-:func:`load` reads it back as :class:`CorpusResults` (``to_frame(level="article"|"sentence"|"span")``);
-:func:`export` streams it into JSONL, CSV or Parquet, one row per article, sentence or span.
-"""
+"""The results file of a corpus run (the runner's checkpoint: one JSON line per article): :func:`load`
+reads it back as :class:`CorpusResults`, :func:`export` streams it into JSONL, CSV or Parquet."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,19 +17,13 @@ from mabpd_kit.runs.checkpoint import Checkpoint, line
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CorpusResults", "Writer", "export", "failed_sentences_note", "iter_results", "load"]
+__all__ = ["CorpusResults", "Writer", "export", "failed_sentences_note", "load"]
 
 Level = Literal["article", "sentence", "span"]
 
 
-def iter_results(path: str | Path) -> Iterator[ArticleResult]:
-    """The last readable record of each id of a results file, in file order (torn or foreign lines skipped)."""
-    return Checkpoint(path).records(ArticleResult)
-
-
 class Writer:
-    """Writes article records in the runner's checkpoint layout (:func:`mabpd_kit.runs.checkpoint.line`),
-    flushed at once; for tools and tests that build a results file without a run."""
+    """Writes article records in the runner's checkpoint layout (a results file without a run)."""
 
     def __init__(self, path: str | Path) -> None:
         self._ck = Checkpoint(path)
@@ -57,36 +42,24 @@ class Writer:
         self.close()
 
 
-def _sentence_rows(a: ArticleResult) -> list[dict[str, Any]]:
-    return [{"id": a.id, "k": s.k, "start": s.start, "end": s.end, "raw_start": s.raw_start, "raw_end": s.raw_end,
-             "sentence": a.text[s.start:s.end], "label": s.label, "score": s.score, "route": s.route,
-             "n_spans": len(s.spans), "categories": ",".join(sorted({x.category for x in s.spans})),
-             "error": s.error, **a.meta} for s in a.sentences]
-
-
-def _span_rows(a: ArticleResult) -> list[dict[str, Any]]:
-    return [{"id": a.id, "k": s.k, "start": sp.start, "end": sp.end, "span": sp.text, "category": sp.category,
-             "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
-
-
 def rows(a: ArticleResult, level: Level, threshold: float, stat: str = "n_biased", score: Any = None) -> list[dict[str, Any]]:
-    """The rows of one article at ``level`` (``score``: the article score's parameters, default the shipped ones)."""
+    """The rows of one article at ``level``."""
     if level == "article":
         return [a.row(threshold, stat, score)]
     if level == "sentence":
-        return _sentence_rows(a)
+        return [{"id": a.id, "k": s.k, "start": s.start, "end": s.end, "raw_start": s.raw_start, "raw_end": s.raw_end,
+                 "sentence": a.text[s.start:s.end], "label": s.label, "score": s.score, "route": s.route,
+                 "n_spans": len(s.spans), "categories": ",".join(sorted({x.category for x in s.spans})),
+                 "error": s.error, **a.meta} for s in a.sentences]
     if level == "span":
-        return _span_rows(a)
+        return [{"id": a.id, "k": s.k, "start": sp.start, "end": sp.end, "span": sp.text, "category": sp.category,
+                 "agent": sp.agent, "score": sp.score, **a.meta} for s in a.sentences for sp in s.spans]
     raise ValueError(f"level must be 'article', 'sentence' or 'span', not {level!r}")
 
 
 class CorpusResults(Results[ArticleResult]):
-    """The articles of a run (read lazily from the results file; the last record of an id wins, as for
-    every reader of a checkpoint), with the article rule's threshold.
-
-    ``to_frame()`` is one row per article (``pred`` = the rule at ``threshold``);
-    ``to_frame("sentence")`` / ``to_frame("span")`` one row per sentence / evidence span.
-    """
+    """The articles of a run (read lazily; the last record of an id wins) with the article rule;
+    ``to_frame()`` one row per article, ``to_frame("sentence")`` / ``("span")`` per sentence / span."""
 
     record_type = ArticleResult
 
@@ -100,10 +73,6 @@ class CorpusResults(Results[ArticleResult]):
     def articles(self) -> list[ArticleResult]:
         return self.records
 
-    @articles.setter
-    def articles(self, value: list[ArticleResult]) -> None:
-        self.records = value
-
     def __getitem__(self, key: int | str) -> ArticleResult:  # type: ignore[override]
         if isinstance(key, str):
             for a in self:
@@ -113,9 +82,8 @@ class CorpusResults(Results[ArticleResult]):
         return self.articles[key]
 
     def counts(self) -> dict[str, Any]:
-        """Articles, failed articles, analysed sentences and the sentences that failed inside decided
-        articles (``failed_sentences``, in ``incomplete`` articles: a rerun analyses those articles again),
-        with this run's ``resumed`` and ``computed``: what the CLI prints is what the results hold."""
+        """Articles, failed articles, analysed sentences, sentences failed inside decided articles, and
+        this run's ``resumed`` and ``computed``."""
         lazy = self._records is None and self.path
         got = tally(self.path) if lazy else summarize(self, threshold=self.threshold, stat=self.stat).counts()
         return {**got, "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
@@ -133,8 +101,7 @@ class CorpusResults(Results[ArticleResult]):
                              resumed=self.resumed, computed=self.computed or 0, wall_s=self.wall_s, score=self.score)
 
     def with_score(self, params: Any, threshold: float | None = None) -> CorpusResults:
-        """The same articles decided by the article score with other parameters (an
-        :class:`~mabpd_kit.config.ArticleScoreConfig`, e.g. ``mk.corpus.adapt_score(...).params``)."""
+        """The same articles decided by the article score with ``params`` (``adapt_score(...).params``)."""
         thr = threshold if threshold is not None else self.threshold if self.stat == "p_biased" else 0.5
         return CorpusResults(self._records, threshold=thr, stat="p_biased", path=self.path, resumed=self.resumed,
                              computed=self.computed or 0, wall_s=self.wall_s, score=params)
@@ -163,10 +130,7 @@ class CorpusResults(Results[ArticleResult]):
 
 
 def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: float | None = None) -> CorpusResults:
-    """A results file as :class:`CorpusResults`. The records are read on first use (``len()`` only
-    counts ids), so a report of the loaded results streams the file in bounded memory
-    (:func:`~mabpd_kit.corpus.report`); :func:`export` streams too. ``res.articles``, iterating or
-    framing the results reads every record into memory."""
+    """A results file as :class:`CorpusResults`, its records read on first use (``len()`` only counts ids)."""
     st = resolve(settings)
     stat, thr = st.rule
     return CorpusResults(None, threshold=thr if threshold is None else threshold, stat=stat, path=str(path),
@@ -175,17 +139,13 @@ def load(path: str | Path, *, settings: CorpusConfig | None = None, threshold: f
 
 def export(path: str | Path, out: str | Path, *, level: Level = "article", settings: CorpusConfig | None = None,
            threshold: float | None = None, chunk: int = 2_000) -> int:
-    """Stream a results file into ``out`` (.jsonl, .csv or .parquet by extension), one row per article,
-    sentence or span; returns the number of rows written. Memory holds one chunk of articles.
-
-    Two passes over the file (the last record of each id): the first finds every column and one type per
-    column (a metadata column holding numbers and words becomes text, so CSV and Parquet get one
-    schema); the second writes."""
+    """Stream a results file into ``out`` (.jsonl, .csv or .parquet), one row per article, sentence or
+    span; returns the rows written. A first pass gives each column one type, a second writes."""
     st = resolve(settings)
     stat, thr = st.rule
     thr = thr if threshold is None else threshold
     kinds: dict[str, set[str]] = {}
-    for a in iter_results(path):
+    for a in Checkpoint(path).records(ArticleResult):  # the last readable record of each id
         for r in rows(a, level, thr, stat, st.score):
             for k, v in r.items():
                 kinds.setdefault(k, set())
@@ -199,7 +159,7 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
     buf: list[dict[str, Any]] = []
     written = 0
     with sink:
-        for a in iter_results(path):
+        for a in Checkpoint(path).records(ArticleResult):
             buf.extend(rows(a, level, thr, stat, st.score))
             if len(buf) >= chunk:
                 written += sink.write(buf)
@@ -210,7 +170,6 @@ def export(path: str | Path, out: str | Path, *, level: Level = "article", setti
 
 
 def _column_type(kinds: set[str]) -> str:
-    """One pandas dtype for a column from the kinds of value it holds."""
     if kinds and kinds <= {"int"}:
         return "Int64"
     if kinds and kinds <= {"int", "float"}:
@@ -221,7 +180,7 @@ def _column_type(kinds: set[str]) -> str:
 
 
 class _Sink:
-    """A streaming row writer (JSONL, CSV, Parquet) with one column list and one type per column."""
+    """A streaming row writer (JSONL, CSV, Parquet) with one type per column, renamed in place at the end."""
 
     def __init__(self, out: Path, kind: str, types: dict[str, str]) -> None:
         if kind not in (".jsonl", ".csv", ".parquet"):
@@ -236,7 +195,6 @@ class _Sink:
             from mabpd_kit.corpus.rows import parquet_engine
 
             parquet_engine()
-        # all or nothing: written to a temporary name beside the file, renamed once every row is in
         self._tmp = atomic(self.out, "wb") if self.kind == ".parquet" else atomic(self.out, "w", encoding="utf-8",
                                                                                     newline="")
         self._fh = self._tmp.__enter__()

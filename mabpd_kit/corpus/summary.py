@@ -1,17 +1,5 @@
-"""What the corpus report needs from a run, read in one streaming pass: one small row per article
-and where its full record is, never every record at once.
-
-:func:`summarize` reads a results file line by line (or the articles of a :class:`CorpusResults`)
-into a :class:`Summary`: a compact article frame (id, the group and date columns, the decision,
-the article statistics, the category counts; the last record of an id wins, as in
-:func:`~mabpd_kit.corpus.store.load`) and, for each article, the byte offset of its line. Only the
-few articles the report shows in full (the table's rows, the drill-down) are read again, by
-offset (:meth:`Summary.articles`). Memory grows with the number of articles by a few hundred bytes
-each, not with their text, sentences or traces.
-
->>> s = summarize("run.mabpd.jsonl", columns=["outlet"], threshold=10.5)   # doctest: +SKIP
->>> s.frame.groupby("outlet")["pred"].mean()                               # doctest: +SKIP
-"""
+"""What the corpus report needs from a run, read in one streaming pass (:func:`summarize`): one small
+row per article and the byte offset of its record, so only the articles shown in full are read again."""
 
 from __future__ import annotations
 
@@ -29,7 +17,6 @@ from mabpd_kit.runs.checkpoint import Checkpoint, split
 if TYPE_CHECKING:
     import pandas as pd
 
-
 __all__ = ["Summary", "failed_sentences_note", "summarize", "tally"]
 
 #: the article statistics kept per article (the rule's statistic is one of them)
@@ -37,14 +24,14 @@ STATS = ("n_biased", "n_sentences", "share_biased", "spans_per_100w", "n_spans",
 
 
 class _Sent(BaseModel):
-    """What the article score reads of a sentence: its label and score (its spans and trace are not built)."""
+    """What the article score reads of a sentence."""
 
     label: str = ""
     score: float | None = None
 
 
 class _Head(BaseModel):
-    """The scalar part of an :class:`ArticleResult` (its sentences, text and traces are not built)."""
+    """The scalar part of an :class:`ArticleResult`."""
 
     id: str
     mode: str = "article"
@@ -70,7 +57,7 @@ class _Head(BaseModel):
 
 
 class _Tally(BaseModel):
-    """What the counts of a run read of a record (nothing else of it is built)."""
+    """What the counts of a run read of a record."""
 
     n_sentences: int = 0
     n_failed_sentences: int = 0
@@ -99,10 +86,8 @@ class Summary:
     def __init__(self, frame: pd.DataFrame, *, threshold: float, stat: str, source: Any, score: Any = None,
                  failed_sentences: int = 0, incomplete: int = 0, meta: set[str] | None = None) -> None:
         self.frame, self.threshold, self.stat, self._source, self.score = frame, threshold, stat, source, score
-        #: sentences that failed inside decided articles, and those articles (a rerun analyses them again)
-        self.failed_sentences, self.incomplete = failed_sentences, incomplete
-        #: every metadata column some article has
-        self.meta = meta or set()
+        self.failed_sentences, self.incomplete = failed_sentences, incomplete  # inside decided articles
+        self.meta = meta or set()  # every metadata column some article has
 
     def counts(self) -> dict[str, Any]:
         """Articles, failed articles, analysed sentences, and sentences failed inside decided articles."""
@@ -154,8 +139,8 @@ def failed_sentences_note(counts: dict[str, Any]) -> str:
 
 
 def _heads(source: Any) -> Iterator[tuple[int, Any]]:
-    """``(offset, head)`` of the last record of each id of a results file, in file order (a whole line whose
-    record does not read is a failed article, counted, never skipped); for records in memory, their index."""
+    """``(offset, head)`` of the last record of each id, in file order (an unreadable record is a failed
+    article); for records in memory, their index."""
     if not isinstance(source, (str, Path)):
         yield from enumerate(source)
         return
@@ -178,13 +163,10 @@ def _heads(source: Any) -> Iterator[tuple[int, Any]]:
 
 def summarize(source: str | Path | Any, *, columns: Sequence[str] = (), threshold: float,
               stat: str = "n_biased", score: Any = None, edges: Sequence[float] | None = None) -> Summary:
-    """One compact row per article of a results file (or of a :class:`CorpusResults`): ``id``,
-    each metadata column of ``columns`` that exists, ``failed``, ``error``, ``pred`` (the rule at
-    ``threshold``), ``value`` (the rule's statistic), the statistics of :data:`STATS`,
-    ``top_category``, ``categories`` (a dict) and ``offset`` (where the record is; an index for a
-    :class:`CorpusResults`). ``p_biased`` is the article score's probability (``score``: its
-    parameters, default the shipped ones). With ``edges``, ``bins``: the article's sentences per bin of
-    :func:`mabpd_kit.corpus.prevalence.article_bins`. Rows are the last record of each id, in file order."""
+    """One compact row per article of a results file (or a :class:`CorpusResults`): ``id``, the
+    ``columns``, ``failed``, ``error``, ``pred`` (the rule at ``threshold``), ``value`` (the rule's
+    statistic), :data:`STATS`, ``top_category``, ``categories``, ``offset`` and, with ``edges``, ``bins``
+    (:func:`mabpd_kit.corpus.prevalence.article_bins`)."""
     import pandas as pd
 
     src = source if isinstance(source, (str, Path)) else list(source)

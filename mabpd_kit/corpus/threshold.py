@@ -1,26 +1,7 @@
-"""Adapting the article threshold, honestly: k-fold cross-validation and a bootstrap interval.
-
-The article rule is one statistic and one threshold (:func:`mabpd_kit.corpus.articles.decide`).
-:func:`adapt` picks the threshold on labelled articles:
-
-- the candidates are the distinct values of the statistic (a decision stump); the chosen one
-  maximises ``settings.adapt_objective`` (accuracy by default; ties: the middle of the tied run);
-- **cross-validated** figures: k stratified folds (``settings.adapt_folds``, seeded); in each, the
-  threshold is chosen on the other folds and scored on the held-out fold, so the reported accuracy
-  and macro F1 are of thresholds that never saw the articles they are scored on;
-- the **shipped value** is chosen on all the articles, with a percentile **bootstrap interval**
-  (articles resampled, threshold chosen again on each resample; seeded);
-- ``baselines``: the majority class and the same rule on the article's length in words, so a
-  figure can be read against what length alone gets.
-
-The sentence-level pipeline is not touched: it stays zero-shot.
-
->>> import pandas as pd
->>> df = pd.DataFrame({"n_biased": [0, 1, 2, 5, 6, 7, 1, 6], "label": [0, 0, 0, 1, 1, 1, 0, 1]})
->>> a = adapt(df, stat="n_biased", settings=CorpusConfig(adapt_folds=2, adapt_resamples=50))
->>> a.threshold, a.cv_accuracy
-(3.5, 1.0)
-"""
+"""Adapting the count rule's threshold on labelled articles (:func:`adapt`: k-fold cross-validated
+figures, a bootstrap interval, the majority and length-only baselines), the sentence error rates
+(:func:`adapt_rates`) and gold labels read as 0/1 (:func:`gold_labels`). The sentence pipeline stays
+zero-shot."""
 
 from __future__ import annotations
 
@@ -72,11 +53,8 @@ def _score(objective: str, y: np.ndarray, p: np.ndarray) -> float:
 
 
 def best_threshold(x: np.ndarray, y: np.ndarray, objective: str = "accuracy") -> float:
-    """The threshold ``t`` (rule ``x >= t``) that maximises the objective on ``(x, y)``.
-
-    Candidates: every distinct value of ``x``, and one above the largest (nothing flagged). The
-    tied best candidates form runs; the middle of the first run is returned as the midpoint
-    between neighbouring values, so the cut sits between the articles it separates."""
+    """The threshold ``t`` (rule ``x >= t``) that maximises the objective on ``(x, y)``: the middle of the
+    first run of tied candidates, as the midpoint between the articles it separates."""
     vals = np.unique(x)
     cands = np.concatenate([vals, [vals[-1] + 1.0]]) if len(vals) else np.array([0.0])
     pos = y.astype(bool)
@@ -110,8 +88,7 @@ _ONE, _ZERO = ("1", "true"), ("0", "false")
 
 
 def _label(value: Any, column: str) -> int | None:
-    """0 or 1 for a gold label written as 1, 1.0, "1", "1.0", True (or "true"), the same for 0;
-    None for a missing one (NaN, None, an empty string); anything else is refused in one line."""
+    """0 or 1 for a gold label written as 1, 1.0, "1", "1.0", True or "true" (likewise 0); None when missing."""
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -138,35 +115,18 @@ def _label(value: Any, column: str) -> int | None:
 
 
 def gold_labels(values: pd.Series, column: str = "label") -> pd.Series:
-    """``values`` as 0/1 labels (nullable ``Int64``; missing stays missing); a value that is not a
-    0/1 label raises :class:`ValueError` naming it and the column.
-
-    >>> import pandas as pd
-    >>> gold_labels(pd.Series(["1", 1, 1.0, "1.0", True, "0", None])).tolist()
-    [1, 1, 1, 1, 1, 0, <NA>]
-    """
+    """``values`` as nullable 0/1 labels; a value that is not one raises :class:`ValueError` naming it."""
     import pandas as pd
 
     return pd.Series([_label(v, column) for v in values], index=values.index, dtype="Int64")
 
 
-def adapt(
-    data: Any,
-    *,
-    gold: str = "label",
-    stat: str | None = None,
-    settings: CorpusConfig | None = None,
-    config: Any = None,
-) -> Adaptation:
-    """Adapt the article threshold on labelled articles: a :class:`~mabpd_kit.corpus.store.CorpusResults`
-    or its ``to_frame()``, with a 0/1 gold column (``gold``; 1 = biased). Failed articles are left out.
-
-    Use the result with ``CorpusConfig(article_decision="count", article_stat=a.stat,
-    article_threshold=a.threshold)`` or ``results.with_threshold(a.threshold)``.
-
-    This adapts the legacy count rule; the default decision, the calibrated article score, is refitted
-    by :func:`mabpd_kit.corpus.scorefit.adapt_score` (``mk.corpus.adapt_score``).
-    """
+def adapt(data: Any, *, gold: str = "label", stat: str | None = None, settings: CorpusConfig | None = None,
+          config: Any = None) -> Adaptation:
+    """Adapt the count rule's threshold on labelled articles (results or their ``to_frame()``, a 0/1
+    ``gold`` column). Use it with ``CorpusConfig(article_decision="count", article_stat=a.stat,
+    article_threshold=a.threshold)`` or ``results.with_threshold(a.threshold)``; the article score is
+    refitted by :func:`mabpd_kit.corpus.scorefit.adapt_score`."""
     from mabpd_kit import metrics as m
 
     st = resolve(settings, config)
@@ -186,12 +146,10 @@ def adapt(
                          f"{len(y)} with labels {sorted(set(y.tolist()))}")
     k, obj = st.adapt_folds, st.adapt_objective
     fold = _folds(y, k, st.seed)
-    pred = np.empty_like(y)
+    pred, ts = _cv(x, y, fold, k, obj)
     rows = []
-    for f in range(k):
-        tr, te = fold != f, fold == f
-        t = best_threshold(x[tr], y[tr], obj)
-        pred[te] = (x[te] >= t).astype(int)
+    for f, t in enumerate(ts):
+        te = fold == f
         rows.append({"fold": f, "threshold": t, "n_test": int(te.sum()),
                      "accuracy": m.accuracy(y[te], pred[te]), "macro_f1": m.macro_f1(y[te], pred[te])})
     chosen = best_threshold(x, y, obj)
@@ -207,27 +165,29 @@ def adapt(
 
 
 def _baselines(df: pd.DataFrame, y: np.ndarray, fold: np.ndarray, k: int, obj: str) -> dict[str, float]:
-    """Majority class, and the same cross-validated stump on article length (``n_words``) when present."""
+    """Majority class, and the same cross-validated rule on ``n_words`` when present."""
     from mabpd_kit import metrics as m
 
     out = {"majority_accuracy": float(max(y.mean(), 1 - y.mean()))}
     if "n_words" in df:
-        x = df["n_words"].to_numpy(dtype=float)
-        pred = np.empty_like(y)
-        for f in range(k):
-            t = best_threshold(x[fold != f], y[fold != f], obj)
-            pred[fold == f] = (x[fold == f] >= t).astype(int)
+        pred, _ = _cv(df["n_words"].to_numpy(dtype=float), y, fold, k, obj)
         out.update(length_cv_accuracy=m.accuracy(y, pred), length_cv_macro_f1=m.macro_f1(y, pred))
     return out
 
 
+def _cv(x: np.ndarray, y: np.ndarray, fold: np.ndarray, k: int, obj: str) -> tuple[np.ndarray, list[float]]:
+    """Cross-validated predictions of the rule ``x >= t`` and each fold's ``t``."""
+    pred, ts = np.empty_like(y), []
+    for f in range(k):
+        ts.append(best_threshold(x[fold != f], y[fold != f], obj))
+        pred[fold == f] = (x[fold == f] >= ts[-1]).astype(int)
+    return pred, ts
+
+
 def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "share_biased", "spans_per_100w"), *,
                   gold: str = "label", settings: CorpusConfig | None = None) -> pd.DataFrame:
-    """Each candidate statistic's cross-validated rule (one row each), plus a ``nested`` row: the
-    statistic *and* its threshold chosen on the training folds only, scored on the held-out fold.
-
-    Picking the statistic after looking at every row is itself a choice made on the labels; the
-    nested row is the honest estimate of that whole procedure."""
+    """Each statistic's cross-validated rule, plus a ``nested`` row: the statistic *and* its threshold
+    chosen on the training folds only (picking the best row is itself a choice made on the labels)."""
     import pandas as pd
 
     from mabpd_kit import metrics as m
@@ -263,13 +223,9 @@ def compare_rules(data: Any, stats: tuple[str, ...] = ("n_biased", "n_spans", "s
 
 def adapt_rates(data: Any, *, gold: str = "gold", group: str | None = None, settings: CorpusConfig | None = None,
                 config: Any = None) -> Any:
-    """The sentence error rates of the corrected share from your own labelled sentences, in place of the
-    shipped BABE train ones: a :class:`~mabpd_kit.corpus.store.CorpusResults` or its ``to_frame("sentence")``
-    with a 0/1 gold column (``gold``, 1 = biased; missing ones, failed and skipped sentences are left out).
-    ``group`` (e.g. ``"outlet"``): fit how much the rates vary between outlets too.
-
-    Use it with ``mk.corpus.aggregate(results, by="outlet", rates=r)`` or ``mk.corpus.report(..., rates=r)``.
-    """
+    """The sentence error rates from your own labelled sentences (results or their ``to_frame("sentence")``,
+    a 0/1 ``gold`` column); ``group``: fit how much they vary between outlets too. Use them as
+    ``aggregate(..., rates=r)`` or ``report(..., rates=r)``."""
     from mabpd_kit.corpus.prevalence import error_rates
 
     st = resolve(settings, config)
