@@ -1,9 +1,4 @@
-"""Morphology: every surface form of a lexicon term, and the keys forms are stored and looked up by.
-
-The builder expands each term into its inflected forms with a few spelling rules and tables of
-irregular verbs and nouns; the matcher reads any run of spaces, hyphens or apostrophes between two
-words as one separator, and ``...`` inside a phrase as a short gap of words.
-"""
+"""Morphology: every surface form of a lexicon term, and the keys forms are stored and looked up by."""
 
 from __future__ import annotations
 
@@ -16,8 +11,7 @@ __all__ = ["FORM_SHAPE", "GAP", "IRREGULAR_NOUNS", "IRREGULAR_VERBS", "SEP_RE", 
 #: What may separate two words of a phrase in the text.
 SEP_RE = r"[\s\-']+"
 _SEP = re.compile(SEP_RE)
-#: In a phrase, "..." stands for 1 to ``config.lexicon.max_gap_words`` words: "ram ... through"
-#: matches "rammed the zoning overhaul through". Words only: punctuation ends the gap.
+#: In a phrase, "..." stands for 1 to ``config.lexicon.max_gap_words`` words ("ram ... through").
 GAP = " ... "
 #: The shape every written form must have: words joined by spaces, hyphens, apostrophes or a gap.
 FORM_SHAPE = re.compile(r"\w+(?:(?:[\s\-']+|\s\.\.\.\s)\w+)*")
@@ -153,13 +147,8 @@ def _adverb(w: str) -> str | None:
 
 
 def inflections(term: str, pos: str = "fixed") -> list[str]:
-    """All surface forms of ``term`` (lower case, sorted, the term first): ``verb`` conjugates the first word
-    (``ram through`` -> ``rammed through``), ``noun`` pluralises the last, ``adj`` adds the ``-ly`` adverb (an
-    ``-ist`` adjective its plural instead: ``leftists``), ``fixed`` keeps the term as written.
-
-    >>> inflections("slam", "verb")
-    ['slam', 'slammed', 'slamming', 'slams']
-    """
+    """All surface forms of ``term`` (lower case, the term first): ``verb`` conjugates the first word, ``noun``
+    pluralises the last, ``adj`` adds the ``-ly`` adverb (an ``-ist`` adjective its plural), ``fixed`` none."""
     base = " ".join(term.lower().split())
     words = base.split(" ")
     forms = {base}
