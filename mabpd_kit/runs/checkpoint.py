@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,12 +89,11 @@ class WriteFailed(OSError):
 
 
 class Index:
-    """The keys of a checkpoint's lines (last line of an id wins): ``reusable(id, digest, fp, retry)``."""
+    """The keys of a checkpoint's lines (last line of an id wins)."""
 
-    def __init__(self, ids: Any, keys: Any, failed: Any, offsets: Any, retry: Any = None) -> None:
+    def __init__(self, ids: Any, keys: Any, failed: Any, offsets: Any, retry: Any) -> None:
         import numpy as np
 
-        retry = failed if retry is None else retry
         order = np.lexsort((offsets, ids))          # by id, then file position
         by_id = ids[order]
         last = np.ones(len(by_id), dtype=bool)
@@ -110,16 +109,12 @@ class Index:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def find(self, id: str) -> int:
+    def reusable(self, id: str, dg: str, fp: str, retry_failed: bool = True) -> bool:
         import numpy as np
 
         h = hash(id)
         i = int(np.searchsorted(self.ids, h))
-        return i if i < len(self.ids) and self.ids[i] == h else -1
-
-    def reusable(self, id: str, dg: str, fp: str, retry_failed: bool = True) -> bool:
-        i = self.find(id)
-        if i < 0 or self.keys[i] != _key(id, dg, fp):
+        if i >= len(self.ids) or self.ids[i] != h or self.keys[i] != _key(id, dg, fp):
             return False
         return not (self.retry[i] and retry_failed)
 
@@ -131,8 +126,7 @@ class Checkpoint:
         self.path = Path(path)
         self._fh: Any = None
         self._lock: Any = None
-        #: lines :meth:`records` found whole but could not read as a record: ``(count, first id and reason)``
-        self.unreadable: tuple[int, str] = (0, "")
+        self.unreadable: tuple[int, str] = (0, "")  # whole lines whose record does not read: (count, first why)
 
     def _lines(self) -> Iterator[tuple[int, tuple[dict[str, Any], bytes]]]:
         """``(offset, split(line))`` of every readable line."""
@@ -160,8 +154,7 @@ class Checkpoint:
                      np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
 
     def entries(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
-        """``(offset, keys, record)`` of every readable line, in file order; a whole line whose record does not
-        read is counted in :attr:`unreadable`."""
+        """``(offset, keys, record)`` of every readable line; one whose record does not read is counted."""
         self.unreadable = (0, "")
         for start, (head, body) in self._lines():
             try:
@@ -179,11 +172,8 @@ class Checkpoint:
     def latest(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
         """:meth:`entries` of the last line of each id only."""
         idx = self.index()
-        if idx.lines == len(idx):  # no id repeated (a reconciled file)
-            yield from self.entries(record)
-            return
-        keep = set(idx.offsets.tolist())
-        yield from (e for e in self.entries(record) if e[0] in keep)
+        keep = set(idx.offsets.tolist()) if idx.lines != len(idx) else None  # None: no id repeated
+        yield from (e for e in self.entries(record) if keep is None or e[0] in keep)
 
     def lock(self) -> None:
         """Hold ``FILE.lock`` for this process, or raise :class:`Busy` naming its holder."""
@@ -250,39 +240,32 @@ class Checkpoint:
     def parts_dir(self) -> Path:
         return self.path.with_name(self.path.name + ".parts")
 
-    def fold(self, part: Path) -> int:
-        """Append a committed part file to the checkpoint and remove it; returns its lines."""
-        n = 0
+    def fold(self, part: Path) -> None:
+        """Append a committed part file to the checkpoint and remove it."""
         with part.open(encoding="utf-8") as fh:
             for text in fh:
                 if text.endswith("\n"):
                     self.write(text)
-                    n += 1
         os.fsync(self._fh.fileno())
         part.unlink()
-        return n
 
-    def fold_all(self) -> int:
+    def fold_all(self) -> None:
         """Fold every committed part a killed run left behind; drop uncommitted temporary files."""
-        d = self.parts_dir
-        if not d.is_dir():
-            return 0
-        n = 0
-        for p in sorted(d.iterdir()):
-            if p.suffix == ".jsonl":
-                n += self.fold(p)
-            else:
-                p.unlink(missing_ok=True)
-        return n
+        if self.parts_dir.is_dir():
+            for p in sorted(self.parts_dir.iterdir()):
+                if p.suffix == ".jsonl":
+                    self.fold(p)
+                else:
+                    p.unlink(missing_ok=True)
 
-    def reconcile(self, order: Iterable[int]) -> tuple[int, int]:
+    def reconcile(self, order: array) -> None:
         """Rewrite the file (atomically) to hold the run's items (``order``: ``hash(id)`` of each) once each, in
-        that order; stale lines go to ``FILE.stale.jsonl``, superseded ones are dropped. Returns their counts."""
+        that order; stale lines go to ``FILE.stale.jsonl``, superseded ones are dropped."""
         import numpy as np
 
-        want = np.asarray(order if isinstance(order, array) else array("q", order), dtype=np.int64)
-        if self._in_order(order if isinstance(order, array) else want):  # the usual case: checked line by line
-            return 0, 0
+        want = np.asarray(order, dtype=np.int64)
+        if self._in_order(order):  # the usual case: checked line by line
+            return
         idx = self.index()
         pos = np.searchsorted(idx.ids, want) if len(idx) else np.zeros(len(want), dtype=np.int64)
         pos = np.minimum(pos, max(len(idx) - 1, 0))
@@ -291,9 +274,8 @@ class Checkpoint:
         in_run = np.zeros(len(idx), dtype=bool)
         in_run[pos[have]] = True
         stale = int((~in_run).sum())
-        superseded = idx.lines - len(idx)
-        if not stale and not superseded and bool(np.all(np.diff(offsets) > 0)):
-            return 0, 0
+        if not stale and idx.lines == len(idx) and bool(np.all(np.diff(offsets) > 0)):
+            return
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             self._rewrite(tmp, offsets, idx.offsets[~in_run] if stale else None)
@@ -306,7 +288,6 @@ class Checkpoint:
         os.replace(tmp, self.path)
         if reopen:
             self._fh = self.path.open("ab", buffering=0)
-        return stale, superseded
 
     def _rewrite(self, tmp: Path, offsets: Any, stale: Any) -> None:
         """Copy the lines at ``offsets`` to ``tmp`` (synced); append those at ``stale`` to ``FILE.stale.jsonl``."""
@@ -349,8 +330,7 @@ def _whole_lines(fd: int, end: int, block: int = 1 << 16) -> int:
 
 
 def split(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """``(keys, record JSON)`` of a whole checkpoint line, None for a torn, blank or foreign line; a line of the
-    writer's own layout is split where its record starts, without parsing the record."""
+    """``(keys, record JSON)`` of a whole checkpoint line (the record not parsed), None for a torn one."""
     if not raw.endswith(b"\n"):
         return None  # torn: a run killed mid-write
     k = raw.find(_RECORD)

@@ -28,12 +28,9 @@ INSTALL_HINT = 'the Dask engine needs the scale extra: pip install "mabpd-kit[sc
 
 #: settings for the workers of a ``LocalCluster`` this executor starts: a batch, not an interactive session
 QUIET_WORKERS: dict[str, Any] = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.system-monitor.interval": "5s",
-    "distributed.worker.memory.monitor-interval": "1s",
-    "distributed.admin.tick.interval": "1s",
-    "distributed.comm.timeouts.connect": "120s",
-}
+    "distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.tick.interval": "1s",
+    "distributed.comm.timeouts.connect": "120s"}
 #: on Linux a LocalCluster's workers fork from this process (mabpd-kit already imported), unless the
 #: caller's configuration names a method other than Dask's default (spawn)
 FORK_WORKERS: dict[str, Any] = {"distributed.worker.multiprocessing-method": "fork"}
@@ -75,7 +72,6 @@ class Dask:
         return f"Dask({where}, partition={self.partition}, concurrency={self.concurrency})"
 
     def _connect(self) -> tuple[Any, list[Any]]:
-        """The client to use, and what this executor started (closed at the end, last first)."""
         distributed = _distributed()
         if self.client is not None:
             return self.client, []
@@ -133,11 +129,10 @@ class Dask:
                     if nxt is None:
                         return
                     index, items = nxt
-                    args: tuple[Any, ...] = (job, items, str(parts), token, index)
                     task = run_partition_on_loop if self.concurrency is None else run_partition
-                    if self.concurrency is not None:
-                        args += (self.concurrency,)
-                    fut = client.submit(task, *args, key=f"mabpd-partition-{token}-{index}", pure=False)
+                    more = () if self.concurrency is None else (self.concurrency,)
+                    fut = client.submit(task, job, items, str(parts), token, index, *more,
+                                        key=f"mabpd-partition-{token}-{index}", pure=False)
                     inflight[fut.key] = fut
                     ac.add(fut)
 
@@ -171,8 +166,7 @@ class Dask:
 
 
 def _close(client: Any, inflight: list[Any], started: list[Any], parts: Path) -> None:
-    """The end of a run, also on Ctrl-C: queued partitions cancelled, what was started closed (last first),
-    the parts folder removed when empty."""
+    """The end of a run, also on Ctrl-C: queued partitions cancelled, what was started closed."""
     if inflight:
         try:
             client.cancel(inflight)
@@ -252,16 +246,12 @@ class _Part:
 
 
 def run_partition(job: Job, items: list[Item], parts_dir: str, token: str, index: int,
-                  concurrency: int | None = None) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
-    """A worker's task: run the partition's items (``concurrency`` at once on a loop of its own), commit their
-    lines as one part file; returns the part's name, ``[(id, failed)]`` and the batch-fatal error, if any."""
+                  concurrency: int) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
+    """A worker's task on the LLM path: ``concurrency`` items at once on a loop of its own, their lines committed
+    as one part file; returns the part's name, ``[(id, failed)]`` and the batch-fatal error, if any."""
     job = _job(token, job)
     with _Part(job, parts_dir, token, index) as part:
-        if concurrency is None:
-            for it in items:
-                part.done(it, job.driven(it))
-        else:
-            run_sync(_pool(iter(items), job, part.done, concurrency))
+        run_sync(_pool(iter(items), job, part.done, concurrency))
     return part.result()
 
 

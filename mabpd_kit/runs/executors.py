@@ -123,7 +123,6 @@ class _Deadline(Exception):
 
 
 async def _within(coro: Coroutine[Any, Any, T], seconds: float) -> T:
-
     task = asyncio.ensure_future(coro)
     try:
         finished, _ = await asyncio.wait({task}, timeout=seconds)

@@ -46,7 +46,6 @@ class Results(Generic[R]):
         """The records of a checkpoint, read lazily (the run's bookkeeping in ``kw``)."""
         return cls(None, checkpoint=str(path), record=record, **kw)
 
-
     @property
     def records(self) -> list[R]:
         if self._records is None:
@@ -98,7 +97,6 @@ class Results(Generic[R]):
 
     @property
     def n_failed(self) -> int:
-
         read = self._count()[1] if self._records is None else sum(bool(r.failed) for r in self._records)  # type: ignore[attr-defined]
         return read + self.unreadable
 
@@ -152,12 +150,12 @@ class _NoBar:
 class _KernelBar:
     """A text bar in a notebook redrawn in place (every 0.2 s at most): a saved notebook keeps its final state."""
 
-    def __init__(self, total: int | None, initial: int, desc: str, unit: str) -> None:
+    def __init__(self, total: int | None, desc: str, unit: str) -> None:
         from IPython.display import display
         from tqdm import tqdm
 
         self._format = tqdm.format_meter
-        self.n, self.total, self.desc, self.unit = initial, total, desc, unit
+        self.n, self.total, self.desc, self.unit = 0, total, desc, unit
         self.t0 = self._last = time.perf_counter()
         self.handle = display({"text/plain": self._line()}, raw=True, display_id=True)
 
@@ -189,13 +187,12 @@ def status(line: str) -> None:
     print(line, file=sys.stdout if _in_kernel() else sys.stderr)
 
 
-def progress_bar(total: int | None, *, initial: int = 0, desc: str = "items", unit: str = "item",
-                 disable: bool = False) -> Any:
+def progress_bar(total: int | None, *, desc: str = "items", unit: str = "item", disable: bool = False) -> Any:
     """A progress bar with ``update(n)`` and ``close()``: in place in a kernel, tqdm on stderr elsewhere."""
     if disable:
         return _NoBar()
     if _in_kernel():
-        return _KernelBar(total, initial, desc, unit)
+        return _KernelBar(total, desc, unit)
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, file=sys.stderr, unit=unit, desc=desc)
+    return tqdm(total=total, initial=0, file=sys.stderr, unit=unit, desc=desc)

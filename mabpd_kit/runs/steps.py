@@ -25,8 +25,7 @@ def driven() -> bool:
 
 
 def drive(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never waits on I/O (a rule-based step) to its end without an event loop;
-    one that does wait raises ``RuntimeError``."""
+    """Run a coroutine that never waits on I/O (a rule-based step) to its end without an event loop."""
     token = _DRIVEN.set(True)
     try:
         coro.send(None)
@@ -42,8 +41,7 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_sync(coro: Awaitable[T]) -> T:
-    """Run a coroutine to completion from synchronous code, also inside a running loop (Jupyter: then in a
-    worker thread with a loop of its own)."""
+    """Run a coroutine to completion from synchronous code, also inside a running loop (Jupyter)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -100,7 +98,6 @@ def gc_restore(state: tuple[int, int, int] | None) -> None:
 
 
 def settle() -> None:
-    """After a driven item in a managed batch, freeze what it left alive (its record) so the collector does
-    not walk every record again (rule-based items leave no cycles)."""
+    """After a driven item in a managed batch, freeze what it left alive (rule-based items leave no cycles)."""
     if _MANAGED[0]:
         gc.freeze()
