@@ -78,8 +78,7 @@ def content_tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)  # a pure function of a span's text, asked of the same spans by each agent and the decision
 def adverbial(text: str) -> bool:
-    """Is ``text`` only an adverbial or a quantifier ("clearly", "in fact", "once again", "all"), function words
-    around it aside?"""
+    """Is ``text`` only an adverbial or a quantifier ("clearly", "in fact", "all"), function words aside?"""
     low = " " + " ".join(_key(t) for t in _TOKEN.findall(text)) + " "
     for p in ADVERBIAL_PHRASES:
         low = low.replace(f" {p} ", " ")
@@ -260,7 +259,6 @@ def _inside_prose(text: str, start: int, n_content: int) -> bool:
 
 
 def _sentence_words(text: str, start: int, end: int) -> int:
-    """The number of words of the sentence holding ``text[start:end]``."""
     from mabpd_kit.text import split_sentences  # the one sentence splitter (text sits below the lexicon)
 
     for a, b in split_sentences(text):

@@ -87,8 +87,7 @@ def read_seeds(seed_dir: str | Path | None = None
 
 def finalize(meta: dict[str, Any], categories: Iterable[Category], terms: Iterable[Term],
              protected: Iterable[Protected]) -> dict[str, Any]:
-    """Check the entries, expand every term into its forms, return the resource as a dict; a surface form
-    shared by two terms goes to the higher band (ties: by category, then term)."""
+    """Check the entries and expand every term into its forms (a shared form goes to the higher band)."""
     cats = sorted(categories, key=lambda c: c.id)
     ids = [c.id for c in cats]
     if len(set(ids)) != len(ids):

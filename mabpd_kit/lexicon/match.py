@@ -65,8 +65,7 @@ def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
 
 
 def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | None:
-    """A pattern reporting, at every word start, the longest key starting there (a lookahead: overlapping
-    candidates are all reported); it reads the text lower-cased."""
+    """A pattern reporting, at every word start, the longest key starting there (lower-cased text)."""
     keys = sorted(set(keys))
     if not keys:
         return None
@@ -74,8 +73,7 @@ def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | N
 
 
 def _scanner(rx: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    """``rx`` for a scan past position 0: consuming the non-word character before each word start instead of
-    looking behind lets the engine skip the inside of words in a tight loop."""
+    """``rx`` past position 0, consuming the non-word character before a word start: a tighter loop."""
     return None if rx is None else re.compile(r"\W" + rx.pattern[len(r"(?<!\w)"):])
 
 
@@ -99,11 +97,10 @@ def _lower_same_length(text: str) -> str:
 class Lexicon:
     """A built lexicon: typed entries plus a compiled matcher. Immutable; :meth:`extend` makes a new one."""
 
-    def __init__(self, data: dict[str, Any], *, config: Config | None = None, verify: bool = True) -> None:
-        if verify and data.get("checksum") != checksum(data):
-            raise ValueError(
-                "lexicon checksum mismatch: the JSON was edited by hand; rebuild with `mabpd lexicon build`"
-            )
+    def __init__(self, data: dict[str, Any], *, config: Config | None = None) -> None:
+        if data.get("checksum") != checksum(data):
+            raise ValueError("lexicon checksum mismatch: the JSON was edited by hand; rebuild with "
+                             "`mabpd lexicon build`")
         self.config = config or Config()
         self.data = data
         self.version: str = data.get("version", "0")
@@ -180,28 +177,20 @@ class Lexicon:
 
     def _fields_for(self, matched: str) -> tuple[Any, ...] | None:
         """A hit's fields past its offsets and text, or None for function words only (memoised)."""
-        fields = None
-        if content_tokens(matched):
-            t = self._term_for(matched)
-            c = self.categories[t.category]
-            fields = (t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        fields = self._entry(matched) if content_tokens(matched) else None
         if len(self._hit_info) >= _HIT_INFO_MAX:
             self._hit_info.clear()
         self._hit_info[matched] = fields
         return fields
 
-    def _hit(self, text: str, low: str, a: int, b: int) -> LexMatch:
-
-        t = self._term_for(low[a:b])
-        c = self.categories[t.category]
-        return LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
-
-    def _term_for(self, matched: str) -> Term:
-        """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
+    def _entry(self, matched: str) -> tuple[str, str, str, str, float, str]:
+        """Term, category, taxonomy, meta-category, band and note of the entry behind a stretch the regex matched:
+        a direct look-up, else a gapped phrase."""
         t = self._lookup.get(lookup_key(matched))
         if t is None:
             t = next(term for rx, term in self._gapped if rx.fullmatch(matched))
-        return t
+        c = self.categories[t.category]
+        return t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note
 
     def _protected_spans(self, text: str, low: str | None = None) -> tuple[tuple[int, int, Protected], ...]:
         if not text or self._prot_re is None:
@@ -247,11 +236,11 @@ class Lexicon:
         return sorted(chosen, key=lambda m: m.start)
 
     def _longest_at(self, text: str, low: str, start: int, endpos: int) -> LexMatch | None:
-        """The longest entry starting at ``start`` and ending by ``endpos``, if any."""
         m = self._re.match(low, start, endpos) if self._re is not None else None
         if m is None or not m.group(1):
             return None
-        hit = self._hit(text, low, *m.span(1))
+        a, b = m.span(1)
+        hit = LexMatch(a, b, text[a:b], *self._entry(low[a:b]))
         return hit if self._filter_protected(text, low, [hit]) else None
 
     def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
@@ -329,8 +318,7 @@ class Lexicon:
         return pd.DataFrame(rows)
 
     def prompt_knowledge(self, max_per_category: int = 3) -> str:
-        """The taxonomy with example terms for LLM prompts (each category's highest band, spread over the
-        alphabet; protected contexts one per word)."""
+        """The taxonomy with example terms (each category's highest band) for LLM prompts."""
         lines = ["Bias taxonomy (category -> taxonomy type -> meta-category), with example terms:"]
         for c in self.categories.values():
             ts = [t for t in self.terms if t.category == c.id]
@@ -348,7 +336,6 @@ class Lexicon:
 
 
 def _trimmed(text: str, m: LexMatch) -> LexMatch | None:
-    """``m`` narrowed to its loaded words, None if it has none."""
     cut = trim(text, m.start, m.end)
     if cut is None:
         return None

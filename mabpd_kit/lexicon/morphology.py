@@ -30,66 +30,40 @@ def lookup_key(matched: str) -> str:
 _VOWELS = set("aeiou")
 #: Verbs whose forms do not follow the rules below (base -> extra forms).
 IRREGULAR_VERBS: dict[str, tuple[str, ...]] = {
-    "lie": ("lies", "lied", "lying"),
-    "take": ("takes", "took", "taken", "taking"),
-    "sneak": ("sneaks", "sneaked", "snuck", "sneaking"),
-    "go": ("goes", "went", "gone", "going"),
-    "slay": ("slays", "slew", "slain", "slaying"),
-    "spin": ("spins", "spun", "spinning"),
-    "strike": ("strikes", "struck", "stricken", "striking"),
-    "tear": ("tears", "tore", "torn", "tearing"),
-    "mislead": ("misleads", "misled", "misleading"),
-    "hide": ("hides", "hid", "hidden", "hiding"),
-    "steal": ("steals", "stole", "stolen", "stealing"),
-    "fight": ("fights", "fought", "fighting"),
-    "shake": ("shakes", "shook", "shaken", "shaking"),
-    "break": ("breaks", "broke", "broken", "breaking"),
-    "bite": ("bites", "bit", "bitten", "biting"),
-    "blow": ("blows", "blew", "blown", "blowing"),
-    "throw": ("throws", "threw", "thrown", "throwing"),
-    "sink": ("sinks", "sank", "sunk", "sinking"),
-    "swear": ("swears", "swore", "sworn", "swearing"),
-    "sting": ("stings", "stung", "stinging"),
-    "fling": ("flings", "flung", "flinging"),
-    "sling": ("slings", "slung", "slinging"),
-    "bend": ("bends", "bent", "bending"),
-    "shoot": ("shoots", "shot", "shooting"),
-    "feed": ("feeds", "fed", "feeding"),
-    "bleed": ("bleeds", "bled", "bleeding"),
-    "flee": ("flees", "fled", "fleeing"),
-    "ride": ("rides", "rode", "ridden", "riding"),
-    "run": ("runs", "ran", "running"),
-    "grind": ("grinds", "ground", "grinding"),
-    "sweep": ("sweeps", "swept", "sweeping"),
-    "creep": ("creeps", "crept", "creeping"),
-    "weep": ("weeps", "wept", "weeping"),
-    "seek": ("seeks", "sought", "seeking"),
+    "lie": ("lies", "lied", "lying"), "take": ("takes", "took", "taken", "taking"),
+    "sneak": ("sneaks", "sneaked", "snuck", "sneaking"), "go": ("goes", "went", "gone", "going"),
+    "slay": ("slays", "slew", "slain", "slaying"), "spin": ("spins", "spun", "spinning"),
+    "strike": ("strikes", "struck", "stricken", "striking"), "tear": ("tears", "tore", "torn", "tearing"),
+    "mislead": ("misleads", "misled", "misleading"), "hide": ("hides", "hid", "hidden", "hiding"),
+    "steal": ("steals", "stole", "stolen", "stealing"), "fight": ("fights", "fought", "fighting"),
+    "shake": ("shakes", "shook", "shaken", "shaking"), "break": ("breaks", "broke", "broken", "breaking"),
+    "bite": ("bites", "bit", "bitten", "biting"), "blow": ("blows", "blew", "blown", "blowing"),
+    "throw": ("throws", "threw", "thrown", "throwing"), "sink": ("sinks", "sank", "sunk", "sinking"),
+    "swear": ("swears", "swore", "sworn", "swearing"), "sting": ("stings", "stung", "stinging"),
+    "fling": ("flings", "flung", "flinging"), "sling": ("slings", "slung", "slinging"),
+    "bend": ("bends", "bent", "bending"), "shoot": ("shoots", "shot", "shooting"),
+    "feed": ("feeds", "fed", "feeding"), "bleed": ("bleeds", "bled", "bleeding"),
+    "flee": ("flees", "fled", "fleeing"), "ride": ("rides", "rode", "ridden", "riding"),
+    "run": ("runs", "ran", "running"), "grind": ("grinds", "ground", "grinding"),
+    "sweep": ("sweeps", "swept", "sweeping"), "creep": ("creeps", "crept", "creeping"),
+    "weep": ("weeps", "wept", "weeping"), "seek": ("seeks", "sought", "seeking"),
     "freeze": ("freezes", "froze", "frozen", "freezing"),
-    "forsake": ("forsakes", "forsook", "forsaken", "forsaking"),
-    "undo": ("undoes", "undid", "undone", "undoing"),
+    "forsake": ("forsakes", "forsook", "forsaken", "forsaking"), "undo": ("undoes", "undid", "undone", "undoing"),
     "overthrow": ("overthrows", "overthrew", "overthrown", "overthrowing"),
-    "blackmail": ("blackmails", "blackmailed", "blackmailing"),
-    "panic": ("panics", "panicked", "panicking"),
-    "mimic": ("mimics", "mimicked", "mimicking"),
-    "admit": ("admits", "admitted", "admitting"),
-    "rebut": ("rebuts", "rebutted", "rebutting"),
-    "commit": ("commits", "committed", "committing"),
-    "regret": ("regrets", "regretted", "regretting"),
-    "patrol": ("patrols", "patrolled", "patrolling"),
-    "compel": ("compels", "compelled", "compelling"),
-    "rebel": ("rebels", "rebelled", "rebelling"),
-    "control": ("controls", "controlled", "controlling"),
-    "upset": ("upsets", "upsetting"),
-    "beset": ("besets", "besetting"),
-    "outwit": ("outwits", "outwitted", "outwitting"),
+    "blackmail": ("blackmails", "blackmailed", "blackmailing"), "panic": ("panics", "panicked", "panicking"),
+    "mimic": ("mimics", "mimicked", "mimicking"), "admit": ("admits", "admitted", "admitting"),
+    "rebut": ("rebuts", "rebutted", "rebutting"), "commit": ("commits", "committed", "committing"),
+    "regret": ("regrets", "regretted", "regretting"), "patrol": ("patrols", "patrolled", "patrolling"),
+    "compel": ("compels", "compelled", "compelling"), "rebel": ("rebels", "rebelled", "rebelling"),
+    "control": ("controls", "controlled", "controlling"), "upset": ("upsets", "upsetting"),
+    "beset": ("besets", "besetting"), "outwit": ("outwits", "outwitted", "outwitting"),
     "extol": ("extols", "extolled", "extolling"),
 }
 #: Nouns with irregular plurals.
 IRREGULAR_NOUNS: dict[str, str] = {
     "thief": "thieves", "wolf": "wolves", "life": "lives", "knife": "knives", "crisis": "crises",
     "thesis": "theses", "hypothesis": "hypotheses", "child": "children", "person": "people",
-    "analysis": "analyses", "mouse": "mice", "foot": "feet", "tooth": "teeth",
-}
+    "analysis": "analyses", "mouse": "mice", "foot": "feet", "tooth": "teeth"}
 _NO_DOUBLE = set("wxy")
 
 
@@ -147,8 +121,7 @@ def _adverb(w: str) -> str | None:
 
 
 def inflections(term: str, pos: str = "fixed") -> list[str]:
-    """All surface forms of ``term`` (lower case, the term first): ``verb`` conjugates the first word, ``noun``
-    pluralises the last, ``adj`` adds the ``-ly`` adverb (an ``-ist`` adjective its plural), ``fixed`` none."""
+    """All surface forms of ``term`` (lower case, the term first) for a part of speech ``verb+noun+adj``."""
     base = " ".join(term.lower().split())
     words = base.split(" ")
     forms = {base}
