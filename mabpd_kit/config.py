@@ -46,10 +46,6 @@ class LexiconConfig(_Frozen):
     max_gap_words: int = Field(4, ge=1, le=10, description="words a '...' in a lexicon phrase may stand for (ram ... through)")
 
 
-def _roster_weight(name: str) -> float:
-    return roster.get(name).weight
-
-
 def _added_weights() -> dict[str, float]:
     return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
 
@@ -70,9 +66,9 @@ class ScoringConfig(_Frozen):
     """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary. The one home of the role
     weights (:attr:`weights`); an agent added to the roster has its weight in ``w_added``."""
 
-    w_bias: float = _roster_weight("bias")
-    w_evidence: float = _roster_weight("evidence")
-    w_framing: float = _roster_weight("framing")
+    w_bias: float = roster.get("bias").weight
+    w_evidence: float = roster.get("evidence").weight
+    w_framing: float = roster.get("framing").weight
     w_added: dict[str, float] = Field(
         default_factory=_added_weights,
         description="agent -> weight for agents added to the roster beyond the SPEC's three (default: the roster line's weight)")

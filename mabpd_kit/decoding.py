@@ -18,13 +18,7 @@ _BOMS = (  # longest first: a UTF-32 LE BOM starts with the UTF-16 LE one
     (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 # Windows-1252 for the bytes 0x80-0x9F that it defines (read as Latin-1 first, then mapped)
-_CP1252_C1 = {}
-for _b in range(0x80, 0xA0):
-    try:
-        _CP1252_C1[_b] = bytes([_b]).decode("cp1252")
-    except UnicodeDecodeError:
-        pass
-del _b
+_CP1252_C1 = {b: bytes([b]).decode("cp1252") for b in range(0x80, 0xA0) if b not in b"\x81\x8d\x8f\x90\x9d"}
 
 
 class Decoded(NamedTuple):

@@ -105,7 +105,7 @@ _MODEL_WORDS = ("ai assistant chatbot bot language llm llms model models gpt cha
 #: a pattern runs only when the text has one of its trigger words (speed: most news sentences skip them all)
 _TRIGGERS: dict[str, frozenset[str]] = {
     "override": frozenset("ignore disregard forget override overrule bypass discard".split()),
-    "role tag": frozenset(),  # characters, see _ROLE_CHARS
+    "role tag": frozenset(),  # characters: see _may_be_role_tag
     "vocative": frozenset(_MODEL_WORDS.split()),
     "task imperative": frozenset((_LABEL_WORDS + " output return answer respond reply print emit generate "
                                   "quote cite highlight extract").split()),
@@ -113,7 +113,6 @@ _TRIGGERS: dict[str, frozenset[str]] = {
                                  "judged categorized categorised correct expected task instructions instruction "
                                  + _MODEL_WORDS).split()),
 }
-_ROLE_CHARS = (":", "#", "<|", "<<", "[")
 #: every trigger word of every cue (a text with none of them and no role character skips every pattern)
 _ANY_TRIGGER = frozenset().union(*_TRIGGERS.values())
 _VERDICT_SET = frozenset(_VERDICT_WORDS.split())

@@ -53,7 +53,6 @@ class Dask:
     running) or a ``LocalCluster`` of ``workers`` processes (``cluster``: more of its keywords; the dashboard
     is on a free port). ``concurrency``: items at once on each worker's loop (LLM); None drives them in turn."""
 
-    name = "dask"
     needs_checkpoint = True  # the workers write part files beside the run's checkpoint
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None, partition: int = 64,

@@ -92,8 +92,6 @@ def chunks(it: Iterator[T], n: int) -> Iterator[list[T]]:
 class InProcess:
     """This process: driven in turn (``concurrency=None``, rule-based) or on an event loop."""
 
-    name = "inprocess"
-
     def __init__(self, concurrency: int | None = None) -> None:
         self.concurrency = concurrency
 
@@ -168,8 +166,6 @@ def _work(chunk: list[Item]) -> list[tuple[str, str, bool]]:
 
 class Processes:
     """``workers`` local processes for driven (rule-based) steps; chunks of ``chunk`` items per task."""
-
-    name = "processes"
 
     def __init__(self, workers: int | None = None, chunk: int = 64) -> None:
         self.workers = workers or os.cpu_count() or 1
