@@ -1,11 +1,7 @@
 """mabpd-kit: multi-agent LLM debate for media bias, as a teaching and analysis toolkit.
 
-Importing the package is cheap: submodules (and altair, scipy) load on first use.
-
->>> import mabpd_kit as mk
->>> cfg = mk.Config()                 # every default of ../shared/SPEC.md
->>> llm = mk.connect()                # offline rule-based agents unless an endpoint is configured
->>> p = mk.Pipeline(cfg, llm)         # MABPD; also mk.radar, mk.identity, mk.data, mk.viz, mk.metrics
+Importing the package is cheap: submodules load on first use (``mk.Config()``, ``mk.connect()``,
+``mk.Pipeline(cfg, llm)``; ``mk.radar``, ``mk.identity``, ``mk.data``, ``mk.viz``...).
 """
 
 from __future__ import annotations
@@ -15,20 +11,13 @@ import importlib as _importlib
 __version__ = "0.1.0"
 
 # the curated face: name -> (module, attribute)
-_FACE = {
-    "Config": ("mabpd_kit.config", "Config"),
-    "connect": ("mabpd_kit.llm", "connect"),
-    "Pipeline": ("mabpd_kit.mabpd", "Pipeline"),
-    "Decision": ("mabpd_kit.mabpd", "Decision"),
-    "Lexicon": ("mabpd_kit.lexicon", "Lexicon"),
-    "Span": ("mabpd_kit.types", "Span"),
-}
+_FACE = {"Config": ("mabpd_kit.config", "Config"), "connect": ("mabpd_kit.llm", "connect"),
+         "Pipeline": ("mabpd_kit.mabpd", "Pipeline"), "Decision": ("mabpd_kit.mabpd", "Decision"),
+         "Lexicon": ("mabpd_kit.lexicon", "Lexicon"), "Span": ("mabpd_kit.types", "Span")}
 # namespaces, imported on first use: one per method, plus the shared layers
-_NAMESPACES = (
-    "mabpd", "radar", "identity", "bridges", "data", "metrics", "evaluate", "viz", "widgets", "llm", "lexicon",
-    "text", "runs", "prompts", "config", "types", "testing", "cli", "demo", "corpus", "language", "roster",
-    "exercises",
-)
+_NAMESPACES = ("mabpd", "radar", "identity", "bridges", "data", "metrics", "evaluate", "viz", "widgets", "llm",
+               "lexicon", "text", "runs", "prompts", "config", "types", "testing", "cli", "demo", "corpus", "language",
+               "roster", "exercises")
 
 __all__ = sorted(_FACE) + list(_NAMESPACES) + ["__version__"]
 

@@ -1,13 +1,4 @@
-"""argparse types that check a number where it is read (every command's numeric flags): ``--threshold nan``
-or ``--workers 0`` is one line naming the flag and the range (exit code 2), never a run that takes it.
-
->>> number(0, 1)("0.5"), integer(1)("3")
-(0.5, 3)
->>> number(0, 1)("nan")
-Traceback (most recent call last):
-...
-argparse.ArgumentTypeError: 'nan' is not a finite number from 0 to 1
-"""
+"""argparse types that check a number where it is read: ``--threshold nan`` is one line naming the range."""
 
 from __future__ import annotations
 

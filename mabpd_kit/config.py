@@ -1,10 +1,5 @@
-"""One typed, frozen configuration object holding every threshold and weight.
-
-Every number of the SPEC is a default here (the role weights' defaults are the agent roster's lines,
-:mod:`mabpd_kit.roster`); code reads ``config.scoring.weights`` and so on, never a literal.
-``cfg.replace(**{"sad.rounds": 3})`` is a changed copy; ``cfg.save("lab.toml")`` / ``Config.load("lab.toml")``
-share one (TOML or JSON by extension).
-"""
+"""One typed, frozen configuration object holding every threshold and weight (the role weights' defaults are
+the roster's lines). ``cfg.replace(**{"sad.rounds": 3})`` is a changed copy; ``save``/``load``: TOML or JSON."""
 
 from __future__ import annotations
 
@@ -51,12 +46,7 @@ class LexiconConfig(_Frozen):
     max_gap_words: int = Field(4, ge=1, le=10, description="words a '...' in a lexicon phrase may stand for (ram ... through)")
 
 
-def _roster_weight(name: str) -> float:
-    return roster.get(name).weight
-
-
 def _added_weights() -> dict[str, float]:
-    """The roster's weights of agents without a ``w_<name>`` field (agents added to the roster)."""
     return {s.name: s.weight for s in roster.specs() if f"w_{s.name}" not in ScoringConfig.model_fields}
 
 
@@ -64,8 +54,7 @@ _PLAN: list[Any] = [-1, ()]  # roster version, ((name, field or "", roster weigh
 
 
 def _weight_plan() -> tuple[tuple[str, str, float], ...]:
-    """Per roster agent: its name, its ``w_<name>`` field ("" if it has none) and its roster weight (rebuilt
-    when the roster changes: :func:`mabpd_kit.roster.version`)."""
+    """Per roster agent: name, ``w_<name>`` field ("" if none) and roster weight (rebuilt when the roster changes)."""
     if _PLAN[0] != roster.version():
         fields = ScoringConfig.model_fields
         _PLAN[:] = [roster.version(), tuple((s.name, f"w_{s.name}" if f"w_{s.name}" in fields else "", s.weight)
@@ -74,13 +63,12 @@ def _weight_plan() -> tuple[tuple[str, str, float], ...]:
 
 
 class ScoringConfig(_Frozen):
-    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary. The role weights
-    live here only (the score and SAD's vote read :attr:`weights`); an agent added to the roster has its
-    weight in ``w_added``."""
+    """SPEC 1.4: score = 0.50*bias + 0.25*evidence + 0.25*framing; fixed 0.50 boundary. The one home of the role
+    weights (:attr:`weights`); an agent added to the roster has its weight in ``w_added``."""
 
-    w_bias: float = _roster_weight("bias")
-    w_evidence: float = _roster_weight("evidence")
-    w_framing: float = _roster_weight("framing")
+    w_bias: float = roster.get("bias").weight
+    w_evidence: float = roster.get("evidence").weight
+    w_framing: float = roster.get("framing").weight
     w_added: dict[str, float] = Field(
         default_factory=_added_weights,
         description="agent -> weight for agents added to the roster beyond the SPEC's three (default: the roster line's weight)")
@@ -88,15 +76,13 @@ class ScoringConfig(_Frozen):
 
     @property
     def weights(self) -> dict[str, float]:
-        """Role -> weight for every agent on the roster, in roster order: ``w_<name>`` if the agent has a
-        field, else ``w_added``, else its roster line."""
+        """Role -> weight for every agent on the roster, in roster order."""
         added = self.w_added
         return {name: getattr(self, field) if field else added.get(name, w) for name, field, w in _weight_plan()}
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        """An empty ``w_added`` is left out, so dumps and checkpoint fingerprints of the SPEC's three agents
-        do not depend on it (``replace`` asks for every field)."""
+        """An empty ``w_added`` is left out, so checkpoint fingerprints of the SPEC's three agents do not change."""
         data = handler(self)
         if not self.w_added and not (info.context or {}).get("all_fields"):
             data.pop("w_added", None)
@@ -104,8 +90,7 @@ class ScoringConfig(_Frozen):
 
 
 class RouterConfig(_Frozen):
-    """SPEC 1.5 consensus router cut-offs. ``mode``: ``consensus`` (fast paths, else SAD), ``boundary`` (the
-    score against ``scoring.boundary``: ablation no-debate), ``verdict`` (the one enabled agent's verdict)."""
+    """SPEC 1.5 consensus router cut-offs; ``mode`` ``boundary`` and ``verdict`` are the ablations'."""
 
     mode: Literal["consensus", "boundary", "verdict"] = "consensus"
     neutral_veto_below: float = 0.30
@@ -153,10 +138,9 @@ class AgentsConfig(_Frozen):
     temperature: float = 0.0
     max_tokens: int = 800
     cue_bands: dict[str, float] = Field(
-        default_factory=lambda: {
-            "so_called": 0.90, "scare_quotes": 0.80, "loaded_attribution": 0.70, "vague_source": 0.70,
-            "assertion_marker": 0.70, "superlative": 0.60, "passive_agency": 0.60,
-        },
+        default_factory=lambda: {"so_called": 0.90, "scare_quotes": 0.80, "loaded_attribution": 0.70,
+                                 "vague_source": 0.70, "assertion_marker": 0.70, "superlative": 0.60,
+                                 "passive_agency": 0.60},
         description="rule-based framing/evidence cue -> score band (lexicon-style ordinal anchors, set by design, not fitted)",
     )
     attribution_window: int = Field(40, ge=0, description="rule-based: chars around a quotation searched for a speech verb")
@@ -186,8 +170,7 @@ class LLMConfig(_Frozen):
     probe_ttl_h: float = Field(24.0, gt=0, description="hours a stored capability probe result stays valid")
     prices_per_mtok: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
         default_factory=dict,
-        description="model -> (USD per 1M prompt tokens, per 1M completion tokens[, per 1M cached prompt tokens])",
-    )
+        description="model -> (USD per 1M prompt tokens, per 1M completion tokens[, per 1M cached prompt tokens])")
     batch_discount: float = Field(0.5, ge=0, lt=1, description="share of the price the Batch API takes off (OpenAI: 50%)")
     batch_poll_s: float = Field(30.0, gt=0, description="seconds between two looks at a submitted batch")
     batch_window: str = Field("24h", description="the Batch API completion window")
@@ -210,8 +193,7 @@ class RadarConfig(_Frozen):
     max_tokens: int = Field(800, gt=0, description="completion budget of a debater turn")
     objective: Literal["accuracy", "macro_f1"] = "accuracy"
     prob_source: Literal["auto", "logprobs", "samples", "structured"] = Field(
-        "auto", description="Judge probabilities: auto = logprobs if probed, else k samples, else stated"
-    )
+        "auto", description="Judge probabilities: auto = logprobs if probed, else k samples, else stated")
     top_logprobs: int = Field(10, ge=1, le=20, description="alternatives per token asked for (logprobs source)")
     sample_temperature: float = Field(0.7, gt=0, description="temperature of the k samples (samples source)")
     evidence: Literal["retrieved", "gold"] = Field("retrieved", description="BM25 top-m pool or gold evidence")
@@ -291,9 +273,8 @@ class Config(_Frozen):
         return Config.model_validate(data)
 
     def ablation(self, name: str) -> Config:
-        """Named variants (SPEC 1.9). ``single-agent``: the BiasAgent's verdict alone; ``no-debate``:
-        the score against the 0.50 boundary only; both with the verifier off, as in the paper.
-        ``single-agent+verifier`` and ``no-debate+verifier`` keep the verifier on."""
+        """Named variants (SPEC 1.9, :attr:`ABLATIONS`): ``single-agent`` (the BiasAgent's verdict) and ``no-debate``
+        (the score against the boundary) have the verifier off as in the paper; ``+verifier`` keeps it on."""
         name = name.strip().lower().replace("_", "-")
         name, plus_verifier = (name[: -len("+verifier")], True) if name.endswith("+verifier") else (name, False)
         if name == "full" and not plus_verifier:
@@ -351,7 +332,6 @@ def _toml_safe(obj: Any) -> Any:
 
 
 def _ablations() -> tuple[str, ...]:
-    """The named ablations: SPEC 1.9's, then one ``no-<agent>`` per agent on the roster."""
     return ("full", "single-agent", "no-debate", "single-agent+verifier", "no-debate+verifier", "no-verifier",
             "no-evidence-weighting", *(f"no-{a}" for a in roster.names()))
 

@@ -1,11 +1,5 @@
-"""Bytes -> text, one way everywhere (the CLI, :func:`mabpd_kit.text.clean` of bytes, every corpus reader):
-a byte-order mark decides first (UTF-8, UTF-16, UTF-32); else UTF-8; else Windows-1252, the usual culprit
-in scraped news, its five undefined bytes read as Latin-1 as browsers do, so every byte string decodes
-(the result says ``"cp1252"`` so the caller can flag it).
-
->>> decode_bytes(b"caf\xe9 \x93open\x94")
-Decoded(text='café “open”', encoding='cp1252')
-"""
+"""Bytes -> text, one way everywhere: a byte-order mark decides first; else UTF-8; else Windows-1252 (its five
+undefined bytes read as Latin-1, as browsers do), so every byte string decodes."""
 
 from __future__ import annotations
 
@@ -23,15 +17,8 @@ _BOMS = (  # longest first: a UTF-32 LE BOM starts with the UTF-16 LE one
     (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
     (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-# Windows-1252 for the bytes 0x80-0x9F that it defines (read as Latin-1 first, then mapped); the
-# other five (0x81, 0x8D, 0x8F, 0x90, 0x9D) stay the Latin-1 code points, as in browsers.
-_CP1252_C1 = {}
-for _b in range(0x80, 0xA0):
-    try:
-        _CP1252_C1[_b] = bytes([_b]).decode("cp1252")
-    except UnicodeDecodeError:
-        pass
-del _b
+# Windows-1252 for the bytes 0x80-0x9F that it defines (read as Latin-1 first, then mapped)
+_CP1252_C1 = {b: bytes([b]).decode("cp1252") for b in range(0x80, 0xA0) if b not in b"\x81\x8d\x8f\x90\x9d"}
 
 
 class Decoded(NamedTuple):
@@ -42,7 +29,7 @@ class Decoded(NamedTuple):
 
     @property
     def fallback(self) -> bool:
-        """True when the bytes were not UTF-8 (nor marked by a BOM): worth a flag."""
+        """True when the bytes were not UTF-8 (nor marked by a BOM)."""
         return self.encoding == FALLBACK
 
 
@@ -61,7 +48,7 @@ def _cp1252(raw: bytes) -> str:
 
 
 def decode_bytes(raw: bytes | bytearray | memoryview) -> Decoded:
-    """Bytes -> :class:`Decoded` (never raises): BOM, else UTF-8, else Windows-1252 (see the module)."""
+    """Bytes -> :class:`Decoded` (never raises)."""
     data = bytes(raw)
     enc, skip = bom(data)
     if enc is not None and enc != "utf-8":
@@ -74,16 +61,13 @@ def decode_bytes(raw: bytes | bytearray | memoryview) -> Decoded:
 
 
 def decode(raw: bytes) -> str:
-    """Bytes of a text file -> str, the same way everywhere (CLI and API): see :func:`decode_bytes`."""
+    """Bytes of a text file -> str (:func:`decode_bytes`)."""
     return decode_bytes(raw).text
 
 
 def iter_lines(fh: IO[bytes], max_line: int | None = None) -> Iterator[tuple[str | None, bool]]:
-    """``(line, fallback)`` for every physical line of a binary file, line ending kept. A UTF-16/32 BOM makes
-    the whole file that encoding; otherwise each line is decoded on its own, so one Windows-1252 row does
-    not garble a UTF-8 file. A file using ``\\r`` alone is split at ``\\r``. A line over ``max_line`` is read
-    past, never held, and comes as ``(None, False)``.
-    """
+    """``(line, fallback)`` for every line of a binary file, ending kept, each decoded on its own (a UTF-16/32 BOM
+    decides for all); a line over ``max_line`` is ``(None, False)``, never held."""
     head = fh.read(65536)
     enc, skip = bom(head)
     if enc is not None and enc != "utf-8":
@@ -124,7 +108,6 @@ def _split(fh: IO[bytes], first: bytes, sep: bytes, limit: int | None) -> Iterat
 
 
 def _wide_lines(text: IO[str], limit: int | None) -> Iterator[tuple[str | None, bool]]:
-    """The lines of a UTF-16/32 text stream, one over ``limit`` characters as ``(None, False)``."""
     size = -1 if limit is None else limit + 1
     while line := text.readline(size):
         if limit is not None and len(line) > limit:
@@ -136,8 +119,6 @@ def _wide_lines(text: IO[str], limit: int | None) -> Iterator[tuple[str | None, 
 
 
 class _Prefixed(io.RawIOBase):
-    """A binary stream: ``head`` (already read), then the rest of ``fh``."""
-
     def __init__(self, head: bytes, fh: IO[bytes]) -> None:
         self._head, self._fh = head, fh
 
@@ -159,9 +140,7 @@ _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b") + b"\x7
 
 
 def looks_binary(raw: bytes, sample: int = 8192) -> bool:
-    """True for bytes that are not text (an image, a PDF, a zip, an executable): a NUL or control
-    bytes in the first ``sample`` bytes (more than 1 in 100), or non-UTF-8 bytes more than half
-    above 0x7F. Text with a byte-order mark (UTF-8, UTF-16, UTF-32) is text."""
+    """True for bytes that are not text (NUL or control bytes, mostly high non-UTF-8 bytes; no BOM)."""
     head = bytes(raw[:sample])
     if not head or bom(head)[0] is not None:
         return False

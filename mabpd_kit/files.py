@@ -1,17 +1,4 @@
-"""Files the kit writes for the user (reports, exports): all or nothing.
-
-:func:`atomic` opens a temporary file beside the destination (same folder, so the rename never crosses
-a file system), and renames it over the destination only when the block ends without an error. A
-full disk, a crash or a bad row halfway leaves the old file as it was (or no file) and no partial one;
-the temporary file is removed.
-
->>> import tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
->>> with atomic(d / "out.txt") as fh:
-...     _ = fh.write("whole")
->>> (d / "out.txt").read_text(), sorted(p.name for p in d.iterdir())
-('whole', ['out.txt'])
-"""
+"""Files the kit writes for the user (reports, exports): all or nothing."""
 
 from __future__ import annotations
 
@@ -27,8 +14,7 @@ __all__ = ["atomic", "write_text"]
 
 @contextlib.contextmanager
 def atomic(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
-    """A file object (``mode`` "w" or "wb", ``kwargs`` as for :func:`open`) whose content replaces ``path``
-    once the block ends without an error; on any error the temporary file goes and ``path`` is untouched."""
+    """A file object whose content replaces ``path`` when the block ends without an error (else nothing)."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic() writes whole files: mode 'w' or 'wb', not {mode!r}")
     dest = Path(path)

@@ -1,11 +1,5 @@
-"""Fit artefacts: every number the kit fits on labelled data lives in one JSON file with its provenance.
-
-``resources/fits/NAME.json``: ``name``, ``method``, ``data`` (``{file, sha256}`` relative to the benchmark
-folder), ``commit``, ``date``, ``config_digest`` (of the settings in :data:`DEPENDS`) and ``values``, which
-``Config`` reads when a setting is first built. ``mabpd fit all [--check]`` refits (and compares). The fits
-(:data:`FITS`): ``article_score`` and ``count_threshold`` from HyperPartisan train through the rule-based
-pipeline; ``sentence_error_rates`` from BABE train (never test), with the leave-one-outlet-out check.
-:func:`verify` refits and compares; :func:`check_digest` compares the settings' digest alone, without data."""
+"""Fit artefacts: every number the kit fits on labelled data lives in ``resources/fits/NAME.json`` with its
+provenance (data files' sha256, commit, date, the digest of the settings in :data:`DEPENDS`) and ``values``."""
 
 from __future__ import annotations
 
@@ -118,8 +112,7 @@ def save(fit_: Fit, folder: Path | None = None) -> Path:
 
 
 def hp_features(data_dir: Path, workers: int | None = 1) -> pd.DataFrame:
-    """HyperPartisan train's article features (:func:`mabpd_kit.corpus.score.feature_frame`, with ``label``),
-    from a rule-based run of the default Config in a temporary folder."""
+    """HyperPartisan train's article features with ``label``, from a rule-based run of the default Config."""
     import tempfile
 
     from mabpd_kit.corpus import analyze, read
@@ -166,30 +159,11 @@ def _sentence_error_rates(babe: pd.DataFrame) -> tuple[str, dict[str, Any]]:
     return fit_sentence_error_rates(babe)
 
 
-class _Inputs:
-    """What the fits read, each computed once per command: HyperPartisan train's article features and the
-    kit's decisions on BABE train's sentences (both from rule-based runs of the default Config)."""
-
-    def __init__(self, root: Path, workers: int | None, frame: pd.DataFrame | None = None) -> None:
-        self.root, self.workers, self._got = root, workers, {"hp": frame} if frame is not None else {}
-
-    def get(self, what: str) -> pd.DataFrame:
-        if what not in self._got:
-            if what == "hp":
-                self._got[what] = hp_features(self.root, self.workers)
-            else:
-                from mabpd_kit.evaluate.validity import babe_decisions
-
-                self._got[what] = babe_decisions(self.root)
-        return self._got[what]
-
-
 #: fit name -> (data files, the input it reads, recipe from that input to (method, values))
 FITS: dict[str, tuple[tuple[str, ...], str, Callable[[pd.DataFrame], tuple[str, dict[str, Any]]]]] = {
     "article_score": (HP_FILES, "hp", _article_score),
     "count_threshold": (HP_FILES, "hp", _count_threshold),
-    "sentence_error_rates": (BABE_FILES, "babe", _sentence_error_rates),
-}
+    "sentence_error_rates": (BABE_FILES, "babe", _sentence_error_rates)}
 
 
 def _names(name: str) -> list[str]:
@@ -202,30 +176,33 @@ def _names(name: str) -> list[str]:
 
 def fit(name: str = "all", data_dir: str | Path | None = None, *, frame: pd.DataFrame | None = None,
         workers: int | None = 1) -> list[Fit]:
-    """Fit ``name`` (or ``all``) at this commit from its named data; returns the artefacts (not saved).
-    ``frame``: the feature frame when it is already at hand (else :func:`hp_features`)."""
+    """Fit ``name`` (or ``all``) at this commit; returns the artefacts (not saved). ``frame``: the features."""
     from mabpd_kit.data import data_dir as find
 
     root = find(data_dir)
     if root is None:
         raise FileNotFoundError("fitting needs the benchmark data: set MABPD_DATA_DIR or pass --data-dir")
-    out, inputs = [], _Inputs(root, workers, frame)
+    out, got = [], {"hp": frame} if frame is not None else {}  # each input read once per command
     for n in _names(name):
         files, what, recipe = FITS[n]
-        method, values = recipe(inputs.get(what))
+        if what == "babe" and what not in got:
+            from mabpd_kit.evaluate.validity import babe_decisions
+
+            got[what] = babe_decisions(root)
+        elif what not in got:
+            got[what] = hp_features(root, workers)
+        method, values = recipe(got[what])
         out.append(Fit(name=n, method=method, config_digest=config_digest(n), values=_plain(values),
                        **provenance(files, root)))
     return out
 
 
 def _plain(v: Any) -> Any:
-    """Tuples as lists, numpy numbers as Python ones: what the JSON file reads back."""
     return json.loads(json.dumps(v, default=float))
 
 
 def compare(shipped: Fit, fresh: Fit, tol: float = 1e-6) -> list[str]:
-    """What differs between a shipped artefact and a fresh fit (empty: they match): the data files'
-    checksums, the config digest, and each value (numbers within ``tol``, relative or absolute)."""
+    """What differs between a shipped artefact and a fresh fit (empty: they match; numbers within ``tol``)."""
     out = []
     if {d["file"]: d["sha256"] for d in shipped.data} != {d["file"]: d["sha256"] for d in fresh.data}:
         out.append("data: the files' sha256 differ from the shipped fit's")
@@ -239,7 +216,6 @@ def compare(shipped: Fit, fresh: Fit, tol: float = 1e-6) -> list[str]:
 
 
 def _difference(a: Any, b: Any) -> str:
-    """One short phrase for what differs: the values when short, else a count and the largest change."""
     text = f"shipped {a}, fitted now {b}"
     if len(text) <= 120:
         return text
@@ -280,6 +256,5 @@ def check_digest(name: str = "all", folder: Path | None = None) -> dict[str, str
 
 def verify(name: str = "all", data_dir: str | Path | None = None, *, folder: Path | None = None,
            workers: int | None = 1) -> dict[str, list[str]]:
-    """Refit ``name`` (or ``all``) at this commit and compare with the shipped artefacts: fit name -> what
-    differs (an empty list: the shipped artefact is what the fit gives here)."""
+    """Refit ``name`` (or ``all``) and compare with the shipped artefacts: fit name -> what differs."""
     return {f.name: compare(load(f.name, folder), f) for f in fit(name, data_dir, workers=workers)}

@@ -1,14 +1,8 @@
-"""Which language is a text in? ISO 639-1 codes (639-3 for the few languages of py3langid's model without
-one), ``"und"`` when too short or undetermined.
+"""Which language is a text in? ISO 639-1 codes, ``"und"`` when too short or undetermined.
 
-The rule-based agents know English only, so the pipeline asks this of every item. Latin-script text
-with almost no accented letters and enough English function words is ``"en"`` without a model; otherwise
-py3langid (a naive Bayes model over byte n-grams, loaded on first use) decides, and an answer below
-:data:`MIN_CONFIDENCE` is ``"und"`` for Latin text or the script's usual language for another script.
-A document is asked once, as a whole (:func:`document_language`).
-
->>> detect_language("The senator slammed the bill as a disgrace to the country."), detect_language("ok")
-('en', 'und')
+Latin-script text with almost no accented letters and enough English function words is ``"en"`` without a
+model; otherwise py3langid decides (loaded on first use), and an answer below :data:`MIN_CONFIDENCE` is
+``"und"`` for Latin text or the script's usual language for another script.
 """
 
 from __future__ import annotations
@@ -28,8 +22,7 @@ MAX_ACCENTED = 0.08
 #: Only the first this many characters are looked at (an article's language shows early).
 SAMPLE_CHARS = 2_000
 
-#: English function words that are not common words in other Latin-script languages (no "in", "a",
-#: "die", "was", "will", "is", "an", "he", "of", "on", "over", "had", "also" ...).
+#: English function words that are not common words in other Latin-script languages
 _EN_WORDS = frozenset(
     """the and that with this they their them from have has been were would which about after said
     says who what when where there she not but are into than its our your you should could can just
@@ -41,16 +34,14 @@ _EN_WEAK = frozenset("for to by or be it at as is of on in will was an a".split(
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 #: Every byte but the ASCII letters: ``raw.translate(None, _NOT_LETTER)`` keeps the letters (C speed).
 _NOT_LETTER = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))
-#: :func:`_looks_english` reads the words of about this many first characters before the whole text (nine
-#: English sentences in ten of BABE have their two function words within 71 characters).
+#: :func:`_looks_english` reads about this many first characters first (nine BABE sentences in ten decide there)
 _PREFIX_CHARS = 80
 
 #: Unicode script (first word of the character's name) -> its usual language, when the model hesitates.
 _SCRIPT_LANG = {
     "CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko", "ARABIC": "ar", "CYRILLIC": "ru",
     "GREEK": "el", "HEBREW": "he", "DEVANAGARI": "hi", "THAI": "th", "BENGALI": "bn", "TAMIL": "ta",
-    "GEORGIAN": "ka", "ARMENIAN": "hy", "ETHIOPIC": "am", "GUJARATI": "gu", "GURMUKHI": "pa",
-}
+    "GEORGIAN": "ka", "ARMENIAN": "hy", "ETHIOPIC": "am", "GUJARATI": "gu", "GURMUKHI": "pa"}
 _WIDE = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL"})
 
 
@@ -66,9 +57,7 @@ def _identifier():
 
 
 def _looks_english(text: str) -> bool:
-    """The fast path's test: at least two English function words, or one in at most five words;
-    weak words count only beside a strong one. The words of a prefix cut at a space are read first: they are
-    the first words of the whole text, so two hits there are two in the whole text."""
+    """Two English function words (weak ones beside a strong one), or one in at most five words?"""
     cut = text.rfind(" ", 0, _PREFIX_CHARS) if len(text) > _PREFIX_CHARS else -1
     if cut > 0 and _english_hits(text[:cut].lower().split()) is None:
         return True
@@ -78,8 +67,7 @@ def _looks_english(text: str) -> bool:
 
 
 def _english_hits(words: list[str]) -> int | None:
-    """The English function words among ``words`` (weak ones only beside a strong one), or None as soon
-    as there are two with a strong one: English, whatever follows."""
+    """The English function words among ``words``, or None as soon as there are two with a strong one."""
     strong = weak = 0
     for w in words:
         if w in _EN_WORDS:
@@ -155,10 +143,8 @@ def detect_language(text: str) -> str:
 
 
 def document_language(text: str, *, min_chars: int = 0, assume: str = "en") -> str:
-    """:func:`detect_language` of a whole document, except that a Latin-script document with fewer than
-    ``min_chars`` characters other than whitespace is too short to tell and taken to be ``assume``
-    (py3langid calls "Rennie wrote:" Polish). A short text in another script still gets its language.
-    """
+    """:func:`detect_language` of a whole document; a Latin-script one with fewer than ``min_chars`` characters
+    other than whitespace is taken to be ``assume`` (py3langid calls "Rennie wrote:" Polish)."""
     if isinstance(text, str) and min_chars > 0 and _non_space(text[:min_chars * 4]) < min_chars:
         if text.isascii():  # no other script in it
             return assume

@@ -1,17 +1,9 @@
 """The one prompt loader for every method.
 
-Prompts are Markdown templates ``mabpd_kit/prompts/<method>/<name>.md`` with ``$name`` slots
-(``string.Template``; ``$$`` is a dollar sign). A leading ``<!-- ... -->`` comment documents the slots
-and is not sent; a line ``<!-- user -->`` separates the system message from the user message; a line
-``<!-- include NAME -->`` inserts the shared part ``<method>/NAME.md``, so every request of a method
-starts with the same text and an endpoint's prefix cache reuses it. Substitution is strict: a slot
-without a value is a :class:`PromptError` naming the slot and the file. ``prompts_dir``: a folder of
-edited copies (``<name>.md`` or ``<method>/<name>.md``) used before the packaged ones.
-
->>> from mabpd_kit import prompts
->>> msgs = prompts.messages("mabpd", "bias", knowledge="(none)", article="A text.", reply="Reply with JSON.")
->>> [m["role"] for m in msgs]
-['system', 'user']
+Prompts are Markdown templates ``mabpd_kit/prompts/<method>/<name>.md`` with ``$name`` slots, filled strictly
+(a missing value is a :class:`PromptError`). A leading ``<!-- ... -->`` comment is not sent; ``<!-- user -->``
+separates the system message from the user message; ``<!-- include NAME -->`` inserts a shared part.
+``prompts_dir``: a folder of edited copies (``<name>.md`` or ``<method>/<name>.md``) used first.
 """
 
 from __future__ import annotations
@@ -36,7 +28,6 @@ class PromptError(ValueError):
 
 
 def _find(method: str, name: str, prompts_dir: str | Path | None, depth: int = 0) -> tuple[str, str]:
-    """The template text (leading comment kept, includes expanded) and where it came from."""
     text, where = _find_one(method, name, prompts_dir)
     if _INCLUDE.search(text):
         if depth >= _MAX_DEPTH:
@@ -86,8 +77,7 @@ def render(method: str, name: str, /, *, prompts_dir: str | Path | None = None, 
 
 def messages(method: str, name: str, /, *, prompts_dir: str | Path | None = None,
              **values: object) -> list[dict[str, str]]:
-    """Chat messages from one file: the part before ``<!-- user -->`` is the system message, the part
-    after it the user message (no marker: a single user message)."""
+    """Chat messages from one file: system before ``<!-- user -->``, user after (no marker: user only)."""
     text, where = _find(method, name, prompts_dir)
     body = _LEADING_COMMENT.sub("", text, count=1)
     system, marker, user = body.partition(USER_MARKER)

@@ -1,22 +1,8 @@
 """The MABPD agent roster: the one ordered list of agents every agent list of the kit reads.
 
-One line per agent (:class:`AgentSpec`): its name (the key of ``Decision.reports``, of
-``config.scoring.weights`` and of every frame), its class, its prompt, its default weight, its title
-in the debate transcripts and its chart colour.
-
->>> from mabpd_kit import roster
->>> roster.names()
-('bias', 'evidence', 'framing')
->>> roster.get("evidence").weight
-0.25
-
-A fourth agent is a class (a subclass of :class:`mabpd_kit.mabpd.agents.Agent` with its ``role`` and
-its reply contract), a prompt and one line: in :data:`BUILTIN` for good, or for a notebook or a test
+A fourth agent is a class, a prompt and one line: in :data:`BUILTIN`, or for a notebook or a test
 ``with roster.extended(AgentSpec("tone", ToneAgent, prompt="tone", weight=0.25, title="tone analyst")):``.
-A ``Config`` made inside enables it (weight in ``scoring.w_added``). The roster is per process.
-
-This module imports nothing of the kit; a class named ``"module:Class"`` is imported by
-:func:`mabpd_kit.mabpd.agents.make_agents`.
+This module imports nothing of the kit (a class named ``"module:Class"`` is imported by the agents).
 """
 
 from __future__ import annotations
@@ -26,14 +12,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "register", "specs", "unregister", "version"]
+__all__ = ["BUILTIN", "AgentSpec", "check", "extended", "get", "names", "register", "specs", "version"]
 
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One roster line: ``cls`` (the class, or ``"module:Class"``), ``prompt`` (``prompts/mabpd/<prompt>.md``
-    or in ``prompts_dir``), ``weight`` (default weight in the score and SAD's vote), ``title`` (its name in
-    the debate prompts), ``color`` (chart colour; None: a spare colour of the palette)."""
+    """One roster line: ``cls`` (a class or ``"module:Class"``), ``prompt`` (``prompts/mabpd/<prompt>.md`` or in
+    ``prompts_dir``), default ``weight``, ``title`` in the debate prompts, chart ``color`` (None: a spare one)."""
 
     name: str
     cls: Any
@@ -74,12 +59,12 @@ def _changed() -> None:
 
 
 def version() -> int:
-    """A number that changes whenever the roster does (for readers that keep something built from it)."""
+    """A number that changes whenever the roster does."""
     return _version
 
 
 def specs() -> tuple[AgentSpec, ...]:
-    """The roster, in order (the order of the reports, frames and chart axes)."""
+    """The roster, in order."""
     return tuple(_roster)
 
 
@@ -97,29 +82,17 @@ def get(name: str) -> AgentSpec:
 
 
 def check(name: str) -> str:
-    """``name`` if it is on the roster, else a ValueError (the schemas' agent field uses it)."""
+    """``name`` if it is on the roster, else a ValueError."""
     if name not in names():
         raise ValueError(f"unknown agent {name!r}; the roster has {', '.join(names())}")
     return name
 
 
-def register(spec: AgentSpec, *, replace: bool = False) -> AgentSpec:
-    """Add ``spec`` at the end of the roster (``replace=True``: swap the line of that name in place)."""
-    at = next((i for i, s in enumerate(_roster) if s.name == spec.name), None)
-    if at is not None and not replace:
-        raise ValueError(f"agent {spec.name!r} is on the roster already (replace=True swaps its line)")
-    if at is None:
-        _roster.append(spec)
-    else:
-        _roster[at] = spec
-    _changed()
-    return spec
-
-
-def unregister(name: str) -> AgentSpec:
-    """Take ``name`` off the roster; returns its line."""
-    spec = get(name)
-    _roster.remove(spec)
+def register(spec: AgentSpec) -> AgentSpec:
+    """Add ``spec`` at the end of the roster."""
+    if spec.name in names():
+        raise ValueError(f"agent {spec.name!r} is on the roster already")
+    _roster.append(spec)
     _changed()
     return spec
 

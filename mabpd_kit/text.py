@@ -1,16 +1,5 @@
-"""The text layer: cleaning with an offset map, sentence splitting, span validation, truncation.
-
-Every later stage works on the cleaned text, but a student wants to see a span highlighted in the text
-they pasted: :func:`clean` records for every output character the stretch of raw input it came from,
-and :meth:`CleanText.to_orig` maps a span back. Bad input (bytes in a wrong encoding, None, NaN, huge
-or empty strings) comes back as a :class:`CleanText` with a flag, never an exception.
-
->>> ct = clean("<p>Senators &amp;quot;slammed&amp;quot; the bill</p>")
->>> ct.text, ct.flags
-('Senators "slammed" the bill', ['html'])
->>> s = ct.text.index("slammed"); ct.to_orig(s, s + 7)
-(22, 29)
-"""
+"""The text layer: cleaning with an offset map back to the raw input, sentence splitting, span validation,
+truncation. Bad input (wrong encoding, None, NaN, huge or empty) is a :class:`CleanText` with a flag."""
 
 from __future__ import annotations
 
@@ -29,41 +18,25 @@ from mabpd_kit.config import Config, TextConfig
 from mabpd_kit.decoding import decode, decode_bytes, looks_binary
 from mabpd_kit.language import detect_language
 
-__all__ = [
-    "CleanText",
-    "clean",
-    "split_sentences",
-    "validate_span",
-    "SpanCheck",
-    "truncate_words",
-    "Truncation",
-    "normalise_quotes",
-    "detect_language",
-    "decode",
-    "looks_binary",
-]
-
+__all__ = ["CleanText", "clean", "split_sentences", "validate_span", "SpanCheck", "truncate_words", "Truncation",
+           "normalise_quotes", "detect_language", "decode", "looks_binary"]
 
 #: Typographic quotes and look-alikes -> ASCII. One character in, one character out (offsets stay put).
 QUOTE_MAP: dict[str, str] = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'", "\u0060": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'",
-}
+    "\u2039": "'", "\u203a": "'", "\uff02": '"', "\uff07": "'"}
 _HAS_QUOTE = re.compile("[" + re.escape("".join(QUOTE_MAP)) + "]")
 #: Characters dropped entirely: zero-width spaces/joiners, soft hyphen, byte-order mark.
 _DROP = "\u200b\u200c\u200d\u2060\u00ad\ufeff"
 #: Tags after which a line break is implied (so "<p>a</p><p>b</p>" does not become "ab").
 _BLOCK_TAGS = {
     "p", "br", "div", "li", "ul", "ol", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6",
-    "blockquote", "section", "article", "header", "footer", "table", "hr", "title", "pre", "figure",
-}
+    "blockquote", "section", "article", "header", "footer", "table", "hr", "title", "pre", "figure"}
 
 # Characters that can follow the first byte of UTF-8 text mis-read as Windows-1252 ("â€™", "Ã©").
-_MOJIBAKE_TAIL = (
-    r"[\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014"
-    r"\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]"
-)
+_MOJIBAKE_TAIL = (r"[\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014"
+                  r"\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]")
 # An ordinary character: no markup, no special space, no control, no possible mojibake start.
 _PLAIN_CHAR = r"[^<&\s\u00a0\u2000-\u200d\u202f\u205f\u3000\u2060\u00ad\ufeff\x00-\x1f\x7f\u00c2-\u00f4]"
 
@@ -92,22 +65,21 @@ _TWO_SPACES = re.compile(r"\s\s")
 
 
 def _needs_work(s: str) -> bool:
-    """Does ``s`` need the full scanner (markup, an entity, a control, special, leading, trailing or doubled
-    space, a line break, a possible mojibake start)? One character class scanned in C, then ``in`` tests: the
-    only whitespace the class leaves out are the ASCII space, NEL (U+0085) and the Ogham space mark (U+1680)."""
+    """Does ``s`` need the full scanner (markup, an entity, a control, a special, edge or doubled space, a line
+    break, a possible mojibake start)? The class leaves out only the space, NEL and U+1680 of the whitespace."""
     return (_NEEDS_WORK_CHARS.search(s) is not None or "  " in s or s[:1].isspace() or s[-1:].isspace()
             or (("\x85" in s or "\u1680" in s) and _TWO_SPACES.search(s) is not None))
 
 
 @lru_cache(maxsize=1)
 def _text_config() -> TextConfig:
-    """The default text settings, built once (a resource: building a Config costs more than cleaning a sentence)."""
+    """The default text settings, built once (a Config costs more than cleaning a sentence)."""
     return Config().text
 
 
 def normalise_quotes(s: str) -> str:
-    """Typographic quotes to ASCII, one character for one (offsets unchanged). ASCII text (most news) can
-    hold one of them only, the grave accent: two C-speed tests, no character-class search."""
+    """Typographic quotes to ASCII, one character for one (offsets unchanged)."""
+    # ASCII text (most news) can hold one of them only, the grave accent: no character-class search
     if s.isascii():
         return s.replace("`", "'") if "`" in s else s
     if not _HAS_QUOTE.search(s):
@@ -119,7 +91,6 @@ def normalise_quotes(s: str) -> str:
 
 
 def _unescape_fully(entity: str) -> str:
-    """Decode an entity, double-escaped ones too: ``&amp;amp;lt;`` -> ``&lt;`` -> ``<`` (at most 5 rounds)."""
     for _ in range(5):
         nxt = html.unescape(entity)
         if nxt == entity:
@@ -129,10 +100,7 @@ def _unescape_fully(entity: str) -> str:
 
 
 def _fix_mojibake(chunk: str) -> str | None:
-    """'â€™' (UTF-8 read as Windows-1252) -> '’'; None if the chunk is not mojibake. Only repairs to Latin
-    letters, punctuation or symbols count: an accented letter before a no-break space and a curly quote
-    also decodes, as a CJK character, but is likelier what it looks like.
-    """
+    """'â€™' (UTF-8 read as Windows-1252) -> '’'; None if the chunk is not mojibake (or repairs to CJK)."""
     try:
         fixed = chunk.encode("cp1252").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
@@ -144,9 +112,7 @@ def _fix_mojibake(chunk: str) -> str | None:
 
 @dataclass
 class CleanText:
-    """Cleaned text and, for each cleaned character ``i``, the raw stretch ``src_start[i]:src_end[i]`` it came
-    from (one character, a whole entity, or the whole whitespace run or tag of a collapsed space).
-    """
+    """Cleaned text and, for each cleaned character ``i``, the raw stretch ``src_start[i]:src_end[i]`` it came from."""
 
     text: str
     raw: str
@@ -170,20 +136,14 @@ class CleanText:
             return pos, pos
         return self.src_start[start], self.src_end[end - 1]
 
-    def orig_text(self, start: int, end: int) -> str:
-        """The raw input behind a cleaned span (handy for showing the original markup)."""
-        a, b = self.to_orig(start, end)
-        return self.raw[a:b]
-
 
 def _coerce(raw: object) -> tuple[str, list[str]]:
-    """Anything a data frame can hold -> (str, flags)."""
     if raw is None:
         return "", ["not_text"]
     if isinstance(raw, float) and math.isnan(raw):
         return "", ["not_text"]
     if isinstance(raw, (bytes, bytearray, memoryview)):
-        d = decode_bytes(raw)  # the one decoder (mabpd_kit.decoding): the CLI and the corpus readers use it too
+        d = decode_bytes(raw)
         return d.text, (["encoding"] if d.fallback else [])
     if isinstance(raw, str):
         return raw, []
@@ -191,12 +151,9 @@ def _coerce(raw: object) -> tuple[str, list[str]]:
 
 
 def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
-    """Strip HTML and entities, normalise quotes and whitespace, and keep an offset map. Tags go (block tags
-    become a line break; script and style with their content); entities are decoded, double-escaped ones
-    too; typographic quotes become ASCII; whitespace runs become one space (a newline if the run held one);
-    zero-width and control characters go. Flags: ``html``; ``encoding`` (bytes not UTF-8, mojibake repaired,
-    U+FFFD); ``too_long`` (cut at ``max_chars``, default ``config.text.max_chars``); ``empty``.
-    """
+    """Strip HTML and entities, normalise quotes and whitespace, and keep an offset map (block tags become a
+    line break; whitespace runs one space or newline; zero-width and control characters go). Flags:
+    ``html``, ``encoding``, ``too_long`` (cut at ``max_chars``, default ``config.text.max_chars``), ``empty``."""
     text_in, flags = _coerce(raw)
     if max_chars is None:
         max_chars = _text_config().max_chars
@@ -220,8 +177,7 @@ def clean(raw: object, *, max_chars: int | None = None) -> CleanText:
 
 
 def _one_for_one(text_in: str, flags: list[str]) -> CleanText | None:
-    """The clean text when every character maps to one (plain text, or plain but for no-break spaces between
-    words, common in news: each becomes one space): only quotes change. None: the scanner's work."""
+    """The clean text when every character maps to one (plain text, or no-break spaces between words), else None."""
     plain = not _needs_work(text_in)
     spaced = text_in if plain else text_in.replace("\xa0", " ")
     if not plain and ("\xa0" not in text_in or _needs_work(spaced) or "\x85" in spaced or "\u1680" in spaced):
@@ -244,7 +200,7 @@ class _Builder:
         self.pending: tuple[str, int, int] | None = None  # (" " or "\n", raw start, raw end)
 
     def emit(self, chars: str, a: int, b: int, one_to_one: bool) -> None:
-        """``chars`` from raw ``a:b``: one raw character each (``one_to_one``), else all of them from ``a:b``."""
+        """``chars`` from raw ``a:b``: one raw character each (``one_to_one``), else each from all of ``a:b``."""
         if self.pending is not None and self.chars:  # a waiting space, never at the start
             self.chars.append(self.pending[0])
             self.starts.append(self.pending[1])
@@ -261,7 +217,6 @@ class _Builder:
 
 
 def _scan_unit(m: re.Match[str], text_in: str, out: _Builder, flags: list[str]) -> bool:
-    """One unit of the scanner (:data:`_UNIT`) into ``out``; True when it was HTML (a tag or an entity)."""
     a, b = m.span()
     kind = m.lastgroup
     if kind == "plain":
@@ -321,13 +276,7 @@ _PREV_WORD = re.compile(r"(\S+)$")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence ``(start, end)`` offsets for news prose: a sentence ends at ``.``, ``!`` or ``?`` (and closing
-    quotes or brackets) before whitespace and a capital, digit or opening quote, or at a blank line; not
-    after a known abbreviation or a single initial. Spans exclude surrounding whitespace.
-
-    >>> split_sentences("Dr. Smith arrived at 3.30 p.m. on Monday. He left.")
-    [(0, 41), (42, 50)]
-    """
+    """Sentence ``(start, end)`` offsets for news prose (not after an abbreviation or an initial)."""
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _SENT_END.finditer(text):
@@ -364,38 +313,16 @@ class SpanCheck(BaseModel):
     reason: str = ""
 
 
-def _normalise_with_map(s: str) -> tuple[str, list[int]]:
-    """Casefold, ASCII quotes, one space for any whitespace run, trimmed; plus a map back to ``s``."""
-    out: list[str] = []
-    idx: list[int] = []
-    s2 = normalise_quotes(s)
-    prev_space = True
-    for i, ch in enumerate(s2):
-        if ch.isspace():
-            if not prev_space:
-                out.append(" ")
-                idx.append(i)
-            prev_space = True
-            continue
-        prev_space = False
-        low = ch.lower()
-        if len(low) != 1:  # e.g. 'İ' lowercases to two code points; keep it one-to-one
-            low = ch
-        out.append(low)
-        idx.append(i)
-    if out and out[-1] == " ":
-        out.pop()
-        idx.pop()
-    return "".join(out), idx
+def _normalised(s: str) -> str:
+    """Lower case (a character that lowercases to two, as 'İ', kept), ASCII quotes, whitespace runs as one space."""
+    return " ".join("".join(c if len(c.lower()) != 1 else c.lower() for c in normalise_quotes(s)).split())
 
 
 _KEY_WORD = re.compile(r"[^\W_]+")
 
 
 def _words(s: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """The words of ``s`` up to typography, with their offsets: compatibility forms folded, accents dropped,
-    case folded; punctuation separates words and is not compared.
-    """
+    """The words of ``s`` up to typography (compatibility forms, accents and case folded), with their offsets."""
     folded: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(s):
@@ -408,14 +335,9 @@ def _words(s: str) -> tuple[list[str], list[tuple[int, int]]]:
     return [m.group() for m in found], [(where[m.start()], where[m.end() - 1] + 1) for m in found]
 
 
-def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanCheck:
-    """Find ``quote`` in ``text`` as whole words (the first occurrence): ``exact``, the same characters up to
-    case, typographic quotes and whitespace; ``fuzzy``, the same words up to typography only, never a
-    changed word; else ``valid=False`` with a reason. ``ratio`` is accepted and not used.
-
-    >>> validate_span("Senators slamed the bill", "Senators slammed the bill").valid
-    False
-    """
+def validate_span(quote: str, text: str) -> SpanCheck:
+    """Find ``quote`` in ``text`` as whole words (the first occurrence): ``exact`` (up to case, quotes and
+    whitespace), ``fuzzy`` (the same words up to typography, never a changed word), else ``valid=False``."""
     if not isinstance(quote, str) or not isinstance(text, str):
         return SpanCheck(valid=False, reason="quote and text must be strings")
     qw, _ = _words(quote)
@@ -430,7 +352,7 @@ def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanChec
     for i in range(len(tw) - n + 1):
         if tw[i] == qw[0] and tw[i:i + n] == qw:
             a, b = tpos[i][0], tpos[i + n - 1][1]
-            same = _normalise_with_map(text[a:b])[0] == _normalise_with_map(quote.strip().strip("\"'").strip())[0]
+            same = _normalised(text[a:b]) == _normalised(quote.strip().strip("\"'").strip())
             return SpanCheck(valid=True, start=a, end=b, method="exact" if same else "fuzzy", score=1.0 if same else 0.99,
                              reason="exact match after normalisation" if same else "same words up to typography")
     return SpanCheck(valid=False, method="none", score=0.0,
@@ -438,7 +360,7 @@ def validate_span(quote: str, text: str, ratio: float | None = None) -> SpanChec
 
 
 class Truncation(BaseModel):
-    """Result of cutting a text to N words (the paper cut HyperPartisan articles to 600)."""
+    """Result of cutting a text to N words."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,5 +1,4 @@
-"""Small typed records shared by every method: :class:`FrozenModel` (the one immutable base), :class:`Usage`
-(the one additive usage record), :class:`Span` (a highlighted stretch with its grounding)."""
+"""Small typed records shared by every method: :class:`FrozenModel`, :class:`Usage`, :class:`Span`."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ class FrozenModel(BaseModel):
 
 
 class Usage(FrozenModel):
-    """LLM usage of a step, an item or a run (all zero for rule-based work): ``a + b``, ``Usage.total(...)``.
-    ``latency_s`` is the summed latency of the calls; a replayed answer counts as the call it replays."""
+    """LLM usage of a step, an item or a run (zero for rule-based work): ``a + b``, ``Usage.total(...)``."""
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -54,11 +52,7 @@ class Usage(FrozenModel):
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                     latency_s=self.latency_s + other.latency_s,
-                     repaired_calls=self.repaired_calls + other.repaired_calls,
-                     cached_tokens=self.cached_tokens + other.cached_tokens)
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
     def __radd__(self, other: Any) -> Usage:  # sum() starts from 0
         return self if other == 0 else self.__add__(other)
@@ -73,8 +67,7 @@ class Usage(FrozenModel):
 
     @classmethod
     def of(cls, completions: Iterable[Any], *, repaired: bool = False) -> Usage:
-        """The usage of LLM completions (anything with ``prompt_tokens``, ``completion_tokens``,
-        ``latency_s``); ``repaired`` marks a structured call that needed its repair retry."""
+        """The usage of LLM completions; ``repaired`` marks a structured call that needed its repair retry."""
         cs = list(completions)
         return cls(calls=len(cs), prompt_tokens=sum(c.prompt_tokens or 0 for c in cs),
                    completion_tokens=sum(c.completion_tokens or 0 for c in cs),
@@ -82,16 +75,14 @@ class Usage(FrozenModel):
                    cached_tokens=sum(getattr(c, "cached_tokens", 0) or 0 for c in cs))
 
     def row(self) -> dict[str, float]:
-        """Flat columns for a results frame: calls, prompt_tokens, completion_tokens, call_latency_s, repaired_calls,
-        cached_tokens."""
+        """Flat columns for a results frame."""
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "call_latency_s": self.latency_s, "repaired_calls": self.repaired_calls,
                 "cached_tokens": self.cached_tokens}
 
 
 class Span(BaseModel):
-    """A highlighted stretch of text: ``start``/``end`` in the text it was validated against (the cleaned
-    text), ``orig_*`` in the raw input; ``valid=False``: not found or not evidence, kept and never counted."""
+    """A highlighted stretch: ``start``/``end`` in the cleaned text, ``orig_*`` in the raw input."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,25 +1,10 @@
 """Span boundaries: a lexicon hit narrowed to its loaded words, and what a span must be to count as evidence.
 
-A term is written as the phrase in which a word is loaded ("attack on", "mainstream media"); a reader
-should see the loaded part highlighted. :func:`trim` narrows a hit token by token (``would-be`` and
-``so-called`` are one token each):
-
-- leading determiners, pronouns and auxiliaries go; leading prepositions stay ("of course", "in fact");
-- trailing determiners, pronouns, auxiliaries, conjunctions and prepositions go ("attack on" ->
-  "attack"), but not the particles of phrasal verbs ("lash out", "tear into");
-- a trailing neutral head noun goes when a modifier carries the meaning ("mainstream media" ->
-  "mainstream");
-- a hit of function words only is dropped (the modal "would be" is not the adjective "would-be");
-- a hit is made of whole words: a part of a hyphenated compound grows to the compound
-  ("rage-tweeting"), a phrase's edge word that is only part of a compound goes, and a compound whose
-  other part denies the stem ("non-partisan", "scandal-free") is no hit.
-
-The word lists are closed classes of English grammar, not taken from any annotated corpus.
-
->>> text = "They launched an attack on the plan."
->>> a, b = trim(text, 17, 26)
->>> text[a:b]
-'attack'
+:func:`trim`: leading determiners, pronouns and auxiliaries go; trailing ones, conjunctions and prepositions go
+("attack on" -> "attack") but not phrasal-verb particles ("lash out"); a trailing neutral head goes after a
+modifier ("mainstream media" -> "mainstream"); function words alone are no hit; a hit is made of whole words
+(a compound part grows to the compound; a compound whose other part denies the stem, "non-partisan", is no
+hit). The word lists are closed classes of English grammar, not taken from any annotated corpus.
 """
 
 from __future__ import annotations
@@ -28,9 +13,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS", "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS",
-           "NOT_CONTENT", "PARTICLES", "POLITICAL_SIDES", "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens",
-           "evidence_problem", "loaded_part", "mixed_script", "negated", "trim"]
+__all__ = ["ADVERBIALS", "ADVERBIAL_PHRASES", "AMPLIFIERS", "AUXILIARIES", "CLASSIFIERS", "DENYING_PARTS",
+           "DETERMINERS", "FUNCTION_WORDS", "NEUTRAL_HEADS", "NOT_CONTENT", "PARTICLES", "POLITICAL_SIDES",
+           "PREPOSITIONS", "PRONOUNS", "QUANTIFIERS", "adverbial", "content_tokens", "evidence_problem", "loaded_part",
+           "mixed_script", "negated", "trim"]
 
 #: articles, demonstratives and possessive determiners
 DETERMINERS = frozenset("a an the this that these those my your his her its our their".split())
@@ -52,9 +38,8 @@ FUNCTION_WORDS = DETERMINERS | PRONOUNS | AUXILIARIES | CONJUNCTIONS | PREPOSITI
 NEUTRAL_HEADS = frozenset("""media press outlet outlets news people person persons americans citizens voters public
 party parties country nation nations government""".split())
 
-#: stance, degree, focusing and frequency adverbials ("reportedly", "clearly", "utterly", "merely", "again"): they
-#: qualify a clause instead of naming anything, so they are secondary evidence (Biber et al. 1999, ch. 10;
-#: Quirk et al. 1985, ch. 8)
+#: stance, degree, focusing and frequency adverbials: they qualify a clause instead of naming anything, so
+#: they are secondary evidence (Biber et al. 1999, ch. 10; Quirk et al. 1985, ch. 8)
 ADVERBIALS = frozenset("""
 reportedly allegedly apparently purportedly supposedly ostensibly seemingly evidently presumably arguably
 obviously clearly undeniably unquestionably undoubtedly indisputably indeed actually admittedly frankly honestly
@@ -93,9 +78,7 @@ def content_tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)  # a pure function of a span's text, asked of the same spans by each agent and the decision
 def adverbial(text: str) -> bool:
-    """Is ``text`` only a stance, degree, focusing or frequency adverbial or a quantifier ("clearly", "in fact",
-    "once again", "all"), function words around it aside? It qualifies the clause; any loaded word is elsewhere.
-    """
+    """Is ``text`` only an adverbial or a quantifier ("clearly", "in fact", "all"), function words aside?"""
     low = " " + " ".join(_key(t) for t in _TOKEN.findall(text)) + " "
     for p in ADVERBIAL_PHRASES:
         low = low.replace(f" {p} ", " ")
@@ -109,16 +92,12 @@ _NEGATED_RE = re.compile(r"(?<!\bif )(?:\b(?:not|no|never|nor|without)|n't)(?:\s
 
 
 def negated(text: str, start: int) -> bool:
-    """Is the word at ``text[start]`` in the scope of a negator that denies it ("is not a racist")?
-
-    >>> negated("He is not a racist.", 12), negated("not only racist", 9), negated("bad, if not ruinous", 12)
-    (True, False, False)
-    """
+    """Is the word at ``text[start]`` in the scope of a negator that denies it ("is not a racist")?"""
     return bool(_NEGATED_RE.search(text[max(0, start - 40):start].replace("\u2019", "'")))
 
 
 def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """``text[start:end]`` narrowed to its loaded words (module doc), or None when it has none."""
+    """``text[start:end]`` narrowed to its loaded words (module doc), None when it has none."""
     cut = _narrowed(text[start:end])
     if cut is None:
         return None
@@ -130,8 +109,7 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
 
 @lru_cache(maxsize=4096)  # a pure function of the span's text; the same hits recur from sentence to sentence
 def _narrowed(span: str) -> tuple[int, int, bool] | tuple[()] | None:
-    """The part of :func:`trim` that reads only ``span``: None (no loaded word), ``()`` (a stance phrase,
-    kept whole), or the loaded words' offsets in ``span`` and whether they are more than one token."""
+    """:func:`trim` on ``span`` alone: None, ``()`` (a stance phrase, kept whole) or ``(start, end, several)``."""
     toks = [(m.start(), m.end(), _key(m.group())) for m in _TOKEN.finditer(span)]
     if not toks or all(k in FUNCTION_WORDS for _, _, k in toks):
         return None
@@ -158,8 +136,7 @@ _PART = re.compile(r"\w+")
 
 
 def _whole_words(text: str, a: int, b: int, phrase: bool) -> tuple[int, int] | None:
-    """``text[a:b]`` made of whole words: a part of a hyphenated compound grows to the compound (one word),
-    or, at the edge of a phrase, is left out; a compound whose other part denies the stem is no hit."""
+    """``text[a:b]`` made of whole words (a compound part grows to the compound or, at a phrase's edge, goes)."""
     wa, wb = a, b
     while wa > 1 and text[wa - 1] == "-" and text[wa - 2].isalnum():
         wa -= 1
@@ -173,8 +150,7 @@ def _whole_words(text: str, a: int, b: int, phrase: bool) -> tuple[int, int] | N
         return None
     if not phrase:
         return wa, wb
-    # a phrase whose edge word is only part of a compound ("radical left" in "radical left-wing"): that
-    # word is not there, so it goes
+    # a phrase's edge word that is only part of a compound ("radical left" in "radical left-wing") goes
     inner = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", text[a:b])]
     if wb != b:
         inner = inner[:-1]
@@ -187,14 +163,12 @@ def _whole_words(text: str, a: int, b: int, phrase: bool) -> tuple[int, int] | N
 
 #: political sides ("radical left"): like :data:`NEUTRAL_HEADS`, what a modifier labels
 POLITICAL_SIDES = frozenset("left right".split())
-#: words a loaded constituent never leaves behind alone: negators, degree words of political position, and
-#: the adverbials (a compound with one of them is a fixed expression: "Never Trumpers", "far left")
+#: words a loaded constituent never leaves behind alone (a compound with one is fixed: "Never Trumpers", "far left")
 _KEEP_WHOLE = frozenset("not no never non far hard ultra extreme".split()) | ADVERBIALS
 _NOT_A_CONSTITUENT = FUNCTION_WORDS | _KEEP_WHOLE
 
 
-#: classifiers of an "-ist" ideology noun ("white supremacist", "Christian nationalist"): they name a neutral
-#: group; the ideology noun carries the evaluation
+#: classifiers of an "-ist" ideology noun ("white supremacist"): a neutral group; the noun carries the evaluation
 CLASSIFIERS = frozenset("white black brown christian catholic evangelical hindu jewish muslim islamic buddhist sikh".split())
 
 
@@ -208,11 +182,8 @@ def _ideology_head(text: str, words: list[tuple[int, int]]) -> tuple[int, int] |
 
 
 def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
-    """A compound of content words narrowed to its one loaded constituent, or ``m``: the constituent that is an
-    entry itself, when the lexicon grades it alone at least as high as the compound ("useful idiot") or the
-    other word is a political side ("radical left" -> "radical"). A compound graded higher than its parts,
-    or one with a function word inside ("war on women"), means as a whole. The entry and band stay the hit's.
-    """
+    """A compound of content words narrowed to its one loaded constituent (an entry graded alone at least as high
+    as the compound, or beside a political side: "radical left" -> "radical"), else ``m``; entry and band stay."""
     words = [(w.start() + m.start, w.end() + m.start) for w in _TOKEN.finditer(text[m.start:m.end])]
     if len(words) < 2 or any(_key(text[a:b]) in _NOT_A_CONSTITUENT for a, b in words):
         return m
@@ -233,8 +204,7 @@ def loaded_part(lexicon: Any, text: str, m: Any) -> Any:
     return type(m)(a, b, text[a:b], m.term, m.category, m.taxonomy, m.meta_category, m.band, m.note)
 
 
-#: words that are no evidence alone, beside :data:`FUNCTION_WORDS`: wh-words, subordinators, the other prepositions and
-#: the words of figures (a closed class each)
+#: words that are no evidence alone: function words, wh-words, subordinators, prepositions, figures
 NOT_CONTENT = FUNCTION_WORDS | frozenset("""which who whom whose what when where why how if because while although though
 whether than that there here during before after under between among within without across behind beyond near since
 until unless like onto inside outside throughout despite except along amid beside besides below above whose whom
@@ -256,11 +226,8 @@ def mixed_script(word: str) -> bool:
 
 def evidence_problem(text: str, start: int | None, end: int | None, *, max_share: float,
                      lexical: bool = False) -> str | None:
-    """Why ``text[start:end]`` cannot be evidence of bias, None when it can (the one rule for every span):
-    whole words, at least one content word, no word mixing scripts, not only a proper name inside running
-    text (unless ``lexical``, a lexicon entry), and from three words on not ``max_share`` or more of its
-    sentence (that is the claim, not the evidence for it).
-    """
+    """Why ``text[start:end]`` cannot be evidence of bias, None when it can (the one rule for every span): whole
+    words, a content word, no mixed scripts, not only a name (unless ``lexical``), not most of its sentence."""
     if start is None or end is None or not 0 <= start < end <= len(text):
         return "not located in the text"
     said = text[start:end]
@@ -282,8 +249,7 @@ def evidence_problem(text: str, start: int | None, end: int | None, *, max_share
 
 
 def _inside_prose(text: str, start: int, n_content: int) -> bool:
-    """Are capitalised words at ``start`` a name: inside a sentence (or two or more at its start), not in a
-    sentence written in title case (a headline: four in five of its words capitalised)?"""
+    """Are capitalised words at ``start`` a name (inside a sentence, or two at its start; not in title case)?"""
     before = text[:start].rstrip(" \"'([\u201c\u2018")
     at_start = not before or before[-1] in ".!?:\n"
     if at_start and n_content < 2:
@@ -293,7 +259,6 @@ def _inside_prose(text: str, start: int, n_content: int) -> bool:
 
 
 def _sentence_words(text: str, start: int, end: int) -> int:
-    """The number of words of the sentence holding ``text[start:end]`` (of ``text`` when it is one sentence)."""
     from mabpd_kit.text import split_sentences  # the one sentence splitter (text sits below the lexicon)
 
     for a, b in split_sentences(text):

@@ -1,12 +1,5 @@
-"""The builder: human-readable seed files -> one JSON resource with a version and a sha256 checksum.
-
-Seeds (``mabpd_kit/resources/lexicon/``): ``taxonomy.toml`` maps the seven taxonomy types to the four
-meta-categories; ``categories/<id>.toml`` holds one category and its groups of terms, each group with a
-band, a part of speech (``verb | noun | adj | fixed``, combined with ``+``) and a teaching note;
-``protected.toml`` lists neutral domain phrases ("heart attack") in which a loaded-looking word never
-counts. Building is deterministic (sorted, no timestamps), so ``mabpd lexicon check`` compares the
-shipped JSON byte for byte with a fresh build.
-"""
+"""The builder: seed files (``taxonomy.toml``, ``categories/<id>.toml``, ``protected.toml``) -> one JSON resource
+with a version and a sha256 checksum, deterministic (``mabpd lexicon check`` compares it byte for byte)."""
 
 from __future__ import annotations
 
@@ -25,7 +18,7 @@ __all__ = ["build", "build_bytes", "checksum", "default_taxonomy", "dump", "fina
 
 
 def seeds_dir() -> Path:
-    """The seed files, shipped inside the package (``mabpd_kit/resources/lexicon``; ``data/lexicon`` in a checkout)."""
+    """The seed files, shipped inside the package."""
     return Path(__file__).resolve().parents[1] / "resources" / "lexicon"
 
 
@@ -35,7 +28,7 @@ def resource_path() -> Path:
 
 
 def default_taxonomy() -> dict[str, str]:
-    """Taxonomy type -> meta-category as shipped (used for lexicons built from entries)."""
+    """Taxonomy type -> meta-category as shipped."""
     return dict(json.loads(resource_path().read_text(encoding="utf-8"))["taxonomy"])
 
 
@@ -50,9 +43,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: {exc}") from exc
 
 
-def read_seeds(
-    seed_dir: str | Path | None = None,
-) -> tuple[dict[str, Any], list[Category], list[Term], list[Protected]]:
+def read_seeds(seed_dir: str | Path | None = None
+               ) -> tuple[dict[str, Any], list[Category], list[Term], list[Protected]]:
     """Parse the seed files into typed entries (no forms yet). Raises ValueError with the file name."""
     d = Path(seed_dir) if seed_dir is not None else seeds_dir()
     if not (d / "taxonomy.toml").exists():
@@ -69,45 +61,33 @@ def read_seeds(
         taxonomy = head.get("taxonomy", "")
         if taxonomy not in mapping:
             raise ValueError(f"{path}: taxonomy {taxonomy!r} is not in taxonomy.toml")
-        categories.append(
-            Category(id=head["id"], name=head["name"], taxonomy=taxonomy, meta_category=mapping[taxonomy],
-                     description=head.get("description", ""))
-        )
+        categories.append(Category(id=head["id"], name=head["name"], taxonomy=taxonomy,
+                                   meta_category=mapping[taxonomy], description=head.get("description", "")))
         for i, group in enumerate(doc.get("group", [])):
             for item in group.get("terms", []):
                 spec = {"term": item} if isinstance(item, str) else dict(item)
                 try:
-                    terms.append(
-                        Term(
-                            term=spec["term"],
-                            category=head["id"],
-                            band=float(spec.get("band", group.get("band"))),
-                            pos=spec.get("pos", group.get("pos", "fixed")),
-                            variants=tuple(spec.get("variants", ())),
-                            note=spec.get("note", group.get("note", "")),
-                        )
-                    )
+                    terms.append(Term(term=spec["term"], category=head["id"],
+                                      band=float(spec.get("band", group.get("band"))),
+                                      pos=spec.get("pos", group.get("pos", "fixed")),
+                                      variants=tuple(spec.get("variants", ())),
+                                      note=spec.get("note", group.get("note", ""))))
                 except (KeyError, TypeError, ValueError) as exc:
                     raise ValueError(f"{path}: group {i + 1}, entry {item!r}: {exc}") from exc
     protected: list[Protected] = []
     if (d / "protected.toml").exists():
         for item in _load_toml(d / "protected.toml").get("protected", []):
             for ctx in item["contexts"]:
-                protected.append(
-                    Protected(term=item["term"], context=ctx, pos=item.get("pos", "noun"), note=item.get("note", ""))
-                )
+                protected.append(Protected(term=item["term"], context=ctx, pos=item.get("pos", "noun"),
+                                           note=item.get("note", "")))
     meta = {"version": str(tax.get("version", "0")), "name": tax.get("name", "mabpd-kit bias lexicon"),
             "taxonomy": dict(sorted(mapping.items())), "bands": list(Config().lexicon.bands)}
     return meta, categories, terms, protected
 
 
-def finalize(
-    meta: dict[str, Any], categories: Iterable[Category], terms: Iterable[Term], protected: Iterable[Protected]
-) -> dict[str, Any]:
-    """Check the entries, expand every term into its forms, return the resource as a dict. Duplicate terms,
-    unknown categories, bands outside the configured ones and empty notes are errors; a surface form shared
-    by two terms goes to the higher band (ties: by category, then term).
-    """
+def finalize(meta: dict[str, Any], categories: Iterable[Category], terms: Iterable[Term],
+             protected: Iterable[Protected]) -> dict[str, Any]:
+    """Check the entries and expand every term into its forms (a shared form goes to the higher band)."""
     cats = sorted(categories, key=lambda c: c.id)
     ids = [c.id for c in cats]
     if len(set(ids)) != len(ids):
@@ -129,8 +109,7 @@ def finalize(
         for f in [t.term, *t.variants]:
             if not FORM_SHAPE.fullmatch(form_key(f)):
                 raise ValueError(f"term {t.term!r}: form {f!r} must be words joined by spaces, hyphens or apostrophes")
-    # A term always owns its own written form; variants and generated inflections go to the
-    # highest band when two terms produce the same surface form ("absurd" -> "absurdly").
+    # a term owns its written form; a variant or inflection two terms share goes to the higher band
     owner: dict[str, Term] = {k: t for k, t in seen.items()}
     for t in sorted(seen.values(), key=lambda t: (-t.band, t.category, form_key(t.term))):
         for f in inflections(t.term, t.pos) + [form_key(v) for v in t.variants]:
@@ -145,12 +124,9 @@ def finalize(
             raise ValueError(f"protected context {p.context!r} does not contain {p.term!r}")
         forms = tuple(dict.fromkeys(form_key(f) for f in inflections(p.context, p.pos)))
         prot.append(p.model_copy(update={"forms": forms}))
-    payload = {
-        **meta,
-        "categories": [c.model_dump() for c in cats],
-        "terms": [t.model_dump(mode="json") for t in built_terms],
-        "protected": [p.model_dump(mode="json") for p in prot],
-    }
+    payload = {**meta, "categories": [c.model_dump() for c in cats],
+               "terms": [t.model_dump(mode="json") for t in built_terms],
+               "protected": [p.model_dump(mode="json") for p in prot]}
     payload["checksum"] = checksum(payload)
     return payload
 
@@ -171,10 +147,10 @@ def build(seed_dir: str | Path | None = None) -> dict[str, Any]:
 
 
 def build_bytes(seed_dir: str | Path | None = None) -> bytes:
-    """The exact bytes of ``resources/lexicon.json``: building twice gives identical bytes."""
+    """The exact bytes of ``resources/lexicon.json``."""
     return dump(build(seed_dir))
 
 
 def dump(payload: dict[str, Any]) -> bytes:
-    """The resource as bytes: sorted keys, one-space indent, a final newline (stable in git diffs)."""
+    """The resource as bytes: sorted keys, one-space indent, a final newline."""
     return (json.dumps(payload, sort_keys=True, ensure_ascii=False, indent=1) + "\n").encode("utf-8")

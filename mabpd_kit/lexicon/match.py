@@ -1,12 +1,4 @@
-"""The matcher: a built lexicon with one trie-shaped regular expression over all its surface forms.
-
-A sentence is scanned once; overlapping candidates are resolved to the highest band (then the longest)
-and hits inside a protected context are dropped.
-
->>> lex = Lexicon.default()
->>> [(m.text, m.term) for m in lex.match("The far-left mob tore into the so-called reform.")]
-[('far-left', 'far-left'), ('mob', 'mob'), ('tore into', 'tear into'), ('so-called', 'so-called')]
-"""
+"""The matcher: a built lexicon with one trie-shaped regular expression over all its surface forms."""
 
 from __future__ import annotations
 
@@ -49,9 +41,7 @@ def _gapped_form_re(form: str, max_gap_words: int) -> str:
 
 
 def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
-    """One alternation shaped like a trie (``slam|slammed|slams`` -> ``slam(?:med|s)?``): the engine follows one
-    branch per character. A space in a key matches any run of whitespace, hyphens or apostrophes.
-    """
+    """One alternation shaped like a trie (``slam|slammed|slams`` -> ``slam(?:med|s)?``): one branch per character."""
     trie: dict[str, Any] = {}
     for k in keys:
         node = trie
@@ -75,10 +65,7 @@ def _trie_regex(keys: Iterable[str], max_gap_words: int = 4) -> str:
 
 
 def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | None:
-    """A pattern reporting, at every word start, the longest key starting there: the lookahead consumes
-    nothing, so overlapping candidates are all reported for :meth:`Lexicon.match` to resolve. It reads the
-    text lower-cased (:func:`_lower_same_length`).
-    """
+    """A pattern reporting, at every word start, the longest key starting there (lower-cased text)."""
     keys = sorted(set(keys))
     if not keys:
         return None
@@ -86,13 +73,12 @@ def _compile(keys: Iterable[str], max_gap_words: int = 4) -> re.Pattern[str] | N
 
 
 def _scanner(rx: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    """``rx`` for a scan past position 0: the non-word character before each word start is consumed instead
-    of looked behind at, so the engine skips the inside of words in a tight loop (same word starts)."""
+    """``rx`` past position 0, consuming the non-word character before a word start: a tighter loop."""
     return None if rx is None else re.compile(r"\W" + rx.pattern[len(r"(?<!\w)"):])
 
 
 def _finditer(rx: re.Pattern[str], scan: re.Pattern[str], low: str) -> list[re.Match[str]]:
-    """What ``rx.finditer(low)`` finds: the hit at position 0, then those after a non-word character."""
+    """What ``rx.finditer(low)`` finds, faster."""
     first = rx.match(low)
     found = list(scan.finditer(low))
     if first is not None:
@@ -111,11 +97,10 @@ def _lower_same_length(text: str) -> str:
 class Lexicon:
     """A built lexicon: typed entries plus a compiled matcher. Immutable; :meth:`extend` makes a new one."""
 
-    def __init__(self, data: dict[str, Any], *, config: Config | None = None, verify: bool = True) -> None:
-        if verify and data.get("checksum") != checksum(data):
-            raise ValueError(
-                "lexicon checksum mismatch: the JSON was edited by hand; rebuild with `mabpd lexicon build`"
-            )
+    def __init__(self, data: dict[str, Any], *, config: Config | None = None) -> None:
+        if data.get("checksum") != checksum(data):
+            raise ValueError("lexicon checksum mismatch: the JSON was edited by hand; rebuild with "
+                             "`mabpd lexicon build`")
         self.config = config or Config()
         self.data = data
         self.version: str = data.get("version", "0")
@@ -134,24 +119,21 @@ class Lexicon:
         self._scan, self._prot_scan = _scanner(self._re), _scanner(self._prot_re)
         # terms sharing a word with a protected context: only these need the protected scan
         prot_words = {w for f in self._prot_by_form for w in re.findall(r"\w+", f)}
-        self._protectable = {
-            t.term for t in self.terms for f in t.forms if prot_words.intersection(re.findall(r"\w+", f))
-        }
-        # the last text matched and its hits, and its protected contexts: the pipeline asks the same sentence
-        # again (lexicon signal, verifier); one entry each, so nothing grows. A hit's fields by the stretch it
-        # matched: the same few hundred stretches recur (see _fields_for).
+        self._protectable = {t.term for t in self.terms for f in t.forms
+                             if prot_words.intersection(re.findall(r"\w+", f))}
+        # the pipeline asks the same sentence again (signal, verifier): the last one's hits are kept
         self._last_match: tuple[str, tuple[LexMatch, ...]] | None = None
         self._last_protected: tuple[str, tuple[tuple[int, int, Protected], ...]] | None = None
         self._hit_info: dict[str, tuple[Any, ...] | None] = {}
 
     @classmethod
     def default(cls) -> Lexicon:
-        """The shipped resource (or ``config.lexicon.path``), loaded once per process."""
+        """The shipped resource, loaded once per process."""
         return _default_lexicon(Config().lexicon.path)
 
     @classmethod
     def from_config(cls, config: Config) -> Lexicon:
-        """The lexicon ``config.lexicon`` asks for, one shared instance per distinct section (lexicons are immutable)."""
+        """The lexicon ``config.lexicon`` asks for (shared per distinct section)."""
         return _lexicon_for(config.lexicon)
 
     @classmethod
@@ -159,36 +141,23 @@ class Lexicon:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")), config=config)
 
     @classmethod
-    def from_entries(
-        cls,
-        categories: Iterable[Category],
-        terms: Iterable[Term],
-        protected: Iterable[Protected] = (),
-        *,
-        version: str = "custom",
-        config: Config | None = None,
-    ) -> Lexicon:
+    def from_entries(cls, categories: Iterable[Category], terms: Iterable[Term], protected: Iterable[Protected] = (),
+                     *, version: str = "custom", config: Config | None = None) -> Lexicon:
         """A lexicon from typed entries, e.g. a small teaching lexicon written in a notebook."""
         cfg = config or Config()
         meta = {"version": version, "name": "custom lexicon", "bands": list(cfg.lexicon.bands),
                 "taxonomy": default_taxonomy()}
         return cls(finalize(meta, categories, terms, protected), config=cfg)
 
-    def extend(
-        self,
-        categories: Iterable[Category] = (),
-        terms: Iterable[Term] = (),
-        protected: Iterable[Protected] = (),
-    ) -> Lexicon:
+    def extend(self, categories: Iterable[Category] = (), terms: Iterable[Term] = (),
+               protected: Iterable[Protected] = ()) -> Lexicon:
         """A new lexicon with extra categories / terms / protected contexts (version gets ``+local``)."""
         meta = {k: v for k, v in self.data.items() if k not in ("categories", "terms", "protected", "checksum")}
         meta["version"] = str(meta.get("version", "0")).split("+")[0] + "+local"
         base_terms = [t.model_copy(update={"forms": ()}) for t in self.terms]
         base_prot = [p.model_copy(update={"forms": ()}) for p in self.protected]
-        return Lexicon(
-            finalize(meta, [*self.categories.values(), *categories], [*base_terms, *terms], [*base_prot, *protected]),
-            config=self.config,
-        )
+        return Lexicon(finalize(meta, [*self.categories.values(), *categories], [*base_terms, *terms],
+                                [*base_prot, *protected]), config=self.config)
 
     def _candidates(self, text: str, low: str | None = None) -> list[LexMatch]:
         if not text or self._re is None:
@@ -207,30 +176,21 @@ class Lexicon:
         return out
 
     def _fields_for(self, matched: str) -> tuple[Any, ...] | None:
-        """A hit's fields past its offsets and text (term, category, taxonomy, meta-category, band, note), or
-        None for function words only: a pure function of the lower-cased stretch, remembered in ``_hit_info``."""
-        fields = None
-        if content_tokens(matched):
-            t = self._term_for(matched)
-            c = self.categories[t.category]
-            fields = (t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
+        """A hit's fields past its offsets and text, or None for function words only (memoised)."""
+        fields = self._entry(matched) if content_tokens(matched) else None
         if len(self._hit_info) >= _HIT_INFO_MAX:
             self._hit_info.clear()
         self._hit_info[matched] = fields
         return fields
 
-    def _hit(self, text: str, low: str, a: int, b: int) -> LexMatch:
-        """The hit on ``text[a:b]``, with its entry's term, category, taxonomy, band and note."""
-        t = self._term_for(low[a:b])
-        c = self.categories[t.category]
-        return LexMatch(a, b, text[a:b], t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note)
-
-    def _term_for(self, matched: str) -> Term:
-        """The entry behind a stretch the regex matched: a direct look-up, else a gapped phrase."""
+    def _entry(self, matched: str) -> tuple[str, str, str, str, float, str]:
+        """Term, category, taxonomy, meta-category, band and note of the entry behind a stretch the regex matched:
+        a direct look-up, else a gapped phrase."""
         t = self._lookup.get(lookup_key(matched))
         if t is None:
             t = next(term for rx, term in self._gapped if rx.fullmatch(matched))
-        return t
+        c = self.categories[t.category]
+        return t.term, t.category, c.taxonomy, c.meta_category, t.band, t.note
 
     def _protected_spans(self, text: str, low: str | None = None) -> tuple[tuple[int, int, Protected], ...]:
         if not text or self._prot_re is None:
@@ -245,11 +205,9 @@ class Lexicon:
         return out
 
     def match(self, text: str) -> list[LexMatch]:
-        """All non-overlapping hits in ``text``, in reading order: case-insensitive, whole words, inflected forms,
-        phrases. Hits overlapping a protected context are dropped; among overlapping hits the highest band wins
-        (then the longer, the earlier), and a losing phrase is cut back to its longest shorter entry that still
-        fits. Each hit is narrowed to its loaded words (:func:`~.boundaries.trim`); ``term`` names the entry.
-        """
+        """All non-overlapping hits in ``text``, in reading order, each narrowed to its loaded words. Hits in a
+        protected context are dropped; among overlapping hits the highest band wins (then the longer, the
+        earlier), and a losing phrase is cut back to its longest shorter entry that still fits."""
         last = self._last_match
         if last is not None and last[0] == text:
             return list(last[1])
@@ -278,11 +236,11 @@ class Lexicon:
         return sorted(chosen, key=lambda m: m.start)
 
     def _longest_at(self, text: str, low: str, start: int, endpos: int) -> LexMatch | None:
-        """The longest entry starting at ``start`` and ending by ``endpos`` (None if there is none)."""
         m = self._re.match(low, start, endpos) if self._re is not None else None
         if m is None or not m.group(1):
             return None
-        hit = self._hit(text, low, *m.span(1))
+        a, b = m.span(1)
+        hit = LexMatch(a, b, text[a:b], *self._entry(low[a:b]))
         return hit if self._filter_protected(text, low, [hit]) else None
 
     def _filter_protected(self, text: str, low: str, cands: list[LexMatch]) -> list[LexMatch]:
@@ -301,8 +259,7 @@ class Lexicon:
         return best
 
     def protected_reason(self, text: str, start: int, end: int) -> str | None:
-        """Why ``text[start:end]`` is neutral domain vocabulary here (it overlaps a protected context),
-        or None if it is not protected."""
+        """Why ``text[start:end]`` is neutral domain vocabulary here (a protected context), else None."""
         for a, b, p in self._protected_spans(text):
             if start < b and a < end:
                 note = f": {p.note}" if p.note else ""
@@ -312,14 +269,12 @@ class Lexicon:
     def to_span(self, m: LexMatch, agent: str = "bias", ct: CleanText | None = None) -> Span:
         """A shared :class:`~mabpd_kit.types.Span`; pass the :class:`CleanText` to fill raw offsets."""
         orig = ct.to_orig(m.start, m.end) if ct is not None else (None, None)
-        return Span(
-            text=m.text, start=m.start, end=m.end, orig_start=orig[0], orig_end=orig[1], category=m.category,
-            taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band,
-            reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=m.note,
-        )
+        return Span(text=m.text, start=m.start, end=m.end, orig_start=orig[0], orig_end=orig[1], category=m.category,
+                    taxonomy=m.taxonomy, meta_category=m.meta_category, agent=agent, score=m.band,
+                    reason=f"lexicon: {m.term!r} ({m.category}, band {m.band:.2f})", note=m.note)
 
     def occurrences(self, text: str) -> list[LexMatch]:
-        """Every hit of every term, protected contexts removed and overlaps not resolved (for corpus statistics)."""
+        """Every hit of every term, protected contexts removed, overlaps not resolved."""
         low = _lower_same_length(text) if text else ""
         return self._filter_protected(text, low, self._candidates(text, low))
 
@@ -340,12 +295,9 @@ class Lexicon:
         """One row per term: term, category, taxonomy, meta_category, band, pos, variants, n_forms, note."""
         import pandas as pd
 
-        rows = [
-            {"term": t.term, "category": t.category, "taxonomy": self.categories[t.category].taxonomy,
-             "meta_category": self.categories[t.category].meta_category, "band": t.band, "pos": t.pos,
-             "variants": ", ".join(t.variants), "n_forms": len(t.forms), "note": t.note}
-            for t in self.terms
-        ]
+        rows = [{"term": t.term, "category": t.category, "taxonomy": self.categories[t.category].taxonomy,
+                 "meta_category": self.categories[t.category].meta_category, "band": t.band, "pos": t.pos,
+                 "variants": ", ".join(t.variants), "n_forms": len(t.forms), "note": t.note} for t in self.terms]
         return pd.DataFrame(rows, columns=["term", "category", "taxonomy", "meta_category", "band", "pos",
                                            "variants", "n_forms", "note"])
 
@@ -366,9 +318,7 @@ class Lexicon:
         return pd.DataFrame(rows)
 
     def prompt_knowledge(self, max_per_category: int = 3) -> str:
-        """The taxonomy with example terms for LLM prompts, deterministic: examples from each category's highest
-        band, spread over the alphabet; protected contexts one per word.
-        """
+        """The taxonomy with example terms (each category's highest band) for LLM prompts."""
         lines = ["Bias taxonomy (category -> taxonomy type -> meta-category), with example terms:"]
         for c in self.categories.values():
             ts = [t for t in self.terms if t.category == c.id]
@@ -386,7 +336,6 @@ class Lexicon:
 
 
 def _trimmed(text: str, m: LexMatch) -> LexMatch | None:
-    """``m`` narrowed to its loaded words (:func:`~.boundaries.trim`), None if it has none."""
     cut = trim(text, m.start, m.end)
     if cut is None:
         return None

@@ -1,7 +1,4 @@
-"""The lexicon's typed entries: categories (each in one of the seven taxonomy types and, through it, one of
-the four meta-categories; SPEC 2), terms with their band, part of speech, note and surface forms,
-protected contexts (neutral domain phrases such as "heart attack") and one match of the matcher.
-"""
+"""The lexicon's typed entries: categories, terms, protected contexts ("heart attack") and one match."""
 
 from __future__ import annotations
 
@@ -13,15 +10,8 @@ from mabpd_kit.types import FrozenModel
 
 __all__ = ["Category", "LexMatch", "META_CATEGORIES", "Protected", "TAXONOMY_TYPES", "Term"]
 
-TAXONOMY_TYPES = (
-    "loaded language",
-    "framing",
-    "selection",
-    "emotional language",
-    "political labeling",
-    "exaggeration",
-    "omission",
-)
+TAXONOMY_TYPES = ("loaded language", "framing", "selection", "emotional language", "political labeling",
+                  "exaggeration", "omission")
 META_CATEGORIES = ("biased language", "framing bias", "unsupported claims", "selective presentation")
 
 

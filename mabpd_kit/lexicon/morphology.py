@@ -1,9 +1,4 @@
-"""Morphology: every surface form of a lexicon term, and the keys forms are stored and looked up by.
-
-The builder expands each term into its inflected forms with a few spelling rules and tables of
-irregular verbs and nouns; the matcher reads any run of spaces, hyphens or apostrophes between two
-words as one separator, and ``...`` inside a phrase as a short gap of words.
-"""
+"""Morphology: every surface form of a lexicon term, and the keys forms are stored and looked up by."""
 
 from __future__ import annotations
 
@@ -16,8 +11,7 @@ __all__ = ["FORM_SHAPE", "GAP", "IRREGULAR_NOUNS", "IRREGULAR_VERBS", "SEP_RE", 
 #: What may separate two words of a phrase in the text.
 SEP_RE = r"[\s\-']+"
 _SEP = re.compile(SEP_RE)
-#: In a phrase, "..." stands for 1 to ``config.lexicon.max_gap_words`` words: "ram ... through"
-#: matches "rammed the zoning overhaul through". Words only: punctuation ends the gap.
+#: In a phrase, "..." stands for 1 to ``config.lexicon.max_gap_words`` words ("ram ... through").
 GAP = " ... "
 #: The shape every written form must have: words joined by spaces, hyphens, apostrophes or a gap.
 FORM_SHAPE = re.compile(r"\w+(?:(?:[\s\-']+|\s\.\.\.\s)\w+)*")
@@ -36,66 +30,40 @@ def lookup_key(matched: str) -> str:
 _VOWELS = set("aeiou")
 #: Verbs whose forms do not follow the rules below (base -> extra forms).
 IRREGULAR_VERBS: dict[str, tuple[str, ...]] = {
-    "lie": ("lies", "lied", "lying"),
-    "take": ("takes", "took", "taken", "taking"),
-    "sneak": ("sneaks", "sneaked", "snuck", "sneaking"),
-    "go": ("goes", "went", "gone", "going"),
-    "slay": ("slays", "slew", "slain", "slaying"),
-    "spin": ("spins", "spun", "spinning"),
-    "strike": ("strikes", "struck", "stricken", "striking"),
-    "tear": ("tears", "tore", "torn", "tearing"),
-    "mislead": ("misleads", "misled", "misleading"),
-    "hide": ("hides", "hid", "hidden", "hiding"),
-    "steal": ("steals", "stole", "stolen", "stealing"),
-    "fight": ("fights", "fought", "fighting"),
-    "shake": ("shakes", "shook", "shaken", "shaking"),
-    "break": ("breaks", "broke", "broken", "breaking"),
-    "bite": ("bites", "bit", "bitten", "biting"),
-    "blow": ("blows", "blew", "blown", "blowing"),
-    "throw": ("throws", "threw", "thrown", "throwing"),
-    "sink": ("sinks", "sank", "sunk", "sinking"),
-    "swear": ("swears", "swore", "sworn", "swearing"),
-    "sting": ("stings", "stung", "stinging"),
-    "fling": ("flings", "flung", "flinging"),
-    "sling": ("slings", "slung", "slinging"),
-    "bend": ("bends", "bent", "bending"),
-    "shoot": ("shoots", "shot", "shooting"),
-    "feed": ("feeds", "fed", "feeding"),
-    "bleed": ("bleeds", "bled", "bleeding"),
-    "flee": ("flees", "fled", "fleeing"),
-    "ride": ("rides", "rode", "ridden", "riding"),
-    "run": ("runs", "ran", "running"),
-    "grind": ("grinds", "ground", "grinding"),
-    "sweep": ("sweeps", "swept", "sweeping"),
-    "creep": ("creeps", "crept", "creeping"),
-    "weep": ("weeps", "wept", "weeping"),
-    "seek": ("seeks", "sought", "seeking"),
+    "lie": ("lies", "lied", "lying"), "take": ("takes", "took", "taken", "taking"),
+    "sneak": ("sneaks", "sneaked", "snuck", "sneaking"), "go": ("goes", "went", "gone", "going"),
+    "slay": ("slays", "slew", "slain", "slaying"), "spin": ("spins", "spun", "spinning"),
+    "strike": ("strikes", "struck", "stricken", "striking"), "tear": ("tears", "tore", "torn", "tearing"),
+    "mislead": ("misleads", "misled", "misleading"), "hide": ("hides", "hid", "hidden", "hiding"),
+    "steal": ("steals", "stole", "stolen", "stealing"), "fight": ("fights", "fought", "fighting"),
+    "shake": ("shakes", "shook", "shaken", "shaking"), "break": ("breaks", "broke", "broken", "breaking"),
+    "bite": ("bites", "bit", "bitten", "biting"), "blow": ("blows", "blew", "blown", "blowing"),
+    "throw": ("throws", "threw", "thrown", "throwing"), "sink": ("sinks", "sank", "sunk", "sinking"),
+    "swear": ("swears", "swore", "sworn", "swearing"), "sting": ("stings", "stung", "stinging"),
+    "fling": ("flings", "flung", "flinging"), "sling": ("slings", "slung", "slinging"),
+    "bend": ("bends", "bent", "bending"), "shoot": ("shoots", "shot", "shooting"),
+    "feed": ("feeds", "fed", "feeding"), "bleed": ("bleeds", "bled", "bleeding"),
+    "flee": ("flees", "fled", "fleeing"), "ride": ("rides", "rode", "ridden", "riding"),
+    "run": ("runs", "ran", "running"), "grind": ("grinds", "ground", "grinding"),
+    "sweep": ("sweeps", "swept", "sweeping"), "creep": ("creeps", "crept", "creeping"),
+    "weep": ("weeps", "wept", "weeping"), "seek": ("seeks", "sought", "seeking"),
     "freeze": ("freezes", "froze", "frozen", "freezing"),
-    "forsake": ("forsakes", "forsook", "forsaken", "forsaking"),
-    "undo": ("undoes", "undid", "undone", "undoing"),
+    "forsake": ("forsakes", "forsook", "forsaken", "forsaking"), "undo": ("undoes", "undid", "undone", "undoing"),
     "overthrow": ("overthrows", "overthrew", "overthrown", "overthrowing"),
-    "blackmail": ("blackmails", "blackmailed", "blackmailing"),
-    "panic": ("panics", "panicked", "panicking"),
-    "mimic": ("mimics", "mimicked", "mimicking"),
-    "admit": ("admits", "admitted", "admitting"),
-    "rebut": ("rebuts", "rebutted", "rebutting"),
-    "commit": ("commits", "committed", "committing"),
-    "regret": ("regrets", "regretted", "regretting"),
-    "patrol": ("patrols", "patrolled", "patrolling"),
-    "compel": ("compels", "compelled", "compelling"),
-    "rebel": ("rebels", "rebelled", "rebelling"),
-    "control": ("controls", "controlled", "controlling"),
-    "upset": ("upsets", "upsetting"),
-    "beset": ("besets", "besetting"),
-    "outwit": ("outwits", "outwitted", "outwitting"),
+    "blackmail": ("blackmails", "blackmailed", "blackmailing"), "panic": ("panics", "panicked", "panicking"),
+    "mimic": ("mimics", "mimicked", "mimicking"), "admit": ("admits", "admitted", "admitting"),
+    "rebut": ("rebuts", "rebutted", "rebutting"), "commit": ("commits", "committed", "committing"),
+    "regret": ("regrets", "regretted", "regretting"), "patrol": ("patrols", "patrolled", "patrolling"),
+    "compel": ("compels", "compelled", "compelling"), "rebel": ("rebels", "rebelled", "rebelling"),
+    "control": ("controls", "controlled", "controlling"), "upset": ("upsets", "upsetting"),
+    "beset": ("besets", "besetting"), "outwit": ("outwits", "outwitted", "outwitting"),
     "extol": ("extols", "extolled", "extolling"),
 }
 #: Nouns with irregular plurals.
 IRREGULAR_NOUNS: dict[str, str] = {
     "thief": "thieves", "wolf": "wolves", "life": "lives", "knife": "knives", "crisis": "crises",
     "thesis": "theses", "hypothesis": "hypotheses", "child": "children", "person": "people",
-    "analysis": "analyses", "mouse": "mice", "foot": "feet", "tooth": "teeth",
-}
+    "analysis": "analyses", "mouse": "mice", "foot": "feet", "tooth": "teeth"}
 _NO_DOUBLE = set("wxy")
 
 
@@ -153,13 +121,7 @@ def _adverb(w: str) -> str | None:
 
 
 def inflections(term: str, pos: str = "fixed") -> list[str]:
-    """All surface forms of ``term`` (lower case, sorted, the term first): ``verb`` conjugates the first word
-    (``ram through`` -> ``rammed through``), ``noun`` pluralises the last, ``adj`` adds the ``-ly`` adverb (an
-    ``-ist`` adjective its plural instead: ``leftists``), ``fixed`` keeps the term as written.
-
-    >>> inflections("slam", "verb")
-    ['slam', 'slammed', 'slamming', 'slams']
-    """
+    """All surface forms of ``term`` (lower case, the term first) for a part of speech ``verb+noun+adj``."""
     base = " ".join(term.lower().split())
     words = base.split(" ")
     forms = {base}

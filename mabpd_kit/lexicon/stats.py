@@ -1,11 +1,7 @@
-"""Statistics of a lexicon against a labelled corpus: was it built independently of the labels? (SPEC 2,
-the paper's appendix E.)
+"""Was a lexicon built independently of a labelled corpus's labels? (SPEC 2, the paper's appendix E.)
 
-A lexicon fitted to a corpus would contain many of its terms, with bands tracking their bias rate; an
-independent one leaves most terms absent and Pearson r (band vs bias rate) below the critical value.
-The critical value shrinks with the number of terms present, so a lexicon that encodes real knowledge
-of loaded language is expected to fail at large n: the check can reveal fitting, never prove its
-absence; provenance (seeds written without labels) does.
+Pearson r between band and bias rate over the terms present, against its critical value: the check can
+reveal fitting, never prove its absence (at large n real knowledge fails it too); provenance does.
 """
 
 from __future__ import annotations
@@ -23,10 +19,8 @@ __all__ = ["IndependenceResult", "critical_r", "independence"]
 
 
 def independence(lex: Lexicon, texts: Sequence[str], labels: Sequence[Any], *, alpha: float = 0.05) -> IndependenceResult:
-    """The share of terms found in no record, and Pearson r between band and bias rate over the terms that
-    occur, with the two-sided ``alpha`` critical value for that n. ``labels``: 1/0, True/False or
-    "biased"/"neutral".
-    """
+    """Terms absent from every record, and Pearson r (band vs bias rate) with its two-sided ``alpha`` critical
+    value. ``labels``: 1/0, True/False or "biased"/"neutral"."""
     import numpy as np
     import pandas as pd
 
@@ -61,12 +55,11 @@ def independence(lex: Lexicon, texts: Sequence[str], labels: Sequence[Any], *, a
                    "tell them apart, provenance (seeds written without labels) must")
         independent = False
     n_terms = len(frame)
-    return IndependenceResult(
-        n_records=len(texts), bias_rate=float(y.mean()) if len(y) else float("nan"), n_terms=n_terms,
-        n_absent=n_terms - n, share_absent=(n_terms - n) / n_terms if n_terms else float("nan"),
-        n=n, r=r, p_value=p, r_critical=r_crit, alpha=alpha, independent=independent, verdict=verdict,
-        frame=frame,
-    )
+    return IndependenceResult(n_records=len(texts), bias_rate=float(y.mean()) if len(y) else float("nan"),
+                              n_terms=n_terms, n_absent=n_terms - n,
+                              share_absent=(n_terms - n) / n_terms if n_terms else float("nan"), n=n, r=r,
+                              p_value=p, r_critical=r_crit, alpha=alpha, independent=independent, verdict=verdict,
+                              frame=frame)
 
 
 @dataclass(frozen=True)
@@ -98,11 +91,7 @@ class IndependenceResult:
 
 
 def critical_r(n: int, alpha: float = 0.05) -> float:
-    """Two-sided critical value of Pearson r for ``n`` pairs: ``t* / sqrt(n - 2 + t*^2)``.
-
-    >>> round(critical_r(48), 4)
-    0.2845
-    """
+    """Two-sided critical value of Pearson r for ``n`` pairs: ``t* / sqrt(n - 2 + t*^2)``."""
     if n < 3:
         return float("nan")
     from scipy import stats
@@ -112,7 +101,7 @@ def critical_r(n: int, alpha: float = 0.05) -> float:
 
 
 def _pearson_with_critical(x: Any, y: Any, alpha: float) -> tuple[float, float, float]:
-    """(r, two-sided p-value, critical r) for paired arrays; NaNs when r is undefined."""
+    """(r, two-sided p-value, critical r); NaNs when r is undefined."""
     import numpy as np
 
     n = len(x)

@@ -1,37 +1,8 @@
 """The one batch runner for every method: a stream of items -> async step -> checkpoint -> :class:`Results`.
 
-MABPD sentences, corpus articles, RADAR claims and identity-bias questions all run through :func:`run`,
-described by one frozen :class:`RunSpec`:
-
-- items come from any iterable, read once; each finished record goes to the checkpoint as it ends and
-  a run with a checkpoint returns its results read back from the file (lazily);
-- the steps run where the spec says (:mod:`.executors`: this process, local processes; :mod:`.dask`);
-- a record is keyed by the item's id, input digest and configuration fingerprint, so a rerun after
-  ``kill -9`` computes only what is missing; at the end the file holds exactly this run's items, once
-  each, in input order (:mod:`.checkpoint`);
-- a failing item becomes ``fail(item, exc)`` and the batch goes on; failed items are computed again
-  on resume unless ``retry_failed=False`` or the item says ``retry=False``;
-- in flight and deadline (LLM steps): :meth:`RunSpec.with_llm` is the one policy (``concurrency``
-  items on an event loop, each with ``deadline_s`` seconds of wall clock);
-- an exception with ``batch_fatal = True`` (a refused key, a checkpoint that cannot be written:
-  :class:`WriteFailed`) stops the batch: items not started fail with that reason, said once;
-- one process writes a checkpoint at a time: a second one gets :class:`Busy`.
-
->>> from mabpd_kit.runs import Item, run
->>> from mabpd_kit.types import Usage
->>> from pydantic import BaseModel
->>> class Echo(BaseModel):
-...     id: str
-...     value: int = 0
-...     failed: bool = False
-...     error: str | None = None
-...     usage: Usage = Usage()
-...     def row(self): return {"id": self.id, "value": self.value, "failed": self.failed}
->>> async def double(item): return Echo(id=item.id, value=2 * item.data)
->>> res = run((Item(str(i), i) for i in range(3)), double, record=Echo,
-...           fail=lambda item, exc: Echo(id=item.id, failed=True, error=str(exc)))
->>> [r.value for r in res]
-[0, 2, 4]
+A record is keyed by the item's id, input digest and configuration fingerprint, so a rerun after ``kill -9``
+computes only what is missing; a failing item becomes ``fail(item, exc)`` and the batch goes on; an exception
+with ``batch_fatal = True`` stops the batch (items not started fail with that reason, said once).
 """
 
 from __future__ import annotations
@@ -47,7 +18,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from mabpd_kit.runs.checkpoint import Busy, Checkpoint, WriteFailed, digest, fingerprint, read_checkpoint
+from mabpd_kit.runs.checkpoint import Busy, Checkpoint, WriteFailed, digest, fingerprint, read_checkpoint, split
+from mabpd_kit.runs.encoding import loads
 from mabpd_kit.runs.executors import InProcess, Item, Job, Processes
 from mabpd_kit.runs.results import Results, progress_bar
 from mabpd_kit.runs.steps import complete, drive, gather, gc_for_batch, gc_restore, run_sync
@@ -59,20 +31,15 @@ R = TypeVar("R", bound=BaseModel)
 
 ENGINES = ("local", "dask")
 
-#: items in flight per call the endpoint takes at once: an item waits on its calls in turn, so twice as
-#: many items as call slots keeps the endpoint busy
+#: items in flight per endpoint call slot: an item waits on its calls in turn
 INFLIGHT_PER_CALL = 2
 
 
 @dataclasses.dataclass(frozen=True)
 class RunSpec:
-    """How a batch runs. ``record``: the record type (to read the checkpoint back); ``fail(item, exc)``:
-    the failed record; ``checkpoint``: JSONL file (reused records need the same id, digest and
-    ``fingerprint``); ``concurrency``: None drives the steps in turn without an event loop (rule-based),
-    a number runs that many items at once on a loop (LLM), each within ``deadline_s`` seconds;
-    ``engine``: "local" or "dask" or an executor object (:func:`executor`), with ``workers``, ``chunk``
-    items per task or partition and ``scheduler`` (a Dask address); ``progress``: a bar on stderr (a
-    string is its label); ``total``: the item count for the bar; ``results``: the class returned."""
+    """How a batch runs. ``concurrency``: None drives the steps in turn (rule-based), a number runs that many
+    items at once on an event loop (LLM); ``engine``: "local", "dask" or an executor object (:func:`executor`);
+    ``progress``: a bar on stderr (a string is its label); ``results``: the class returned."""
 
     record: type
     fail: Callable[[Item, BaseException], Any]
@@ -90,9 +57,7 @@ class RunSpec:
     scheduler: str | None = None
 
     def with_llm(self, llm: Any, item_deadline_s: float | None, calls: int | None = None) -> RunSpec:
-        """The one in-flight and deadline policy of an LLM batch: :data:`INFLIGHT_PER_CALL` items per call
-        the endpoint takes at once (``calls``, default ``llm.concurrency``), each within the endpoint's
-        item deadline (``llm.item_deadline(item_deadline_s)``); unchanged without an LLM (rule-based)."""
+        """The in-flight and deadline policy of an LLM batch (``calls``: default ``llm.concurrency``)."""
         if llm is None:
             return self
         return dataclasses.replace(self, concurrency=INFLIGHT_PER_CALL * (calls or llm.concurrency),
@@ -101,13 +66,12 @@ class RunSpec:
 
 def executor(engine: str | Any = None, *, concurrency: int | None = None, workers: int | None = None,
              chunk: int = 64, scheduler: str | None = None) -> Any:
-    """The executor a run asks for: ``None``/"local" is this process (``workers`` > 1 and no
-    ``concurrency``: local processes), "dask" a Dask cluster (``scheduler`` its address, else a
-    ``LocalCluster`` of ``workers``); an executor object is returned as is."""
+    """The executor a run asks for: None/"local" is this process (local processes for ``workers`` > 1 without
+    ``concurrency``), "dask" a Dask cluster; an executor object is returned as is."""
     if engine is not None and not isinstance(engine, str):
         return engine
-    if engine in (None, "local", "inprocess", "processes"):
-        if engine == "processes" or (concurrency is None and workers is not None and workers > 1):
+    if engine in (None, "local"):
+        if concurrency is None and workers is not None and workers > 1:
             return Processes(workers, chunk=chunk)
         return InProcess(concurrency)
     if engine == "dask":
@@ -119,9 +83,8 @@ def executor(engine: str | Any = None, *, concurrency: int | None = None, worker
 
 def run(items: Iterable[Item], step: Callable[[Item], Coroutine[Any, Any, R]], spec: RunSpec | None = None,
         **kw: Any) -> Results[R]:
-    """Run ``step`` (``async def step(item) -> record``; picklable for processes or Dask) on every item
-    (unique ids: the checkpoint is keyed by them) as ``spec`` says; keywords are :class:`RunSpec`'s
-    fields (they replace the spec's)."""
+    """Run ``async def step(item) -> record`` on every item (unique ids) as ``spec`` and the keywords
+    (:class:`RunSpec`'s fields) say."""
     spec = RunSpec(**kw) if spec is None else dataclasses.replace(spec, **kw) if kw else spec
     if isinstance(items, Sequence):
         ids = [it.id for it in items]
@@ -133,7 +96,6 @@ def run(items: Iterable[Item], step: Callable[[Item], Coroutine[Any, Any, R]], s
 
 
 class _Batch:
-    """One run of :func:`run`: the checkpoint, the stream of items still to do, and what each record counts."""
 
     def __init__(self, spec: RunSpec, step: Callable[[Item], Coroutine[Any, Any, Any]]) -> None:
         self.spec = spec
@@ -190,7 +152,7 @@ class _Batch:
         return self.results(time.perf_counter() - t0)
 
     def todo(self, items: Iterable[Item], idx: Any) -> Iterator[Item]:
-        """The items to compute: those not reusable from the checkpoint, until a write fails."""
+        """The items not reusable from the checkpoint, until a write fails."""
         seen: set[int] = set()
         spec = self.spec
         for it in items:
@@ -242,9 +204,8 @@ class _Batch:
 
 
 def _from_line(text: str | None, record: type[R]) -> R:
-    from mabpd_kit.runs.checkpoint import _parse
-
-    rec = _parse((text or "").encode("utf-8"), record)
-    if rec is None:
-        raise RuntimeError("a worker returned a record that cannot be read back")
-    return rec
+    got = split((text or "").encode("utf-8"))
+    try:
+        return loads(got[1], record)  # type: ignore[index]
+    except (ValueError, KeyError, TypeError):  # TypeError: split found no whole line (None)
+        raise RuntimeError("a worker returned a record that cannot be read back") from None

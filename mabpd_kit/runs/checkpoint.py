@@ -1,23 +1,7 @@
 """The one checkpoint contract: a JSONL file, one line per finished item, and what is read from it.
 
-Every executor writes the same lines (the parent process appends them, flushed at once; Dask
-workers write a partition's lines to their own part file, committed by an atomic rename, and the
-parent folds each part into the file)::
-
-    {"id": ..., "digest": ..., "fingerprint": ..., "failed": false, "record": {...}}
-
-- a record is reused only while its id, input digest and configuration fingerprint match; the last
-  line of an id wins, for resuming and for every reader (:meth:`Checkpoint.records`); a torn or
-  unreadable line (a run killed mid-write) is skipped and cut off;
-- :meth:`Checkpoint.index` reads the keys without building a record (numpy arrays: memory stays
-  flat, a few bytes per line);
-- :meth:`Checkpoint.reconcile` leaves the file holding exactly the run's items, once each, in input
-  order; lines of ids the run did not have go to ``FILE.stale.jsonl`` (nothing is deleted);
-- :meth:`Checkpoint.lock` keeps a second process from writing the same file: it gets one line
-  naming the process that holds it;
-- a line is written whole or not at all: a write that fails (a full disk) cuts the file back to where
-  it was and raises :class:`WriteFailed` (``batch_fatal``: the runner stops the batch), and opening the
-  file cuts off a torn last line a killed run left, so the file always reads as JSON Lines.
+A line is ``{"id", "digest", "fingerprint", "failed", "retry", "size", "record"}``, written whole or not at
+all; the last line of an id wins for every reader; a torn line is skipped and cut off.
 """
 
 from __future__ import annotations
@@ -27,7 +11,7 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,8 +34,7 @@ def digest(value: Any) -> str:
 
 
 def fingerprint(*parts: Any) -> str:
-    """What a checkpoint is valid for: a configuration (pydantic models are dumped), a model name, a
-    method... Records made under another fingerprint are not reused."""
+    """What a checkpoint is valid for (a configuration, a model name...): records of another are not reused."""
     norm = [p.model_dump(mode="json") if isinstance(p, BaseModel) else p for p in parts]
     return digest(norm)[:16]
 
@@ -70,8 +53,7 @@ def _key(id: str, dg: str, fp: str) -> int:
     return hash((id, dg, fp))
 
 
-#: lock files this process holds; a forked child (a worker process) closes its copies at once, so a
-#: worker outliving a killed run never keeps its checkpoint locked
+#: lock files this process holds; a forked worker closes its copies, so it never keeps a checkpoint locked
 _HELD: list[Any] = []
 _AT_FORK: list[bool] = []
 
@@ -90,9 +72,7 @@ class Busy(RuntimeError):
 
 
 class WriteFailed(OSError):
-    """The results file cannot be written (a full disk, a quota, a read-only file system): no later item
-    could be kept either, so the batch stops (``batch_fatal``, as for a refused key). The file holds
-    every line written before, whole; a rerun once there is room resumes from it."""
+    """The results file cannot be written (a full disk, a quota): the batch stops; a rerun resumes."""
 
     batch_fatal = True
 
@@ -109,12 +89,11 @@ class WriteFailed(OSError):
 
 
 class Index:
-    """The keys of a checkpoint's lines (last line of an id wins): ``reusable(id, digest, fp, retry)``."""
+    """The keys of a checkpoint's lines (last line of an id wins)."""
 
-    def __init__(self, ids: Any, keys: Any, failed: Any, offsets: Any, retry: Any = None) -> None:
+    def __init__(self, ids: Any, keys: Any, failed: Any, offsets: Any, retry: Any) -> None:
         import numpy as np
 
-        retry = failed if retry is None else retry
         order = np.lexsort((offsets, ids))          # by id, then file position
         by_id = ids[order]
         last = np.ones(len(by_id), dtype=bool)
@@ -130,16 +109,12 @@ class Index:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def find(self, id: str) -> int:
+    def reusable(self, id: str, dg: str, fp: str, retry_failed: bool = True) -> bool:
         import numpy as np
 
         h = hash(id)
         i = int(np.searchsorted(self.ids, h))
-        return i if i < len(self.ids) and self.ids[i] == h else -1
-
-    def reusable(self, id: str, dg: str, fp: str, retry_failed: bool = True) -> bool:
-        i = self.find(id)
-        if i < 0 or self.keys[i] != _key(id, dg, fp):
+        if i >= len(self.ids) or self.ids[i] != h or self.keys[i] != _key(id, dg, fp):
             return False
         return not (self.retry[i] and retry_failed)
 
@@ -151,14 +126,10 @@ class Checkpoint:
         self.path = Path(path)
         self._fh: Any = None
         self._lock: Any = None
-        #: lines :meth:`records` found whole but could not read as a record: ``(count, first id and reason)``
-        self.unreadable: tuple[int, str] = (0, "")
+        self.unreadable: tuple[int, str] = (0, "")  # whole lines whose record does not read: (count, first why)
 
-    # -- reading -------------------------------------------------------------------------------
-
-    def _scan(self) -> Iterator[tuple[int, str, str, str, bool, bool]]:
-        """``(offset, id, digest, fingerprint, failed, retry)`` of every readable line (``retry``: failed, or
-        decided with parts that failed, such as an article with failed sentences: computed again on resume)."""
+    def _lines(self) -> Iterator[tuple[int, tuple[dict[str, Any], bytes]]]:
+        """``(offset, split(line))`` of every readable line."""
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
@@ -167,62 +138,45 @@ class Checkpoint:
                 start, pos = pos, pos + len(raw)
                 got = split(raw)
                 if got is not None:
-                    h = got[0]
-                    yield start, h["id"], h["digest"], h["fingerprint"], h["failed"], h["retry"]
+                    yield start, got
 
     def index(self) -> Index:
         import numpy as np
 
         ids, keys, flags, offsets = array("q"), array("q"), array("b"), array("q")
-        for off, id, dg, fp, bad, retry in self._scan():
-            ids.append(hash(id))
-            keys.append(_key(id, dg, fp))
-            flags.append(bad | (retry << 1))
+        for off, (h, _) in self._lines():
+            ids.append(hash(h["id"]))
+            keys.append(_key(h["id"], h["digest"], h["fingerprint"]))
+            flags.append(h["failed"] | (h["retry"] << 1))
             offsets.append(off)
         f = np.frombuffer(flags, dtype=np.int8)
         return Index(np.frombuffer(ids, dtype=np.int64), np.frombuffer(keys, dtype=np.int64), (f & 1).astype(bool),
                      np.frombuffer(offsets, dtype=np.int64), (f & 2).astype(bool))
 
     def entries(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
-        """``(offset, keys, record)`` of every readable line, in file order (after :meth:`reconcile`: the run's
-        input order). A whole line whose record does not read is counted in :attr:`unreadable` (the index
-        counts it)."""
+        """``(offset, keys, record)`` of every readable line; one whose record does not read is counted."""
         self.unreadable = (0, "")
-        if not self.path.exists():
-            return
-        with self.path.open("rb") as fh:
-            pos = 0
-            for raw in fh:
-                start, pos = pos, pos + len(raw)
-                got = split(raw)
-                if got is None:
-                    continue
-                try:
-                    rec = loads(got[1], record)
-                except (ValueError, KeyError, TypeError) as exc:
-                    why = f"{got[0]['id']}: {str(exc).splitlines()[0][:200]}"
-                    self.unreadable = (self.unreadable[0] + 1, self.unreadable[1] or why)
-                    continue
-                yield start, got[0], rec
+        for start, (head, body) in self._lines():
+            try:
+                rec = loads(body, record)
+            except (ValueError, KeyError, TypeError) as exc:
+                why = f"{head['id']}: {str(exc).splitlines()[0][:200]}"
+                self.unreadable = (self.unreadable[0] + 1, self.unreadable[1] or why)
+                continue
+            yield start, head, rec
 
     def records(self, record: type[R]) -> Iterator[R]:
-        """The last record of each id, in file order: the one policy for a repeated id (a killed run's
-        retried item), as in :meth:`index` (see :meth:`entries`)."""
+        """The last record of each id, in file order."""
         return (rec for _, _, rec in self.latest(record))
 
     def latest(self, record: type[R]) -> Iterator[tuple[int, dict[str, Any], R]]:
-        """:meth:`entries` of the last line of each id only (the index finds them, reading keys only)."""
+        """:meth:`entries` of the last line of each id only."""
         idx = self.index()
-        if idx.lines == len(idx):  # no id repeated (a reconciled file)
-            yield from self.entries(record)
-            return
-        keep = set(idx.offsets.tolist())
-        yield from (e for e in self.entries(record) if e[0] in keep)
-
-    # -- writing -------------------------------------------------------------------------------
+        keep = set(idx.offsets.tolist()) if idx.lines != len(idx) else None  # None: no id repeated
+        yield from (e for e in self.entries(record) if keep is None or e[0] in keep)
 
     def lock(self) -> None:
-        """Hold ``FILE.lock`` for this process (released by :meth:`close` or by the process's end)."""
+        """Hold ``FILE.lock`` for this process, or raise :class:`Busy` naming its holder."""
         try:
             import fcntl
         except ImportError:  # Windows: no advisory locks; one process per file is then up to the user
@@ -258,8 +212,7 @@ class Checkpoint:
             os.ftruncate(self._fh.fileno(), whole)
 
     def write(self, text: str) -> None:
-        """Append one or more whole lines; on a failed write the file is cut back to where it was, then
-        :class:`WriteFailed` is raised (no torn line is ever left behind)."""
+        """Append whole lines; a failed write cuts the file back and raises :class:`WriteFailed`."""
         fd = self._fh.fileno()
         data = memoryview(text.encode("utf-8"))
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -283,49 +236,36 @@ class Checkpoint:
             self._lock.close()
             self._lock = None
 
-    # -- parts (workers' files) ------------------------------------------------------------------
-
     @property
     def parts_dir(self) -> Path:
         return self.path.with_name(self.path.name + ".parts")
 
-    def fold(self, part: Path) -> int:
-        """Append a committed part file to the checkpoint and remove it; returns its lines."""
-        n = 0
+    def fold(self, part: Path) -> None:
+        """Append a committed part file to the checkpoint and remove it."""
         with part.open(encoding="utf-8") as fh:
             for text in fh:
                 if text.endswith("\n"):
                     self.write(text)
-                    n += 1
         os.fsync(self._fh.fileno())
         part.unlink()
-        return n
 
-    def fold_all(self) -> int:
+    def fold_all(self) -> None:
         """Fold every committed part a killed run left behind; drop uncommitted temporary files."""
-        d = self.parts_dir
-        if not d.is_dir():
-            return 0
-        n = 0
-        for p in sorted(d.iterdir()):
-            if p.suffix == ".jsonl":
-                n += self.fold(p)
-            else:
-                p.unlink(missing_ok=True)
-        return n
+        if self.parts_dir.is_dir():
+            for p in sorted(self.parts_dir.iterdir()):
+                if p.suffix == ".jsonl":
+                    self.fold(p)
+                else:
+                    p.unlink(missing_ok=True)
 
-    # -- reconciliation --------------------------------------------------------------------------
-
-    def reconcile(self, order: Iterable[int]) -> tuple[int, int]:
-        """Rewrite the file (atomically) to hold exactly the run's items (``order``: ``hash(id)`` of
-        each, in input order), once each, in that order; returns ``(stale, superseded)`` lines moved
-        out. Nothing is rewritten when the file already is that. Stale lines (ids not in the run)
-        go to ``FILE.stale.jsonl``; superseded ones (an earlier record of the same id) are dropped."""
+    def reconcile(self, order: array) -> None:
+        """Rewrite the file (atomically) to hold the run's items (``order``: ``hash(id)`` of each) once each, in
+        that order; stale lines go to ``FILE.stale.jsonl``, superseded ones are dropped."""
         import numpy as np
 
-        want = np.asarray(order if isinstance(order, array) else array("q", order), dtype=np.int64)
-        if self._in_order(order if isinstance(order, array) else want):  # the usual case: checked line by line
-            return 0, 0
+        want = np.asarray(order, dtype=np.int64)
+        if self._in_order(order):  # the usual case: checked line by line
+            return
         idx = self.index()
         pos = np.searchsorted(idx.ids, want) if len(idx) else np.zeros(len(want), dtype=np.int64)
         pos = np.minimum(pos, max(len(idx) - 1, 0))
@@ -334,9 +274,8 @@ class Checkpoint:
         in_run = np.zeros(len(idx), dtype=bool)
         in_run[pos[have]] = True
         stale = int((~in_run).sum())
-        superseded = idx.lines - len(idx)
-        if not stale and not superseded and bool(np.all(np.diff(offsets) > 0)):
-            return 0, 0
+        if not stale and idx.lines == len(idx) and bool(np.all(np.diff(offsets) > 0)):
+            return
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             self._rewrite(tmp, offsets, idx.offsets[~in_run] if stale else None)
@@ -349,7 +288,6 @@ class Checkpoint:
         os.replace(tmp, self.path)
         if reopen:
             self._fh = self.path.open("ab", buffering=0)
-        return stale, superseded
 
     def _rewrite(self, tmp: Path, offsets: Any, stale: Any) -> None:
         """Copy the lines at ``offsets`` to ``tmp`` (synced); append those at ``stale`` to ``FILE.stale.jsonl``."""
@@ -366,20 +304,18 @@ class Checkpoint:
             os.fsync(dst.fileno())
 
     def _in_order(self, want: Any) -> bool:
-        """The readable lines are exactly ``want``'s ids (``hash(id)`` each), once each, in that order (a file
-        :meth:`reconcile` leaves as it is), read in one pass with no index: memory does not grow with the file."""
+        """Are the readable lines exactly ``want``'s ids, in order? One pass, no index."""
         n = len(want)
         k = 0
-        for line in self._scan():
-            if k >= n or hash(line[1]) != want[k]:
+        for _, (head, _) in self._lines():
+            if k >= n or hash(head["id"]) != want[k]:
                 return False
             k += 1
         return k == n
 
 
 def _whole_lines(fd: int, end: int, block: int = 1 << 16) -> int:
-    """The length of the file's whole lines: ``end`` when it is empty or ends with a newline, else the
-    offset just past its last newline (0 when it has none). Reads backwards, a block at a time."""
+    """The length of the file's whole lines (up to its last newline), read backwards a block at a time."""
     pos = end
     while pos > 0:
         start = max(0, pos - block)
@@ -394,10 +330,7 @@ def _whole_lines(fd: int, end: int, block: int = 1 << 16) -> int:
 
 
 def split(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """``(keys, record JSON)`` of a whole checkpoint line: ``id``, ``digest``, ``fingerprint``, ``failed`` and
-    ``retry`` as text and booleans; None for a torn, blank or foreign line. A line of the writer's own
-    layout is split where its record starts (its keys are parsed, its record is not); another layout
-    is parsed whole."""
+    """``(keys, record JSON)`` of a whole checkpoint line (the record not parsed), None for a torn one."""
     if not raw.endswith(b"\n"):
         return None  # torn: a run killed mid-write
     k = raw.find(_RECORD)
@@ -423,18 +356,8 @@ def split(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
              "failed": bad, "retry": bool(head.get("retry", bad))}, rec)
 
 
-def _parse(raw: bytes, record: type[R]) -> R | None:
-    """The record of a line (None for a torn, blank or foreign line, or a record that does not read)."""
-    got = split(raw)
-    try:
-        return None if got is None else loads(got[1], record)
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
 def read_checkpoint(path: str | Path, record: type[R]) -> dict[str, tuple[str, str, R]]:
-    """``id -> (digest, fingerprint, record)`` of a (small) checkpoint, the last line of an id winning;
-    a torn or unreadable line is skipped. Large runs read :meth:`Checkpoint.index` instead."""
+    """``id -> (digest, fingerprint, record)`` of a small checkpoint, the last line of an id winning."""
     found: dict[str, tuple[str, str, R]] = {}
     for _, head, rec in Checkpoint(path).entries(record):
         found[head["id"]] = (head["digest"], head["fingerprint"], rec)

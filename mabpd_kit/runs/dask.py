@@ -1,22 +1,7 @@
-"""The Dask executor: a batch's steps on a Dask cluster (``mabpd-kit[scale]``), one checkpoint contract.
-
-``runs.run(..., engine="dask", workers=N)`` starts a ``LocalCluster`` of ``N`` single-threaded worker
-processes; ``scheduler="tcp://HOST:8786"`` uses a running cluster, ``Dask(client=...)`` a client you hold.
-
-- **Partitions**: the parent reads the stream of items still to do in partitions of ``partition``
-  items and keeps about two per worker thread in flight (memory stays flat).
-- **Parts**: a worker runs its partition (driven, or ``concurrency`` items at once on its own loop)
-  and writes its checkpoint lines to a part file in ``checkpoint.parts_dir``, committed whole (fsync,
-  rename) or not at all; the parent folds committed parts into the results file in partition order.
-- **Loss and resume**: a lost worker's partition is recomputed by Dask; a killed run's committed parts
-  are folded by the next run; a part committed twice only repeats identical lines (reconciled away).
-- **Stops**: a cluster or client this executor started is closed at the end (also on Ctrl-C); a
-  ``batch_fatal`` error seen by a worker stops sending partitions.
-
-A step for Dask must be picklable (a small object that builds its pipeline or LLM connection on first
-use), thread-safe or run on single-threaded workers, and on the LLM path it connects from the worker's
-own environment (no key travels in a task). On a real cluster the results file's folder must be on a
-filesystem every worker shares (docs/scale.md). Nothing here imports Dask until a run uses it.
+"""The Dask executor (``mabpd-kit[scale]``; docs/scale.md): partitions of items run on a cluster, each
+worker commits its lines to a part file (fsync, rename) and the parent folds the parts into the
+checkpoint in partition order. A step must be picklable; on the LLM path it connects from the worker's own
+environment (no key travels in a task). Dask is imported only when a run uses it.
 """
 
 from __future__ import annotations
@@ -41,22 +26,18 @@ __all__ = ["Dask", "DaskMissing", "run_partition", "run_partition_on_loop"]
 
 INSTALL_HINT = 'the Dask engine needs the scale extra: pip install "mabpd-kit[scale]"'
 
-#: Dask settings for the workers of a ``LocalCluster`` this executor starts (a batch, not an interactive
-#: session): no statistical profiler, slower housekeeping ticks, a patient connect time-out (a loaded machine)
+#: settings for the workers of a ``LocalCluster`` this executor starts: a batch, not an interactive session
 QUIET_WORKERS: dict[str, Any] = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.system-monitor.interval": "5s",
-    "distributed.worker.memory.monitor-interval": "1s",
-    "distributed.admin.tick.interval": "1s",
-    "distributed.comm.timeouts.connect": "120s",
-}
-#: where fork is safe (Linux), a LocalCluster's workers are forked from this process (they start with
-#: mabpd-kit imported); a method other than Dask's default (spawn) in the caller's configuration is kept
+    "distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s", "distributed.admin.tick.interval": "1s",
+    "distributed.comm.timeouts.connect": "120s"}
+#: on Linux a LocalCluster's workers fork from this process (mabpd-kit already imported), unless the
+#: caller's configuration names a method other than Dask's default (spawn)
 FORK_WORKERS: dict[str, Any] = {"distributed.worker.multiprocessing-method": "fork"}
 
 
 class DaskMissing(ImportError, ValueError):
-    """Dask is not installed. Also a ``ValueError``, so the command line prints it as one user-error line."""
+    """Dask is not installed (a ``ValueError`` too: the command line prints one line)."""
 
 
 def _distributed() -> Any:
@@ -68,24 +49,15 @@ def _distributed() -> Any:
 
 
 class Dask:
-    """Partitions of ``partition`` items on a Dask cluster; see the module docstring.
+    """Partitions of ``partition`` items on a Dask cluster: ``scheduler`` (an address), ``client`` (left
+    running) or a ``LocalCluster`` of ``workers`` processes (``cluster``: more of its keywords; the dashboard
+    is on a free port). ``concurrency``: items at once on each worker's loop (LLM); None drives them in turn."""
 
-    ``workers``: worker processes of the ``LocalCluster`` started when neither ``scheduler`` (a
-    cluster's address) nor ``client`` (a ``distributed.Client``, left running) is given; every
-    core by default. ``concurrency``: items at once on each worker's event loop (the LLM path);
-    ``None`` drives them in turn (rule-based). ``cluster``: more ``LocalCluster`` keywords
-    (the scheduler's web server, with Dask's dashboard when bokeh is installed, is on a free port:
-    ``dashboard_address=":8787"`` for the usual one).
-    """
-
-    name = "dask"
     needs_checkpoint = True  # the workers write part files beside the run's checkpoint
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None, partition: int = 64,
                  concurrency: int | None = None, *, client: Any = None, **cluster: Any) -> None:
         _distributed()  # fail here, before the run opens its checkpoint
-        if scheduler is not None and not isinstance(scheduler, str):
-            client, scheduler = scheduler, None  # a Client given where an address was expected
         self.workers = workers
         self.scheduler = scheduler
         self.partition = max(1, int(partition))
@@ -98,10 +70,7 @@ class Dask:
                                    f"LocalCluster({self.workers or os.cpu_count()} workers)")
         return f"Dask({where}, partition={self.partition}, concurrency={self.concurrency})"
 
-    # -- the cluster -----------------------------------------------------------------------------
-
     def _connect(self) -> tuple[Any, list[Any]]:
-        """The client to use, and what this executor started (closed at the end, last first)."""
         distributed = _distributed()
         if self.client is not None:
             return self.client, []
@@ -125,7 +94,7 @@ class Dask:
         return client, [cluster, client]
 
     def _forks(self) -> bool:
-        """Does this executor start a ``LocalCluster`` whose workers fork from this process (:data:`FORK_WORKERS`)?"""
+        """Does this executor start a ``LocalCluster`` whose workers fork (:data:`FORK_WORKERS`)?"""
         if self.client is not None or self.scheduler is not None or not sys.platform.startswith("linux"):
             return False
         import dask
@@ -138,8 +107,6 @@ class Dask:
         except Exception:  # noqa: BLE001 - a scheduler that cannot say: assume what was asked for
             n = 0
         return max(1, n or self.workers or 1)
-
-    # -- the run ---------------------------------------------------------------------------------
 
     def execute(self, todo: Iterator[Item], job: Job, emit: Emit, *, checkpoint: Any) -> None:
         distributed = _distributed()
@@ -161,11 +128,10 @@ class Dask:
                     if nxt is None:
                         return
                     index, items = nxt
-                    args: tuple[Any, ...] = (job, items, str(parts), token, index)
                     task = run_partition_on_loop if self.concurrency is None else run_partition
-                    if self.concurrency is not None:
-                        args += (self.concurrency,)
-                    fut = client.submit(task, *args, key=f"mabpd-partition-{token}-{index}", pure=False)
+                    more = () if self.concurrency is None else (self.concurrency,)
+                    fut = client.submit(task, job, items, str(parts), token, index, *more,
+                                        key=f"mabpd-partition-{token}-{index}", pure=False)
                     inflight[fut.key] = fut
                     ac.add(fut)
 
@@ -199,8 +165,7 @@ class Dask:
 
 
 def _close(client: Any, inflight: list[Any], started: list[Any], parts: Path) -> None:
-    """The end of a run, also on Ctrl-C or an error: queued partitions cancelled (a running one may still
-    commit), what this executor started closed (last first), the parts folder removed when empty."""
+    """The end of a run, also on Ctrl-C: queued partitions cancelled, what was started closed."""
     if inflight:
         try:
             client.cancel(inflight)
@@ -218,8 +183,7 @@ def _close(client: Any, inflight: list[Any], started: list[Any], parts: Path) ->
 
 
 def cluster_workers(scheduler: str) -> int:
-    """How many workers the cluster at ``scheduler`` has now (at least 1): the LLM path divides the
-    endpoint's limit among them."""
+    """How many workers the cluster at ``scheduler`` has now (at least 1)."""
     distributed = _distributed()
     with distributed.Client(scheduler, timeout="30s") as client:
         return max(1, len(client.scheduler_info().get("workers", {})))
@@ -234,8 +198,6 @@ def _result(fut: Any, distributed: Any) -> tuple[str, list[tuple[str, bool]], Ba
                            "run the same call again to resume") from None
 
 
-# -- on the worker ---------------------------------------------------------------------------------
-
 #: the first copy of each run's job this worker process received (its step's own caches last the run)
 _JOBS: OrderedDict[str, Job] = OrderedDict()
 
@@ -249,8 +211,7 @@ def _job(token: str, job: Job) -> Job:
 
 
 class _Part:
-    """One partition's part file: lines go to a temporary file, committed whole (fsync, rename) when the
-    block ends without an error, removed otherwise."""
+    """One partition's part file, committed whole (fsync, rename) when the block ends without an error."""
 
     def __init__(self, job: Job, parts_dir: str, token: str, index: int) -> None:
         self.job, self.dir = job, Path(parts_dir)
@@ -284,17 +245,12 @@ class _Part:
 
 
 def run_partition(job: Job, items: list[Item], parts_dir: str, token: str, index: int,
-                  concurrency: int | None = None) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
-    """A worker's task (in a thread of its pool): run the partition's items, commit their lines as one
-    part file; returns the part's name, ``[(id, failed)]`` and the batch-fatal error seen, if any.
-    With ``concurrency``, ``concurrency`` items at once on an event loop of the task's own (the LLM path)."""
+                  concurrency: int) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
+    """A worker's task on the LLM path: ``concurrency`` items at once on a loop of its own, their lines committed
+    as one part file; returns the part's name, ``[(id, failed)]`` and the batch-fatal error, if any."""
     job = _job(token, job)
     with _Part(job, parts_dir, token, index) as part:
-        if concurrency is None:
-            for it in items:
-                part.done(it, job.driven(it))
-        else:
-            run_sync(_pool(iter(items), job, part.done, concurrency))
+        run_sync(_pool(iter(items), job, part.done, concurrency))
     return part.result()
 
 
@@ -304,9 +260,7 @@ YIELD_S = 0.05
 
 async def run_partition_on_loop(job: Job, items: list[Item], parts_dir: str, token: str,
                                 index: int) -> tuple[str, list[tuple[str, bool]], BaseException | None]:
-    """:func:`run_partition` for driven (rule-based) steps, as a coroutine function: Dask runs it on the
-    worker's own thread, as the local pool runs a chunk in its worker's one thread; the loop gets a turn
-    every :data:`YIELD_S` seconds."""
+    """:func:`run_partition` for driven steps, on the worker's own loop (a turn every :data:`YIELD_S`)."""
     job = _job(token, job)
     with _Part(job, parts_dir, token, index) as part:
         mark = time.monotonic()
@@ -332,7 +286,7 @@ def _sync_dir(d: Path) -> None:
 
 
 def _shippable(exc: BaseException) -> BaseException:
-    """``exc`` if it survives pickling back to the parent, else a RuntimeError with its type and message."""
+    """``exc`` if it survives pickling, else a batch-fatal RuntimeError with its type and message."""
     try:
         back = pickle.loads(pickle.dumps(exc))
         if isinstance(back, BaseException):

@@ -1,11 +1,7 @@
-"""How a checkpoint record becomes JSON and back, with every float kept.
+"""A checkpoint record as JSON and back, with every float kept.
 
-pydantic writes ``NaN`` and ``+-inf`` as ``null`` (its JSON default), and a ``float`` field then rejects
-``null`` on read: the record is lost (RADAR's last-round stop decision has ``s = NaN``).
-:func:`dumps` writes them as the constants ``NaN``, ``Infinity`` and ``-Infinity`` (what Python's
-``json`` module writes and reads, and what pydantic reads back), so every record reads back as it was
-written; :func:`loads` also reads a line an earlier version wrote, where ``null`` stands for a float it
-could not write (read as NaN).
+pydantic writes NaN and +-inf as ``null``, which a ``float`` field rejects on read (RADAR's last-round
+``s = NaN``): :func:`dumps` writes the constants ``NaN``/``Infinity``; :func:`loads` reads ``null`` floats as NaN.
 """
 
 from __future__ import annotations
@@ -26,8 +22,7 @@ _BUILDING = threading.Lock()
 
 
 def _constants(schema: Any) -> tuple[Any, list[type]]:
-    """A copy of a core schema whose every model writes non-finite floats as JSON constants, and the
-    model classes in it."""
+    """A copy of a core schema whose models write non-finite floats as JSON constants, and its model classes."""
     out = copy.deepcopy(schema)
     classes: list[type] = []
     stack = [out]
@@ -67,8 +62,7 @@ def _serializer(t: type[BaseModel]) -> Any:
 
 
 def dumps(rec: BaseModel) -> str:
-    """``rec`` as one line of JSON (no newline), ``NaN``/``Infinity``/``-Infinity`` kept (pydantic's own
-    serializer with that one setting: as fast as ``model_dump_json``)."""
+    """``rec`` as one line of JSON, ``NaN``/``Infinity``/``-Infinity`` kept."""
     ser = _serializer(type(rec))
     if ser is False:
         return json.dumps(rec.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
@@ -76,8 +70,7 @@ def dumps(rec: BaseModel) -> str:
 
 
 def loads(raw: bytes | str, record: type[R]) -> R:
-    """The record in ``raw`` (what :func:`dumps` wrote). A ``null`` where a float must be (an earlier
-    version's NaN) reads as NaN; anything else unreadable raises ``ValueError``/``ValidationError``."""
+    """The record in ``raw``; a ``null`` where a float must be reads as NaN."""
     try:
         return record.model_validate_json(raw)
     except ValidationError as exc:

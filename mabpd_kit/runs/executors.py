@@ -1,16 +1,8 @@
-"""Where a batch's steps run, chosen per run; every executor keeps the one checkpoint contract.
+"""Where a batch's steps run: :class:`InProcess` (driven in turn, or on an event loop), :class:`Processes`
+(local processes, rule-based), :class:`~mabpd_kit.runs.dask.Dask`.
 
-- :class:`InProcess` - this process: the rule-based steps driven in turn, or ``concurrency``
-  steps at once on an event loop (the LLM path: the endpoint's limit, the record/replay cache);
-- :class:`Processes` - ``workers`` local processes (rule-based, every core); chunks of items
-  go to the pool, at most ``2 * workers`` in flight, and the parent writes each record, in input order;
-- :class:`~mabpd_kit.runs.dask.Dask` - a Dask cluster (``mabpd-kit[scale]``), in its own module.
-
-An executor calls ``emit(id, line, failed, record)`` once per finished item: ``line`` is the
-checkpoint line (None when the executor already committed it to the file, as Dask's part files
-are), ``record`` the record when it is at hand in this process (None from a worker).
-A step for :class:`Processes` or Dask must be picklable (a small object that builds its pipeline
-once per process on first use, not a closure).
+An executor calls ``emit(id, line, failed, record)`` once per finished item: ``line`` is None when the
+executor committed it to the file already, ``record`` None when it was made in another process.
 """
 
 from __future__ import annotations
@@ -42,9 +34,7 @@ Emit = Callable[[str, "str | None", bool, "BaseModel | None"], None]
 
 @dataclass(frozen=True)
 class Item:
-    """One unit of work. ``data`` is what the step receives; ``digest`` identifies the input (a
-    checkpointed record is reused only while it matches; see :func:`~mabpd_kit.runs.digest`).
-    ``retry=False``: a failed record of this item is final (a bad input row: its reason cannot change)."""
+    """One unit of work: ``data`` for the step, ``digest`` of the input; ``retry=False``: a failure is final."""
 
     id: str
     data: Any = None
@@ -79,8 +69,7 @@ class Job:
             return self.fail(it, exc)
 
     def driven(self, it: Item) -> Any:
-        """The item's record, its step driven without a loop (rule-based); what it leaves alive is then
-        frozen out of the collector's passes (:func:`~mabpd_kit.runs.steps.settle`)."""
+        """The item's record, its step driven without a loop (rule-based)."""
         try:
             return drive(self.attempt(it))
         except RuntimeError as exc:
@@ -103,8 +92,6 @@ def chunks(it: Iterator[T], n: int) -> Iterator[list[T]]:
 class InProcess:
     """This process: driven in turn (``concurrency=None``, rule-based) or on an event loop."""
 
-    name = "inprocess"
-
     def __init__(self, concurrency: int | None = None) -> None:
         self.concurrency = concurrency
 
@@ -120,7 +107,7 @@ class InProcess:
 
 
 async def _pool(todo: Iterator[Item], job: Job, done: Callable[[Item, BaseModel], None], concurrency: int) -> None:
-    """``concurrency`` workers take items in order from the stream; each record is emitted as it ends."""
+    """``concurrency`` workers take items in order from the stream."""
 
     async def worker() -> None:
         for it in todo:  # one shared iterator: the stream is read as workers free up, never all at once
@@ -130,11 +117,10 @@ async def _pool(todo: Iterator[Item], job: Job, done: Callable[[Item, BaseModel]
 
 
 class _Deadline(Exception):
-    """The item's step ran past ``deadline_s`` (kept apart from any TimeoutError the step raises itself)."""
+    """The item's step ran past ``deadline_s`` (not a TimeoutError the step raises itself)."""
 
 
 async def _within(coro: Coroutine[Any, Any, T], seconds: float) -> T:
-    """``await coro``, cancelled after ``seconds`` (then :class:`_Deadline`)."""
     task = asyncio.ensure_future(coro)
     try:
         finished, _ = await asyncio.wait({task}, timeout=seconds)
@@ -148,8 +134,6 @@ async def _within(coro: Coroutine[Any, Any, T], seconds: float) -> T:
     return task.result()
 
 
-# -- local processes ---------------------------------------------------------------------------
-
 _JOB: dict[str, Job] = {}
 
 
@@ -160,8 +144,7 @@ def _init(job: Job | None) -> None:
 
 
 def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
-    """End this worker when the run's process dies (``kill -9``): sibling workers hold each other's end
-    of the task pipe open, so without this they would wait for tasks forever."""
+    """End this worker when the run's process dies (``kill -9``): siblings hold the task pipe open."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -171,8 +154,9 @@ def _exit_with_parent(parent: int, every_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def run_chunk(job: Job, chunk: list[Item]) -> list[tuple[str, str, bool]]:
-    """A worker's task: each item's ``(id, checkpoint line, failed)`` (the parent writes the line as is)."""
+def _work(chunk: list[Item]) -> list[tuple[str, str, bool]]:
+    """A worker's task: each item's ``(id, checkpoint line, failed)``."""
+    job = _JOB["job"]
     out = []
     for it in chunk:
         rec = job.driven(it)
@@ -180,14 +164,8 @@ def run_chunk(job: Job, chunk: list[Item]) -> list[tuple[str, str, bool]]:
     return out
 
 
-def _work(chunk: list[Item]) -> list[tuple[str, str, bool]]:
-    return run_chunk(_JOB["job"], chunk)
-
-
 class Processes:
     """``workers`` local processes for driven (rule-based) steps; chunks of ``chunk`` items per task."""
-
-    name = "processes"
 
     def __init__(self, workers: int | None = None, chunk: int = 64) -> None:
         self.workers = workers or os.cpu_count() or 1
@@ -201,15 +179,13 @@ class Processes:
         fork = mp.get_start_method(allow_none=True) in (None, "fork") and "fork" in mp.get_all_start_methods() \
             and sys.platform.startswith("linux")
         if fork:
-            # forked workers inherit the job and what it built here (a pipeline, its lexicon and compiled
-            # patterns) instead of each building its own: less CPU per run, pages shared until written
+            # forked workers inherit what the job built here (a pipeline, its lexicon): pages shared until written
             if prepare is not None:
                 prepare()
             _JOB["job"] = job
         ex = ProcessPoolExecutor(max_workers=self.workers, initializer=_init, initargs=(None if fork else job,))
         try:
-            # records are emitted in input order (the oldest chunk first; the others keep running meanwhile),
-            # so the checkpoint ends in the run's order and its reconciliation has nothing to rewrite
+            # records are emitted in input order, so the reconciliation has nothing to rewrite
             pending: deque[Future[list[tuple[str, str, bool]]]] = deque()
             for chunk in chunks(todo, self.chunk):
                 pending.append(ex.submit(_work, chunk))

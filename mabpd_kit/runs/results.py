@@ -1,5 +1,4 @@
-"""The records of a batch (:class:`Results`, in memory or read back from the checkpoint) and the
-progress bar every batch shows."""
+"""The records of a batch (:class:`Results`) and the progress bar every batch shows."""
 
 from __future__ import annotations
 
@@ -22,21 +21,13 @@ R = TypeVar("R", bound=BaseModel)
 
 
 class Results(Generic[R]):
-    """The records of a batch, in input order, with the run's bookkeeping.
-
-    Records are pydantic models with ``id``, ``failed``, ``error``, ``usage`` and ``row()``. Methods
-    subclass this to add their own measures to :meth:`metrics`. ``stopped`` is the reason the batch
-    was stopped early (a ``batch_fatal`` error such as a refused key), else None.
-
-    A run with a checkpoint returns its results *lazily* (``Results.read(path, record)``): nothing is
-    held in memory, iterating reads the file (in input order: the runner reconciles it), and
-    :meth:`frames` reads it by chunk. ``records`` (or indexing) reads everything into memory.
-    """
+    """The records of a batch (pydantic models with ``id``, ``failed``, ``error``, ``usage``, ``row()``), in
+    input order. Read back from a checkpoint they stay in the file until iterated (:meth:`frames` reads by
+    chunk; ``records`` reads all). ``stopped``: why a batch-fatal error stopped the batch, else None."""
 
     stopped: str | None = None
     record_type: type[BaseModel] | None = None
-    #: lines of the checkpoint that hold a record which does not read back (found by the last full read):
-    #: counted in ``len()`` and as failed, never skipped silently
+    #: checkpoint lines whose record does not read back: counted in ``len()`` and as failed
     unreadable: int = 0
 
     def __init__(self, records: Sequence[R] | None, *, checkpoint: str | None = None, resumed: int = 0,
@@ -54,11 +45,6 @@ class Results(Generic[R]):
     def read(cls, path: str | Path, record: type[R], **kw: Any) -> Results[R]:
         """The records of a checkpoint, read lazily (the run's bookkeeping in ``kw``)."""
         return cls(None, checkpoint=str(path), record=record, **kw)
-
-    @property
-    def lazy(self) -> bool:
-        """True while the records are in the checkpoint file only."""
-        return self._records is None
 
     @property
     def records(self) -> list[R]:
@@ -111,14 +97,13 @@ class Results(Generic[R]):
 
     @property
     def n_failed(self) -> int:
-        """Failed records, counted from the checkpoint's keys when lazy."""
         read = self._count()[1] if self._records is None else sum(bool(r.failed) for r in self._records)  # type: ignore[attr-defined]
         return read + self.unreadable
 
     @property
     def usage(self) -> Usage:
-        """The run's LLM usage: the sum over its records (resumed ones included)."""
-        return Usage.total(self)  # streams a lazy checkpoint: one record at a time
+        """The run's LLM usage, resumed records included."""
+        return Usage.total(self)
 
     def frames(self, chunk: int = 50_000) -> Iterator[pd.DataFrame]:
         """``to_frame()`` by chunks of ``chunk`` records (a corpus too large for one frame)."""
@@ -163,15 +148,14 @@ class _NoBar:
 
 
 class _KernelBar:
-    """A text bar in a notebook: one output, redrawn in place through a display handle (at most every
-    0.2 s), so the saved notebook and its HTML export keep the final state, never a frozen "0%|"."""
+    """A text bar in a notebook redrawn in place (every 0.2 s at most): a saved notebook keeps its final state."""
 
-    def __init__(self, total: int | None, initial: int, desc: str, unit: str) -> None:
+    def __init__(self, total: int | None, desc: str, unit: str) -> None:
         from IPython.display import display
         from tqdm import tqdm
 
         self._format = tqdm.format_meter
-        self.n, self.total, self.desc, self.unit = initial, total, desc, unit
+        self.n, self.total, self.desc, self.unit = 0, total, desc, unit
         self.t0 = self._last = time.perf_counter()
         self.handle = display({"text/plain": self._line()}, raw=True, display_id=True)
 
@@ -199,22 +183,16 @@ def _in_kernel() -> bool:
 
 
 def status(line: str) -> None:
-    """A run's summary line: ordinary output in a Jupyter kernel (stderr there is drawn as a pink warning
-    box), stderr elsewhere, so a command's stdout stays its data."""
+    """A run's summary line: stdout in a Jupyter kernel (stderr is drawn as a warning there), else stderr."""
     print(line, file=sys.stdout if _in_kernel() else sys.stderr)
 
 
-def progress_bar(total: int | None, *, initial: int = 0, desc: str = "items", unit: str = "item",
-                 disable: bool = False) -> Any:
-    """A progress bar with ``update(n)`` and ``close()``: in a Jupyter kernel one output line updated in
-    place (what a saved or exported notebook keeps is the final state); elsewhere tqdm's text bar on
-    stderr; nothing when ``disable``."""
+def progress_bar(total: int | None, *, desc: str = "items", unit: str = "item", disable: bool = False) -> Any:
+    """A progress bar with ``update(n)`` and ``close()``: in place in a kernel, tqdm on stderr elsewhere."""
     if disable:
         return _NoBar()
     if _in_kernel():
-        return _KernelBar(total, initial, desc, unit)
+        return _KernelBar(total, desc, unit)
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, file=sys.stderr, unit=unit, desc=desc)
-
-
+    return tqdm(total=total, initial=0, file=sys.stderr, unit=unit, desc=desc)

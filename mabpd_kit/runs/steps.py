@@ -1,9 +1,4 @@
-"""Running one step: a coroutine driven without a loop (rule-based), or on an event loop (LLM).
-
-The rule-based steps never wait on I/O, so :func:`drive` runs them to their end at the first
-``send``; with an LLM the same coroutines run on a loop (:func:`run_sync`, which also works inside
-Jupyter's running loop). :func:`gather` runs one round's steps together.
-"""
+"""Running one step: a coroutine driven without a loop (rule-based), or on an event loop (LLM)."""
 
 from __future__ import annotations
 
@@ -30,12 +25,7 @@ def driven() -> bool:
 
 
 def drive(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never waits on I/O (a rule-based step) to its end, without an event loop.
-
-    This is what lets the rule-based path share every line of the async LLM path: its coroutines
-    finish at the first ``send``. A coroutine that does wait on something is a bug here and
-    raises ``RuntimeError``.
-    """
+    """Run a coroutine that never waits on I/O (a rule-based step) to its end without an event loop."""
     token = _DRIVEN.set(True)
     try:
         coro.send(None)
@@ -51,17 +41,7 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_sync(coro: Awaitable[T]) -> T:
-    """Run a coroutine to completion from synchronous code and return its result.
-
-    Without a running loop in this thread it is ``asyncio.run``. Inside a running loop
-    (Jupyter), ``asyncio.run`` is forbidden, so the coroutine runs in a worker thread with a
-    fresh loop of its own (LLM calls inside it still share the LLM layer's global limit).
-
-    >>> async def two():
-    ...     return [1, 2]
-    >>> run_sync(two())
-    [1, 2]
-    """
+    """Run a coroutine to completion from synchronous code, also inside a running loop (Jupyter)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -80,9 +60,8 @@ def complete(coro: Coroutine[Any, Any, T], *, offline: bool) -> T:
 
 
 async def gather(*aws: Awaitable[T]) -> list[T]:
-    """Await several steps (the agents of one round): concurrently under an event loop, in turn when
-    driven. Every step finishes before the first error is raised, so no call is left running
-    unaccounted (the item's trace counts what it cost)."""
+    """Await several steps: concurrently on a loop, in turn when driven. Every step finishes before the
+    first error is raised, so no call is left running unaccounted."""
     if _DRIVEN.get():
         return [await a for a in aws]
     results = await asyncio.gather(*aws, return_exceptions=True)
@@ -92,18 +71,15 @@ async def gather(*aws: Awaitable[T]) -> list[T]:
     return list(results)
 
 
-#: the collector's young generation during a batch (CPython's default: 700): a rule-based step allocates
-#: thousands of short-lived objects, and at 700 the collector's passes over what the run keeps cost a fifth
-#: of the rule-based CPU time (bench/bench_pipeline.py)
+#: the collector's young generation during a batch (CPython's default 700 costs a fifth of the rule-based CPU
+#: time in passes over what the run keeps: bench/bench_pipeline.py)
 GC_YOUNG = 10_000
 
-#: [True] while a batch manages the collector (between :func:`gc_for_batch` and :func:`gc_restore`)
-_MANAGED: list[bool] = [False]
+_MANAGED: list[bool] = [False]  # True while a batch manages the collector
 
 
 def gc_for_batch() -> tuple[int, int, int] | None:
-    """For the run: what is alive before it is frozen out of the collector's passes (``gc.freeze``: nothing is
-    freed or moved) and the young generation is larger; :func:`gc_restore` puts both back."""
+    """Freeze what is alive before the run and enlarge the young generation; :func:`gc_restore` undoes both."""
     if not gc.isenabled() or gc.get_threshold()[0] >= GC_YOUNG:
         return None  # the caller manages the collector (or a run inside a run)
     before = gc.get_threshold()
@@ -122,8 +98,6 @@ def gc_restore(state: tuple[int, int, int] | None) -> None:
 
 
 def settle() -> None:
-    """After a driven (rule-based) item, while a batch manages the collector: what the item left alive (its
-    record, kept by the run) is frozen too, so the collector does not walk every record again (a rule-based
-    item leaves no reference cycles behind). Everything frozen goes back at the end of the run."""
+    """After a driven item in a managed batch, freeze what it left alive (rule-based items leave no cycles)."""
     if _MANAGED[0]:
         gc.freeze()
