@@ -51,13 +51,8 @@ def _local(relpath: str, data_dir: Any, download_dir: Any) -> Path | None:
         return None
 
 
-def load_babe(
-    split: str = "train",
-    data_dir: str | os.PathLike | None = None,
-    llm_labels: bool = True,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_babe(split: str = "train", data_dir: str | os.PathLike | None = None, llm_labels: bool = True,
+              download: bool = True, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """BABE sentences with expert labels (1 = biased, 0 = neutral).
 
     ``split="train"`` (3,121 rows) reads the local reconstructed CSV, else the pinned parquet; ``"test"`` (1,000)

@@ -47,9 +47,8 @@ def _politifact_labels(data_dir, download, download_dir) -> dict[str, str]:
     return {str(k): str(v).upper() for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
-def load_politifact_hidden(
-    data_dir: str | os.PathLike | None = None, download: bool = True, download_dir: str | os.PathLike | None = None
-) -> pd.DataFrame:
+def load_politifact_hidden(data_dir: str | os.PathLike | None = None, download: bool = True,
+                           download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """PolitiFact-Hidden test split: 2,000 claims (ids 12994-14993), labels FALSE 1,501 / HALF-TRUE 406 / TRUE 93."""
     import pandas as pd
 
@@ -73,12 +72,8 @@ _RADAR_KINDS = {
 }
 
 
-def load_radar_claims(
-    kind: str = "gold",
-    data_dir: str | os.PathLike | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_radar_claims(kind: str = "gold", data_dir: str | os.PathLike | None = None, download: bool = True,
+                      download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """RADAR claims with evidence sentences and PolitiFact-Hidden labels. ``kind``: ``"gold"`` (150 claims, the
     fact-check's sentences), ``"retrieved"`` and ``"matching"`` (the same 150, top-20 retrieved sentences),
     ``"400"`` (400 claims, 20 sentences each from pro/con retrieval)."""
@@ -134,10 +129,8 @@ def _liar_frame(records: list[list[str]], columns: list[str]) -> pd.DataFrame:
     return df
 
 
-def load_liar(
-    split: str = "train", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_liar(split: str = "train", data_dir: str | os.PathLike | None = None, download: bool = True,
+              download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """LIAR statements (train 10,269 / valid 1,284 / test 1,283) with the 6-way ``label`` and the 3-way ``label3`` (:data:`LIAR_TO_3`)."""
     if split not in ("train", "valid", "test"):
         raise ValueError(f"LIAR split must be train, valid or test, not {split!r}")
@@ -147,10 +140,8 @@ def load_liar(
     return df
 
 
-def load_liar_plus(
-    split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_liar_plus(split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
+                   download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """LIAR-PLUS: LIAR's columns plus ``justification`` (the article's ruling without the verdict sentence) and
     ``evidence`` (it split into sentences)."""
     from mabpd_kit.text import split_sentences

@@ -28,16 +28,8 @@ if TYPE_CHECKING:  # pandas loads inside status()
     import pandas as pd
 
 __all__ = [
-    "ChecksumError",
-    "DataMissingError",
-    "FileEntry",
-    "data_dir",
-    "download_dir",
-    "fetch",
-    "locate",
-    "manifest",
-    "sha256_file",
-    "status",
+    "ChecksumError", "DataMissingError", "FileEntry", "data_dir", "download_dir", "fetch", "locate", "manifest",
+    "sha256_file", "status"
 ]
 
 USER_AGENT = "mabpd-kit benchmark downloader"
@@ -150,9 +142,8 @@ def _verify(entry: FileEntry, path: Path) -> None:
             )
 
 
-def _missing_message(
-    entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path, why: str
-) -> str:
+def _missing_message(entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path,
+                     why: str) -> str:
     where_local = f"{base / dataset / relpath}" if base else f"<MABPD_DATA_DIR>/{dataset}/{relpath}"
     lines = [f"{dataset}/{relpath} is not available ({why})."]
     if entry is not None and entry.url:
@@ -167,13 +158,8 @@ def _missing_message(
     return " ".join(lines)
 
 
-def locate(
-    dataset: str,
-    relpath: str,
-    data_dir: str | os.PathLike | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> Path:
+def locate(dataset: str, relpath: str, data_dir: str | os.PathLike | None = None, download: bool = True,
+           download_dir: str | os.PathLike | None = None) -> Path:
     """Path of ``relpath`` inside ``dataset``: the local copy, the verified download folder, or a verified
     download; else :class:`DataMissingError`."""
     base = _resolve_data_dir(data_dir)
@@ -203,9 +189,8 @@ def locate(
     return fetch(entry, download_dir=cache)
 
 
-def fetch(
-    entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0, quiet: bool = False
-) -> Path:
+def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0,
+          quiet: bool = False) -> Path:
     """Download ``entry`` into a temporary file beside its place, extract a zip member, check size and sha256 (or
     record it on first use), then rename it into place."""
     if not entry.url:

@@ -46,13 +46,8 @@ def _article_text(elem) -> str:
     return "".join(parts)
 
 
-def load_hyperpartisan(
-    split: str = "train",
-    data_dir: str | os.PathLike | None = None,
-    truncate: int | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_hyperpartisan(split: str = "train", data_dir: str | os.PathLike | None = None, truncate: int | None = None,
+                       download: bool = True, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """SemEval-2019 Task 4 by-article news, label 1 = hyperpartisan (train 645, test 628), one paragraph per line.
     ``truncate=N`` keeps the first N words; ``n_words`` is the length before, ``truncated`` and
     ``df.attrs["n_truncated"]`` say what was cut."""

@@ -22,10 +22,8 @@ __all__ = ["MMLU", "load_gsm8k", "load_mmlu"]
 MMLU = "MMLU-professional_medicine"
 
 
-def load_mmlu(
-    split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_mmlu(split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
+              download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """MMLU professional medicine, 4 options (test 272 rows: answers A 50 / B 55 / C 45 / D 122,
     so "always D" already scores 44.9%; validation 31; dev 5)."""
     import pandas as pd
@@ -58,10 +56,8 @@ def load_mmlu(
 _GSM_FINAL = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
 
 
-def load_gsm8k(
-    split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_gsm8k(split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
+               download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """GSM8K maths word problems (test 1,319, train 7,473). ``answer`` is the gold number after
     ``####`` with thousands separators removed (a string, e.g. ``"18"``); ``solution`` the worked text."""
     import pandas as pd

@@ -30,29 +30,8 @@ from mabpd_kit.evaluate.spans import agent_spans, decision_spans, span_table
 from mabpd_kit.metrics.spans import span_scores, word_tokens
 
 __all__ = [
-    "ANCHOR_KIND",
-    "BENCHMARKS",
-    "Evaluation",
-    "PaperAnalyses",
-    "agent_independence",
-    "agent_spans",
-    "annotator_uncertainty",
-    "canonical",
-    "compare",
-    "decision_spans",
-    "evaluate",
-    "failure_modes",
-    "flip_counts",
-    "human_agreement",
-    "llm_labels",
-    "load_benchmark",
-    "paper_analyses",
-    "predictions",
-    "score_system",
-    "span_scores",
-    "span_table",
-    "trace_flags",
-    "threshold_sweep",
-    "trace_figures",
-    "word_tokens",
+    "ANCHOR_KIND", "BENCHMARKS", "Evaluation", "PaperAnalyses", "agent_independence", "agent_spans",
+    "annotator_uncertainty", "canonical", "compare", "decision_spans", "evaluate", "failure_modes", "flip_counts",
+    "human_agreement", "llm_labels", "load_benchmark", "paper_analyses", "predictions", "score_system", "span_scores",
+    "span_table", "trace_flags", "threshold_sweep", "trace_figures", "word_tokens"
 ]

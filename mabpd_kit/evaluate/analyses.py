@@ -1,12 +1,8 @@
 """The MABPD paper's own analyses (appendices O and P), as pure functions over decision traces.
 
-Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval
-over items (``Config().metrics``); failed decisions are left out of every base, items without gold out of
-the figures that need it. Agent independence: disagreement of the round-1 verdicts, their Fleiss' kappa and
-the point-biserial r with annotator uncertainty (only with annotator-level labels, which BABE lacks).
-Failure modes: convergence, echo-chamber convergence, wrong upholds, verifier sycophancy and upholds
-without a valid span (always 0, SPEC 1.7). Agreement with the human majority: Fleiss' kappa of system and
-gold. Definitions: docs/evaluation.md."""
+Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval over
+items; failed decisions are left out of every base, items without gold out of the figures that need it.
+Definitions: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -167,15 +163,10 @@ def _agents_table(decisions: Sequence[Any]) -> tuple[tuple[str, ...], np.ndarray
     return common, np.asarray(rows, dtype=int)
 
 
-def agent_independence(
-    decisions: Sequence[Any],
-    uncertainty: Sequence[float] | None = None,
-    *,
-    annotations: Sequence[Any] | None = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> Independence:
-    """Appendix O from the round-1 reports (module doc). ``uncertainty[i]`` (NaN = unknown) or
+def agent_independence(decisions: Sequence[Any], uncertainty: Sequence[float] | None = None, *,
+                       annotations: Sequence[Any] | None = None, n_resamples: int | None = None,
+                       seed: int | None = None) -> Independence:
+    """Appendix O from the round-1 reports (:class:`Independence`). ``uncertainty[i]`` (NaN = unknown) or
     ``annotations[i]`` (annotator-level labels of item i, read by :func:`annotator_uncertainty`), aligned
     with ``decisions``, give the point-biserial r; without either, r is None."""
     decisions = list(decisions)
@@ -217,7 +208,7 @@ class FailureModes:
 
 
 def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None) -> FailureModes:
-    """Appendix P from the SAD rounds and the verifier's report of each decision (module doc)."""
+    """Appendix P from the SAD rounds and the verifier's report of each decision (:class:`FailureModes`)."""
     f = trace_flags(list(decisions))
     kw = {"n_resamples": n_resamples, "seed": seed}
     return FailureModes(
@@ -278,15 +269,9 @@ def _kappa_ci(a: np.ndarray, *, n_resamples: int | None, seed: int | None) -> tu
     return est, lo, hi
 
 
-def human_agreement(
-    pred: Sequence[Any],
-    gold: Sequence[Any] | None = None,
-    annotations: Sequence[Any] | None = None,
-    *,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> Agreement:
-    """Fleiss' kappa of ``pred`` with the human majority ``gold`` (module doc). Without ``gold`` the majority
+def human_agreement(pred: Sequence[Any], gold: Sequence[Any] | None = None, annotations: Sequence[Any] | None = None, *,
+                    n_resamples: int | None = None, seed: int | None = None) -> Agreement:
+    """Fleiss' kappa of ``pred`` with the human majority ``gold`` (two raters). Without ``gold`` the majority
     is the annotators' majority vote (ties left out). Items with a missing label are left out."""
     if gold is None and annotations is None:
         raise ValueError("give gold labels or annotator-level annotations")
@@ -403,13 +388,8 @@ def _rate_text(r: Rate) -> str:
     return f"{r.events}/{r.base} = {r.rate:.1%} [{r.lo:.1%}, {r.hi:.1%}]{paper}"
 
 
-def paper_analyses(
-    systems: Mapping[str, Sequence[Any]],
-    *,
-    annotations: Sequence[Any] | None = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> PaperAnalyses:
+def paper_analyses(systems: Mapping[str, Sequence[Any]], *, annotations: Sequence[Any] | None = None,
+                   n_resamples: int | None = None, seed: int | None = None) -> PaperAnalyses:
     """Appendix O and P figures of the *first* system's decisions, and every system's kappa with the human
     majority (each decision's ``gold``). ``annotations`` (annotator-level labels per item, aligned with the
     first system's decisions) adds the point-biserial r and the annotators' kappa."""
@@ -418,11 +398,10 @@ def paper_analyses(
     name, first = next(iter(systems.items()))
     first = list(first)
     kw = {"n_resamples": n_resamples, "seed": seed}
-    ind = agent_independence(first, annotations=annotations, **kw)
-    fm = failure_modes(first, **kw)
     agreement = {}
     for n, ds in systems.items():
         ds = list(ds)
         ann = annotations if n == name else None
         agreement[n] = human_agreement([d.pred if not d.failed else 0 for d in ds], [d.gold for d in ds], ann, **kw)
-    return PaperAnalyses(system=name, independence=ind, failures=fm, agreement=agreement, flags=trace_flags(first))
+    return PaperAnalyses(system=name, independence=agent_independence(first, annotations=annotations, **kw),
+                         failures=failure_modes(first, **kw), agreement=agreement, flags=trace_flags(first))

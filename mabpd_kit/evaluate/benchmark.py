@@ -33,15 +33,8 @@ def canonical(dataset: str) -> str:
     return _ALIASES[key]
 
 
-def load_benchmark(
-    dataset: str = "babe",
-    split: str = "train",
-    *,
-    data_dir: str | Path | None = None,
-    limit: int | None = None,
-    seed: int | None = None,
-    truncate: int | None = None,
-) -> pd.DataFrame:
+def load_benchmark(dataset: str = "babe", split: str = "train", *, data_dir: str | Path | None = None,
+                   limit: int | None = None, seed: int | None = None, truncate: int | None = None) -> pd.DataFrame:
     """The items of a binary benchmark: ``id, text, label`` plus metadata. ``limit=N``: a seeded sample of N items
     in file order; ``truncate``: cut articles to N words."""
     from mabpd_kit import data
@@ -61,24 +54,12 @@ def load_benchmark(
     return df.reset_index(drop=True)
 
 
-def evaluate(
-    dataset: str = "babe",
-    split: str = "train",
-    configs: Sequence[str] = ("full", "no-debate", "single-agent"),
-    *,
-    frame: pd.DataFrame | None = None,
-    limit: int | None = None,
-    llm: LLM | None = None,
-    config: Config | None = None,
-    data_dir: str | Path | None = None,
-    out_dir: str | Path | None = None,
-    truncate: int | None = None,
-    anchors: bool = True,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    progress: bool = True,
-    batch: str | Path | None = None,
-) -> Evaluation:
+def evaluate(dataset: str = "babe", split: str = "train",
+             configs: Sequence[str] = ("full", "no-debate", "single-agent"), *, frame: pd.DataFrame | None = None,
+             limit: int | None = None, llm: LLM | None = None, config: Config | None = None,
+             data_dir: str | Path | None = None, out_dir: str | Path | None = None, truncate: int | None = None,
+             anchors: bool = True, n_resamples: int | None = None, seed: int | None = None, progress: bool = True,
+             batch: str | Path | None = None) -> Evaluation:
     """Run each named MABPD configuration on the benchmark (or ``frame``: ``id``, ``text``, ``label``) and score it
     with :func:`compare`.
 
@@ -165,13 +146,8 @@ def _items(dataset: str, split: str, frame: pd.DataFrame | None, data_dir: str |
         raise ValueError(f"frame lacks columns {sorted(missing)}")
     return frame.reset_index(drop=True), dataset
 
-def trace_figures(
-    decisions: dict[str, Sequence[Any]],
-    items: pd.DataFrame,
-    *,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> tuple[pd.DataFrame | None, PaperAnalyses]:
+def trace_figures(decisions: dict[str, Sequence[Any]], items: pd.DataFrame, *, n_resamples: int | None = None,
+                  seed: int | None = None) -> tuple[pd.DataFrame | None, PaperAnalyses]:
     """The figures read from the traces: span scores against ``biased_words`` (None without that column) per agent
     of the first configuration and per configuration (:func:`.spans.span_table`), and the paper's analyses of
     the first configuration (:func:`.analyses.paper_analyses`; an ``annotations`` column adds r and kappa)."""

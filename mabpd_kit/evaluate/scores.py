@@ -27,9 +27,8 @@ def _is_binary(*label_arrays: Sequence[Any]) -> bool:
     return values <= {0, 1}
 
 
-def score_system(
-    gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None
-) -> dict[str, float]:
+def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None,
+                 seed: int | None = None) -> dict[str, float]:
     """Accuracy, precision, recall, F1, macro F1 and its bootstrap CI for one system; labels other than 0/1 get
     ``n``, accuracy and macro F1 only."""
     if _is_binary(gold, pred):
@@ -64,13 +63,8 @@ def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[i
     }
 
 
-def predictions(
-    results: Results | pd.DataFrame,
-    system: str,
-    *,
-    items: pd.DataFrame | None = None,
-    failed_as: Any = 0,
-) -> pd.DataFrame:
+def predictions(results: Results | pd.DataFrame, system: str, *, items: pd.DataFrame | None = None,
+                failed_as: Any = 0) -> pd.DataFrame:
     """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame.
 
     With ``items`` the rows follow their order, gold is their ``label`` and their metadata and ``text`` are
@@ -136,21 +130,10 @@ def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.Dat
     return pd.DataFrame(out)
 
 
-def compare(
-    systems: Mapping[str, Results | pd.DataFrame],
-    *,
-    items: pd.DataFrame | None = None,
-    dataset: str = "",
-    split: str = "",
-    mode: str = "",
-    kind: str = "system",
-    anchors: bool = True,
-    failed_as: Any = 0,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    run_s: Mapping[str, float] | None = None,
-    wall_s: float | None = None,
-) -> Evaluation:
+def compare(systems: Mapping[str, Results | pd.DataFrame], *, items: pd.DataFrame | None = None, dataset: str = "",
+            split: str = "", mode: str = "", kind: str = "system", anchors: bool = True, failed_as: Any = 0,
+            n_resamples: int | None = None, seed: int | None = None, run_s: Mapping[str, float] | None = None,
+            wall_s: float | None = None) -> Evaluation:
     """Score each system and compare every one with the first (paired bootstraps) on the same items. ``items`` fixes
     order and gold and supplies the reference columns in ``items.attrs["llm_label_columns"]`` (scored on >= 10 labels)."""
     import pandas as pd

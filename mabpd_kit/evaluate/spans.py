@@ -67,17 +67,9 @@ def _agents(decisions: Sequence[Any]) -> list[str]:
     return [a for a in order if a in seen] + [a for a in seen if a not in order]
 
 
-def span_table(
-    systems: Mapping[str, Sequence[Any]],
-    gold_words: Sequence[Sequence[str]],
-    labels: Sequence[Any],
-    *,
-    ids: Sequence[Any] | None = None,
-    agents: bool | Sequence[str] = True,
-    ci: bool = True,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> pd.DataFrame:
+def span_table(systems: Mapping[str, Sequence[Any]], gold_words: Sequence[Sequence[str]], labels: Sequence[Any], *,
+               ids: Sequence[Any] | None = None, agents: bool | Sequence[str] = True, ci: bool = True,
+               n_resamples: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """Token precision / recall / F1 of the spans against ``gold_words``, per agent (of the first system) and per
     system's decisions, for each scope, with a bootstrap interval of F1 over sentences (``ci=False``: NaN)."""
     import pandas as pd

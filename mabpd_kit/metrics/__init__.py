@@ -22,18 +22,6 @@ from mabpd_kit.metrics.classification import (
 )
 
 __all__ = [
-    "BootstrapResult",
-    "accuracy",
-    "bootstrap_ci",
-    "classification_report",
-    "confusion",
-    "f1",
-    "fleiss_kappa",
-    "macro_f1",
-    "metric_ci",
-    "paired_bootstrap",
-    "per_class_f1",
-    "point_biserial",
-    "precision",
-    "recall",
+    "BootstrapResult", "accuracy", "bootstrap_ci", "classification_report", "confusion", "f1", "fleiss_kappa",
+    "macro_f1", "metric_ci", "paired_bootstrap", "per_class_f1", "point_biserial", "precision", "recall"
 ]

@@ -86,16 +86,8 @@ def _micro_f1(counts: np.ndarray) -> float:
     return _div(2 * tp, n_pred + n_gold)
 
 
-def span_scores(
-    pred: Sequence[Sequence[str]],
-    gold: Sequence[Sequence[str]],
-    mask: Any = None,
-    *,
-    ci: bool = False,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    confidence: float = 0.95,
-) -> SpanScore:
+def span_scores(pred: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], mask: Any = None, *, ci: bool = False,
+                n_resamples: int | None = None, seed: int | None = None, confidence: float = 0.95) -> SpanScore:
     """Token overlap of ``pred[i]`` (span texts) with ``gold[i]`` (annotated words), micro-averaged over the sentences
     in ``mask``; ``ci=True`` adds a bootstrap interval of F1 over sentences (defaults ``Config().metrics``)."""
     if len(pred) != len(gold):
