@@ -1,17 +1,6 @@
-"""``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text.
-
-A plain-text file (UTF-8, or Latin-1/cp1252 decoded as the API does) is one item, or one item per
-line with ``--lines``. A corpus (a .csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html
-files) goes to corpus analysis (:mod:`mabpd_kit.corpus.command`: article mode, a resumable results
-file, ``--export``, ``--report``). A binary, an empty or an unreadable file is refused with one line.
-
-Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
-makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
-
-An option that the input cannot use is refused in one line, exit code 2, before anything runs: a
-corpus option (``--text-col``, ``--report``...) on plain text, a text option (``--format``,
-``-o``, ``--lines``, ``--checkpoint``, ``--batch``) on a corpus. ``--ablation`` works on both.
-"""
+"""``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text (one item, or one per
+line), or on a corpus (a table or a folder: :mod:`mabpd_kit.corpus.command`). An option the input cannot use is
+refused in one line, exit code 2, before anything runs."""
 
 from __future__ import annotations
 

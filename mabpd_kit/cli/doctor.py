@@ -1,12 +1,5 @@
-"""``mabpd doctor``: what this machine will run with, in one screen.
-
-Prints Python and package versions, the environment (every server kind's key variable shown only as
-set/unset), the configured endpoint and its server kind, the capability probe (skipped offline or with ``--no-probe``; a stored result younger than
-``config.llm.probe_ttl_h`` is reused, ``--refresh`` probes again and overwrites it) and the cache
-location and size.
-Exit code 0 when everything needed for the chosen mode works, 1 when the configured endpoint
-cannot be reached.
-"""
+"""``mabpd doctor``: versions, environment (keys shown only as set/unset), endpoint, server kind, capability
+probe and cache, in one screen; exit code 1 when the configured endpoint cannot be reached."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ CONDITIONS = ("vanilla", "anonymised")  # as mabpd_kit.identity.CONDITIONS (not 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``mabpd identity simulate|run|measure``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sim = sub.add_parser("simulate", help="belief simulator: plant w_self / w_peer, measure IBC")
     sim.add_argument("--w-self", type=number(0), default=None, help="own-answer weight (default: config)")

@@ -1,11 +1,5 @@
-"""``mabpd radar``: debate one claim, or calibrate the stopping thresholds on a logged or simulated run.
-
-    mabpd radar debate "CLAIM" [--evidence SENTENCE ...] [--evidence-file F] [--system S] [--tau-s X] [--tau-v Y]
-    mabpd radar calibrate [--run ANSWER_MAP.json | --simulate N] [--objective accuracy|macro_f1]
-                          [--cost-per-round C] [--seed S] [--data-dir D]
-
-Without an endpoint ``debate`` runs the offline rule-based stand-in (labelled in every turn).
-"""
+"""``mabpd radar debate | calibrate``: debate one claim (without an endpoint, the offline rule-based stand-in), or
+calibrate the stopping thresholds on a logged or simulated run."""
 
 from __future__ import annotations
 
@@ -19,7 +13,6 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``mabpd radar calibrate | debate``."""
     from mabpd_kit.radar.debate import SYSTEMS
 
     sub = parser.add_subparsers(dest="radar_command", metavar="ACTION")

@@ -29,14 +29,8 @@ LABELS3 = ("TRUE", "HALF-TRUE", "FALSE")
 #: true, mostly-true -> TRUE; half-true -> HALF-TRUE; barely-true, false, pants-fire -> FALSE.
 #: (TRACER/PolitiFact-Hidden folds differently: Mostly True joins HALF-TRUE there. LIAR has no
 #: "mostly false" rating; its "barely-true" is PolitiFact's old name for it.)
-LIAR_TO_3 = {
-    "true": "TRUE",
-    "mostly-true": "TRUE",
-    "half-true": "HALF-TRUE",
-    "barely-true": "FALSE",
-    "false": "FALSE",
-    "pants-fire": "FALSE",
-}
+LIAR_TO_3 = {"true": "TRUE", "mostly-true": "TRUE", "half-true": "HALF-TRUE", "barely-true": "FALSE", "false": "FALSE",
+             "pants-fire": "FALSE"}
 LIAR_COLUMNS = ["id", "label", "statement", "subjects", "speaker", "speaker_job", "state", "party",
                 "barely_true_counts", "false_counts", "half_true_counts", "mostly_true_counts",
                 "pants_on_fire_counts", "context"]

@@ -35,10 +35,6 @@ __all__ = [
 USER_AGENT = "mabpd-kit benchmark downloader"
 
 
-def _manifest_path() -> Path:
-    """``mabpd_kit/resources/datasets.json``, found through the package (works from an installed wheel too)."""
-    return Path(str(resources.files("mabpd_kit") / "resources" / "datasets.json"))
-
 
 class DataMissingError(FileNotFoundError):
     """A benchmark file is neither local nor cached and cannot be downloaded now."""
@@ -69,18 +65,14 @@ class FileEntry:
 @functools.lru_cache(maxsize=4)
 def _manifest_at(path: str) -> dict[tuple[str, str], FileEntry]:
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    out: dict[tuple[str, str], FileEntry] = {}
     fields = set(FileEntry.__dataclass_fields__)
-    for dataset, info in raw["datasets"].items():
-        for relpath, e in info["files"].items():
-            kwargs = {k: v for k, v in e.items() if k in fields}
-            out[(dataset, relpath)] = FileEntry(dataset=dataset, relpath=relpath, **kwargs)
-    return out
+    return {(dataset, relpath): FileEntry(dataset=dataset, relpath=relpath, **{k: v for k, v in e.items() if k in fields})
+            for dataset, info in raw["datasets"].items() for relpath, e in info["files"].items()}
 
 
 def manifest() -> dict[tuple[str, str], FileEntry]:
     """All known files, keyed by ``(dataset, relpath)``."""
-    return _manifest_at(str(_manifest_path()))
+    return _manifest_at(str(resources.files("mabpd_kit") / "resources" / "datasets.json"))  # works from a wheel too
 
 
 def data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
@@ -127,19 +119,15 @@ def _tofu_path(path: Path) -> Path:
 def _verify(entry: FileEntry, path: Path) -> None:
     """Raise :class:`ChecksumError` unless ``path`` matches the manifest (or its trust-on-first-use record)."""
     if entry.size is not None and path.stat().st_size != entry.size:
-        raise ChecksumError(
-            f"{entry.dataset}/{entry.relpath}: size {path.stat().st_size} bytes, expected {entry.size} "
-            "(truncated or altered download)"
-        )
+        raise ChecksumError(f"{entry.dataset}/{entry.relpath}: size {path.stat().st_size} bytes, expected {entry.size} "
+                            "(truncated or altered download)")
     expected = entry.sha256
     if expected is None and _tofu_path(path).exists():
         expected = _tofu_path(path).read_text().split()[0]
     if expected is not None:
         got = sha256_file(path)
         if got != expected:
-            raise ChecksumError(
-                f"{entry.dataset}/{entry.relpath}: sha256 {got} does not match the expected {expected}"
-            )
+            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: sha256 {got} does not match the expected {expected}")
 
 
 def _missing_message(entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path,
@@ -210,19 +198,16 @@ def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeo
             except http.client.IncompleteRead as exc:
                 raise ChecksumError(f"{entry.dataset}/{entry.relpath}: connection closed early (truncated download: {exc})") from None
         if expected_len is not None and tmp.stat().st_size != int(expected_len):
-            raise ChecksumError(
-                f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} bytes (truncated download)"
-            )
+            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} bytes "
+                                "(truncated download)")
         if entry.archive_member:
             tmp = _extract_member(tmp, entry)
             parts.append(tmp)
         _verify(entry, tmp)
         os.replace(tmp, dest)
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-        raise DataMissingError(
-            f"could not download {entry.dataset}/{entry.relpath} from {entry.url}: {exc}. "
-            f"Download it yourself and put it at {dest}"
-        ) from exc
+        raise DataMissingError(f"could not download {entry.dataset}/{entry.relpath} from {entry.url}: {exc}. "
+                               f"Download it yourself and put it at {dest}") from exc
     finally:
         for p in parts:
             p.unlink(missing_ok=True)
@@ -230,17 +215,11 @@ def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeo
         digest = sha256_file(dest)
         _tofu_path(dest).write_text(f"{digest}  {entry.url}\n")
         if not quiet:
-            print(
-                f"mabpd data: {entry.dataset}/{entry.relpath}: no published checksum, trusting this first download; "
-                f"recorded sha256 {digest}",
-                file=sys.stderr,
-            )
+            print(f"mabpd data: {entry.dataset}/{entry.relpath}: no published checksum, trusting this first download; "
+                  f"recorded sha256 {digest}", file=sys.stderr)
             if entry.reference_sha256 and entry.reference_sha256 != digest:
-                print(
-                    f"mabpd data: note: the course's reference copy has sha256 {entry.reference_sha256} "
-                    "(a mirror; the bytes differ, the content may not)",
-                    file=sys.stderr,
-                )
+                print(f"mabpd data: note: the course's reference copy has sha256 {entry.reference_sha256} "
+                      "(a mirror; the bytes differ, the content may not)", file=sys.stderr)
     elif not quiet:
         print(f"mabpd data: {entry.dataset}/{entry.relpath}: downloaded, sha256 verified", file=sys.stderr)
     return dest
@@ -269,8 +248,7 @@ def status(data_dir: str | os.PathLike | None = None, download_dir: str | os.Pat
     """One row per manifest file: where it is found (local / cache / missing) and whether it verifies."""
     import pandas as pd
 
-    base = _resolve_data_dir(data_dir)
-    cache = _resolve_download_dir(download_dir)
+    base, cache = _resolve_data_dir(data_dir), _resolve_download_dir(download_dir)
     rows = []
     for (dataset, relpath), e in manifest().items():
         where, path, check = "missing", None, ""

@@ -17,19 +17,11 @@ __all__ = ["DATASET_ALIASES", "LessonData", "describe", "dev_sample", "hard_samp
 
 # short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
 DATASET_ALIASES: dict[str, str] = {
-    "babe": "BABE",
-    "hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
-    "semeval2019-task4-hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
-    "politifact": "PolitiFact-Hidden",
-    "politifact-hidden": "PolitiFact-Hidden",
-    "radar": "RADAR",
-    "liar": "LIAR",
-    "liar-plus": "LIAR-PLUS",
-    "liar_plus": "LIAR-PLUS",
-    "mmlu": "MMLU-professional_medicine",
-    "mmlu-professional_medicine": "MMLU-professional_medicine",
-    "gsm8k": "GSM8K",
-}
+    "babe": "BABE", "hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
+    "semeval2019-task4-hyperpartisan": "SemEval2019-Task4-Hyperpartisan", "politifact": "PolitiFact-Hidden",
+    "politifact-hidden": "PolitiFact-Hidden", "radar": "RADAR", "liar": "LIAR", "liar-plus": "LIAR-PLUS",
+    "liar_plus": "LIAR-PLUS", "mmlu": "MMLU-professional_medicine",
+    "mmlu-professional_medicine": "MMLU-professional_medicine", "gsm8k": "GSM8K"}
 
 
 def samples_path() -> Path:
@@ -49,8 +41,7 @@ def hard_samples() -> pd.DataFrame:
     data does not flatter the method. Same columns as :func:`samples`."""
     import pandas as pd
 
-    path = samples_path().with_name("hard.jsonl")
-    df = pd.DataFrame(load_samples(path))
+    df = pd.DataFrame(load_samples(samples_path().with_name("hard.jsonl")))
     df.attrs["source"] = f"mabpd-kit hard sentences ({len(df)} written for the course, several beyond the rules)"
     return df
 
@@ -68,10 +59,7 @@ def samples() -> pd.DataFrame:
 def _dataset(name: str) -> str:
     from mabpd_kit.data.download import manifest
 
-    known = {d for d, _ in manifest()}
-    if name in known:
-        return name
-    return DATASET_ALIASES.get(name.strip().lower(), name)
+    return name if name in {d for d, _ in manifest()} else DATASET_ALIASES.get(name.strip().lower(), name)
 
 
 def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None = None) -> bool:
@@ -112,6 +100,7 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
 
     from mabpd_kit.data.babe import load_babe
 
+    why, df = "no BABE copy on this machine (MABPD_DATA_DIR)", None
     if have("BABE", "train", data_dir=data_dir):
         try:
             babe = load_babe("train", data_dir=data_dir, download=False, llm_labels=False)
@@ -125,16 +114,13 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
             df.attrs["source"] = (f"BABE train: {len(df)} sentences" + (", a balanced seeded sample" if n else "")
                                   + " (a development set: never the test split)")
             df.attrs["name"] = f"BABE train ({len(df):,} sentences" + (", seeded sample)" if n else ")")
-            if not quiet:
-                print(df.attrs["source"])
-            return df
-    else:
-        why = "no BABE copy on this machine (MABPD_DATA_DIR)"
-    easy, hard = samples()[["id", "text", "label"]], hard_samples()[["id", "text", "label"]]
-    df = pd.concat([easy, hard], ignore_index=True)
-    df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard ones "
-                          "the rule-based agents partly get wrong (ids h01...; not a benchmark)")
-    df.attrs["name"] = f"the {len(easy)} teaching sentences shipped with the kit plus {len(hard)} hard ones ({len(df)} sentences)"
+    if df is None:
+        easy, hard = samples()[["id", "text", "label"]], hard_samples()[["id", "text", "label"]]
+        df = pd.concat([easy, hard], ignore_index=True)
+        df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard "
+                              "ones the rule-based agents partly get wrong (ids h01...; not a benchmark)")
+        df.attrs["name"] = (f"the {len(easy)} teaching sentences shipped with the kit plus {len(hard)} hard ones "
+                            f"({len(df)} sentences)")
     if not quiet:
         print(df.attrs["source"])
     return df
