@@ -43,10 +43,9 @@ def run(args: argparse.Namespace) -> int:
     if args.endpoint:
         from mabpd_kit.llm import connect
 
-        if "://" in args.endpoint:
-            llm = connect(base_url=args.endpoint, model=args.model, config=base)
-        else:
-            llm = connect(args.endpoint, model=args.model, config=base)
+        url = "://" in args.endpoint  # a base URL, else a preset name
+        llm = connect(None if url else args.endpoint, base_url=args.endpoint if url else None, model=args.model,
+                      config=base)
     else:
         print("mabpd evaluate: rule-based agents (offline); pass --endpoint to evaluate an LLM", file=sys.stderr)
     name = canonical(args.dataset)
@@ -56,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
                   n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
     _leaning_audit(ev, name, args, out)
-    _prevalence_validity(ev, name, args.split)
+    if name == "babe" and args.split == "train":  # the leave-one-outlet-out check of the corrected share
+        from mabpd_kit.evaluate.validity import validity_section
+
+        print(validity_section(ev.predictions, ev.baseline))
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
         print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
@@ -94,13 +96,3 @@ def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -
         gap = "" if g is None else f"  {g.fpr_diff:+.3f} [{g.fpr_diff_lo:+.2f},{g.fpr_diff_hi:+.2f}]"
         print(f"  {s:<13} {cells}{gap}")
     audit.to_csv(out / "leaning_audit.csv", index=False)
-
-
-def _prevalence_validity(ev: object, dataset: str, split: str) -> None:
-    """Issue 38, item 6: on BABE train, the leave-one-outlet-out check of the corrected share (the
-    first configuration's decisions). Never on a test split."""
-    if dataset != "babe" or split != "train":
-        return
-    from mabpd_kit.evaluate.validity import validity_section
-
-    print(validity_section(ev.predictions, ev.baseline))

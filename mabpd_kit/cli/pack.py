@@ -7,8 +7,7 @@
 
 Recording runs the command with a fresh cache folder (``MABPD_CACHE_DIR``) and the endpoint of the
 environment (``MABPD_BASE_URL``, ``MABPD_MODEL``, the key in ``MABPD_API_KEY``); the key never
-enters the pack (the file is checked before it is written). ``MABPD_PACK=FILE`` is what ``use`` sets.
-"""
+enters the pack (the file is checked before it is written). ``MABPD_PACK=FILE`` is what ``use`` sets."""
 
 from __future__ import annotations
 

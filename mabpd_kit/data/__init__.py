@@ -1,11 +1,6 @@
 """Benchmark loaders: one DataFrame per benchmark, from your copy, the download folder or a pinned, checked
 download (:mod:`.download`); offline and missing, a :class:`DataMissingError` says what to get and where.
-
-Loaders (columns in each module; licences and counts in ``data/SOURCES.md``): :mod:`.babe`,
-:mod:`.hyperpartisan`, :mod:`.claims` (half-truth claims), :mod:`.qa` (identity-bias questions);
-:mod:`.shipped`: the teaching samples inside the package, ``have(name)`` (never downloads),
-``dev_sample``, ``lesson_data``, ``metric_text``, ``describe()``. Every loader takes ``data_dir``,
-``download`` and ``download_dir``."""
+:mod:`.shipped`: the teaching samples inside the package. Licences and counts: ``data/SOURCES.md``."""
 
 from __future__ import annotations
 

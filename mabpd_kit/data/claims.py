@@ -1,12 +1,7 @@
-"""Half-truth claims: PolitiFact-Hidden, RADAR's evidence sets, LIAR and LIAR-PLUS.
-
-=============================  =================================================================
-``load_politifact_hidden()``   id, claim, label (TRUE / HALF-TRUE / FALSE)
-``load_radar_claims(kind)``    id, claim, label, evidence (list of sentences)
-``load_liar(split)``           id, label (6-way), label3, statement, subjects, speaker, ..., context
-``load_liar_plus(split)``      as LIAR plus justification and evidence (list of sentences)
-=============================  =================================================================
-"""
+"""Half-truth claims: ``load_politifact_hidden()`` (id, claim, label: TRUE / HALF-TRUE / FALSE),
+``load_radar_claims(kind)`` (id, claim, label, evidence: a list of sentences), ``load_liar(split)`` (id, label
+(6-way), label3, statement, subjects, speaker, ..., context), ``load_liar_plus(split)`` (LIAR's columns plus
+justification and evidence)."""
 
 from __future__ import annotations
 
@@ -25,10 +20,8 @@ __all__ = ["LABELS3", "LIAR_TO_3", "load_liar", "load_liar_plus", "load_politifa
 
 LABELS3 = ("TRUE", "HALF-TRUE", "FALSE")
 
-#: LIAR's six PolitiFact ratings folded into the three half-truth labels used here.
-#: true, mostly-true -> TRUE; half-true -> HALF-TRUE; barely-true, false, pants-fire -> FALSE.
-#: (TRACER/PolitiFact-Hidden folds differently: Mostly True joins HALF-TRUE there. LIAR has no
-#: "mostly false" rating; its "barely-true" is PolitiFact's old name for it.)
+#: LIAR's six PolitiFact ratings folded into the three half-truth labels used here (PolitiFact-Hidden folds
+#: differently: Mostly True joins HALF-TRUE there; "barely-true" is PolitiFact's old name for mostly false).
 LIAR_TO_3 = {"true": "TRUE", "mostly-true": "TRUE", "half-true": "HALF-TRUE", "barely-true": "FALSE", "false": "FALSE",
              "pants-fire": "FALSE"}
 LIAR_COLUMNS = ["id", "label", "statement", "subjects", "speaker", "speaker_job", "state", "party",

@@ -66,7 +66,7 @@ class FileEntry:
 def _manifest_at(path: str) -> dict[tuple[str, str], FileEntry]:
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
     fields = set(FileEntry.__dataclass_fields__)
-    return {(dataset, relpath): FileEntry(dataset=dataset, relpath=relpath, **{k: v for k, v in e.items() if k in fields})
+    return {(dataset, relpath): FileEntry(dataset, relpath, **{k: v for k, v in e.items() if k in fields})
             for dataset, info in raw["datasets"].items() for relpath, e in info["files"].items()}
 
 
@@ -177,6 +177,15 @@ def locate(dataset: str, relpath: str, data_dir: str | os.PathLike | None = None
     return fetch(entry, download_dir=cache)
 
 
+def _on_disk(dataset: str, relpath: str, data_dir: str | os.PathLike | None,
+             download_dir: str | os.PathLike | None) -> Path | None:
+    """:func:`locate` without downloading: the path, or None when the file is not on disk."""
+    try:
+        return locate(dataset, relpath, data_dir, download=False, download_dir=download_dir)
+    except FileNotFoundError:
+        return None
+
+
 def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0,
           quiet: bool = False) -> Path:
     """Download ``entry`` into a temporary file beside its place, extract a zip member, check size and sha256 (or
@@ -198,8 +207,8 @@ def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeo
             except http.client.IncompleteRead as exc:
                 raise ChecksumError(f"{entry.dataset}/{entry.relpath}: connection closed early (truncated download: {exc})") from None
         if expected_len is not None and tmp.stat().st_size != int(expected_len):
-            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} bytes "
-                                "(truncated download)")
+            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} "
+                                "bytes (truncated download)")
         if entry.archive_member:
             tmp = _extract_member(tmp, entry)
             parts.append(tmp)

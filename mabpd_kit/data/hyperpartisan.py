@@ -1,8 +1,7 @@
 """SemEval-2019 Task 4 HyperPartisan (by article): whole news articles, label 1 = hyperpartisan.
 
 ``load_hyperpartisan(split)`` columns: id, title, published_at, url, text, label (1 hyperpartisan),
-n_words, truncated; ``df.attrs["n_truncated"]``.
-"""
+n_words, truncated; ``df.attrs["n_truncated"]``."""
 
 from __future__ import annotations
 

@@ -1,18 +1,16 @@
 """Question sets for the identity-bias debates: MMLU professional medicine and GSM8K.
 
 ``load_mmlu(split)``: id, question, A, B, C, D, answer (A-D); ``load_gsm8k(split)``: id, question,
-answer (number as a string), solution.
-"""
+answer (number as a string), solution."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mabpd_kit.data.download import locate
+from mabpd_kit.data.download import _on_disk, locate
 
 if TYPE_CHECKING:  # pandas loads inside the loaders
     import pandas as pd
@@ -30,12 +28,7 @@ def load_mmlu(split: str = "test", data_dir: str | os.PathLike | None = None, do
 
     if split not in ("test", "validation", "dev"):
         raise ValueError(f"MMLU split must be test, validation or dev, not {split!r}")
-    path: Path | None = None
-    if split == "test":
-        try:
-            path = locate(MMLU, "professional_medicine_test.csv", data_dir, download=False, download_dir=download_dir)
-        except FileNotFoundError:
-            path = None
+    path = _on_disk(MMLU, "professional_medicine_test.csv", data_dir, download_dir) if split == "test" else None
     if path is not None:
         df = pd.read_csv(path, header=None, names=["question", "A", "B", "C", "D", "answer"], dtype=str)
     else:

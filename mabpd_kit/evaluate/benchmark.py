@@ -61,12 +61,9 @@ def evaluate(dataset: str = "babe", split: str = "train",
              anchors: bool = True, n_resamples: int | None = None, seed: int | None = None, progress: bool = True,
              batch: str | Path | None = None) -> Evaluation:
     """Run each named MABPD configuration on the benchmark (or ``frame``: ``id``, ``text``, ``label``) and score it
-    with :func:`compare`.
-
-    ``out_dir=None`` writes nothing. ``truncate``: words per text (0 = no cut; default
-    ``config.text.article_words`` for HyperPartisan, else ``config.text.truncate_words``). ``batch``: a state
-    file for the Batch API (:func:`mabpd_kit.llm.batch.run_batched`). The traces give
-    :attr:`Evaluation.spans` and :attr:`Evaluation.analyses` (:func:`trace_figures`)."""
+    with :func:`compare`. ``out_dir=None`` writes nothing; ``truncate``: words per text (0 = no cut; default
+    ``config.text.article_words`` for HyperPartisan, else ``config.text.truncate_words``); ``batch``: a state
+    file for the Batch API (:func:`mabpd_kit.llm.batch.run_batched`)."""
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.runs import fingerprint
@@ -92,10 +89,9 @@ def evaluate(dataset: str = "babe", split: str = "train",
     results, run_s = {}, {}
 
     def one_pass() -> dict:
-        for name, cfg in cfgs.items():
-            ckpt = None
-            if out_dir is not None:  # one checkpoint per configuration and model: never a stale one
-                ckpt = Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
+        for name, cfg in cfgs.items():  # one checkpoint per configuration and model: never a stale one
+            ckpt = (None if out_dir is None
+                    else Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl")
             t1 = time.perf_counter()
             results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(),
                                                             gold=gold, checkpoint=ckpt, progress=progress)
@@ -123,7 +119,6 @@ def evaluate(dataset: str = "babe", split: str = "train",
     return ev
 
 
-
 def _truncated(base: Config, dataset: str, frame: pd.DataFrame | None, truncate: int | None) -> tuple[Config, int | None]:
     """The words per text to keep (HyperPartisan: the paper's cut, ``text.article_words``; else
     ``text.truncate_words``; 0 = no cut), set on the config: the pipeline cuts, so every cut decision is flagged."""
@@ -145,6 +140,7 @@ def _items(dataset: str, split: str, frame: pd.DataFrame | None, data_dir: str |
     if missing:
         raise ValueError(f"frame lacks columns {sorted(missing)}")
     return frame.reset_index(drop=True), dataset
+
 
 def trace_figures(decisions: dict[str, Sequence[Any]], items: pd.DataFrame, *, n_resamples: int | None = None,
                   seed: int | None = None) -> tuple[pd.DataFrame | None, PaperAnalyses]:

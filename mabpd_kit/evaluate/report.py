@@ -150,16 +150,16 @@ class Evaluation:
         ]
         if len(anchors):
             parts += _section("Reference anchors: zero-shot LLM labels shipped with the benchmark file",
-                              "Scored on the evaluated items that carry a label (`n`); unparseable answers are left out.",
-                              _md_table(anchors))
+                              "Scored on the evaluated items that carry a label (`n`); unparseable answers are left "
+                              "out.", _md_table(anchors))
         if self.split == "test":
             parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
                       "or prompt because of them turns the test split into a training split."), ""]
         if self.spans is not None and len(self.spans):
             parts += _section("Spans against the annotated biased words",
-                              "Token overlap per sentence (lower-cased word tokens of the predicted spans against those "
-                              "of the annotated words, as sets), micro-averaged over the sentences of the scope; f1_lo / "
-                              "_hi a bootstrap interval over sentences. Definitions: docs/evaluation.md.",
+                              "Token overlap per sentence (lower-cased word tokens of the predicted spans against "
+                              "those of the annotated words, as sets), micro-averaged over the sentences of the scope; "
+                              "f1_lo / _hi a bootstrap interval over sentences. Definitions: docs/evaluation.md.",
                               _md_table(self.spans))
         if self.analyses is not None:
             table = self.analyses.table().astype(object)
