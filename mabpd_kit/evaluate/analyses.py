@@ -122,17 +122,20 @@ def _present(col: pd.Series) -> np.ndarray:
     return col.dropna().astype(bool).to_numpy()
 
 
+def _labels(annotation: Any) -> list[int]:
+    """An item's usable annotator labels as 0/1 (none for a missing or a one-string annotation)."""
+    if annotation is None or isinstance(annotation, (str, float)):
+        return []
+    return [x for x in (_bin(v) for v in annotation) if x is not None]
+
+
 def annotator_uncertainty(annotations: Sequence[Any]) -> np.ndarray:
     """Per item, the minority share of its annotator-level labels: min(#biased, #neutral) / #labels
     (NaN for an item with fewer than two usable labels)."""
     out = np.full(len(annotations), np.nan)
-    for i, labels in enumerate(annotations):
-        if labels is None or isinstance(labels, (str, float)):
-            continue
-        b = [x for x in (_bin(v) for v in labels) if x is not None]
+    for i, b in enumerate(map(_labels, annotations)):
         if len(b) >= 2:
-            k = sum(b)
-            out[i] = min(k, len(b) - k) / len(b)
+            out[i] = min(sum(b), len(b) - sum(b)) / len(b)
     return out
 
 
@@ -211,16 +214,12 @@ def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, s
     """Appendix P from the SAD rounds and the verifier's report of each decision (:class:`FailureModes`)."""
     f = trace_flags(list(decisions))
     kw = {"n_resamples": n_resamples, "seed": seed}
-    return FailureModes(
-        convergence=_rate("convergence", _present(f.loc[f["debated"].fillna(False), "converged"]), **kw),
-        echo_chamber=_rate("echo_chamber", _present(f["echo_chamber"]), **kw),
-        wrong_uphold=_rate("wrong_uphold", _present(f["wrong_uphold"]), **kw),
-        sycophancy=_rate("sycophancy", _present(f["sycophancy"]), **kw),
-        ungrounded_uphold=int(_present(f["ungrounded_uphold"]).sum()),
-        n_debates=int(f["debated"].fillna(False).sum()),
-        n_verified=int(f["verified"].fillna(False).sum()),
-        n_upheld=int(f["upheld"].fillna(False).sum()),
-    )
+    debated = f["debated"].fillna(False)
+    rates = [_rate(name, _present(f[name]), **kw) for name in ("echo_chamber", "wrong_uphold", "sycophancy")]
+    return FailureModes(_rate("convergence", _present(f.loc[debated, "converged"]), **kw), *rates,
+                        ungrounded_uphold=int(_present(f["ungrounded_uphold"]).sum()), n_debates=int(debated.sum()),
+                        n_verified=int(f["verified"].fillna(False).sum()),
+                        n_upheld=int(f["upheld"].fillna(False).sum()))
 
 
 @dataclass(frozen=True)
@@ -280,7 +279,7 @@ def human_agreement(pred: Sequence[Any], gold: Sequence[Any] | None = None, anno
         g = [_bin(v) for v in gold]
     else:
         u = annotator_uncertainty(annotations)  # type: ignore[arg-type]
-        g = [None if not np.isfinite(x) or x == 0.5 else int(np.mean([_bin(v) for v in a if _bin(v) is not None]) > 0.5)
+        g = [None if not np.isfinite(x) or x == 0.5 else int(np.mean(_labels(a)) > 0.5)
              for x, a in zip(u, annotations)]  # type: ignore[arg-type]
     if len(g) != len(p):
         raise ValueError(f"pred has {len(p)} items, gold {len(g)}")
@@ -291,8 +290,7 @@ def human_agreement(pred: Sequence[Any], gold: Sequence[Any] | None = None, anno
     out = Agreement(k, lo, hi, len(pairs), note="" if np.isfinite(k) else "kappa undefined on these items")
     if annotations is None:
         return out
-    labelled = [[x for x in (_bin(v) for v in (a or [])) if x is not None] if not isinstance(a, (str, float)) else []
-                for a in annotations]
+    labelled = [_labels(a) for a in annotations]
     sizes = [len(a) for a in labelled if len(a) >= 2]
     if not sizes:
         return Agreement(**{**out.__dict__, "note": "no item has two or more annotator labels"})

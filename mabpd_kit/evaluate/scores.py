@@ -55,12 +55,9 @@ def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[i
     """Where two systems disagree, who was right, from the baseline's side: ``fn_rescued``, ``fp_added``, ``tp_lost``,
     ``fp_removed``."""
     g, b, s = (np.asarray(v, dtype=int) for v in (gold, baseline, system))
-    return {
-        "fn_rescued": int(((g == 1) & (b == 1) & (s == 0)).sum()),
-        "fp_added": int(((g == 0) & (b == 1) & (s == 0)).sum()),
-        "tp_lost": int(((g == 1) & (b == 0) & (s == 1)).sum()),
-        "fp_removed": int(((g == 0) & (b == 0) & (s == 1)).sum()),
-    }
+    only_b, only_s = (b == 1) & (s == 0), (b == 0) & (s == 1)
+    return {"fn_rescued": int((only_b & (g == 1)).sum()), "fp_added": int((only_b & (g == 0)).sum()),
+            "tp_lost": int((only_s & (g == 1)).sum()), "fp_removed": int((only_s & (g == 0)).sum())}
 
 
 def predictions(results: Results | pd.DataFrame, system: str, *, items: pd.DataFrame | None = None,
@@ -173,12 +170,10 @@ def compare(systems: Mapping[str, Results | pd.DataFrame], *, items: pd.DataFram
                           "n_resamples": r.n_resamples, "n_items": r.n_items, **flips})
     comparisons = pd.DataFrame(comps, columns=["baseline", "system", "metric", "baseline_score", "system_score",
                                                "diff", "lo", "hi", "p_value", "n_resamples", "n_items", *FLIPS])
-    return Evaluation(
-        dataset=dataset, split=split, configs=names, mode=mode, n_items=len(base),
-        predictions=pd.concat(list(frames.values()), ignore_index=True), metrics=pd.DataFrame(rows),
-        comparisons=comparisons, wall_s=time.perf_counter() - t0 if wall_s is None else wall_s,
-        n_resamples=n_resamples, seed=seed, run_s=run_s,
-    )
+    return Evaluation(dataset=dataset, split=split, configs=names, mode=mode, n_items=len(base),
+                      predictions=pd.concat(list(frames.values()), ignore_index=True), metrics=pd.DataFrame(rows),
+                      comparisons=comparisons, wall_s=time.perf_counter() - t0 if wall_s is None else wall_s,
+                      n_resamples=n_resamples, seed=seed, run_s=run_s)
 
 
 def _bootstrap_settings(n_resamples: int | None, seed: int | None, config: Config | None = None) -> tuple[int, int]:
