@@ -75,16 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = stderr
 
 
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    """Errors whose message is meant for the user: printed as is, without a traceback."""
-    from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
-
-    return ValueError, KeyError, OSError, LLMError  # PromptError is a ValueError
-
-
 def error_line(exc: BaseException) -> str:
     """One line for ``exc``: ``error: <message>`` for user errors (a missing file, a bad name, an
     endpoint that refused), else the exception's type and message and how to see the traceback."""
+    from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
+
     if isinstance(exc, KeyError) and exc.args:  # KeyError's str() adds quotes
         msg = str(exc.args[0])
     elif isinstance(exc, OSError) and exc.strerror and exc.filename is not None:  # "Is a directory: x"
@@ -92,6 +87,6 @@ def error_line(exc: BaseException) -> str:
     else:
         msg = str(exc)
     msg = " ".join(msg.split()) or type(exc).__name__
-    if isinstance(exc, _user_error_types()):
+    if isinstance(exc, (ValueError, KeyError, OSError, LLMError)):  # PromptError is a ValueError
         return f"error: {msg}"
     return f"unexpected error: {type(exc).__name__}: {msg} (set MABPD_DEBUG=1 for the traceback)"

@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from mabpd_kit.mabpd import Pipeline
 
     items = text_items(args.file, args.lines)
-    cfg = Config.load(args.config) if args.config else Config()
-    cfg = cfg.ablation(args.ablation)
+    cfg = (Config.load(args.config) if args.config else Config()).ablation(args.ablation)
     llm = None
     if args.llm:
         from mabpd_kit.llm import connect

@@ -51,9 +51,7 @@ def _env_line(name: str) -> str:
     value = os.environ.get(name)
     if value is None:
         return "unset"
-    if "KEY" in name:
-        return "set (hidden)" if value else "empty"
-    return value
+    return ("set (hidden)" if value else "empty") if "KEY" in name else value
 
 
 def _probe_line(llm: LLM, *, refresh: bool) -> str:

@@ -22,8 +22,6 @@ _HP_FILES = {
     "test": ("articles-test-byarticle-20181207.xml", "ground-truth-test-byarticle-20181207.xml"),
 }
 _BLOCK_TAGS = {"p", "q", "blockquote", "h1", "h2", "h3", "h4", "li"}
-
-
 _SPACES = re.compile(r"[ \t\u00a0\u200b]+")
 
 
