@@ -38,7 +38,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         from mabpd_kit.printable import printable
-
         self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
 
@@ -59,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     from mabpd_kit.printable import Printable
-
     stderr, sys.stderr = sys.stderr, Printable(sys.stderr)  # an endpoint's text never drives the terminal
     try:
         return int(importlib.import_module(module_name(args.command)).run(args) or 0)
@@ -79,7 +77,6 @@ def error_line(exc: BaseException) -> str:
     """One line for ``exc``: ``error: <message>`` for user errors (a missing file, a bad name, an
     endpoint that refused), else the exception's type and message and how to see the traceback."""
     from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
-
     if isinstance(exc, KeyError) and exc.args:  # KeyError's str() adds quotes
         msg = str(exc.args[0])
     elif isinstance(exc, OSError) and exc.strerror and exc.filename is not None:  # "Is a directory: x"

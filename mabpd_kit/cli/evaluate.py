@@ -37,12 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.evaluate import canonical, evaluate
-
     base = Config.load(args.config) if args.config else Config()
     llm = None
     if args.endpoint:
         from mabpd_kit.llm import connect
-
         url = "://" in args.endpoint  # a base URL, else a preset name
         llm = connect(None if url else args.endpoint, base_url=args.endpoint if url else None, model=args.model,
                       config=base)
@@ -57,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     _leaning_audit(ev, name, args, out)
     if name == "babe" and args.split == "train":  # the leave-one-outlet-out check of the corrected share
         from mabpd_kit.evaluate.validity import validity_section
-
         print(validity_section(ev.predictions, ev.baseline))
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
@@ -71,14 +68,12 @@ def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -
     """False-positive and false-negative rates by outlet leaning, the baseline beside the ten LLMs' labels
     (``leaning_audit.csv``)."""
     from mabpd_kit.evaluate.audit import leaning_audit, leaning_gaps
-
     pred = ev.predictions  # type: ignore[attr-defined]
     if name != "babe" or "type" not in pred:
         return
     df = pred[pred["system"] == ev.baseline][["id", "gold", "pred", "type"]]  # type: ignore[attr-defined]
     if not args.no_anchors and args.split == "train":
         from mabpd_kit.data import load_babe
-
         llm = load_babe("train", data_dir=args.data_dir, download=False)
         cols = [c for c in llm.columns if c.endswith("_label")]
         df = df.merge(llm[["id", *cols]].astype({"id": str}), on="id", how="left")

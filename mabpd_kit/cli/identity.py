@@ -68,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "run":
         from mabpd_kit.llm import connect
-
         cfg = Config.load(args.config) if args.config else Config()
         llm = connect(args.preset, model=args.model, base_url=args.base_url, config=cfg)
         qs = load_questions(args.dataset, args.n, seed=cfg.identity.seed)

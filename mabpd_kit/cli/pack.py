@@ -44,7 +44,6 @@ def _command(parts: list[str]) -> list[str]:
 
 def _summary(path: str) -> str:
     from mabpd_kit.llm.pack import load_pack
-
     d = load_pack(path)
     u = d.get("usage", {})
     return (f"{path}: {len(d.get('entries', {}))} recorded answers from {d.get('model')} at {d.get('endpoint')} "
@@ -56,7 +55,6 @@ def _summary(path: str) -> str:
 def _record(args: argparse.Namespace) -> int:
     from mabpd_kit.config import Config
     from mabpd_kit.llm.pack import write_pack
-
     base_url = args.base_url or os.environ.get("MABPD_BASE_URL", "").strip()
     model = args.model or os.environ.get("MABPD_MODEL", "").strip()
     if not base_url or not model:

@@ -14,7 +14,6 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from mabpd_kit.radar.debate import SYSTEMS
-
     sub = parser.add_subparsers(dest="radar_command", metavar="ACTION")
     cal = sub.add_parser("calibrate", help="replay logged trajectories over the tau grid (dev/test halves)")
     cal.add_argument("--run", default=None, help="RADAR answer-map JSON (default: the logged Llama-3-8B run)")
@@ -46,14 +45,12 @@ def run(args: argparse.Namespace) -> int:
 def _debate(args: argparse.Namespace, cfg: Config) -> int:
     from mabpd_kit.llm import connect
     from mabpd_kit.radar.debate import RadarDebate
-
     if args.tau_s is not None or args.tau_v is not None:
         cfg = cfg.replace(**{"radar.tau_s": cfg.radar.tau_s if args.tau_s is None else args.tau_s,
                              "radar.tau_v": cfg.radar.tau_v if args.tau_v is None else args.tau_v})
     evidence = list(args.evidence)
     if args.evidence_file:
         from mabpd_kit.cli._input import read_text
-
         evidence += [ln.strip() for ln in read_text(args.evidence_file, lines_option="").splitlines() if ln.strip()]
     llm = connect()
     if sys.stderr.isatty():  # one claim: a status line, not a bar (stdout stays the transcript)
@@ -73,7 +70,6 @@ def _calibrate(args: argparse.Namespace, cfg: Config) -> int:
     from mabpd_kit.radar.calibrate import calibrate, evaluate_rule, simulate_trajectories, split_dev_test
     from mabpd_kit.radar.logs import load_radar_run
     from mabpd_kit.radar.stopping import DualThreshold
-
     if args.simulate:
         trajs, what = simulate_trajectories(args.simulate, seed=args.seed), f"{args.simulate} simulated claims"
     else:

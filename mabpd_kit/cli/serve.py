@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.llm import local
-
     if args.status or args.stop:
         if args.model_path or args.port:
             raise ValueError("--model-path and --port start a server: they do not go with --status or --stop")

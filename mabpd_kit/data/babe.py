@@ -44,13 +44,10 @@ def _stable_id(prefix: str, text: str) -> str:
 
 def load_babe(split: str = "train", data_dir: str | os.PathLike | None = None, llm_labels: bool = True,
               download: bool = True, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
-    """BABE sentences with expert labels (1 = biased, 0 = neutral).
-
-    ``split="train"`` (3,121 rows) reads the local reconstructed CSV, else the pinned parquet; ``"test"`` (1,000)
-    is held out: evaluate on it once at the end, never tune on it. ``llm_labels``: the ten LLMs' zero-shot
-    ``<model>_label`` columns (nullable 0/1) from the annomatic file when available: anchors, never training signal."""
+    """BABE sentences with expert labels (1 = biased, 0 = neutral): ``"train"`` (3,121 rows) or ``"test"`` (1,000,
+    held out: evaluate on it once at the end, never tune on it). ``llm_labels``: the ten LLMs' zero-shot labels
+    from the annomatic file when available: anchors, never training signal."""
     import pandas as pd
-
     if split not in ("train", "test"):
         raise ValueError(f"BABE split must be 'train' or 'test', not {split!r}")
     csv = "derived/babe_hf_train3121_reconstructed.csv"

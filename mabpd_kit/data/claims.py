@@ -38,7 +38,6 @@ def load_politifact_hidden(data_dir: str | os.PathLike | None = None, download: 
                            download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """PolitiFact-Hidden test split: 2,000 claims (ids 12994-14993), labels FALSE 1,501 / HALF-TRUE 406 / TRUE 93."""
     import pandas as pd
-
     labels = _politifact_labels(data_dir, download, download_dir)
     path = locate("PolitiFact-Hidden", "example_to_claim.json", data_dir, download=download, download_dir=download_dir)
     claims = json.loads(path.read_text(encoding="utf-8"))
@@ -65,7 +64,6 @@ def load_radar_claims(kind: str = "gold", data_dir: str | os.PathLike | None = N
     fact-check's sentences), ``"retrieved"`` and ``"matching"`` (the same 150, top-20 retrieved sentences),
     ``"400"`` (400 claims, 20 sentences each from pro/con retrieval)."""
     import pandas as pd
-
     if kind not in _RADAR_KINDS:
         raise ValueError(f"kind must be one of {sorted(_RADAR_KINDS)}, not {kind!r}")
     path = locate("RADAR", _RADAR_KINDS[kind], data_dir, download=download, download_dir=download_dir)
@@ -103,7 +101,6 @@ def _liar_records(path: Path, n_fields: int, has_index: bool) -> list[list[str]]
 
 def _liar_frame(records: list[list[str]], columns: list[str]) -> pd.DataFrame:
     import pandas as pd
-
     df = pd.DataFrame(records, columns=columns)
     df["id"] = df["id"].str.replace(".json", "", regex=False)
     unknown = set(df["label"]) - set(LIAR_TO_3)
@@ -132,7 +129,6 @@ def load_liar_plus(split: str = "val", data_dir: str | os.PathLike | None = None
     """LIAR-PLUS: LIAR's columns plus ``justification`` (the article's ruling without the verdict sentence) and
     ``evidence`` (it split into sentences)."""
     from mabpd_kit.text import split_sentences
-
     names = {"train": "train2.tsv", "val": "val2.tsv", "valid": "val2.tsv", "test": "test2.tsv"}
     if split not in names:
         raise ValueError(f"LIAR-PLUS split must be train, val or test, not {split!r}")

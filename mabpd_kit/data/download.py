@@ -89,7 +89,6 @@ def download_dir(download_dir: str | os.PathLike | None = None) -> Path:
     if env:
         return Path(env).expanduser() / "data"
     import platformdirs
-
     return Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False)) / "data"
 
 
@@ -256,7 +255,6 @@ def _extract_member(archive: Path, entry: FileEntry) -> Path:
 def status(data_dir: str | os.PathLike | None = None, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per manifest file: where it is found (local / cache / missing) and whether it verifies."""
     import pandas as pd
-
     base, cache = _resolve_data_dir(data_dir), _resolve_download_dir(download_dir)
     rows = []
     for (dataset, relpath), e in manifest().items():

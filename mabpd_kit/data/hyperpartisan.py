@@ -29,7 +29,6 @@ def _clean_article(text: str) -> str:
     """HTML entities decoded (repeatedly: the files double-escape) and whitespace normalised, paragraphs kept; the
     pipeline cleans again with offsets."""
     from mabpd_kit.text import _unescape_fully
-
     lines = (_SPACES.sub(" ", line).strip() for line in _unescape_fully(text).splitlines())
     return "\n".join(line for line in lines if line)
 
@@ -53,7 +52,6 @@ def load_hyperpartisan(split: str = "train", data_dir: str | os.PathLike | None 
     import pandas as pd
 
     from mabpd_kit.text import truncate_words
-
     if split not in _HP_FILES:
         raise ValueError(f"HyperPartisan split must be 'train' or 'test', not {split!r}")
     art_name, gt_name = _HP_FILES[split]

@@ -25,7 +25,6 @@ def load_mmlu(split: str = "test", data_dir: str | os.PathLike | None = None, do
     """MMLU professional medicine, 4 options (test 272 rows: answers A 50 / B 55 / C 45 / D 122,
     so "always D" already scores 44.9%; validation 31; dev 5)."""
     import pandas as pd
-
     if split not in ("test", "validation", "dev"):
         raise ValueError(f"MMLU split must be test, validation or dev, not {split!r}")
     path = _on_disk(MMLU, "professional_medicine_test.csv", data_dir, download_dir) if split == "test" else None
@@ -54,7 +53,6 @@ def load_gsm8k(split: str = "test", data_dir: str | os.PathLike | None = None, d
     """GSM8K maths word problems (test 1,319, train 7,473). ``answer`` is the gold number after
     ``####`` with thousands separators removed (a string, e.g. ``"18"``); ``solution`` the worked text."""
     import pandas as pd
-
     if split not in ("test", "train"):
         raise ValueError(f"GSM8K split must be test or train, not {split!r}")
     path = locate("GSM8K", f"{split}.jsonl", data_dir, download=download, download_dir=download_dir)

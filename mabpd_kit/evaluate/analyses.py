@@ -76,12 +76,9 @@ def _safe(fn: Any) -> Any:
 
 
 def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
-    """One row per decision with the trace facts every figure is counted from (nullable booleans:
-    <NA> where a flag does not apply): ``id, gold, pred, failed, n_agents, disagree, debated, rounds,
-    split_start, unanimous_end, converged, echo_chamber, verified, upheld, wrong_uphold, sycophancy,
-    ungrounded_uphold``."""
+    """One row per decision with the trace facts every figure is counted from (nullable booleans, <NA> where a
+    flag does not apply)."""
     import pandas as pd
-
     rows = []
     for d in decisions:
         gold = _bin(d.gold)
@@ -316,7 +313,6 @@ class PaperAnalyses:
     def table(self) -> pd.DataFrame:
         """One row per figure: ``system, analysis, measure, value, lo, hi, events, base, paper, definition``."""
         import pandas as pd
-
         ind, fm = self.independence, self.failures
 
         def row(measure: str, value: float, *, system: str = self.system, analysis: str = "agent independence",

@@ -45,7 +45,6 @@ def leaning_audit(frame: pd.DataFrame, *, group: str = "type", gold: str = "labe
     import pandas as pd
 
     from mabpd_kit.config import MetricsConfig
-
     conf = MetricsConfig().confidence if confidence is None else confidence
     for col in (group, gold):
         if col not in frame:
@@ -87,7 +86,6 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int, conf: float) -> tuple[float, f
 def leaning_gaps(audit: pd.DataFrame, a: str = "right", b: str = "left") -> pd.DataFrame:
     """Per system, group ``a``'s rates minus group ``b``'s (``fpr_diff``, ``fnr_diff``) with Newcombe intervals."""
     import pandas as pd
-
     conf = audit.attrs.get("confidence", 0.95)
     rows = []
     for s, t in audit.groupby("system", sort=False):

@@ -34,16 +34,12 @@ def canonical(dataset: str) -> str:
 
 
 def load_benchmark(dataset: str = "babe", split: str = "train", *, data_dir: str | Path | None = None,
-                   limit: int | None = None, seed: int | None = None, truncate: int | None = None) -> pd.DataFrame:
+                   limit: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """The items of a binary benchmark: ``id, text, label`` plus metadata. ``limit=N``: a seeded sample of N items
-    in file order; ``truncate``: cut articles to N words."""
+    in file order."""
     from mabpd_kit import data
-
-    name = canonical(dataset)
-    if name == "babe":
-        df = data.load_babe(split, data_dir=data_dir)
-    else:
-        df = data.load_hyperpartisan(split, data_dir=data_dir, truncate=truncate)
+    load = data.load_babe if canonical(dataset) == "babe" else data.load_hyperpartisan
+    df = load(split, data_dir=data_dir)
     if limit is not None and limit < len(df):
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -67,7 +63,6 @@ def evaluate(dataset: str = "babe", split: str = "train",
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.runs import fingerprint
-
     base = config or Config()
     n_resamples, seed = _bootstrap_settings(n_resamples, seed, base)
     base, truncate = _truncated(base, dataset, frame, truncate)
@@ -82,7 +77,6 @@ def evaluate(dataset: str = "babe", split: str = "train",
     model = "rule" if live is None else f"{live.endpoint}|{live.model}"  # what else changes a decision
     if progress:
         from mabpd_kit.runs.results import status
-
         status(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}")
 
     t0 = time.perf_counter()
@@ -102,7 +96,6 @@ def evaluate(dataset: str = "babe", split: str = "train",
         if live is None:
             raise ValueError("batch mode needs an LLM endpoint (--endpoint)")
         from mabpd_kit.llm.batch import run_batched
-
         run_batched(one_pass, live, state=batch, quiet=not progress)  # every configuration's calls in one batch per pass
     else:
         one_pass()
@@ -149,7 +142,6 @@ def trace_figures(decisions: dict[str, Sequence[Any]], items: pd.DataFrame, *, n
     the first configuration (:func:`.analyses.paper_analyses`; an ``annotations`` column adds r and kappa)."""
     from mabpd_kit.evaluate.analyses import paper_analyses
     from mabpd_kit.evaluate.spans import span_table
-
     ids = items["id"].astype(str).tolist()
     ordered = {}
     for name, ds in decisions.items():  # in the items' order, whatever the runner returned

@@ -47,7 +47,6 @@ def models(table: pd.DataFrame) -> list[str]:
 def single_scores(table: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """Each model's macro F1 on the table's sentences with its bootstrap interval, best first."""
     import pandas as pd
-
     gold = table["gold"].to_numpy()
     rows = []
     for m in models(table):
@@ -74,7 +73,6 @@ def vote_score(table: pd.DataFrame, voters: Sequence[str], n_resamples: int | No
     """Two rows, ``vote`` and ``best single`` (by macro F1 here): ``system``, ``voters``, ``n``, ``macro_f1``, ``lo``,
     ``hi``; the vote's row adds the paired bootstrap against the best single (``diff``, ``diff_lo``, ``diff_hi``, ``p``)."""
     import pandas as pd
-
     gold = table["gold"].to_numpy()
     vote = majority_vote(table, voters)
     best = max(voters, key=lambda m: macro_f1(gold, table[m].to_numpy()))
@@ -108,7 +106,6 @@ def vote_sizes(table: pd.DataFrame, sizes: Sequence[int] = (3, 5, 10), n_resampl
     import pandas as pd
 
     from mabpd_kit.config import Config
-
     seed = Config().metrics.seed if seed is None else seed
     gold = table["gold"].to_numpy()
     fold = _folds(gold, seed)
@@ -142,7 +139,6 @@ def error_correlation(table: pd.DataFrame) -> pd.DataFrame:
     """Pairwise phi of the models' errors, one row per ordered pair (``a``, ``b``, ``phi``, ``both_wrong``); NaN for a
     model wrong on every sentence or on none."""
     import pandas as pd
-
     names = models(table)
     errors = (table[names].to_numpy() != table["gold"].to_numpy()[:, None]).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):  # a model wrong everywhere (or nowhere) has no phi

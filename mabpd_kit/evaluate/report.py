@@ -27,7 +27,6 @@ def _md(value: Any) -> str:
     """A value as markdown text: HTML-escaped (a renderer passes raw HTML through), pipes and
     backticks escaped (a table cell, a code span), one line."""
     import html
-
     text = html.escape(str(value), quote=False).replace("|", "\\|").replace("`", "\\`")
     return " ".join(text.split())
 
@@ -80,7 +79,6 @@ class Evaluation:
     def chart(self) -> alt.TopLevelMixin:
         """Grouped bars of macro F1 / F1 / precision / recall per system, macro F1 with its CI."""
         from mabpd_kit.viz.evaluation import metrics_chart
-
         return metrics_chart(self.metrics, title=f"{self.dataset} {self.split}: {self.n_items} items, {self.mode}")
 
     def closing_note(self) -> str:
@@ -174,13 +172,11 @@ class Evaluation:
         """Write results.csv, metrics.csv, comparisons.csv, report.md, chart.svg and chart.png, and spans.csv
         and analyses.csv where the evaluation has them."""
         import vl_convert as vlc
-
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         files = {"results": out / "results.csv", "metrics": out / "metrics.csv", "comparisons": out / "comparisons.csv",
                  "report": out / "report.md", "chart_svg": out / "chart.svg", "chart_png": out / "chart.png"}
         from mabpd_kit.files import atomic, write_text  # each file all or nothing (a full disk leaves no half file)
-
         tables = {"results": self.predictions, "metrics": self.metrics, "comparisons": self.comparisons}
         if self.spans is not None:
             tables["spans"] = self.spans

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["compare", "flip_counts", "predictions", "score_system", "threshold_sweep"]
 
 _USAGE = ("calls", "prompt_tokens", "completion_tokens", "latency_s")
+_ITEM_COLUMNS = ("outlet", "type", "topic", "title", "text")  # metadata copied into the predictions
 
 
 def _is_binary(*label_arrays: Sequence[Any]) -> bool:
@@ -44,7 +45,6 @@ def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int |
 def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Sequence[float] | None = None) -> pd.DataFrame:
     """Metrics of ``biased iff score >= t`` for each threshold (default 0.20-0.80 step 0.01): pick ``t`` on one half."""
     import pandas as pd
-
     ts = np.round(np.arange(0.20, 0.8001, 0.01), 2) if thresholds is None else np.asarray(thresholds, dtype=float)
     s = np.asarray(score, dtype=float)
     rows = [{"threshold": float(t), **metrics_.classification_report(gold, (s >= t).astype(int))} for t in ts]
@@ -62,12 +62,9 @@ def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[i
 
 def predictions(results: Results | pd.DataFrame, system: str, *, items: pd.DataFrame | None = None,
                 failed_as: Any = 0) -> pd.DataFrame:
-    """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame.
-
-    With ``items`` the rows follow their order, gold is their ``label`` and their metadata and ``text`` are
-    added; a failed item's prediction is ``failed_as`` (default 0, neutral)."""
+    """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame, in the order
+    of ``items`` (gold their ``label``, their metadata added); a failed item's prediction is ``failed_as``."""
     import pandas as pd
-
     frame = results if isinstance(results, pd.DataFrame) else results.to_frame()
     records = None if isinstance(results, pd.DataFrame) else getattr(results, "records", None)
     missing = {"id", "pred"} - set(frame.columns)
@@ -88,33 +85,28 @@ def predictions(results: Results | pd.DataFrame, system: str, *, items: pd.DataF
         if "gold" not in frame.columns:
             raise ValueError(f"the results of {system!r} have no gold column; pass items with a label column")
         gold = frame["gold"].to_numpy()
-    has_failed = "failed" in frame.columns
-    failed = frame["failed"].fillna(False).astype(bool).to_numpy() if has_failed else np.zeros(len(frame), bool)
+    failed = (frame["failed"].fillna(False).astype(bool).to_numpy() if "failed" in frame.columns
+              else np.zeros(len(frame), bool))
     if isinstance(failed_as, (int, np.integer)) and not isinstance(failed_as, bool):
         gold = gold.astype(int)
         values = pd.to_numeric(frame["pred"], errors="coerce").fillna(failed_as).astype(int).to_numpy()
-        pred = np.where(failed, failed_as, values)
     else:
         values = frame["pred"].astype(object).where(frame["pred"].notna(), failed_as).to_numpy()
-        pred = np.where(failed, failed_as, values)
+    pred = np.where(failed, failed_as, values)
     cols: dict[str, Any] = {"system": system, "id": frame["id"].to_numpy(), "gold": gold, "pred": pred}
     cols.update({c: frame[c].to_numpy() for c in ("score", "route") if c in frame.columns})
     cols["failed"] = failed
     cols.update({c: usage[c].to_numpy() for c in _USAGE})
     if items is not None:
-        cols.update({c: items[c].to_numpy() for c in ("outlet", "type", "topic", "title") if c in items.columns})
-        if "text" in items.columns:
-            cols["text"] = items["text"].to_numpy()
+        cols.update({c: items[c].to_numpy() for c in _ITEM_COLUMNS if c in items.columns})
     return pd.DataFrame(cols)
 
 
 def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.DataFrame:
     """Per-item usage: the frame's flat columns, else each record's ``usage``, else 0."""
     import pandas as pd
-
-    usage = None
-    if records is not None and len(records) == len(frame) and all(hasattr(r, "usage") for r in records):
-        usage = [r.usage for r in records]
+    usable = records is not None and len(records) == len(frame) and all(hasattr(r, "usage") for r in records)
+    usage = [r.usage for r in records] if usable else None
     out: dict[str, Any] = {}
     for c in _USAGE:
         col = next((k for k in (c, "call_" + c if c == "latency_s" else c) if k in frame.columns), None)
@@ -134,7 +126,6 @@ def compare(systems: Mapping[str, Results | pd.DataFrame], *, items: pd.DataFram
     """Score each system and compare every one with the first (paired bootstraps) on the same items. ``items`` fixes
     order and gold and supplies the reference columns in ``items.attrs["llm_label_columns"]`` (scored on >= 10 labels)."""
     import pandas as pd
-
     t0 = time.perf_counter()
     if not systems:
         raise ValueError("give at least one system")

@@ -30,7 +30,6 @@ def decision_spans(decision: Any) -> list[str]:
     """The texts of the valid spans behind the final label: the biased evidence of a biased decision
     (:func:`mabpd_kit.mabpd.evidence.decision_evidence`, as the verifier gets them), none otherwise."""
     from mabpd_kit.mabpd.evidence import decision_evidence
-
     if getattr(decision, "failed", False) or decision.label != "biased":
         return []
     return [s.text for s in decision_evidence(decision) if s.valid]
@@ -51,7 +50,6 @@ def _aligned(decisions: Sequence[Any], ids: Sequence[Any] | None) -> list[Any]:
 def _agents(decisions: Sequence[Any]) -> list[str]:
     """The agents that reported on any item, in roster order (then any others, in order of appearance)."""
     from mabpd_kit import roster
-
     seen: dict[str, None] = {}
     for d in decisions:
         for a in getattr(d, "reports", None) or {}:
@@ -67,7 +65,6 @@ def span_table(systems: Mapping[str, Sequence[Any]], gold_words: Sequence[Sequen
     system's decisions, for each scope (``biased-gold``, ``all``), with a bootstrap interval of F1 over sentences
     (``ci=False``: NaN). ``ids`` aligns the decisions by id."""
     import pandas as pd
-
     if not systems:
         raise ValueError("give at least one system")
     y = np.array([1 if v in (1, True, "biased", "1") else 0 for v in labels], dtype=int)

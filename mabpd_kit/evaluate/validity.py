@@ -25,7 +25,6 @@ def prevalence_validity(df: pd.DataFrame, *, group: str = "outlet", min_n: int =
 
     from mabpd_kit.config import CorpusConfig
     from mabpd_kit.corpus.prevalence import bin_counts, error_rates, estimate, group_seed
-
     st = CorpusConfig()
     e = tuple(edges) if edges is not None else st.prevalence_bins
     max_width = st.prevalence_max_width if max_width is None else max_width
@@ -94,7 +93,6 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> pd.DataFrame:
 
     from mabpd_kit.data.babe import load_babe
     from mabpd_kit.mabpd.pipeline import Pipeline
-
     items = load_babe("train", data_dir=data_dir, llm_labels=False, download=False)
     pipe = Pipeline(config=config) if config is not None else Pipeline()
     rows = [(i, d.pred, d.score, d.failed) for i, d in
@@ -109,7 +107,6 @@ def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tup
     their spread between outlets and the leave-one-outlet-out check; returns (method, values)."""
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.prevalence import error_rates
-
     cfg, df = config or Config(), sentences
     rates = error_rates(df["flag"], df["score"], df["label"], cfg.corpus.prevalence_bins, groups=df["outlet"],
                         source="BABE train", settings=cfg.corpus)
@@ -125,7 +122,6 @@ def _by_leaning(df: pd.DataFrame) -> list[dict[str, Any]]:
     if "type" not in df:
         return []
     from mabpd_kit.evaluate.audit import leaning_audit
-
     table = leaning_audit(df.assign(pred=df["flag"]), group="type", gold="label", systems=["pred"])
     return [_rounded(r) for r in table.to_dict("records")]
 

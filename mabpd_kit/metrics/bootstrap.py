@@ -38,7 +38,6 @@ class BootstrapResult:
 def _defaults(n_resamples: int | None, seed: int | None, confidence: float) -> tuple[int, int]:
     if n_resamples is None or seed is None:
         from mabpd_kit.config import Config
-
         m = Config().metrics
         n_resamples = m.bootstrap_resamples if n_resamples is None else n_resamples
         seed = m.seed if seed is None else seed

@@ -159,7 +159,6 @@ def macro_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None)
 def confusion(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None):
     """Confusion matrix as a DataFrame (rows gold, columns predicted); with ``labels``, other items are left out."""
     import pandas as pd
-
     y, p = _pair(y_true, y_pred)
     cm, labs = _labelled_cm(y, p, labels)
     k = len(labs)

@@ -93,7 +93,6 @@ def span_scores(pred: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], ma
     lo = hi = float("nan")
     if ci and len(counts):
         from mabpd_kit.metrics.bootstrap import bootstrap_ci
-
         packed = _pack(counts)
         data, stat = (counts, _micro_f1) if packed is None else (packed, _packed_f1)
         _, lo, hi = bootstrap_ci(data, stat, n_resamples=n_resamples, seed=seed, confidence=confidence)
