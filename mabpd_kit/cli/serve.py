@@ -52,10 +52,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"serving {srv.describe()} (started in {time.perf_counter() - t0:.1f} s)")
     _how_to(srv)
     print("Ctrl-C stops it.", flush=True)
-    def _interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops the server as Ctrl-C does
     code = 0
     try:
         while local.alive(srv):

@@ -1,10 +1,6 @@
-"""Where benchmark files come from, how they are checked, and where they are kept.
-
-:func:`locate` looks in your copy (``data_dir`` or ``MABPD_DATA_DIR``), then the download folder
-(``download_dir``, ``$MABPD_CACHE_DIR/data`` or the user cache), then downloads from the pinned URL of
-``resources/datasets.json`` and verifies it (:func:`fetch`). A manifest ``sha256`` is checked on download and
-every read; without one, the first download's checksum is kept beside the file and later reads must match it.
-Offline and not found: :class:`DataMissingError` names the file, its URL and the folder to put it in."""
+"""Where benchmark files come from (your copy, the download folder, or the pinned URL of
+``resources/datasets.json``), how they are checked (the manifest's sha256 on download and every read; without
+one, the first download's checksum, kept beside the file) and where they are kept."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Ten real LLMs' zero-shot labels on BABE train (the annomatic file, :func:`mabpd_kit.data.load_babe`): does a
-vote beat the best single model, and how do their errors go together?
-
-Every comparison is on the sentences every model answered (:func:`label_table`); nothing is fitted except
-the fold-wise choice of voters in :func:`vote_sizes`."""
+"""Ten real LLMs' zero-shot labels on BABE train (the annomatic file): does a vote beat the best single model, and
+how do their errors go together? Every comparison is on the sentences every model answered (:func:`label_table`);
+nothing is fitted except the fold-wise choice of voters in :func:`vote_sizes`."""
 
 from __future__ import annotations
 
