@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -> None:
-    """False-positive and false-negative rates by outlet leaning, the baseline beside the ten LLMs' labels
-    (``leaning_audit.csv``)."""
+    """Error rates by outlet leaning, the baseline beside the ten LLMs' labels (``leaning_audit.csv``)."""
     from mabpd_kit.evaluate.audit import leaning_audit, leaning_gaps
     pred = ev.predictions  # type: ignore[attr-defined]
     if name != "babe" or "type" not in pred:

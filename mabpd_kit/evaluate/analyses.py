@@ -152,8 +152,7 @@ class Independence:
 
 
 def _agents_table(decisions: Sequence[Any]) -> tuple[tuple[str, ...], np.ndarray]:
-    """The agents' round-1 verdicts as a Fleiss count table (#neutral, #biased) over the decided items
-    that have the most common set of agents."""
+    """The round-1 verdicts as a Fleiss count table (#neutral, #biased), items with the most common agents."""
     sets = [tuple(d.reports) for d in decisions if not d.failed and len(d.reports or {}) >= 2]
     if not sets:
         return (), np.zeros((0, 2), dtype=int)
@@ -242,8 +241,7 @@ def _two_col(a: np.ndarray) -> np.ndarray:
 
 
 def _kappa_of_counts(m: int) -> Any:
-    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1 (the formula of
-    :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k))."""
+    """Fleiss' kappa of binary labels from each item's count ``k`` of raters (of ``m``) saying 1."""
     j = np.arange(m + 1)
     agree = (j**2 + (m - j) ** 2 - m) / (m * (m - 1))  # P_i of an item with j ratings of 1
 

@@ -24,8 +24,7 @@ FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
 
 
 def _md(value: Any) -> str:
-    """A value as markdown text: HTML-escaped (a renderer passes raw HTML through), pipes and
-    backticks escaped (a table cell, a code span), one line."""
+    """A value as one line of markdown text: HTML, pipes and backticks escaped (renderers pass raw HTML)."""
     import html
     text = html.escape(str(value), quote=False).replace("|", "\\|").replace("`", "\\`")
     return " ".join(text.split())

@@ -117,8 +117,7 @@ def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tup
 
 
 def _by_leaning(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The detector's own error rates by the outlet's leaning on these sentences (the leaning audit of
-    :mod:`mabpd_kit.evaluate.audit`), for the corpus report to show beside a user's leaning column."""
+    """The detector's error rates by outlet leaning, for the corpus report to show beside a user's leaning column."""
     if "type" not in df:
         return []
     from mabpd_kit.evaluate.audit import leaning_audit

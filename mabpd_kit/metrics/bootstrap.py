@@ -49,7 +49,6 @@ def _defaults(n_resamples: int | None, seed: int | None, confidence: float) -> t
 
 
 def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile interval of the resampled values."""
     alpha = 1 - confidence
     lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
