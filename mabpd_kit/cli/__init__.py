@@ -38,7 +38,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         from mabpd_kit.printable import printable
-
         self.exit(2, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
 
@@ -59,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     from mabpd_kit.printable import Printable
-
     stderr, sys.stderr = sys.stderr, Printable(sys.stderr)  # an endpoint's text never drives the terminal
     try:
         return int(importlib.import_module(module_name(args.command)).run(args) or 0)
@@ -75,16 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = stderr
 
 
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    """Errors whose message is meant for the user: printed as is, without a traceback."""
-    from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
-
-    return ValueError, KeyError, OSError, LLMError  # PromptError is a ValueError
-
-
 def error_line(exc: BaseException) -> str:
     """One line for ``exc``: ``error: <message>`` for user errors (a missing file, a bad name, an
     endpoint that refused), else the exception's type and message and how to see the traceback."""
+    from mabpd_kit.llm.errors import LLMError  # here, not at the top: `mabpd --help` stays fast
     if isinstance(exc, KeyError) and exc.args:  # KeyError's str() adds quotes
         msg = str(exc.args[0])
     elif isinstance(exc, OSError) and exc.strerror and exc.filename is not None:  # "Is a directory: x"
@@ -92,6 +84,6 @@ def error_line(exc: BaseException) -> str:
     else:
         msg = str(exc)
     msg = " ".join(msg.split()) or type(exc).__name__
-    if isinstance(exc, _user_error_types()):
+    if isinstance(exc, (ValueError, KeyError, OSError, LLMError)):  # PromptError is a ValueError
         return f"error: {msg}"
     return f"unexpected error: {type(exc).__name__}: {msg} (set MABPD_DEBUG=1 for the traceback)"

@@ -12,13 +12,10 @@ TABULAR = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".xlsx", ".
 
 
 def read_text(name: str, *, lines_option: str = "--lines") -> str:
-    """The text of file ``name`` (``-`` = stdin), decoded as :func:`mabpd_kit.text.decode` does.
-
-    Raises ``ValueError`` / ``FileNotFoundError`` with one line saying what to do for a directory,
-    a tabular file, a binary file or a missing file (the CLI prints it and exits 2). ``lines_option``:
-    how the command takes one text per line (named in the messages; "" when it always does)."""
+    """The text of file ``name`` (``-`` = stdin), decoded as :func:`mabpd_kit.text.decode` does; a directory, a
+    tabular, binary or missing file is a one-line ``ValueError`` / ``FileNotFoundError`` saying what to do.
+    ``lines_option``: how the command takes one text per line (named in the messages; "" when it always does)."""
     from mabpd_kit.text import decode, looks_binary
-
     if name == "-":
         stream = getattr(sys.stdin, "buffer", None)
         raw = stream.read() if stream is not None else sys.stdin.read().encode("utf-8", "surrogateescape")

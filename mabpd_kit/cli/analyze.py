@@ -1,17 +1,6 @@
-"""``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text.
-
-A plain-text file (UTF-8, or Latin-1/cp1252 decoded as the API does) is one item, or one item per
-line with ``--lines``. A corpus (a .csv/.tsv/.jsonl/.json/.parquet table or a folder of .txt/.html
-files) goes to corpus analysis (:mod:`mabpd_kit.corpus.command`: article mode, a resumable results
-file, ``--export``, ``--report``). A binary, an empty or an unreadable file is refused with one line.
-
-Rule-based agents (offline) unless ``--llm`` asks for the configured endpoint. ``--checkpoint``
-makes the run resumable (the one batch runner, :func:`mabpd_kit.runs.run`).
-
-An option that the input cannot use is refused in one line, exit code 2, before anything runs: a
-corpus option (``--text-col``, ``--report``...) on plain text, a text option (``--format``,
-``-o``, ``--lines``, ``--checkpoint``, ``--batch``) on a corpus. ``--ablation`` works on both.
-"""
+"""``mabpd analyze FILE|- [--lines] [--format table|json|html]``: MABPD on your own text (one item, or one per
+line), or on a corpus (a table or a folder: :mod:`mabpd_kit.corpus.command`). An option the input cannot use is
+refused in one line, exit code 2, before anything runs."""
 
 from __future__ import annotations
 
@@ -42,13 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --llm: send the calls through the Batch API (half price, within 24 h), one stage "
                              "per pass; STATE is a JSON file: run the same command again to resume after a crash")
     from mabpd_kit.corpus.command import add_corpus_options
-
     add_corpus_options(parser.add_argument_group("corpus input (a table or a folder)"))
 
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus import command as corpus
-
     if args.file != "-" and corpus.is_corpus(args.file):
         args.corpus = args.file
         return corpus.run(args)
@@ -60,14 +47,11 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from mabpd_kit.mabpd import Pipeline
-
     items = text_items(args.file, args.lines)
-    cfg = Config.load(args.config) if args.config else Config()
-    cfg = cfg.ablation(args.ablation)
+    cfg = (Config.load(args.config) if args.config else Config()).ablation(args.ablation)
     llm = None
     if args.llm:
         from mabpd_kit.llm import connect
-
         llm = connect(config=cfg)
     else:
         print("mabpd analyze: rule-based agents (offline); pass --llm to use a configured endpoint", file=sys.stderr)
@@ -77,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
             if llm is None:
                 raise ValueError("--batch needs --llm (the Batch API of the configured endpoint)")
             from mabpd_kit.llm.batch import run_batched
-
             pipe = Pipeline(cfg, llm)
             ckpt = args.checkpoint or str(Path(args.batch).with_suffix(".jsonl"))  # finished items are not redone
             res = run_batched(lambda: pipe.analyze_many(items, checkpoint=ckpt, progress=progress), llm,
@@ -88,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
         body = "\n".join(json.dumps(d.to_dict(), ensure_ascii=False) for d in res.decisions) + "\n"
     elif args.format == "html":
         from mabpd_kit.viz.pipeline import decision_html
-
         body = ("<!doctype html><meta charset='utf-8'><title>mabpd analyze</title>"
                 + "".join(decision_html(d) for d in res.decisions))
     else:

@@ -1,9 +1,5 @@
-"""``mabpd data``: where each benchmark file is found, download what can be downloaded, locate one file.
-
-    mabpd data status [--data-dir D] [--download-dir C]
-    mabpd data fetch [DATASET ...]
-    mabpd data locate DATASET RELPATH
-"""
+"""``mabpd data status | fetch [DATASET ...] | locate DATASET RELPATH``: where each benchmark file is found,
+download what can be downloaded, locate one file."""
 
 from __future__ import annotations
 

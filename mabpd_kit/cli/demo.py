@@ -20,7 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.demo import agreement_text, build_report, load_samples
     from mabpd_kit.mabpd import Pipeline
-
     samples = load_samples(args.samples)
     cfg = Config().ablation(args.ablation)
     print(f"mabpd demo: offline, rule-based agents ({args.ablation}); {len(samples)} sample items")

@@ -1,12 +1,5 @@
-"""``mabpd doctor``: what this machine will run with, in one screen.
-
-Prints Python and package versions, the environment (every server kind's key variable shown only as
-set/unset), the configured endpoint and its server kind, the capability probe (skipped offline or with ``--no-probe``; a stored result younger than
-``config.llm.probe_ttl_h`` is reused, ``--refresh`` probes again and overwrites it) and the cache
-location and size.
-Exit code 0 when everything needed for the chosen mode works, 1 when the configured endpoint
-cannot be reached.
-"""
+"""``mabpd doctor``: versions, environment (keys shown only as set/unset), endpoint, server kind, capability
+probe and cache, in one screen; exit code 1 when the configured endpoint cannot be reached."""
 
 from __future__ import annotations
 
@@ -32,7 +25,6 @@ ENV_VARS = ("MABPD_BASE_URL", "MABPD_MODEL", "MABPD_API_KEY", "MABPD_OFFLINE", "
 def _env_vars() -> tuple[str, ...]:
     """:data:`ENV_VARS` and every server kind's key variable (from the registry)."""
     from mabpd_kit.llm.servers import key_vars
-
     return tuple(dict.fromkeys((*ENV_VARS, *key_vars())))
 
 
@@ -58,15 +50,12 @@ def _env_line(name: str) -> str:
     value = os.environ.get(name)
     if value is None:
         return "unset"
-    if "KEY" in name:
-        return "set (hidden)" if value else "empty"
-    return value
+    return ("set (hidden)" if value else "empty") if "KEY" in name else value
 
 
 def _probe_line(llm: LLM, *, refresh: bool) -> str:
     """``json_schema=yes ...``; features the answers did not settle show ``?`` (kept for this process only)."""
     from mabpd_kit.llm import registry
-
     caps = llm.capabilities(refresh=refresh)
     unsure = registry.undecided(registry.endpoint_key(llm.endpoint, llm.model))
     line = "  ".join(f"{k}={'?' if k in unsure else 'yes' if v else 'no'}" for k, v in caps.model_dump().items())
@@ -78,7 +67,6 @@ def _probe_line(llm: LLM, *, refresh: bool) -> str:
 def _local_line() -> str:
     """The local model: bindings installed, model file, server running (``mabpd serve``)."""
     from mabpd_kit.llm import local
-
     bindings = _version("llama-cpp-python")
     model = local.default_model_path()
     srv = local.running()
@@ -87,7 +75,6 @@ def _local_line() -> str:
         return f"Local model llama-cpp-python not installed ({local.INSTALL_HINT})"
     shipped = f"{model.name} ({model.stat().st_size / 1e6:.0f} MB)" if model else "no shipped model (pass model_path=)"
     from mabpd_kit.llm.servers.llama_server import binary
-
     exe = binary()
     built = f"llama-server {exe}" if exe else "llama-server not built (make llama-server)"
     return f"Local model llama-cpp-python {bindings}, {shipped}; {built}; server {where}"
@@ -97,7 +84,6 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
     """The doctor's lines and exit code (separate from printing, so tests can check it)."""
     from mabpd_kit.llm import EndpointError, LLMError, connect
     from mabpd_kit.llm.cache import ResponseCache, cache_dir, resolve_mode
-
     lines = [f"Python      {platform.python_version()} ({sys.executable})", f"Platform    {platform.platform()}"]
     lines += [f"  {name:<13}{_version(name)}" for name in PACKAGES]
     lines.append("Environment")
@@ -105,7 +91,6 @@ def report(args: argparse.Namespace) -> tuple[list[str], int]:
     lines.append(_local_line())
     code = 0
     from mabpd_kit.config import Config
-
     quick = Config().replace(**{"llm.timeout_s": getattr(args, "timeout", 15.0), "llm.max_retries": 1})
     try:
         llm = connect(getattr(args, "preset", None), base_url=getattr(args, "base_url", None),

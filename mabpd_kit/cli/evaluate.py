@@ -37,16 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.evaluate import canonical, evaluate
-
     base = Config.load(args.config) if args.config else Config()
     llm = None
     if args.endpoint:
         from mabpd_kit.llm import connect
-
-        if "://" in args.endpoint:
-            llm = connect(base_url=args.endpoint, model=args.model, config=base)
-        else:
-            llm = connect(args.endpoint, model=args.model, config=base)
+        url = "://" in args.endpoint  # a base URL, else a preset name
+        llm = connect(None if url else args.endpoint, base_url=args.endpoint if url else None, model=args.model,
+                      config=base)
     else:
         print("mabpd evaluate: rule-based agents (offline); pass --endpoint to evaluate an LLM", file=sys.stderr)
     name = canonical(args.dataset)
@@ -56,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
                   n_resamples=args.resamples, progress=not args.quiet, batch=args.batch)
     print(ev.closing_note())
     _leaning_audit(ev, name, args, out)
-    _prevalence_validity(ev, name, args.split)
+    if name == "babe" and args.split == "train":  # the leave-one-outlet-out check of the corrected share
+        from mabpd_kit.evaluate.validity import validity_section
+        print(validity_section(ev.predictions, ev.baseline))
     print(f"wrote {', '.join(Path(p).name for p in ev.files.values())} to {out}")
     if ev.all_failed:  # nothing was measured for these: not a result to report
         print(f"mabpd evaluate: every item failed under {', '.join(ev.all_failed)}; "
@@ -66,17 +65,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -> None:
-    """False-positive and false-negative rates by outlet leaning, the baseline beside the ten LLMs' labels
-    (``leaning_audit.csv``)."""
+    """Error rates by outlet leaning, the baseline beside the ten LLMs' labels (``leaning_audit.csv``)."""
     from mabpd_kit.evaluate.audit import leaning_audit, leaning_gaps
-
     pred = ev.predictions  # type: ignore[attr-defined]
     if name != "babe" or "type" not in pred:
         return
     df = pred[pred["system"] == ev.baseline][["id", "gold", "pred", "type"]]  # type: ignore[attr-defined]
     if not args.no_anchors and args.split == "train":
         from mabpd_kit.data import load_babe
-
         llm = load_babe("train", data_dir=args.data_dir, download=False)
         cols = [c for c in llm.columns if c.endswith("_label")]
         df = df.merge(llm[["id", *cols]].astype({"id": str}), on="id", how="left")
@@ -94,13 +90,3 @@ def _leaning_audit(ev: object, name: str, args: argparse.Namespace, out: Path) -
         gap = "" if g is None else f"  {g.fpr_diff:+.3f} [{g.fpr_diff_lo:+.2f},{g.fpr_diff_hi:+.2f}]"
         print(f"  {s:<13} {cells}{gap}")
     audit.to_csv(out / "leaning_audit.csv", index=False)
-
-
-def _prevalence_validity(ev: object, dataset: str, split: str) -> None:
-    """Issue 38, item 6: on BABE train, the leave-one-outlet-out check of the corrected share (the
-    first configuration's decisions). Never on a test split."""
-    if dataset != "babe" or split != "train":
-        return
-    from mabpd_kit.evaluate.validity import validity_section
-
-    print(validity_section(ev.predictions, ev.baseline))

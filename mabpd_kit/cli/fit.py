@@ -21,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit import fits
-
     folder = Path(args.out) if args.out else None
     if args.check and args.digest_only:
         stale = {n: why for n, why in fits.check_digest(args.name, folder).items() if why}

@@ -14,7 +14,6 @@ CONDITIONS = ("vanilla", "anonymised")  # as mabpd_kit.identity.CONDITIONS (not 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``mabpd identity simulate|run|measure``."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sim = sub.add_parser("simulate", help="belief simulator: plant w_self / w_peer, measure IBC")
     sim.add_argument("--w-self", type=number(0), default=None, help="own-answer weight (default: config)")
@@ -69,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "run":
         from mabpd_kit.llm import connect
-
         cfg = Config.load(args.config) if args.config else Config()
         llm = connect(args.preset, model=args.model, base_url=args.base_url, config=cfg)
         qs = load_questions(args.dataset, args.n, seed=cfg.identity.seed)

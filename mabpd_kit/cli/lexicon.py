@@ -1,11 +1,5 @@
-"""``mabpd lexicon build | check | match``: build the resource from the seeds, check it, try the matcher.
-
-::
-
-    mabpd lexicon check                       # is the shipped JSON exactly a fresh build of the seeds?
-    mabpd lexicon build --out /tmp/lex.json   # seeds -> JSON (deterministic: same bytes every time)
-    mabpd lexicon match "They slammed the thugs"
-"""
+"""``mabpd lexicon build | check | match``: build the resource from the seeds (the same bytes every time), check
+that the shipped JSON is exactly a fresh build, try the matcher."""
 
 from __future__ import annotations
 

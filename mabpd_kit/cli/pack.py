@@ -7,8 +7,7 @@
 
 Recording runs the command with a fresh cache folder (``MABPD_CACHE_DIR``) and the endpoint of the
 environment (``MABPD_BASE_URL``, ``MABPD_MODEL``, the key in ``MABPD_API_KEY``); the key never
-enters the pack (the file is checked before it is written). ``MABPD_PACK=FILE`` is what ``use`` sets.
-"""
+enters the pack (the file is checked before it is written). ``MABPD_PACK=FILE`` is what ``use`` sets."""
 
 from __future__ import annotations
 
@@ -45,7 +44,6 @@ def _command(parts: list[str]) -> list[str]:
 
 def _summary(path: str) -> str:
     from mabpd_kit.llm.pack import load_pack
-
     d = load_pack(path)
     u = d.get("usage", {})
     return (f"{path}: {len(d.get('entries', {}))} recorded answers from {d.get('model')} at {d.get('endpoint')} "
@@ -57,7 +55,6 @@ def _summary(path: str) -> str:
 def _record(args: argparse.Namespace) -> int:
     from mabpd_kit.config import Config
     from mabpd_kit.llm.pack import write_pack
-
     base_url = args.base_url or os.environ.get("MABPD_BASE_URL", "").strip()
     model = args.model or os.environ.get("MABPD_MODEL", "").strip()
     if not base_url or not model:

@@ -1,11 +1,5 @@
-"""``mabpd radar``: debate one claim, or calibrate the stopping thresholds on a logged or simulated run.
-
-    mabpd radar debate "CLAIM" [--evidence SENTENCE ...] [--evidence-file F] [--system S] [--tau-s X] [--tau-v Y]
-    mabpd radar calibrate [--run ANSWER_MAP.json | --simulate N] [--objective accuracy|macro_f1]
-                          [--cost-per-round C] [--seed S] [--data-dir D]
-
-Without an endpoint ``debate`` runs the offline rule-based stand-in (labelled in every turn).
-"""
+"""``mabpd radar debate | calibrate``: debate one claim (without an endpoint, the offline rule-based stand-in), or
+calibrate the stopping thresholds on a logged or simulated run."""
 
 from __future__ import annotations
 
@@ -19,9 +13,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``mabpd radar calibrate | debate``."""
     from mabpd_kit.radar.debate import SYSTEMS
-
     sub = parser.add_subparsers(dest="radar_command", metavar="ACTION")
     cal = sub.add_parser("calibrate", help="replay logged trajectories over the tau grid (dev/test halves)")
     cal.add_argument("--run", default=None, help="RADAR answer-map JSON (default: the logged Llama-3-8B run)")
@@ -53,14 +45,12 @@ def run(args: argparse.Namespace) -> int:
 def _debate(args: argparse.Namespace, cfg: Config) -> int:
     from mabpd_kit.llm import connect
     from mabpd_kit.radar.debate import RadarDebate
-
     if args.tau_s is not None or args.tau_v is not None:
         cfg = cfg.replace(**{"radar.tau_s": cfg.radar.tau_s if args.tau_s is None else args.tau_s,
                              "radar.tau_v": cfg.radar.tau_v if args.tau_v is None else args.tau_v})
     evidence = list(args.evidence)
     if args.evidence_file:
         from mabpd_kit.cli._input import read_text
-
         evidence += [ln.strip() for ln in read_text(args.evidence_file, lines_option="").splitlines() if ln.strip()]
     llm = connect()
     if sys.stderr.isatty():  # one claim: a status line, not a bar (stdout stays the transcript)
@@ -80,7 +70,6 @@ def _calibrate(args: argparse.Namespace, cfg: Config) -> int:
     from mabpd_kit.radar.calibrate import calibrate, evaluate_rule, simulate_trajectories, split_dev_test
     from mabpd_kit.radar.logs import load_radar_run
     from mabpd_kit.radar.stopping import DualThreshold
-
     if args.simulate:
         trajs, what = simulate_trajectories(args.simulate, seed=args.seed), f"{args.simulate} simulated claims"
     else:

@@ -1,6 +1,4 @@
-"""``mabpd report RESULTS.jsonl [-o report.html] [--by outlet] [--date published_at]``: the offline HTML
-report of a corpus analysis (:mod:`mabpd_kit.corpus`), written from the results file of
-``mabpd analyze CORPUS``: groups with CIs, category mix, trend, a filterable table, drill-down."""
+"""``mabpd report RESULTS.jsonl``: the offline HTML report of a corpus analysis (:mod:`mabpd_kit.corpus.command`)."""
 
 from __future__ import annotations
 
@@ -11,11 +9,9 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from mabpd_kit.corpus.command import add_report_arguments
-
     add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.corpus.command import run_report
-
     return run_report(args)

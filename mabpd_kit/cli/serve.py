@@ -1,12 +1,5 @@
 """``mabpd serve``: a real model on this machine, no key, no network (llama-cpp-python's server, or llama.cpp's
-own ``llama-server`` with ``--server llama-server``: several requests at once on ``--parallel`` slots).
-
-``mabpd serve`` starts the server with the model the ``[local]`` extra ships (SmolLM2-135M-Instruct),
-or ``--model-path FILE.gguf``, on a free loopback port (or ``--port``), prints how to point the kit at
-it, and serves until Ctrl-C, then stops it. A server that is already running for that model is reused
-(one per machine): the command says so and leaves it running. ``--status`` shows the running server,
-``--stop`` stops it. ``mk.connect("local")`` (or ``MABPD_BASE_URL=local``) does the same from Python.
-"""
+``llama-server``), served until Ctrl-C; a server already running for that model is reused and left running."""
 
 from __future__ import annotations
 
@@ -34,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mabpd_kit.llm import local
-
     if args.status or args.stop:
         if args.model_path or args.port:
             raise ValueError("--model-path and --port start a server: they do not go with --status or --stop")
@@ -60,10 +52,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"serving {srv.describe()} (started in {time.perf_counter() - t0:.1f} s)")
     _how_to(srv)
     print("Ctrl-C stops it.", flush=True)
-    def _interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops the server as Ctrl-C does
     code = 0
     try:
         while local.alive(srv):

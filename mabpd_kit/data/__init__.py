@@ -1,11 +1,6 @@
 """Benchmark loaders: one DataFrame per benchmark, from your copy, the download folder or a pinned, checked
 download (:mod:`.download`); offline and missing, a :class:`DataMissingError` says what to get and where.
-
-Loaders (columns in each module; licences and counts in ``data/SOURCES.md``): :mod:`.babe`,
-:mod:`.hyperpartisan`, :mod:`.claims` (half-truth claims), :mod:`.qa` (identity-bias questions);
-:mod:`.shipped`: the teaching samples inside the package, ``have(name)`` (never downloads),
-``dev_sample``, ``lesson_data``, ``metric_text``, ``describe()``. Every loader takes ``data_dir``,
-``download`` and ``download_dir``."""
+:mod:`.shipped`: the teaching samples inside the package. Licences and counts: ``data/SOURCES.md``."""
 
 from __future__ import annotations
 
@@ -48,40 +43,9 @@ from mabpd_kit.data.shipped import (
 )
 
 __all__ = [
-    "BABE",
-    "DATASET_ALIASES",
-    "HYPERPARTISAN",
-    "LessonData",
-    "LABELS3",
-    "LIAR_TO_3",
-    "LLM_LABEL_MODELS",
-    "MMLU",
-    "ChecksumError",
-    "DataMissingError",
-    "FileEntry",
-    "data_dir",
-    "describe",
-    "dev_sample",
-    "hard_samples",
-    "download_dir",
-    "fetch",
-    "have",
-    "interval_text",
-    "lesson_data",
-    "load_babe",
-    "load_gsm8k",
-    "load_hyperpartisan",
-    "load_liar",
-    "load_liar_plus",
-    "load_mmlu",
-    "load_politifact_hidden",
-    "load_radar_claims",
-    "load_samples",
-    "locate",
-    "manifest",
-    "metric_text",
-    "samples",
-    "samples_path",
-    "sha256_file",
-    "status",
+    "BABE", "DATASET_ALIASES", "HYPERPARTISAN", "LessonData", "LABELS3", "LIAR_TO_3", "LLM_LABEL_MODELS", "MMLU",
+    "ChecksumError", "DataMissingError", "FileEntry", "data_dir", "describe", "dev_sample", "hard_samples",
+    "download_dir", "fetch", "have", "interval_text", "lesson_data", "load_babe", "load_gsm8k", "load_hyperpartisan",
+    "load_liar", "load_liar_plus", "load_mmlu", "load_politifact_hidden", "load_radar_claims", "load_samples", "locate",
+    "manifest", "metric_text", "samples", "samples_path", "sha256_file", "status"
 ]

@@ -2,18 +2,16 @@
 
 ``load_babe(split)`` columns: id, text, label (1 biased / 0 neutral), outlet, topic, type
 (left/center/right/None), biased_words (list), label_opinion, news_link, and ten
-``<model>_label`` columns (0/1/NA) when the annomatic file is available.
-"""
+``<model>_label`` columns (0/1/NA) when the annomatic file is available."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mabpd_kit.data.download import locate
+from mabpd_kit.data.download import _on_disk, locate
 
 if TYPE_CHECKING:  # pandas loads inside the loader
     import pandas as pd
@@ -26,10 +24,10 @@ LLM_LABEL_MODELS = ("falcon_7b", "flan_ul2", "gpt_3_5", "gpt_4", "llama_7b", "ll
 
 
 def _parse_list(value: Any) -> list[str]:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
-    if hasattr(value, "tolist"):
-        return [str(v) for v in value.tolist()]
     if not isinstance(value, str) or not value.strip():
         return []
     try:
@@ -43,31 +41,17 @@ def _stable_id(prefix: str, text: str) -> str:
     return f"{prefix}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:12]}"
 
 
-def _local(relpath: str, data_dir: Any, download_dir: Any) -> Path | None:
-    """``relpath`` if it is already on disk (never downloaded), else None."""
-    try:
-        return locate(BABE, relpath, data_dir, download=False, download_dir=download_dir)
-    except FileNotFoundError:
-        return None
 
-
-def load_babe(
-    split: str = "train",
-    data_dir: str | os.PathLike | None = None,
-    llm_labels: bool = True,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
-    """BABE sentences with expert labels (1 = biased, 0 = neutral).
-
-    ``split="train"`` (3,121 rows) reads the local reconstructed CSV, else the pinned parquet; ``"test"`` (1,000)
-    is held out: evaluate on it once at the end, never tune on it. ``llm_labels``: the ten LLMs' zero-shot
-    ``<model>_label`` columns (nullable 0/1) from the annomatic file when available: anchors, never training signal."""
+def load_babe(split: str = "train", data_dir: str | os.PathLike | None = None, llm_labels: bool = True,
+              download: bool = True, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+    """BABE sentences with expert labels (1 = biased, 0 = neutral): ``"train"`` (3,121 rows) or ``"test"`` (1,000,
+    held out: evaluate on it once at the end, never tune on it). ``llm_labels``: the ten LLMs' zero-shot labels
+    from the annomatic file when available: anchors, never training signal."""
     import pandas as pd
-
     if split not in ("train", "test"):
         raise ValueError(f"BABE split must be 'train' or 'test', not {split!r}")
-    path = _local("derived/babe_hf_train3121_reconstructed.csv", data_dir, download_dir) if split == "train" else None
+    csv = "derived/babe_hf_train3121_reconstructed.csv"
+    path = _on_disk(BABE, csv, data_dir, download_dir) if split == "train" else None
     if path is None:
         path = locate(BABE, f"data/{split}-00000-of-00001.parquet", data_dir,
                       download=download, download_dir=download_dir)
@@ -84,7 +68,7 @@ def load_babe(
     df["biased_words"] = [_parse_list(v) for v in raw["biased_words"]] if "biased_words" in raw.columns else [[] for _ in range(len(raw))]
     sources = [str(path)]
     if llm_labels and split == "train":
-        anno_path = _local("annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir, download_dir)
+        anno_path = _on_disk(BABE, "annomatic_hf_split/babe_train_dev_annomatic.csv", data_dir, download_dir)
         if anno_path is not None:
             anno = pd.read_csv(anno_path, dtype=str)
             label_cols = [c for c in anno.columns if c.endswith("_label")]

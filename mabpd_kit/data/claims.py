@@ -1,12 +1,7 @@
-"""Half-truth claims: PolitiFact-Hidden, RADAR's evidence sets, LIAR and LIAR-PLUS.
-
-=============================  =================================================================
-``load_politifact_hidden()``   id, claim, label (TRUE / HALF-TRUE / FALSE)
-``load_radar_claims(kind)``    id, claim, label, evidence (list of sentences)
-``load_liar(split)``           id, label (6-way), label3, statement, subjects, speaker, ..., context
-``load_liar_plus(split)``      as LIAR plus justification and evidence (list of sentences)
-=============================  =================================================================
-"""
+"""Half-truth claims: ``load_politifact_hidden()`` (id, claim, label: TRUE / HALF-TRUE / FALSE),
+``load_radar_claims(kind)`` (id, claim, label, evidence: a list of sentences), ``load_liar(split)`` (id, label
+(6-way), label3, statement, subjects, speaker, ..., context), ``load_liar_plus(split)`` (LIAR's columns plus
+justification and evidence)."""
 
 from __future__ import annotations
 
@@ -25,18 +20,10 @@ __all__ = ["LABELS3", "LIAR_TO_3", "load_liar", "load_liar_plus", "load_politifa
 
 LABELS3 = ("TRUE", "HALF-TRUE", "FALSE")
 
-#: LIAR's six PolitiFact ratings folded into the three half-truth labels used here.
-#: true, mostly-true -> TRUE; half-true -> HALF-TRUE; barely-true, false, pants-fire -> FALSE.
-#: (TRACER/PolitiFact-Hidden folds differently: Mostly True joins HALF-TRUE there. LIAR has no
-#: "mostly false" rating; its "barely-true" is PolitiFact's old name for it.)
-LIAR_TO_3 = {
-    "true": "TRUE",
-    "mostly-true": "TRUE",
-    "half-true": "HALF-TRUE",
-    "barely-true": "FALSE",
-    "false": "FALSE",
-    "pants-fire": "FALSE",
-}
+#: LIAR's six PolitiFact ratings folded into the three half-truth labels used here (PolitiFact-Hidden folds
+#: differently: Mostly True joins HALF-TRUE there; "barely-true" is PolitiFact's old name for mostly false).
+LIAR_TO_3 = {"true": "TRUE", "mostly-true": "TRUE", "half-true": "HALF-TRUE", "barely-true": "FALSE", "false": "FALSE",
+             "pants-fire": "FALSE"}
 LIAR_COLUMNS = ["id", "label", "statement", "subjects", "speaker", "speaker_job", "state", "party",
                 "barely_true_counts", "false_counts", "half_true_counts", "mostly_true_counts",
                 "pants_on_fire_counts", "context"]
@@ -47,12 +34,10 @@ def _politifact_labels(data_dir, download, download_dir) -> dict[str, str]:
     return {str(k): str(v).upper() for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
-def load_politifact_hidden(
-    data_dir: str | os.PathLike | None = None, download: bool = True, download_dir: str | os.PathLike | None = None
-) -> pd.DataFrame:
+def load_politifact_hidden(data_dir: str | os.PathLike | None = None, download: bool = True,
+                           download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """PolitiFact-Hidden test split: 2,000 claims (ids 12994-14993), labels FALSE 1,501 / HALF-TRUE 406 / TRUE 93."""
     import pandas as pd
-
     labels = _politifact_labels(data_dir, download, download_dir)
     path = locate("PolitiFact-Hidden", "example_to_claim.json", data_dir, download=download, download_dir=download_dir)
     claims = json.loads(path.read_text(encoding="utf-8"))
@@ -73,17 +58,12 @@ _RADAR_KINDS = {
 }
 
 
-def load_radar_claims(
-    kind: str = "gold",
-    data_dir: str | os.PathLike | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_radar_claims(kind: str = "gold", data_dir: str | os.PathLike | None = None, download: bool = True,
+                      download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """RADAR claims with evidence sentences and PolitiFact-Hidden labels. ``kind``: ``"gold"`` (150 claims, the
     fact-check's sentences), ``"retrieved"`` and ``"matching"`` (the same 150, top-20 retrieved sentences),
     ``"400"`` (400 claims, 20 sentences each from pro/con retrieval)."""
     import pandas as pd
-
     if kind not in _RADAR_KINDS:
         raise ValueError(f"kind must be one of {sorted(_RADAR_KINDS)}, not {kind!r}")
     path = locate("RADAR", _RADAR_KINDS[kind], data_dir, download=download, download_dir=download_dir)
@@ -121,7 +101,6 @@ def _liar_records(path: Path, n_fields: int, has_index: bool) -> list[list[str]]
 
 def _liar_frame(records: list[list[str]], columns: list[str]) -> pd.DataFrame:
     import pandas as pd
-
     df = pd.DataFrame(records, columns=columns)
     df["id"] = df["id"].str.replace(".json", "", regex=False)
     unknown = set(df["label"]) - set(LIAR_TO_3)
@@ -134,10 +113,8 @@ def _liar_frame(records: list[list[str]], columns: list[str]) -> pd.DataFrame:
     return df
 
 
-def load_liar(
-    split: str = "train", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_liar(split: str = "train", data_dir: str | os.PathLike | None = None, download: bool = True,
+              download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """LIAR statements (train 10,269 / valid 1,284 / test 1,283) with the 6-way ``label`` and the 3-way ``label3`` (:data:`LIAR_TO_3`)."""
     if split not in ("train", "valid", "test"):
         raise ValueError(f"LIAR split must be train, valid or test, not {split!r}")
@@ -147,14 +124,11 @@ def load_liar(
     return df
 
 
-def load_liar_plus(
-    split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_liar_plus(split: str = "val", data_dir: str | os.PathLike | None = None, download: bool = True,
+                   download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """LIAR-PLUS: LIAR's columns plus ``justification`` (the article's ruling without the verdict sentence) and
     ``evidence`` (it split into sentences)."""
     from mabpd_kit.text import split_sentences
-
     names = {"train": "train2.tsv", "val": "val2.tsv", "valid": "val2.tsv", "test": "test2.tsv"}
     if split not in names:
         raise ValueError(f"LIAR-PLUS split must be train, val or test, not {split!r}")

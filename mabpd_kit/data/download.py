@@ -1,10 +1,6 @@
-"""Where benchmark files come from, how they are checked, and where they are kept.
-
-:func:`locate` looks in your copy (``data_dir`` or ``MABPD_DATA_DIR``), then the download folder
-(``download_dir``, ``$MABPD_CACHE_DIR/data`` or the user cache), then downloads from the pinned URL of
-``resources/datasets.json`` and verifies it (:func:`fetch`). A manifest ``sha256`` is checked on download and
-every read; without one, the first download's checksum is kept beside the file and later reads must match it.
-Offline and not found: :class:`DataMissingError` names the file, its URL and the folder to put it in."""
+"""Where benchmark files come from (your copy, the download folder, or the pinned URL of
+``resources/datasets.json``), how they are checked (the manifest's sha256 on download and every read; without
+one, the first download's checksum, kept beside the file) and where they are kept."""
 
 from __future__ import annotations
 
@@ -28,24 +24,12 @@ if TYPE_CHECKING:  # pandas loads inside status()
     import pandas as pd
 
 __all__ = [
-    "ChecksumError",
-    "DataMissingError",
-    "FileEntry",
-    "data_dir",
-    "download_dir",
-    "fetch",
-    "locate",
-    "manifest",
-    "sha256_file",
-    "status",
+    "ChecksumError", "DataMissingError", "FileEntry", "data_dir", "download_dir", "fetch", "locate", "manifest",
+    "sha256_file", "status"
 ]
 
 USER_AGENT = "mabpd-kit benchmark downloader"
 
-
-def _manifest_path() -> Path:
-    """``mabpd_kit/resources/datasets.json``, found through the package (works from an installed wheel too)."""
-    return Path(str(resources.files("mabpd_kit") / "resources" / "datasets.json"))
 
 
 class DataMissingError(FileNotFoundError):
@@ -77,18 +61,14 @@ class FileEntry:
 @functools.lru_cache(maxsize=4)
 def _manifest_at(path: str) -> dict[tuple[str, str], FileEntry]:
     raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    out: dict[tuple[str, str], FileEntry] = {}
     fields = set(FileEntry.__dataclass_fields__)
-    for dataset, info in raw["datasets"].items():
-        for relpath, e in info["files"].items():
-            kwargs = {k: v for k, v in e.items() if k in fields}
-            out[(dataset, relpath)] = FileEntry(dataset=dataset, relpath=relpath, **kwargs)
-    return out
+    return {(dataset, relpath): FileEntry(dataset, relpath, **{k: v for k, v in e.items() if k in fields})
+            for dataset, info in raw["datasets"].items() for relpath, e in info["files"].items()}
 
 
 def manifest() -> dict[tuple[str, str], FileEntry]:
     """All known files, keyed by ``(dataset, relpath)``."""
-    return _manifest_at(str(_manifest_path()))
+    return _manifest_at(str(resources.files("mabpd_kit") / "resources" / "datasets.json"))  # works from a wheel too
 
 
 def data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
@@ -105,7 +85,6 @@ def download_dir(download_dir: str | os.PathLike | None = None) -> Path:
     if env:
         return Path(env).expanduser() / "data"
     import platformdirs
-
     return Path(platformdirs.user_cache_dir("mabpd-kit", appauthor=False)) / "data"
 
 
@@ -135,24 +114,19 @@ def _tofu_path(path: Path) -> Path:
 def _verify(entry: FileEntry, path: Path) -> None:
     """Raise :class:`ChecksumError` unless ``path`` matches the manifest (or its trust-on-first-use record)."""
     if entry.size is not None and path.stat().st_size != entry.size:
-        raise ChecksumError(
-            f"{entry.dataset}/{entry.relpath}: size {path.stat().st_size} bytes, expected {entry.size} "
-            "(truncated or altered download)"
-        )
+        raise ChecksumError(f"{entry.dataset}/{entry.relpath}: size {path.stat().st_size} bytes, expected {entry.size} "
+                            "(truncated or altered download)")
     expected = entry.sha256
     if expected is None and _tofu_path(path).exists():
         expected = _tofu_path(path).read_text().split()[0]
     if expected is not None:
         got = sha256_file(path)
         if got != expected:
-            raise ChecksumError(
-                f"{entry.dataset}/{entry.relpath}: sha256 {got} does not match the expected {expected}"
-            )
+            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: sha256 {got} does not match the expected {expected}")
 
 
-def _missing_message(
-    entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path, why: str
-) -> str:
+def _missing_message(entry: FileEntry | None, dataset: str, relpath: str, base: Path | None, cache: Path,
+                     why: str) -> str:
     where_local = f"{base / dataset / relpath}" if base else f"<MABPD_DATA_DIR>/{dataset}/{relpath}"
     lines = [f"{dataset}/{relpath} is not available ({why})."]
     if entry is not None and entry.url:
@@ -167,13 +141,8 @@ def _missing_message(
     return " ".join(lines)
 
 
-def locate(
-    dataset: str,
-    relpath: str,
-    data_dir: str | os.PathLike | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> Path:
+def locate(dataset: str, relpath: str, data_dir: str | os.PathLike | None = None, download: bool = True,
+           download_dir: str | os.PathLike | None = None) -> Path:
     """Path of ``relpath`` inside ``dataset``: the local copy, the verified download folder, or a verified
     download; else :class:`DataMissingError`."""
     base = _resolve_data_dir(data_dir)
@@ -203,9 +172,17 @@ def locate(
     return fetch(entry, download_dir=cache)
 
 
-def fetch(
-    entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0, quiet: bool = False
-) -> Path:
+def _on_disk(dataset: str, relpath: str, data_dir: str | os.PathLike | None,
+             download_dir: str | os.PathLike | None) -> Path | None:
+    """:func:`locate` without downloading: the path, or None when the file is not on disk."""
+    try:
+        return locate(dataset, relpath, data_dir, download=False, download_dir=download_dir)
+    except FileNotFoundError:
+        return None
+
+
+def fetch(entry: FileEntry, download_dir: str | os.PathLike | None = None, timeout: float = 60.0,
+          quiet: bool = False) -> Path:
     """Download ``entry`` into a temporary file beside its place, extract a zip member, check size and sha256 (or
     record it on first use), then rename it into place."""
     if not entry.url:
@@ -225,19 +202,16 @@ def fetch(
             except http.client.IncompleteRead as exc:
                 raise ChecksumError(f"{entry.dataset}/{entry.relpath}: connection closed early (truncated download: {exc})") from None
         if expected_len is not None and tmp.stat().st_size != int(expected_len):
-            raise ChecksumError(
-                f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} bytes (truncated download)"
-            )
+            raise ChecksumError(f"{entry.dataset}/{entry.relpath}: received {tmp.stat().st_size} of {expected_len} "
+                                "bytes (truncated download)")
         if entry.archive_member:
             tmp = _extract_member(tmp, entry)
             parts.append(tmp)
         _verify(entry, tmp)
         os.replace(tmp, dest)
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-        raise DataMissingError(
-            f"could not download {entry.dataset}/{entry.relpath} from {entry.url}: {exc}. "
-            f"Download it yourself and put it at {dest}"
-        ) from exc
+        raise DataMissingError(f"could not download {entry.dataset}/{entry.relpath} from {entry.url}: {exc}. "
+                               f"Download it yourself and put it at {dest}") from exc
     finally:
         for p in parts:
             p.unlink(missing_ok=True)
@@ -245,17 +219,11 @@ def fetch(
         digest = sha256_file(dest)
         _tofu_path(dest).write_text(f"{digest}  {entry.url}\n")
         if not quiet:
-            print(
-                f"mabpd data: {entry.dataset}/{entry.relpath}: no published checksum, trusting this first download; "
-                f"recorded sha256 {digest}",
-                file=sys.stderr,
-            )
+            print(f"mabpd data: {entry.dataset}/{entry.relpath}: no published checksum, trusting this first download; "
+                  f"recorded sha256 {digest}", file=sys.stderr)
             if entry.reference_sha256 and entry.reference_sha256 != digest:
-                print(
-                    f"mabpd data: note: the course's reference copy has sha256 {entry.reference_sha256} "
-                    "(a mirror; the bytes differ, the content may not)",
-                    file=sys.stderr,
-                )
+                print(f"mabpd data: note: the course's reference copy has sha256 {entry.reference_sha256} "
+                      "(a mirror; the bytes differ, the content may not)", file=sys.stderr)
     elif not quiet:
         print(f"mabpd data: {entry.dataset}/{entry.relpath}: downloaded, sha256 verified", file=sys.stderr)
     return dest
@@ -283,9 +251,7 @@ def _extract_member(archive: Path, entry: FileEntry) -> Path:
 def status(data_dir: str | os.PathLike | None = None, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per manifest file: where it is found (local / cache / missing) and whether it verifies."""
     import pandas as pd
-
-    base = _resolve_data_dir(data_dir)
-    cache = _resolve_download_dir(download_dir)
+    base, cache = _resolve_data_dir(data_dir), _resolve_download_dir(download_dir)
     rows = []
     for (dataset, relpath), e in manifest().items():
         where, path, check = "missing", None, ""

@@ -1,8 +1,7 @@
 """SemEval-2019 Task 4 HyperPartisan (by article): whole news articles, label 1 = hyperpartisan.
 
 ``load_hyperpartisan(split)`` columns: id, title, published_at, url, text, label (1 hyperpartisan),
-n_words, truncated; ``df.attrs["n_truncated"]``.
-"""
+n_words, truncated; ``df.attrs["n_truncated"]``."""
 
 from __future__ import annotations
 
@@ -23,8 +22,6 @@ _HP_FILES = {
     "test": ("articles-test-byarticle-20181207.xml", "ground-truth-test-byarticle-20181207.xml"),
 }
 _BLOCK_TAGS = {"p", "q", "blockquote", "h1", "h2", "h3", "h4", "li"}
-
-
 _SPACES = re.compile(r"[ \t\u00a0\u200b]+")
 
 
@@ -32,7 +29,6 @@ def _clean_article(text: str) -> str:
     """HTML entities decoded (repeatedly: the files double-escape) and whitespace normalised, paragraphs kept; the
     pipeline cleans again with offsets."""
     from mabpd_kit.text import _unescape_fully
-
     lines = (_SPACES.sub(" ", line).strip() for line in _unescape_fully(text).splitlines())
     return "\n".join(line for line in lines if line)
 
@@ -46,13 +42,8 @@ def _article_text(elem) -> str:
     return "".join(parts)
 
 
-def load_hyperpartisan(
-    split: str = "train",
-    data_dir: str | os.PathLike | None = None,
-    truncate: int | None = None,
-    download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_hyperpartisan(split: str = "train", data_dir: str | os.PathLike | None = None, truncate: int | None = None,
+                       download: bool = True, download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """SemEval-2019 Task 4 by-article news, label 1 = hyperpartisan (train 645, test 628), one paragraph per line.
     ``truncate=N`` keeps the first N words; ``n_words`` is the length before, ``truncated`` and
     ``df.attrs["n_truncated"]`` say what was cut."""
@@ -61,7 +52,6 @@ def load_hyperpartisan(
     import pandas as pd
 
     from mabpd_kit.text import truncate_words
-
     if split not in _HP_FILES:
         raise ValueError(f"HyperPartisan split must be 'train' or 'test', not {split!r}")
     art_name, gt_name = _HP_FILES[split]

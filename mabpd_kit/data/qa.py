@@ -1,18 +1,16 @@
 """Question sets for the identity-bias debates: MMLU professional medicine and GSM8K.
 
 ``load_mmlu(split)``: id, question, A, B, C, D, answer (A-D); ``load_gsm8k(split)``: id, question,
-answer (number as a string), solution.
-"""
+answer (number as a string), solution."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mabpd_kit.data.download import locate
+from mabpd_kit.data.download import _on_disk, locate
 
 if TYPE_CHECKING:  # pandas loads inside the loaders
     import pandas as pd
@@ -22,22 +20,14 @@ __all__ = ["MMLU", "load_gsm8k", "load_mmlu"]
 MMLU = "MMLU-professional_medicine"
 
 
-def load_mmlu(
-    split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_mmlu(split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
+              download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """MMLU professional medicine, 4 options (test 272 rows: answers A 50 / B 55 / C 45 / D 122,
     so "always D" already scores 44.9%; validation 31; dev 5)."""
     import pandas as pd
-
     if split not in ("test", "validation", "dev"):
         raise ValueError(f"MMLU split must be test, validation or dev, not {split!r}")
-    path: Path | None = None
-    if split == "test":
-        try:
-            path = locate(MMLU, "professional_medicine_test.csv", data_dir, download=False, download_dir=download_dir)
-        except FileNotFoundError:
-            path = None
+    path = _on_disk(MMLU, "professional_medicine_test.csv", data_dir, download_dir) if split == "test" else None
     if path is not None:
         df = pd.read_csv(path, header=None, names=["question", "A", "B", "C", "D", "answer"], dtype=str)
     else:
@@ -58,14 +48,11 @@ def load_mmlu(
 _GSM_FINAL = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
 
 
-def load_gsm8k(
-    split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
-    download_dir: str | os.PathLike | None = None,
-) -> pd.DataFrame:
+def load_gsm8k(split: str = "test", data_dir: str | os.PathLike | None = None, download: bool = True,
+               download_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """GSM8K maths word problems (test 1,319, train 7,473). ``answer`` is the gold number after
     ``####`` with thousands separators removed (a string, e.g. ``"18"``); ``solution`` the worked text."""
     import pandas as pd
-
     if split not in ("test", "train"):
         raise ValueError(f"GSM8K split must be test or train, not {split!r}")
     path = locate("GSM8K", f"{split}.jsonl", data_dir, download=download, download_dir=download_dir)

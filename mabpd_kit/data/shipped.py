@@ -17,19 +17,11 @@ __all__ = ["DATASET_ALIASES", "LessonData", "describe", "dev_sample", "hard_samp
 
 # short names a notebook uses -> the dataset folder of the manifest (and of ../shared/data)
 DATASET_ALIASES: dict[str, str] = {
-    "babe": "BABE",
-    "hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
-    "semeval2019-task4-hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
-    "politifact": "PolitiFact-Hidden",
-    "politifact-hidden": "PolitiFact-Hidden",
-    "radar": "RADAR",
-    "liar": "LIAR",
-    "liar-plus": "LIAR-PLUS",
-    "liar_plus": "LIAR-PLUS",
-    "mmlu": "MMLU-professional_medicine",
-    "mmlu-professional_medicine": "MMLU-professional_medicine",
-    "gsm8k": "GSM8K",
-}
+    "babe": "BABE", "hyperpartisan": "SemEval2019-Task4-Hyperpartisan",
+    "semeval2019-task4-hyperpartisan": "SemEval2019-Task4-Hyperpartisan", "politifact": "PolitiFact-Hidden",
+    "politifact-hidden": "PolitiFact-Hidden", "radar": "RADAR", "liar": "LIAR", "liar-plus": "LIAR-PLUS",
+    "liar_plus": "LIAR-PLUS", "mmlu": "MMLU-professional_medicine",
+    "mmlu-professional_medicine": "MMLU-professional_medicine", "gsm8k": "GSM8K"}
 
 
 def samples_path() -> Path:
@@ -48,9 +40,7 @@ def hard_samples() -> pd.DataFrame:
     literal uses of loaded-looking words and biased sentences with no loaded word, so a score on the teaching
     data does not flatter the method. Same columns as :func:`samples`."""
     import pandas as pd
-
-    path = samples_path().with_name("hard.jsonl")
-    df = pd.DataFrame(load_samples(path))
+    df = pd.DataFrame(load_samples(samples_path().with_name("hard.jsonl")))
     df.attrs["source"] = f"mabpd-kit hard sentences ({len(df)} written for the course, several beyond the rules)"
     return df
 
@@ -59,7 +49,6 @@ def samples() -> pd.DataFrame:
     """The 28 teaching sentences shipped with the package: ``id``, ``text``, ``label``, ``taxonomy``, ``rationale``.
     A stand-in when no benchmark is present, never a measure of quality."""
     import pandas as pd
-
     df = pd.DataFrame(load_samples())
     df.attrs["source"] = "mabpd-kit teaching samples (28 sentences written for the course)"
     return df
@@ -67,11 +56,7 @@ def samples() -> pd.DataFrame:
 
 def _dataset(name: str) -> str:
     from mabpd_kit.data.download import manifest
-
-    known = {d for d, _ in manifest()}
-    if name in known:
-        return name
-    return DATASET_ALIASES.get(name.strip().lower(), name)
+    return name if name in {d for d, _ in manifest()} else DATASET_ALIASES.get(name.strip().lower(), name)
 
 
 def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None = None) -> bool:
@@ -79,7 +64,6 @@ def have(name: str, split: str | None = None, data_dir: str | os.PathLike | None
     the download folder, for ``split`` if given? Never downloads or reads the data."""
     from mabpd_kit.data.download import data_dir as _data_dir
     from mabpd_kit.data.download import download_dir, manifest
-
     dataset = _dataset(name)
     files = [rel for d, rel in manifest() if d == dataset]
     if split is not None:
@@ -92,7 +76,6 @@ def describe(data_dir: str | os.PathLike | None = None) -> str:
     """One line for a notebook's setup cell: which data this run will use, and why."""
     from mabpd_kit.data.download import data_dir as _data_dir
     from mabpd_kit.data.download import manifest
-
     present = sorted({d for d, _ in manifest() if have(d, data_dir=data_dir)})
     if present:
         where = _data_dir(data_dir)
@@ -111,7 +94,7 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
     import pandas as pd
 
     from mabpd_kit.data.babe import load_babe
-
+    why, df = "no BABE copy on this machine (MABPD_DATA_DIR)", None
     if have("BABE", "train", data_dir=data_dir):
         try:
             babe = load_babe("train", data_dir=data_dir, download=False, llm_labels=False)
@@ -125,16 +108,13 @@ def dev_sample(n: int | None = None, seed: int = 0, data_dir: str | os.PathLike 
             df.attrs["source"] = (f"BABE train: {len(df)} sentences" + (", a balanced seeded sample" if n else "")
                                   + " (a development set: never the test split)")
             df.attrs["name"] = f"BABE train ({len(df):,} sentences" + (", seeded sample)" if n else ")")
-            if not quiet:
-                print(df.attrs["source"])
-            return df
-    else:
-        why = "no BABE copy on this machine (MABPD_DATA_DIR)"
-    easy, hard = samples()[["id", "text", "label"]], hard_samples()[["id", "text", "label"]]
-    df = pd.concat([easy, hard], ignore_index=True)
-    df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard ones "
-                          "the rule-based agents partly get wrong (ids h01...; not a benchmark)")
-    df.attrs["name"] = f"the {len(easy)} teaching sentences shipped with the kit plus {len(hard)} hard ones ({len(df)} sentences)"
+    if df is None:
+        easy, hard = samples()[["id", "text", "label"]], hard_samples()[["id", "text", "label"]]
+        df = pd.concat([easy, hard], ignore_index=True)
+        df.attrs["source"] = (f"{why}: the {len(easy)} teaching sentences shipped with mabpd-kit plus {len(hard)} hard "
+                              "ones the rule-based agents partly get wrong (ids h01...; not a benchmark)")
+        df.attrs["name"] = (f"the {len(easy)} teaching sentences shipped with the kit plus {len(hard)} hard ones "
+                            f"({len(df)} sentences)")
     if not quiet:
         print(df.attrs["source"])
     return df
@@ -172,7 +152,6 @@ def interval_text(estimate: float, lo: float, hi: float, n: int, label: str = "m
     """One metric as a lesson may print it: with its interval and n, marked as too few to conclude under
     ``Config().metrics.min_items`` items."""
     from mabpd_kit.config import Config
-
     text = f"{label} {estimate:.3f} [{lo:.3f}, {hi:.3f}] (n = {n:,}"
     return text + (": too few items to conclude anything)" if n < Config().metrics.min_items else ")")
 
@@ -182,7 +161,6 @@ def metric_text(y_true: Any, y_pred: Any, metric: str = "macro_f1", n_resamples:
     """``metric`` ("macro_f1", "f1", "accuracy", "precision", "recall") with its 95% bootstrap interval, the only way
     the lessons print a score; an unknown name is a one-line ``ValueError``."""
     from mabpd_kit import metrics
-
     if metric not in _METRIC_NAMES:
         raise ValueError(f"metric must be one of {sorted(_METRIC_NAMES)}, not {metric!r}")
     est, lo, hi = metrics.metric_ci(y_true, y_pred, metric=getattr(metrics, metric), n_resamples=n_resamples, seed=seed)

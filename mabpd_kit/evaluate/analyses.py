@@ -1,12 +1,8 @@
 """The MABPD paper's own analyses (appendices O and P), as pure functions over decision traces.
 
-Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval
-over items (``Config().metrics``); failed decisions are left out of every base, items without gold out of
-the figures that need it. Agent independence: disagreement of the round-1 verdicts, their Fleiss' kappa and
-the point-biserial r with annotator uncertainty (only with annotator-level labels, which BABE lacks).
-Failure modes: convergence, echo-chamber convergence, wrong upholds, verifier sycophancy and upholds
-without a valid span (always 0, SPEC 1.7). Agreement with the human majority: Fleiss' kappa of system and
-gold. Definitions: docs/evaluation.md."""
+Each figure is counted from :class:`mabpd_kit.mabpd.Decision` traces with a percentile bootstrap interval over
+items; failed decisions are left out of every base, items without gold out of the figures that need it.
+Definitions: docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -80,12 +76,9 @@ def _safe(fn: Any) -> Any:
 
 
 def trace_flags(decisions: Sequence[Any]) -> pd.DataFrame:
-    """One row per decision with the trace facts every figure is counted from (nullable booleans:
-    <NA> where a flag does not apply): ``id, gold, pred, failed, n_agents, disagree, debated, rounds,
-    split_start, unanimous_end, converged, echo_chamber, verified, upheld, wrong_uphold, sycophancy,
-    ungrounded_uphold``."""
+    """One row per decision with the trace facts every figure is counted from (nullable booleans, <NA> where a
+    flag does not apply)."""
     import pandas as pd
-
     rows = []
     for d in decisions:
         gold = _bin(d.gold)
@@ -126,17 +119,20 @@ def _present(col: pd.Series) -> np.ndarray:
     return col.dropna().astype(bool).to_numpy()
 
 
+def _labels(annotation: Any) -> list[int]:
+    """An item's usable annotator labels as 0/1 (none for a missing or a one-string annotation)."""
+    if annotation is None or isinstance(annotation, (str, float)):
+        return []
+    return [x for x in (_bin(v) for v in annotation) if x is not None]
+
+
 def annotator_uncertainty(annotations: Sequence[Any]) -> np.ndarray:
     """Per item, the minority share of its annotator-level labels: min(#biased, #neutral) / #labels
     (NaN for an item with fewer than two usable labels)."""
     out = np.full(len(annotations), np.nan)
-    for i, labels in enumerate(annotations):
-        if labels is None or isinstance(labels, (str, float)):
-            continue
-        b = [x for x in (_bin(v) for v in labels) if x is not None]
+    for i, b in enumerate(map(_labels, annotations)):
         if len(b) >= 2:
-            k = sum(b)
-            out[i] = min(k, len(b) - k) / len(b)
+            out[i] = min(sum(b), len(b) - sum(b)) / len(b)
     return out
 
 
@@ -156,8 +152,7 @@ class Independence:
 
 
 def _agents_table(decisions: Sequence[Any]) -> tuple[tuple[str, ...], np.ndarray]:
-    """The agents' round-1 verdicts as a Fleiss count table (#neutral, #biased) over the decided items
-    that have the most common set of agents."""
+    """The round-1 verdicts as a Fleiss count table (#neutral, #biased), items with the most common agents."""
     sets = [tuple(d.reports) for d in decisions if not d.failed and len(d.reports or {}) >= 2]
     if not sets:
         return (), np.zeros((0, 2), dtype=int)
@@ -167,15 +162,10 @@ def _agents_table(decisions: Sequence[Any]) -> tuple[tuple[str, ...], np.ndarray
     return common, np.asarray(rows, dtype=int)
 
 
-def agent_independence(
-    decisions: Sequence[Any],
-    uncertainty: Sequence[float] | None = None,
-    *,
-    annotations: Sequence[Any] | None = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> Independence:
-    """Appendix O from the round-1 reports (module doc). ``uncertainty[i]`` (NaN = unknown) or
+def agent_independence(decisions: Sequence[Any], uncertainty: Sequence[float] | None = None, *,
+                       annotations: Sequence[Any] | None = None, n_resamples: int | None = None,
+                       seed: int | None = None) -> Independence:
+    """Appendix O from the round-1 reports (:class:`Independence`). ``uncertainty[i]`` (NaN = unknown) or
     ``annotations[i]`` (annotator-level labels of item i, read by :func:`annotator_uncertainty`), aligned
     with ``decisions``, give the point-biserial r; without either, r is None."""
     decisions = list(decisions)
@@ -217,19 +207,15 @@ class FailureModes:
 
 
 def failure_modes(decisions: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None) -> FailureModes:
-    """Appendix P from the SAD rounds and the verifier's report of each decision (module doc)."""
+    """Appendix P from the SAD rounds and the verifier's report of each decision (:class:`FailureModes`)."""
     f = trace_flags(list(decisions))
     kw = {"n_resamples": n_resamples, "seed": seed}
-    return FailureModes(
-        convergence=_rate("convergence", _present(f.loc[f["debated"].fillna(False), "converged"]), **kw),
-        echo_chamber=_rate("echo_chamber", _present(f["echo_chamber"]), **kw),
-        wrong_uphold=_rate("wrong_uphold", _present(f["wrong_uphold"]), **kw),
-        sycophancy=_rate("sycophancy", _present(f["sycophancy"]), **kw),
-        ungrounded_uphold=int(_present(f["ungrounded_uphold"]).sum()),
-        n_debates=int(f["debated"].fillna(False).sum()),
-        n_verified=int(f["verified"].fillna(False).sum()),
-        n_upheld=int(f["upheld"].fillna(False).sum()),
-    )
+    debated = f["debated"].fillna(False)
+    rates = [_rate(name, _present(f[name]), **kw) for name in ("echo_chamber", "wrong_uphold", "sycophancy")]
+    return FailureModes(_rate("convergence", _present(f.loc[debated, "converged"]), **kw), *rates,
+                        ungrounded_uphold=int(_present(f["ungrounded_uphold"]).sum()), n_debates=int(debated.sum()),
+                        n_verified=int(f["verified"].fillna(False).sum()),
+                        n_upheld=int(f["upheld"].fillna(False).sum()))
 
 
 @dataclass(frozen=True)
@@ -255,8 +241,7 @@ def _two_col(a: np.ndarray) -> np.ndarray:
 
 
 def _kappa_of_counts(m: int) -> Any:
-    """Fleiss' kappa of binary labels from each item's number ``k`` of raters (of ``m``) saying 1 (the formula of
-    :func:`mabpd_kit.metrics.fleiss_kappa` on the table (m - k, k))."""
+    """Fleiss' kappa of binary labels from each item's count ``k`` of raters (of ``m``) saying 1."""
     j = np.arange(m + 1)
     agree = (j**2 + (m - j) ** 2 - m) / (m * (m - 1))  # P_i of an item with j ratings of 1
 
@@ -278,15 +263,9 @@ def _kappa_ci(a: np.ndarray, *, n_resamples: int | None, seed: int | None) -> tu
     return est, lo, hi
 
 
-def human_agreement(
-    pred: Sequence[Any],
-    gold: Sequence[Any] | None = None,
-    annotations: Sequence[Any] | None = None,
-    *,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> Agreement:
-    """Fleiss' kappa of ``pred`` with the human majority ``gold`` (module doc). Without ``gold`` the majority
+def human_agreement(pred: Sequence[Any], gold: Sequence[Any] | None = None, annotations: Sequence[Any] | None = None, *,
+                    n_resamples: int | None = None, seed: int | None = None) -> Agreement:
+    """Fleiss' kappa of ``pred`` with the human majority ``gold`` (two raters). Without ``gold`` the majority
     is the annotators' majority vote (ties left out). Items with a missing label are left out."""
     if gold is None and annotations is None:
         raise ValueError("give gold labels or annotator-level annotations")
@@ -295,7 +274,7 @@ def human_agreement(
         g = [_bin(v) for v in gold]
     else:
         u = annotator_uncertainty(annotations)  # type: ignore[arg-type]
-        g = [None if not np.isfinite(x) or x == 0.5 else int(np.mean([_bin(v) for v in a if _bin(v) is not None]) > 0.5)
+        g = [None if not np.isfinite(x) or x == 0.5 else int(np.mean(_labels(a)) > 0.5)
              for x, a in zip(u, annotations)]  # type: ignore[arg-type]
     if len(g) != len(p):
         raise ValueError(f"pred has {len(p)} items, gold {len(g)}")
@@ -306,8 +285,7 @@ def human_agreement(
     out = Agreement(k, lo, hi, len(pairs), note="" if np.isfinite(k) else "kappa undefined on these items")
     if annotations is None:
         return out
-    labelled = [[x for x in (_bin(v) for v in (a or [])) if x is not None] if not isinstance(a, (str, float)) else []
-                for a in annotations]
+    labelled = [_labels(a) for a in annotations]
     sizes = [len(a) for a in labelled if len(a) >= 2]
     if not sizes:
         return Agreement(**{**out.__dict__, "note": "no item has two or more annotator labels"})
@@ -333,7 +311,6 @@ class PaperAnalyses:
     def table(self) -> pd.DataFrame:
         """One row per figure: ``system, analysis, measure, value, lo, hi, events, base, paper, definition``."""
         import pandas as pd
-
         ind, fm = self.independence, self.failures
 
         def row(measure: str, value: float, *, system: str = self.system, analysis: str = "agent independence",
@@ -403,13 +380,8 @@ def _rate_text(r: Rate) -> str:
     return f"{r.events}/{r.base} = {r.rate:.1%} [{r.lo:.1%}, {r.hi:.1%}]{paper}"
 
 
-def paper_analyses(
-    systems: Mapping[str, Sequence[Any]],
-    *,
-    annotations: Sequence[Any] | None = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> PaperAnalyses:
+def paper_analyses(systems: Mapping[str, Sequence[Any]], *, annotations: Sequence[Any] | None = None,
+                   n_resamples: int | None = None, seed: int | None = None) -> PaperAnalyses:
     """Appendix O and P figures of the *first* system's decisions, and every system's kappa with the human
     majority (each decision's ``gold``). ``annotations`` (annotator-level labels per item, aligned with the
     first system's decisions) adds the point-biserial r and the annotators' kappa."""
@@ -418,11 +390,10 @@ def paper_analyses(
     name, first = next(iter(systems.items()))
     first = list(first)
     kw = {"n_resamples": n_resamples, "seed": seed}
-    ind = agent_independence(first, annotations=annotations, **kw)
-    fm = failure_modes(first, **kw)
     agreement = {}
     for n, ds in systems.items():
         ds = list(ds)
         ann = annotations if n == name else None
         agreement[n] = human_agreement([d.pred if not d.failed else 0 for d in ds], [d.gold for d in ds], ann, **kw)
-    return PaperAnalyses(system=name, independence=ind, failures=fm, agreement=agreement, flags=trace_flags(first))
+    return PaperAnalyses(system=name, independence=agent_independence(first, annotations=annotations, **kw),
+                         failures=failure_modes(first, **kw), agreement=agreement, flags=trace_flags(first))

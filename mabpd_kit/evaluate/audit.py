@@ -1,9 +1,5 @@
-"""The bias of the bias detector: error rates by a grouping column (BABE's outlet leaning).
-
-:func:`leaning_audit`: per system and group, the false-positive and false-negative rates with Wilson
-intervals; :func:`leaning_gaps`: the difference between two groups with Newcombe's interval. Systems are
-0/1 prediction columns (the kit's ``pred``, the ten LLMs' ``*_label``); a missing prediction counts in
-``n_missing`` only."""
+"""The bias of the bias detector: false-positive and false-negative rates by a grouping column (BABE's outlet
+leaning) with Wilson intervals, and the gap between two groups with Newcombe's interval."""
 
 from __future__ import annotations
 
@@ -32,24 +28,23 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
 
 def _systems(frame: pd.DataFrame, systems: Sequence[str] | None) -> list[str]:
-    if systems is not None:
-        missing = [s for s in systems if s not in frame]
-        if missing:
-            raise ValueError(f"no prediction columns {missing} (columns: {list(frame.columns)})")
-        return list(systems)
-    return [c for c in ("pred", *sorted(c for c in frame.columns if str(c).endswith("_label"))) if c in frame]
+    if systems is None:
+        return [c for c in ("pred", *sorted(c for c in frame.columns if str(c).endswith("_label"))) if c in frame]
+    missing = [s for s in systems if s not in frame]
+    if missing:
+        raise ValueError(f"no prediction columns {missing} (columns: {list(frame.columns)})")
+    return list(systems)
 
 
 def leaning_audit(frame: pd.DataFrame, *, group: str = "type", gold: str = "label",
                   systems: Sequence[str] | None = None, groups: Sequence[str] | None = LEANINGS,
                   confidence: float | None = None) -> pd.DataFrame:
     """Error rates by group, one row per (system, group): ``n_neutral``, ``fp``, ``fpr`` [``_lo``, ``_hi``],
-    ``n_biased``, ``fn``, ``fnr`` [``_lo``, ``_hi``], ``n_missing``. ``systems`` default: ``pred`` and every
-    ``*_label`` column; ``groups`` default: every value of ``group``."""
+    ``n_biased``, ``fn``, ``fnr`` [``_lo``, ``_hi``], ``n_missing`` (a missing prediction counts there only).
+    ``systems``: 0/1 columns, default ``pred`` and every ``*_label`` column; ``groups=None``: every value."""
     import pandas as pd
 
     from mabpd_kit.config import MetricsConfig
-
     conf = MetricsConfig().confidence if confidence is None else confidence
     for col in (group, gold):
         if col not in frame:
@@ -91,7 +86,6 @@ def _newcombe(k1: int, n1: int, k2: int, n2: int, conf: float) -> tuple[float, f
 def leaning_gaps(audit: pd.DataFrame, a: str = "right", b: str = "left") -> pd.DataFrame:
     """Per system, group ``a``'s rates minus group ``b``'s (``fpr_diff``, ``fnr_diff``) with Newcombe intervals."""
     import pandas as pd
-
     conf = audit.attrs.get("confidence", 0.95)
     rows = []
     for s, t in audit.groupby("system", sort=False):

@@ -33,24 +33,13 @@ def canonical(dataset: str) -> str:
     return _ALIASES[key]
 
 
-def load_benchmark(
-    dataset: str = "babe",
-    split: str = "train",
-    *,
-    data_dir: str | Path | None = None,
-    limit: int | None = None,
-    seed: int | None = None,
-    truncate: int | None = None,
-) -> pd.DataFrame:
+def load_benchmark(dataset: str = "babe", split: str = "train", *, data_dir: str | Path | None = None,
+                   limit: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """The items of a binary benchmark: ``id, text, label`` plus metadata. ``limit=N``: a seeded sample of N items
-    in file order; ``truncate``: cut articles to N words."""
+    in file order."""
     from mabpd_kit import data
-
-    name = canonical(dataset)
-    if name == "babe":
-        df = data.load_babe(split, data_dir=data_dir)
-    else:
-        df = data.load_hyperpartisan(split, data_dir=data_dir, truncate=truncate)
+    load = data.load_babe if canonical(dataset) == "babe" else data.load_hyperpartisan
+    df = load(split, data_dir=data_dir)
     if limit is not None and limit < len(df):
         if limit < 1:
             raise ValueError("limit must be at least 1")
@@ -61,35 +50,19 @@ def load_benchmark(
     return df.reset_index(drop=True)
 
 
-def evaluate(
-    dataset: str = "babe",
-    split: str = "train",
-    configs: Sequence[str] = ("full", "no-debate", "single-agent"),
-    *,
-    frame: pd.DataFrame | None = None,
-    limit: int | None = None,
-    llm: LLM | None = None,
-    config: Config | None = None,
-    data_dir: str | Path | None = None,
-    out_dir: str | Path | None = None,
-    truncate: int | None = None,
-    anchors: bool = True,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    progress: bool = True,
-    batch: str | Path | None = None,
-) -> Evaluation:
+def evaluate(dataset: str = "babe", split: str = "train",
+             configs: Sequence[str] = ("full", "no-debate", "single-agent"), *, frame: pd.DataFrame | None = None,
+             limit: int | None = None, llm: LLM | None = None, config: Config | None = None,
+             data_dir: str | Path | None = None, out_dir: str | Path | None = None, truncate: int | None = None,
+             anchors: bool = True, n_resamples: int | None = None, seed: int | None = None, progress: bool = True,
+             batch: str | Path | None = None) -> Evaluation:
     """Run each named MABPD configuration on the benchmark (or ``frame``: ``id``, ``text``, ``label``) and score it
-    with :func:`compare`.
-
-    ``out_dir=None`` writes nothing. ``truncate``: words per text (0 = no cut; default
-    ``config.text.article_words`` for HyperPartisan, else ``config.text.truncate_words``). ``batch``: a state
-    file for the Batch API (:func:`mabpd_kit.llm.batch.run_batched`). The traces give
-    :attr:`Evaluation.spans` and :attr:`Evaluation.analyses` (:func:`trace_figures`)."""
+    with :func:`compare`. ``out_dir=None`` writes nothing; ``truncate``: words per text (0 = no cut; default
+    ``config.text.article_words`` for HyperPartisan, else ``config.text.truncate_words``); ``batch``: a state
+    file for the Batch API (:func:`mabpd_kit.llm.batch.run_batched`)."""
     from mabpd_kit.llm import online
     from mabpd_kit.mabpd import Pipeline
     from mabpd_kit.runs import fingerprint
-
     base = config or Config()
     n_resamples, seed = _bootstrap_settings(n_resamples, seed, base)
     base, truncate = _truncated(base, dataset, frame, truncate)
@@ -104,17 +77,15 @@ def evaluate(
     model = "rule" if live is None else f"{live.endpoint}|{live.model}"  # what else changes a decision
     if progress:
         from mabpd_kit.runs.results import status
-
         status(f"mabpd evaluate: {ds_name} {split}, {len(items)} items, {mode}")
 
     t0 = time.perf_counter()
     results, run_s = {}, {}
 
     def one_pass() -> dict:
-        for name, cfg in cfgs.items():
-            ckpt = None
-            if out_dir is not None:  # one checkpoint per configuration and model: never a stale one
-                ckpt = Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl"
+        for name, cfg in cfgs.items():  # one checkpoint per configuration and model: never a stale one
+            ckpt = (None if out_dir is None
+                    else Path(out_dir) / "checkpoints" / f"{name}-{fingerprint(cfg, model)[:10]}.jsonl")
             t1 = time.perf_counter()
             results[name] = Pipeline(cfg, llm).analyze_many(items["text"].tolist(), ids=items["id"].tolist(),
                                                             gold=gold, checkpoint=ckpt, progress=progress)
@@ -125,7 +96,6 @@ def evaluate(
         if live is None:
             raise ValueError("batch mode needs an LLM endpoint (--endpoint)")
         from mabpd_kit.llm.batch import run_batched
-
         run_batched(one_pass, live, state=batch, quiet=not progress)  # every configuration's calls in one batch per pass
     else:
         one_pass()
@@ -140,7 +110,6 @@ def evaluate(
     if out_dir is not None:
         ev.write(out_dir)
     return ev
-
 
 
 def _truncated(base: Config, dataset: str, frame: pd.DataFrame | None, truncate: int | None) -> tuple[Config, int | None]:
@@ -165,19 +134,14 @@ def _items(dataset: str, split: str, frame: pd.DataFrame | None, data_dir: str |
         raise ValueError(f"frame lacks columns {sorted(missing)}")
     return frame.reset_index(drop=True), dataset
 
-def trace_figures(
-    decisions: dict[str, Sequence[Any]],
-    items: pd.DataFrame,
-    *,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> tuple[pd.DataFrame | None, PaperAnalyses]:
+
+def trace_figures(decisions: dict[str, Sequence[Any]], items: pd.DataFrame, *, n_resamples: int | None = None,
+                  seed: int | None = None) -> tuple[pd.DataFrame | None, PaperAnalyses]:
     """The figures read from the traces: span scores against ``biased_words`` (None without that column) per agent
     of the first configuration and per configuration (:func:`.spans.span_table`), and the paper's analyses of
     the first configuration (:func:`.analyses.paper_analyses`; an ``annotations`` column adds r and kappa)."""
     from mabpd_kit.evaluate.analyses import paper_analyses
     from mabpd_kit.evaluate.spans import span_table
-
     ids = items["id"].astype(str).tolist()
     ordered = {}
     for name, ds in decisions.items():  # in the items' order, whatever the runner returned

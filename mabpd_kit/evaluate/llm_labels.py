@@ -1,8 +1,6 @@
-"""Ten real LLMs' zero-shot labels on BABE train (the annomatic file, :func:`mabpd_kit.data.load_babe`): does a
-vote beat the best single model, and how do their errors go together?
-
-Every comparison is on the sentences every model answered (:func:`label_table`); nothing is fitted except
-the fold-wise choice of voters in :func:`vote_sizes`."""
+"""Ten real LLMs' zero-shot labels on BABE train (the annomatic file): does a vote beat the best single model, and
+how do their errors go together? Every comparison is on the sentences every model answered (:func:`label_table`);
+nothing is fitted except the fold-wise choice of voters in :func:`vote_sizes`."""
 
 from __future__ import annotations
 
@@ -10,6 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from mabpd_kit.metrics import fleiss_kappa, macro_f1, metric_ci, paired_bootstrap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,20 +41,14 @@ def models(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in ("id", "text", "gold")]
 
 
-def _ci(gold: np.ndarray, pred: np.ndarray, n_resamples: int | None, seed: int | None) -> tuple[float, float, float]:
-    from mabpd_kit.metrics import metric_ci
-
-    return metric_ci(gold, pred, n_resamples=n_resamples, seed=seed)
-
 
 def single_scores(table: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> pd.DataFrame:
     """Each model's macro F1 on the table's sentences with its bootstrap interval, best first."""
     import pandas as pd
-
     gold = table["gold"].to_numpy()
     rows = []
     for m in models(table):
-        est, lo, hi = _ci(gold, table[m].to_numpy(), n_resamples, seed)
+        est, lo, hi = metric_ci(gold, table[m].to_numpy(), n_resamples=n_resamples, seed=seed)
         rows.append({"model": m, "n": len(table), "macro_f1": est, "lo": lo, "hi": hi,
                      "error_rate": float((table[m].to_numpy() != gold).mean())})
     return pd.DataFrame(rows).sort_values("macro_f1", ascending=False, kind="stable").reset_index(drop=True)
@@ -77,9 +71,6 @@ def vote_score(table: pd.DataFrame, voters: Sequence[str], n_resamples: int | No
     """Two rows, ``vote`` and ``best single`` (by macro F1 here): ``system``, ``voters``, ``n``, ``macro_f1``, ``lo``,
     ``hi``; the vote's row adds the paired bootstrap against the best single (``diff``, ``diff_lo``, ``diff_hi``, ``p``)."""
     import pandas as pd
-
-    from mabpd_kit.metrics import macro_f1, paired_bootstrap
-
     gold = table["gold"].to_numpy()
     vote = majority_vote(table, voters)
     best = max(voters, key=lambda m: macro_f1(gold, table[m].to_numpy()))
@@ -87,7 +78,7 @@ def vote_score(table: pd.DataFrame, voters: Sequence[str], n_resamples: int | No
     bs = paired_bootstrap(gold, vote, single, n_resamples=n_resamples, seed=seed)
     rows = []
     for system, pred, who in (("vote", vote, ", ".join(voters)), ("best single", single, best)):
-        est, lo, hi = _ci(gold, pred, n_resamples, seed)
+        est, lo, hi = metric_ci(gold, pred, n_resamples=n_resamples, seed=seed)
         rows.append({"system": system, "voters": who, "k": len(voters) if system == "vote" else 1, "n": len(gold),
                      "macro_f1": est, "lo": lo, "hi": hi})
     out = pd.DataFrame(rows)
@@ -113,8 +104,6 @@ def vote_sizes(table: pd.DataFrame, sizes: Sequence[int] = (3, 5, 10), n_resampl
     import pandas as pd
 
     from mabpd_kit.config import Config
-    from mabpd_kit.metrics import macro_f1, paired_bootstrap
-
     seed = Config().metrics.seed if seed is None else seed
     gold = table["gold"].to_numpy()
     fold = _folds(gold, seed)
@@ -134,7 +123,7 @@ def vote_sizes(table: pd.DataFrame, sizes: Sequence[int] = (3, 5, 10), n_resampl
     single = systems["best single"][0]
     rows = []
     for label, (pred, chosen, k) in systems.items():
-        est, lo, hi = _ci(gold, pred, n_resamples, seed)
+        est, lo, hi = metric_ci(gold, pred, n_resamples=n_resamples, seed=seed)
         row = {"system": label, "k": k, "voters": " | ".join(dict.fromkeys(chosen)), "n": len(gold),
                "macro_f1": est, "lo": lo, "hi": hi}
         if k > 1:
@@ -148,7 +137,6 @@ def error_correlation(table: pd.DataFrame) -> pd.DataFrame:
     """Pairwise phi of the models' errors, one row per ordered pair (``a``, ``b``, ``phi``, ``both_wrong``); NaN for a
     model wrong on every sentence or on none."""
     import pandas as pd
-
     names = models(table)
     errors = (table[names].to_numpy() != table["gold"].to_numpy()[:, None]).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):  # a model wrong everywhere (or nowhere) has no phi
@@ -163,8 +151,6 @@ def error_correlation(table: pd.DataFrame) -> pd.DataFrame:
 def agreement(table: pd.DataFrame, voters: Sequence[str] | None = None) -> dict[str, Any]:
     """Fleiss' kappa of the chosen models, the share not unanimous, the mean error phi, and ``all_wrong`` beside
     ``independent_all_wrong`` (the product of their error rates)."""
-    from mabpd_kit.metrics import fleiss_kappa
-
     voters = list(voters) if voters else models(table)
     votes = table[voters].to_numpy()
     biased = votes.sum(axis=1)

@@ -24,10 +24,8 @@ FLIPS = ("fn_rescued", "fp_added", "tp_lost", "fp_removed")
 
 
 def _md(value: Any) -> str:
-    """A value as markdown text: HTML-escaped (a renderer passes raw HTML through), pipes and
-    backticks escaped (a table cell, a code span), one line."""
+    """A value as one line of markdown text: HTML, pipes and backticks escaped (renderers pass raw HTML)."""
     import html
-
     text = html.escape(str(value), quote=False).replace("|", "\\|").replace("`", "\\`")
     return " ".join(text.split())
 
@@ -80,7 +78,6 @@ class Evaluation:
     def chart(self) -> alt.TopLevelMixin:
         """Grouped bars of macro F1 / F1 / precision / recall per system, macro F1 with its CI."""
         from mabpd_kit.viz.evaluation import metrics_chart
-
         return metrics_chart(self.metrics, title=f"{self.dataset} {self.split}: {self.n_items} items, {self.mode}")
 
     def closing_note(self) -> str:
@@ -136,58 +133,36 @@ class Evaluation:
         cmp = self.comparisons[["baseline", "system", "metric", "diff", "lo", "hi", "p_value", *FLIPS]]
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         parts = [
-            f"# Evaluation: {_md(self.dataset)} {_md(self.split)}",
-            "",
+            f"# Evaluation: {_md(self.dataset)} {_md(self.split)}", "",
             f"{self.n_items} items · {_md(self.mode)} · configurations {', '.join(map(_md, self.configs))} · "
-            f"{self.wall_s:.1f} s · {when}",
-            "",
-            "## Metrics (positive class: biased; failed items count as neutral)",
-            "",
-            _md_table(pipe),
-            "",
+            f"{self.wall_s:.1f} s · {when}", "",
+            *_section("Metrics (positive class: biased; failed items count as neutral)", _md_table(pipe)),
             f"macro_f1_lo / _hi: {100 * 0.95:.0f}% bootstrap interval over items ({self.n_resamples} resamples, seed {self.seed}).",
             "",
-            f"## Paired bootstrap against `{' '.join(self.baseline.replace('`', chr(39)).split())}`",  # a code span is literal
-            "",
-            ("diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\". "
-            "fn_rescued / fp_added: items where only the baseline says biased (rightly / wrongly); "
-            "tp_lost / fp_removed: items where only the system says biased (rightly / wrongly)."),
-            "",
-            _md_table(cmp, floats="{:.4f}") if len(cmp) else "(only one configuration)",
-            "",
+            *_section(f"Paired bootstrap against `{_code(self.baseline)}`",
+                      "diff = baseline minus system on the same resampled items; p is two-sided for \"no difference\". "
+                      "fn_rescued / fp_added: items where only the baseline says biased (rightly / wrongly); "
+                      "tp_lost / fp_removed: items where only the system says biased (rightly / wrongly).",
+                      _md_table(cmp, floats="{:.4f}") if len(cmp) else "(only one configuration)"),
         ]
         if len(anchors):
-            parts += [
-                "## Reference anchors: zero-shot LLM labels shipped with the benchmark file",
-                "",
-                "Scored on the evaluated items that carry a label (`n`); unparseable answers are left out.",
-                "",
-                _md_table(anchors),
-                "",
-            ]
+            parts += _section("Reference anchors: zero-shot LLM labels shipped with the benchmark file",
+                              "Scored on the evaluated items that carry a label (`n`); unparseable answers are left "
+                              "out.", _md_table(anchors))
         if self.split == "test":
             parts += [("**Held-out test split.** Report these numbers once; choosing a configuration, threshold "
                       "or prompt because of them turns the test split into a training split."), ""]
         if self.spans is not None and len(self.spans):
-            parts += [
-                "## Spans against the annotated biased words",
-                "",
-                ("Token overlap per sentence (lower-cased word tokens of the predicted spans against those of the "
-                 "annotated words, as sets), micro-averaged over the sentences of the scope; f1_lo / _hi a "
-                 "bootstrap interval over sentences. Definitions: docs/evaluation.md."),
-                "",
-                _md_table(self.spans),
-                "",
-            ]
+            parts += _section("Spans against the annotated biased words",
+                              "Token overlap per sentence (lower-cased word tokens of the predicted spans against "
+                              "those of the annotated words, as sets), micro-averaged over the sentences of the scope; "
+                              "f1_lo / _hi a bootstrap interval over sentences. Definitions: docs/evaluation.md.",
+                              _md_table(self.spans))
         if self.analyses is not None:
-            parts += [
-                f"## The paper's analyses (appendices O and P), `{' '.join(self.analyses.system.replace('`', chr(39)).split())}`",
-                "",
-                "Rates with 95% bootstrap intervals over items; `paper` is the paper's figure. Definitions: docs/evaluation.md.",
-                "",
-                _md_table(self.analyses.table().astype(object).pipe(lambda t: t.where(t.notna(), ""))),
-                "",
-            ]
+            table = self.analyses.table().astype(object)
+            parts += _section(f"The paper's analyses (appendices O and P), `{_code(self.analyses.system)}`",
+                              "Rates with 95% bootstrap intervals over items; `paper` is the paper's figure. "
+                              "Definitions: docs/evaluation.md.", _md_table(table.where(table.notna(), "")))
         note = self.closing_note().replace("`" * 3, "'" * 3)  # the fence holds, whatever the names
         parts += ["## Closing note", "", "```", note, "```", ""]
         return "\n".join(parts)
@@ -196,32 +171,20 @@ class Evaluation:
         """Write results.csv, metrics.csv, comparisons.csv, report.md, chart.svg and chart.png, and spans.csv
         and analyses.csv where the evaluation has them."""
         import vl_convert as vlc
-
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        files = {
-            "results": out / "results.csv",
-            "metrics": out / "metrics.csv",
-            "comparisons": out / "comparisons.csv",
-            "report": out / "report.md",
-            "chart_svg": out / "chart.svg",
-            "chart_png": out / "chart.png",
-        }
+        files = {"results": out / "results.csv", "metrics": out / "metrics.csv", "comparisons": out / "comparisons.csv",
+                 "report": out / "report.md", "chart_svg": out / "chart.svg", "chart_png": out / "chart.png"}
         from mabpd_kit.files import atomic, write_text  # each file all or nothing (a full disk leaves no half file)
-
-        def csv(frame: Any, key: str) -> None:
+        tables = {"results": self.predictions, "metrics": self.metrics, "comparisons": self.comparisons}
+        if self.spans is not None:
+            tables["spans"] = self.spans
+        if self.analyses is not None:
+            tables["analyses"] = self.analyses.table()
+        for key, frame in tables.items():
+            files.setdefault(key, out / f"{key}.csv")
             with atomic(files[key], "w", encoding="utf-8", newline="") as fh:
                 frame.to_csv(fh, index=False)
-
-        csv(self.predictions, "results")
-        csv(self.metrics, "metrics")
-        csv(self.comparisons, "comparisons")
-        if self.spans is not None:
-            files["spans"] = out / "spans.csv"
-            csv(self.spans, "spans")
-        if self.analyses is not None:
-            files["analyses"] = out / "analyses.csv"
-            csv(self.analyses.table(), "analyses")
         spec = self.chart().to_dict()
         write_text(files["chart_svg"], vlc.vegalite_to_svg(spec))
         with atomic(files["chart_png"], "wb") as fh:
@@ -229,6 +192,19 @@ class Evaluation:
         self.files = {k: str(v) for k, v in files.items()}
         write_text(files["report"], self.markdown())
         return self.files
+
+
+def _section(title: str, *blocks: str) -> list[str]:
+    """A markdown section: its heading, then each block followed by a blank line."""
+    out = [f"## {title}", ""]
+    for block in blocks:
+        out += [block, ""]
+    return out
+
+
+def _code(name: str) -> str:
+    """A name inside a code span: backticks become quotes, on one line (a code span is literal)."""
+    return " ".join(name.replace("`", "'").split())
 
 
 def _n(count: object, noun: str) -> str:

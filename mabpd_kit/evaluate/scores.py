@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["compare", "flip_counts", "predictions", "score_system", "threshold_sweep"]
 
 _USAGE = ("calls", "prompt_tokens", "completion_tokens", "latency_s")
+_ITEM_COLUMNS = ("outlet", "type", "topic", "title", "text")  # metadata copied into the predictions
 
 
 def _is_binary(*label_arrays: Sequence[Any]) -> bool:
@@ -27,9 +28,8 @@ def _is_binary(*label_arrays: Sequence[Any]) -> bool:
     return values <= {0, 1}
 
 
-def score_system(
-    gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None, seed: int | None = None
-) -> dict[str, float]:
+def score_system(gold: Sequence[Any], pred: Sequence[Any], *, n_resamples: int | None = None,
+                 seed: int | None = None) -> dict[str, float]:
     """Accuracy, precision, recall, F1, macro F1 and its bootstrap CI for one system; labels other than 0/1 get
     ``n``, accuracy and macro F1 only."""
     if _is_binary(gold, pred):
@@ -45,7 +45,6 @@ def score_system(
 def threshold_sweep(gold: Sequence[Any], score: Sequence[float], thresholds: Sequence[float] | None = None) -> pd.DataFrame:
     """Metrics of ``biased iff score >= t`` for each threshold (default 0.20-0.80 step 0.01): pick ``t`` on one half."""
     import pandas as pd
-
     ts = np.round(np.arange(0.20, 0.8001, 0.01), 2) if thresholds is None else np.asarray(thresholds, dtype=float)
     s = np.asarray(score, dtype=float)
     rows = [{"threshold": float(t), **metrics_.classification_report(gold, (s >= t).astype(int))} for t in ts]
@@ -56,27 +55,16 @@ def flip_counts(gold: Sequence[Any], baseline: Sequence[int], system: Sequence[i
     """Where two systems disagree, who was right, from the baseline's side: ``fn_rescued``, ``fp_added``, ``tp_lost``,
     ``fp_removed``."""
     g, b, s = (np.asarray(v, dtype=int) for v in (gold, baseline, system))
-    return {
-        "fn_rescued": int(((g == 1) & (b == 1) & (s == 0)).sum()),
-        "fp_added": int(((g == 0) & (b == 1) & (s == 0)).sum()),
-        "tp_lost": int(((g == 1) & (b == 0) & (s == 1)).sum()),
-        "fp_removed": int(((g == 0) & (b == 0) & (s == 1)).sum()),
-    }
+    only_b, only_s = (b == 1) & (s == 0), (b == 0) & (s == 1)
+    return {"fn_rescued": int((only_b & (g == 1)).sum()), "fp_added": int((only_b & (g == 0)).sum()),
+            "tp_lost": int((only_s & (g == 1)).sum()), "fp_removed": int((only_s & (g == 0)).sum())}
 
 
-def predictions(
-    results: Results | pd.DataFrame,
-    system: str,
-    *,
-    items: pd.DataFrame | None = None,
-    failed_as: Any = 0,
-) -> pd.DataFrame:
-    """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame.
-
-    With ``items`` the rows follow their order, gold is their ``label`` and their metadata and ``text`` are
-    added; a failed item's prediction is ``failed_as`` (default 0, neutral)."""
+def predictions(results: Results | pd.DataFrame, system: str, *, items: pd.DataFrame | None = None,
+                failed_as: Any = 0) -> pd.DataFrame:
+    """One system's rows for :attr:`Evaluation.predictions` from any ``runs.Results`` or its frame, in the order
+    of ``items`` (gold their ``label``, their metadata added); a failed item's prediction is ``failed_as``."""
     import pandas as pd
-
     frame = results if isinstance(results, pd.DataFrame) else results.to_frame()
     records = None if isinstance(results, pd.DataFrame) else getattr(results, "records", None)
     missing = {"id", "pred"} - set(frame.columns)
@@ -97,33 +85,28 @@ def predictions(
         if "gold" not in frame.columns:
             raise ValueError(f"the results of {system!r} have no gold column; pass items with a label column")
         gold = frame["gold"].to_numpy()
-    has_failed = "failed" in frame.columns
-    failed = frame["failed"].fillna(False).astype(bool).to_numpy() if has_failed else np.zeros(len(frame), bool)
+    failed = (frame["failed"].fillna(False).astype(bool).to_numpy() if "failed" in frame.columns
+              else np.zeros(len(frame), bool))
     if isinstance(failed_as, (int, np.integer)) and not isinstance(failed_as, bool):
         gold = gold.astype(int)
         values = pd.to_numeric(frame["pred"], errors="coerce").fillna(failed_as).astype(int).to_numpy()
-        pred = np.where(failed, failed_as, values)
     else:
         values = frame["pred"].astype(object).where(frame["pred"].notna(), failed_as).to_numpy()
-        pred = np.where(failed, failed_as, values)
+    pred = np.where(failed, failed_as, values)
     cols: dict[str, Any] = {"system": system, "id": frame["id"].to_numpy(), "gold": gold, "pred": pred}
     cols.update({c: frame[c].to_numpy() for c in ("score", "route") if c in frame.columns})
     cols["failed"] = failed
     cols.update({c: usage[c].to_numpy() for c in _USAGE})
     if items is not None:
-        cols.update({c: items[c].to_numpy() for c in ("outlet", "type", "topic", "title") if c in items.columns})
-        if "text" in items.columns:
-            cols["text"] = items["text"].to_numpy()
+        cols.update({c: items[c].to_numpy() for c in _ITEM_COLUMNS if c in items.columns})
     return pd.DataFrame(cols)
 
 
 def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.DataFrame:
     """Per-item usage: the frame's flat columns, else each record's ``usage``, else 0."""
     import pandas as pd
-
-    usage = None
-    if records is not None and len(records) == len(frame) and all(hasattr(r, "usage") for r in records):
-        usage = [r.usage for r in records]
+    usable = records is not None and len(records) == len(frame) and all(hasattr(r, "usage") for r in records)
+    usage = [r.usage for r in records] if usable else None
     out: dict[str, Any] = {}
     for c in _USAGE:
         col = next((k for k in (c, "call_" + c if c == "latency_s" else c) if k in frame.columns), None)
@@ -136,25 +119,13 @@ def _usage_columns(frame: pd.DataFrame, records: Sequence[Any] | None) -> pd.Dat
     return pd.DataFrame(out)
 
 
-def compare(
-    systems: Mapping[str, Results | pd.DataFrame],
-    *,
-    items: pd.DataFrame | None = None,
-    dataset: str = "",
-    split: str = "",
-    mode: str = "",
-    kind: str = "system",
-    anchors: bool = True,
-    failed_as: Any = 0,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    run_s: Mapping[str, float] | None = None,
-    wall_s: float | None = None,
-) -> Evaluation:
+def compare(systems: Mapping[str, Results | pd.DataFrame], *, items: pd.DataFrame | None = None, dataset: str = "",
+            split: str = "", mode: str = "", kind: str = "system", anchors: bool = True, failed_as: Any = 0,
+            n_resamples: int | None = None, seed: int | None = None, run_s: Mapping[str, float] | None = None,
+            wall_s: float | None = None) -> Evaluation:
     """Score each system and compare every one with the first (paired bootstraps) on the same items. ``items`` fixes
     order and gold and supplies the reference columns in ``items.attrs["llm_label_columns"]`` (scored on >= 10 labels)."""
     import pandas as pd
-
     t0 = time.perf_counter()
     if not systems:
         raise ValueError("give at least one system")
@@ -190,12 +161,10 @@ def compare(
                           "n_resamples": r.n_resamples, "n_items": r.n_items, **flips})
     comparisons = pd.DataFrame(comps, columns=["baseline", "system", "metric", "baseline_score", "system_score",
                                                "diff", "lo", "hi", "p_value", "n_resamples", "n_items", *FLIPS])
-    return Evaluation(
-        dataset=dataset, split=split, configs=names, mode=mode, n_items=len(base),
-        predictions=pd.concat(list(frames.values()), ignore_index=True), metrics=pd.DataFrame(rows),
-        comparisons=comparisons, wall_s=time.perf_counter() - t0 if wall_s is None else wall_s,
-        n_resamples=n_resamples, seed=seed, run_s=run_s,
-    )
+    return Evaluation(dataset=dataset, split=split, configs=names, mode=mode, n_items=len(base),
+                      predictions=pd.concat(list(frames.values()), ignore_index=True), metrics=pd.DataFrame(rows),
+                      comparisons=comparisons, wall_s=time.perf_counter() - t0 if wall_s is None else wall_s,
+                      n_resamples=n_resamples, seed=seed, run_s=run_s)
 
 
 def _bootstrap_settings(n_resamples: int | None, seed: int | None, config: Config | None = None) -> tuple[int, int]:

@@ -1,10 +1,5 @@
 """Span scores of MABPD decisions against annotated biased words (BABE's ``biased_words``), by token overlap
-(:mod:`mabpd_kit.metrics.spans`, docs/evaluation.md).
-
-An agent's spans: the valid spans of its round-1 report that support a biased reading, whatever its verdict.
-The decision's spans: the evidence behind a final biased label
-(:func:`mabpd_kit.mabpd.evidence.decision_evidence`); none for a neutral or failed decision. Two scopes per
-row: ``biased-gold`` and ``all``."""
+(:mod:`mabpd_kit.metrics.spans`, docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -22,22 +17,19 @@ __all__ = ["SCOPES", "agent_spans", "decision_spans", "span_table"]
 
 #: the scopes of :func:`span_table`: the sentences labelled biased, and every sentence
 SCOPES = ("biased-gold", "all")
-DECISION = "decision"
 
 
 def agent_spans(decision: Any, agent: str) -> list[str]:
-    """The texts of the valid bias spans of ``agent``'s round-1 report (none if it did not report)."""
+    """The texts of the valid bias spans of ``agent``'s round-1 report, whatever its verdict (none if it did not
+    report)."""
     rep = (getattr(decision, "reports", None) or {}).get(agent)
-    if rep is None:
-        return []
-    return [s.text for s in rep.spans if s.valid]
+    return [] if rep is None else [s.text for s in rep.spans if s.valid]
 
 
 def decision_spans(decision: Any) -> list[str]:
-    """The texts of the valid spans behind the final label: the biased evidence of a biased decision, none
-    otherwise (see the module doc; the same spans the pipeline hands the verifier)."""
+    """The texts of the valid spans behind the final label: the biased evidence of a biased decision
+    (:func:`mabpd_kit.mabpd.evidence.decision_evidence`, as the verifier gets them), none otherwise."""
     from mabpd_kit.mabpd.evidence import decision_evidence
-
     if getattr(decision, "failed", False) or decision.label != "biased":
         return []
     return [s.text for s in decision_evidence(decision) if s.valid]
@@ -58,7 +50,6 @@ def _aligned(decisions: Sequence[Any], ids: Sequence[Any] | None) -> list[Any]:
 def _agents(decisions: Sequence[Any]) -> list[str]:
     """The agents that reported on any item, in roster order (then any others, in order of appearance)."""
     from mabpd_kit import roster
-
     seen: dict[str, None] = {}
     for d in decisions:
         for a in getattr(d, "reports", None) or {}:
@@ -67,21 +58,13 @@ def _agents(decisions: Sequence[Any]) -> list[str]:
     return [a for a in order if a in seen] + [a for a in seen if a not in order]
 
 
-def span_table(
-    systems: Mapping[str, Sequence[Any]],
-    gold_words: Sequence[Sequence[str]],
-    labels: Sequence[Any],
-    *,
-    ids: Sequence[Any] | None = None,
-    agents: bool | Sequence[str] = True,
-    ci: bool = True,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-) -> pd.DataFrame:
+def span_table(systems: Mapping[str, Sequence[Any]], gold_words: Sequence[Sequence[str]], labels: Sequence[Any], *,
+               ids: Sequence[Any] | None = None, ci: bool = True, n_resamples: int | None = None,
+               seed: int | None = None) -> pd.DataFrame:
     """Token precision / recall / F1 of the spans against ``gold_words``, per agent (of the first system) and per
-    system's decisions, for each scope, with a bootstrap interval of F1 over sentences (``ci=False``: NaN)."""
+    system's decisions, for each scope (``biased-gold``, ``all``), with a bootstrap interval of F1 over sentences
+    (``ci=False``: NaN). ``ids`` aligns the decisions by id."""
     import pandas as pd
-
     if not systems:
         raise ValueError("give at least one system")
     y = np.array([1 if v in (1, True, "biased", "1") else 0 for v in labels], dtype=int)
@@ -103,10 +86,9 @@ def span_table(
                          "n_pred": s.n_pred, "n_gold": s.n_gold, "precision": s.precision, "recall": s.recall,
                          "f1": s.f1, "f1_lo": s.f1_lo, "f1_hi": s.f1_hi})
 
-    chosen = _agents(aligned[first]) if agents is True else ([] if agents is False else list(agents))
-    for a in chosen:
+    for a in _agents(aligned[first]):
         add(first, f"{a} agent", [agent_spans(d, a) for d in aligned[first]])
     for name, ds in aligned.items():
-        add(name, DECISION, [decision_spans(d) for d in ds])
+        add(name, "decision", [decision_spans(d) for d in ds])
     return pd.DataFrame(rows, columns=["system", "spans", "scope", "n_sentences", "tp", "n_pred", "n_gold",
                                        "precision", "recall", "f1", "f1_lo", "f1_hi"])

@@ -1,9 +1,5 @@
-"""Is the corrected share of biased sentences valid for comparing groups?
-
-:func:`prevalence_validity`: leave one outlet out of the error rates and estimate its share as an unlabelled
-corpus would be (:func:`mabpd_kit.corpus.prevalence.estimate`), beside the annotators' share; an interval
-wider than ``max_width`` counts as a miss. :func:`validity_summary`: coverage, Spearman's rho, mean absolute
-error and median width."""
+"""Is the corrected share of biased sentences valid for comparing groups? The leave-one-outlet-out check of
+:func:`mabpd_kit.corpus.prevalence.estimate` against the annotators' share, and the BABE fit it is stored with."""
 
 from __future__ import annotations
 
@@ -21,14 +17,14 @@ __all__ = ["babe_decisions", "babe_sentences", "fit_sentence_error_rates", "prev
 def prevalence_validity(df: pd.DataFrame, *, group: str = "outlet", min_n: int = 50,
                         edges: Sequence[float] | None = None, draws: int | None = None, confidence: float = 0.95,
                         max_width: float | None = None, spread: bool = True, seed: int = 0) -> pd.DataFrame:
-    """Leave-one-group-out check of the corrected share: ``df`` has ``group``, the gold ``label``
-    (0/1), the kit's ``flag`` (0/1) and ``score`` per sentence. One row per group with ``min_n`` or
-    more sentences (ordered by name); the error rates of each come from every other sentence."""
+    """Leave-one-group-out check of the corrected share: ``df`` has ``group``, the gold ``label`` (0/1), the kit's
+    ``flag`` (0/1) and ``score`` per sentence. One row per group with ``min_n`` or more sentences (ordered by
+    name); the error rates of each come from every other sentence, its share is estimated as an unlabelled corpus
+    would be, and an interval wider than ``max_width`` counts as a miss."""
     import pandas as pd
 
     from mabpd_kit.config import CorpusConfig
     from mabpd_kit.corpus.prevalence import bin_counts, error_rates, estimate, group_seed
-
     st = CorpusConfig()
     e = tuple(edges) if edges is not None else st.prevalence_bins
     max_width = st.prevalence_max_width if max_width is None else max_width
@@ -97,7 +93,6 @@ def babe_decisions(data_dir: Any = None, config: Any = None) -> pd.DataFrame:
 
     from mabpd_kit.data.babe import load_babe
     from mabpd_kit.mabpd.pipeline import Pipeline
-
     items = load_babe("train", data_dir=data_dir, llm_labels=False, download=False)
     pipe = Pipeline(config=config) if config is not None else Pipeline()
     rows = [(i, d.pred, d.score, d.failed) for i, d in
@@ -112,9 +107,7 @@ def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tup
     their spread between outlets and the leave-one-outlet-out check; returns (method, values)."""
     from mabpd_kit.config import Config
     from mabpd_kit.corpus.prevalence import error_rates
-
-    cfg = config or Config()
-    df = sentences
+    cfg, df = config or Config(), sentences
     rates = error_rates(df["flag"], df["score"], df["label"], cfg.corpus.prevalence_bins, groups=df["outlet"],
                         source="BABE train", settings=cfg.corpus)
     method = ("kit's rule-based sentence decisions on BABE train: per annotator class, sentences per bin "
@@ -124,23 +117,23 @@ def fit_sentence_error_rates(sentences: pd.DataFrame, config: Any = None) -> tup
 
 
 def _by_leaning(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The detector's own error rates by the outlet's leaning on these sentences (the leaning audit of
-    :mod:`mabpd_kit.evaluate.audit`), for the corpus report to show beside a user's leaning column."""
+    """The detector's error rates by outlet leaning, for the corpus report to show beside a user's leaning column."""
     if "type" not in df:
         return []
     from mabpd_kit.evaluate.audit import leaning_audit
-
     table = leaning_audit(df.assign(pred=df["flag"]), group="type", gold="label", systems=["pred"])
-    return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in table.to_dict("records")]
+    return [_rounded(r) for r in table.to_dict("records")]
 
 
 def _check(df: pd.DataFrame, cfg: Any) -> dict[str, Any]:
     """The leave-one-outlet-out check stored with the artefact: its summary and its table."""
     table = prevalence_validity(df, edges=cfg.corpus.prevalence_bins, draws=cfg.corpus.prevalence_draws,
                                 max_width=cfg.corpus.prevalence_max_width, seed=cfg.corpus.seed)
-    return {**{k: (round(v, 4) if isinstance(v, float) else v) for k, v in validity_summary(table).items()},
-            "table": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
-                      for r in table.to_dict("records")]}
+    return {**_rounded(validity_summary(table)), "table": [_rounded(r) for r in table.to_dict("records")]}
+
+
+def _rounded(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
 
 
 def validity_section(predictions: pd.DataFrame, system: str) -> str:
@@ -150,8 +143,7 @@ def validity_section(predictions: pd.DataFrame, system: str) -> str:
     if not need <= set(predictions.columns):
         return f"validity of the corrected share: not run (the results lack {sorted(need - set(predictions.columns))})"
     rows = predictions[predictions["system"] == system]
-    if "failed" in rows:
-        rows = rows[~rows["failed"].astype(bool)]
+    rows = rows[~rows["failed"].astype(bool)] if "failed" in rows else rows
     df = rows.rename(columns={"gold": "label", "pred": "flag"})[["outlet", "label", "flag", "score"]]
     big = int((df["outlet"].value_counts() >= 50).sum())
     if big < 3:

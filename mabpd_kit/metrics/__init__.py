@@ -1,10 +1,7 @@
 """Classification metrics, bootstrap intervals and agreement, written out so students can read them.
 
-Functions take plain sequences and return floats or small typed records. Labels may be 0/1, booleans or
-``"biased"`` / ``"neutral"`` (the positive class is biased, 1); three-way labels work with :func:`accuracy`,
-:func:`macro_f1`, :func:`confusion` and :func:`per_class_f1`. Each metric agrees with scikit-learn / scipy
-(tests check it). Modules: :mod:`.classification`, :mod:`.bootstrap` (intervals, paired comparisons),
-:mod:`.agreement` (Fleiss' kappa, point-biserial r), :mod:`.ranking`, :mod:`.spans`."""
+Labels may be 0/1, booleans or ``"biased"`` / ``"neutral"`` (the positive class is biased, 1); three-way labels
+work with :func:`accuracy`, :func:`macro_f1`, :func:`confusion` and :func:`per_class_f1`."""
 
 from __future__ import annotations
 
@@ -22,18 +19,6 @@ from mabpd_kit.metrics.classification import (
 )
 
 __all__ = [
-    "BootstrapResult",
-    "accuracy",
-    "bootstrap_ci",
-    "classification_report",
-    "confusion",
-    "f1",
-    "fleiss_kappa",
-    "macro_f1",
-    "metric_ci",
-    "paired_bootstrap",
-    "per_class_f1",
-    "point_biserial",
-    "precision",
-    "recall",
+    "BootstrapResult", "accuracy", "bootstrap_ci", "classification_report", "confusion", "f1", "fleiss_kappa",
+    "macro_f1", "metric_ci", "paired_bootstrap", "per_class_f1", "point_biserial", "precision", "recall"
 ]

@@ -8,14 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mabpd_kit.metrics.classification import (
-    _FROM_CONFUSION,
-    _as_array,
-    _encode,
-    _pair,
-    _to_binary,
-    macro_f1,
-)
+from mabpd_kit.metrics.classification import _FROM_CONFUSION, _as_array, _encode, _pair, _to_binary, macro_f1
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "metric_ci", "paired_bootstrap"]
 
@@ -38,22 +31,27 @@ class BootstrapResult:
     seed: int
 
     def __str__(self) -> str:
-        return (
-            f"{self.metric}: A {self.score_a:.3f} vs B {self.score_b:.3f}, diff {self.diff:+.3f} "
-            f"[{self.lo:+.3f}, {self.hi:+.3f}] ({self.confidence:.0%} CI), p = {self.p_value:.4f}"
-        )
+        return (f"{self.metric}: A {self.score_a:.3f} vs B {self.score_b:.3f}, diff {self.diff:+.3f} "
+                f"[{self.lo:+.3f}, {self.hi:+.3f}] ({self.confidence:.0%} CI), p = {self.p_value:.4f}")
 
 
-def _defaults(n_resamples: int | None, seed: int | None) -> tuple[int, int]:
+def _defaults(n_resamples: int | None, seed: int | None, confidence: float) -> tuple[int, int]:
     if n_resamples is None or seed is None:
         from mabpd_kit.config import Config
-
         m = Config().metrics
         n_resamples = m.bootstrap_resamples if n_resamples is None else n_resamples
         seed = m.seed if seed is None else seed
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
     return int(n_resamples), int(seed)
+
+
+def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
+    alpha = 1 - confidence
+    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
 
 
 def _two_sided_p(boot: np.ndarray) -> float:
@@ -93,83 +91,42 @@ def _resampled_scores(metric: Callable[[Any, Any], float], y: np.ndarray, preds:
     return out
 
 
-def paired_bootstrap(
-    y_true: Any,
-    pred_a: Any,
-    pred_b: Any,
-    metric: Callable[[Any, Any], float] = macro_f1,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    confidence: float = 0.95,
-    chunk: int = 500,
-) -> BootstrapResult:
+def paired_bootstrap(y_true: Any, pred_a: Any, pred_b: Any, metric: Callable[[Any, Any], float] = macro_f1,
+                     n_resamples: int | None = None, seed: int | None = None, confidence: float = 0.95,
+                     chunk: int = 500) -> BootstrapResult:
     """Is system A really better than B on these items? Score both on the same seeded resamples of the items and
     keep ``metric(A) - metric(B)``: pairing cancels what is hard for both. Defaults: ``Config().metrics``; the
     built-in metrics run on confusion matrices for all resamples at once, any other metric in a loop."""
-    n_resamples, seed = _defaults(n_resamples, seed)
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
+    n_resamples, seed = _defaults(n_resamples, seed, confidence)
     # Normalise the three label arrays together so A and B share one vocabulary with the gold labels.
-    y_a = _as_array(y_true, "y_true")
-    if len(_as_array(pred_a, "pred_a")) != len(y_a) or len(_as_array(pred_b, "pred_b")) != len(y_a):
+    y_a, raw_a, raw_b = _as_array(y_true, "y_true"), _as_array(pred_a, "pred_a"), _as_array(pred_b, "pred_b")
+    if len(raw_a) != len(y_a) or len(raw_b) != len(y_a):
         raise ValueError("y_true, pred_a and pred_b must be equally long (the same items)")
-    yy, ab = _pair(np.concatenate([y_a, y_a]), np.concatenate([_as_array(pred_a, "pred_a"), _as_array(pred_b, "pred_b")]))
+    yy, ab = _pair(np.concatenate([y_a, y_a]), np.concatenate([raw_a, raw_b]))
     y, a, b = yy[: len(y_a)], ab[: len(y_a)], ab[len(y_a) :]
-    n = len(y)
     score_a, score_b = float(metric(y, a)), float(metric(y, b))
     boot = _resampled_scores(metric, y, [a, b], ["pred_a", "pred_b"], n_resamples, seed, chunk)
     diffs = boot[0] - boot[1]
-
-    alpha = 1 - confidence
-    lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    return BootstrapResult(
-        metric=getattr(metric, "__name__", "metric"),
-        score_a=score_a,
-        score_b=score_b,
-        diff=score_a - score_b,
-        lo=float(lo),
-        hi=float(hi),
-        p_value=_two_sided_p(diffs),
-        n_items=n,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
+    lo, hi = _interval(diffs, confidence)
+    return BootstrapResult(getattr(metric, "__name__", "metric"), score_a, score_b, score_a - score_b, lo, hi,
+                           _two_sided_p(diffs), len(y), n_resamples, confidence, seed)
 
 
-def metric_ci(
-    y_true: Any,
-    y_pred: Any,
-    metric: Callable[[Any, Any], float] = macro_f1,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    confidence: float = 0.95,
-    chunk: int = 500,
-) -> tuple[float, float, float]:
+def metric_ci(y_true: Any, y_pred: Any, metric: Callable[[Any, Any], float] = macro_f1, n_resamples: int | None = None,
+              seed: int | None = None, confidence: float = 0.95, chunk: int = 500) -> tuple[float, float, float]:
     """Percentile bootstrap CI of one system's score, ``(estimate, lo, hi)``, resampled as :func:`paired_bootstrap`."""
-    n_resamples, seed = _defaults(n_resamples, seed)
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
+    n_resamples, seed = _defaults(n_resamples, seed, confidence)
     y, p = _pair(y_true, y_pred)
     boot = _resampled_scores(metric, y, [p], ["y_pred"], n_resamples, seed, chunk)[0]
-    alpha = 1 - confidence
-    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    return float(metric(y, p)), float(lo), float(hi)
+    return (float(metric(y, p)), *_interval(boot, confidence))
 
 
-def bootstrap_ci(
-    values_or_frame: Any,
-    statistic: Callable[[Any], float] = np.mean,
-    groups: Any = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    confidence: float = 0.95,
-) -> tuple[float, float, float]:
+def bootstrap_ci(values_or_frame: Any, statistic: Callable[[Any], float] = np.mean, groups: Any = None,
+                 n_resamples: int | None = None, seed: int | None = None,
+                 confidence: float = 0.95) -> tuple[float, float, float]:
     """Percentile bootstrap interval ``(estimate, lo, hi)`` of ``statistic`` over a 1-D array or a DataFrame; with
     ``groups`` (ids, or a column name) whole groups are resampled together (cluster bootstrap)."""
-    n_resamples, seed = _defaults(n_resamples, seed)
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
+    n_resamples, seed = _defaults(n_resamples, seed, confidence)
     is_frame = hasattr(values_or_frame, "iloc") and hasattr(values_or_frame, "columns")
     data = values_or_frame if is_frame else np.asarray(values_or_frame)
     n = len(data)
@@ -201,7 +158,5 @@ def bootstrap_ci(
             # positions = start of the chosen group + 0..length-1, for every chosen group, without a Python loop
             pos = np.repeat(starts[chosen] - np.concatenate([[0], np.cumsum(ln)[:-1]]), ln) + np.arange(ln.sum())
             boot[r] = statistic(take(order[pos]))
-    alpha = 1 - confidence
-    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    return estimate, float(lo), float(hi)
+    return (estimate, *_interval(boot, confidence))
 

@@ -19,10 +19,8 @@ def _as_array(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(list(x) if not hasattr(x, "__array__") else x, dtype=object).ravel()
     for v in arr:
         if v is None or (isinstance(v, float) and np.isnan(v)):
-            raise ValueError(
-                f"{name} contains a missing value (None/NaN); drop or fill failed items before scoring "
-                "(e.g. count a failed prediction as neutral and report how many there were)"
-            )
+            raise ValueError(f"{name} contains a missing value (None/NaN); drop or fill failed items before scoring "
+                             "(e.g. count a failed prediction as neutral and report how many there were)")
     return arr
 
 
@@ -34,10 +32,7 @@ def _to_binary_value(v: Any) -> int | None:
         return int(v) if v in (0, 1) else None
     if isinstance(v, str):
         s = v.strip().lower()
-        if s in _POSITIVE:
-            return 1
-        if s in _NEGATIVE:
-            return 0
+        return 1 if s in _POSITIVE else 0 if s in _NEGATIVE else None
     return None
 
 
@@ -53,8 +48,7 @@ def _to_binary(arr: np.ndarray, name: str) -> np.ndarray:
 
 def _pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
     """Two equally long label arrays; a mix of binary spellings (``1`` and ``"biased"``) is normalised to 0/1."""
-    y = _as_array(y_true, "y_true")
-    p = _as_array(y_pred, "y_pred")
+    y, p = _as_array(y_true, "y_true"), _as_array(y_pred, "y_pred")
     if len(y) != len(p):
         raise ValueError(f"y_true has {len(y)} labels but y_pred has {len(p)}")
     if len(y) == 0:
@@ -94,8 +88,7 @@ def _confusion_counts(yc: np.ndarray, pc: np.ndarray, k: int) -> np.ndarray:
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (scikit-learn's zero_division=0)."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
 
 
@@ -106,8 +99,7 @@ def _cm_accuracy(cm: np.ndarray) -> np.ndarray:
 def _cm_class_f1(cm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-class F1 = 2TP / (2TP + FP + FN) and a mask of classes present in gold or predictions."""
     tp = np.diagonal(cm, axis1=-2, axis2=-1)
-    gold = cm.sum(axis=-1)  # row sums: TP + FN
-    pred = cm.sum(axis=-2)  # column sums: TP + FP
+    gold, pred = cm.sum(axis=-1), cm.sum(axis=-2)  # row sums TP + FN, column sums TP + FP
     return _safe_div(2 * tp, gold + pred), (gold + pred) > 0
 
 
@@ -161,15 +153,12 @@ def macro_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None)
     cm, labs = _labelled_cm(y, p, labels)
     f, present = _cm_class_f1(cm)
     f, present = f[: len(labs)], present[: len(labs)]
-    if labels is not None:
-        return float(f.mean())
-    return float(f[present].mean())
+    return float(f.mean() if labels is not None else f[present].mean())
 
 
 def confusion(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None):
     """Confusion matrix as a DataFrame (rows gold, columns predicted); with ``labels``, other items are left out."""
     import pandas as pd
-
     y, p = _pair(y_true, y_pred)
     cm, labs = _labelled_cm(y, p, labels)
     k = len(labs)
@@ -187,23 +176,13 @@ def per_class_f1(y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = N
 def classification_report(y_true: Any, y_pred: Any) -> dict[str, float]:
     """The binary metrics at once: accuracy, precision, recall, f1 (biased class), macro_f1 and n."""
     cm = _binary_cm(y_true, y_pred)
-    return {
-        "n": int(cm.sum()),
-        "accuracy": float(_cm_accuracy(cm)),
-        "precision": float(_cm_precision(cm)),
-        "recall": float(_cm_recall(cm)),
-        "f1": float(_cm_f1(cm)),
-        "macro_f1": float(_cm_macro_f1(cm)),
-    }
+    return {"n": int(cm.sum()), "accuracy": float(_cm_accuracy(cm)), "precision": float(_cm_precision(cm)),
+            "recall": float(_cm_recall(cm)), "f1": float(_cm_f1(cm)), "macro_f1": float(_cm_macro_f1(cm))}
 
 
 # The metrics above can be computed from confusion matrices, which lets the bootstrap score
 # thousands of resamples at once (one bincount) instead of calling the metric in a Python loop.
 _FROM_CONFUSION: dict[Callable, tuple[Callable, bool]] = {
-    accuracy: (_cm_accuracy, False),
-    precision: (_cm_precision, True),
-    recall: (_cm_recall, True),
-    f1: (_cm_f1, True),
-    macro_f1: (_cm_macro_f1, False),
-}
+    accuracy: (_cm_accuracy, False), precision: (_cm_precision, True), recall: (_cm_recall, True),
+    f1: (_cm_f1, True), macro_f1: (_cm_macro_f1, False)}
 

@@ -1,10 +1,5 @@
-"""Span agreement with annotated biased words: token overlap, micro-averaged over sentences.
-
-BABE's annotators marked words without offsets; spans and words meet as lower-cased word tokens
-(:func:`word_tokens`: inner hyphens and apostrophes kept, punctuation dropped, function words kept). Per
-sentence, tp = |tokens of the spans & tokens of the words| (sets); precision = sum tp / sum |P|, recall =
-sum tp / sum |G|, F1 = 2 sum tp / (sum |P| + sum |G|), 0 where a denominator is 0. The caller chooses the
-sentences in scope (``mask``). Definitions: docs/evaluation.md."""
+"""Span agreement with annotated biased words (marked without offsets): the sets of lower-cased word tokens of
+spans and words per sentence, micro-averaged over the sentences in scope (definitions: docs/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -22,13 +17,11 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u20
 
 
 def word_tokens(texts: str | Iterable[str]) -> set[str]:
-    """The set of lower-cased word tokens of a string, or of several strings together (see the module doc)."""
+    """The set of lower-cased word tokens of a string, or of several strings together (inner hyphens and
+    apostrophes kept, punctuation dropped, function words kept)."""
     if isinstance(texts, str):
         texts = (texts,)
-    out: set[str] = set()
-    for t in texts:
-        out.update(_TOKEN.findall(str(t).translate(_APOSTROPHES).lower()))
-    return out
+    return {tok for t in texts for tok in _TOKEN.findall(str(t).translate(_APOSTROPHES).lower())}
 
 
 def overlap_counts(pred_spans: Iterable[str], gold_words: Iterable[str]) -> tuple[int, int, int]:
@@ -86,16 +79,8 @@ def _micro_f1(counts: np.ndarray) -> float:
     return _div(2 * tp, n_pred + n_gold)
 
 
-def span_scores(
-    pred: Sequence[Sequence[str]],
-    gold: Sequence[Sequence[str]],
-    mask: Any = None,
-    *,
-    ci: bool = False,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    confidence: float = 0.95,
-) -> SpanScore:
+def span_scores(pred: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], mask: Any = None, *, ci: bool = False,
+                n_resamples: int | None = None, seed: int | None = None, confidence: float = 0.95) -> SpanScore:
     """Token overlap of ``pred[i]`` (span texts) with ``gold[i]`` (annotated words), micro-averaged over the sentences
     in ``mask``; ``ci=True`` adds a bootstrap interval of F1 over sentences (defaults ``Config().metrics``)."""
     if len(pred) != len(gold):
@@ -108,7 +93,6 @@ def span_scores(
     lo = hi = float("nan")
     if ci and len(counts):
         from mabpd_kit.metrics.bootstrap import bootstrap_ci
-
         packed = _pack(counts)
         data, stat = (counts, _micro_f1) if packed is None else (packed, _packed_f1)
         _, lo, hi = bootstrap_ci(data, stat, n_resamples=n_resamples, seed=seed, confidence=confidence)
