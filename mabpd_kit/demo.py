@@ -28,7 +28,6 @@ def agreement_text(frame: pd.DataFrame) -> str:
     on fewer than ``Config().metrics.min_items`` items it says they are too few to conclude anything."""
     from mabpd_kit.data.shipped import interval_text
     from mabpd_kit.evaluate.audit import wilson
-
     ok = frame[~frame.failed]
     if ok.empty:
         return "agreement with the authors' labels: no item was decided"
@@ -43,7 +42,6 @@ def build_report(result: BatchResult, samples: list[dict], config_name: str) -> 
 
     from mabpd_kit import viz
     from mabpd_kit.viz.pipeline import decision_html
-
     df = result.to_frame()
     routes = (df.assign(outcome=df.label.fillna("failed")).groupby(["route", "outcome"]).size()
               .reset_index(name="items"))

@@ -60,7 +60,6 @@ def _exporter_class() -> type:
     from jinja2 import pass_context
     from nbconvert import HTMLExporter
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
-
     class Renderer(IPythonRenderer):  # type: ignore[misc]
         def _html_embed_images(self, html: str) -> str:  # nbconvert's version round-trips through bs4
             def swap(m: re.Match[str]) -> str:
@@ -96,7 +95,6 @@ def offline_html(nb: object, *, resources: dict | None = None) -> str:
     import copy
 
     from jinja2 import DictLoader
-
     nb = copy.deepcopy(nb)
     for cell in nb.cells:  # type: ignore[attr-defined]
         if cell.cell_type == "markdown":
@@ -116,12 +114,10 @@ def export_lesson(notebook: str | Path, out: str | Path | None = None, *, execut
     """Run ``notebook`` (in its own folder, widget state not stored) and write it as one offline HTML
     file: ``out`` is a folder or a file name (default: beside the notebook). Returns the path."""
     import nbformat
-
     src = Path(notebook)
     nb = nbformat.read(src, as_version=4)
     if execute:
         from nbconvert.preprocessors import ExecutePreprocessor
-
         ExecutePreprocessor(timeout=timeout, store_widget_state=False).preprocess(
             nb, {"metadata": {"path": str(src.parent.resolve())}})
     # the notebook's folder: its local pictures are found (and embedded) relative to it, as in Jupyter

@@ -26,7 +26,6 @@ ControlSpec = Any
 def make_control(name: str, spec: ControlSpec, default: Any = inspect.Parameter.empty) -> Any:
     """One ipywidgets control from a short spec (see ``ControlSpec``); ``default`` sets its start value."""
     import ipywidgets as w
-
     has_default = default is not inspect.Parameter.empty
     style = {"description_width": "initial"}
     if isinstance(spec, w.ValueWidget):
@@ -69,7 +68,6 @@ class ParameterPanel:
         import ipywidgets as w
 
         from mabpd_kit.viz import altair
-
         altair()  # the course theme and offline renderer, also for charts the function builds itself
         if not controls:
             raise ValueError("a ParameterPanel needs at least one control")
@@ -184,7 +182,6 @@ def track(
     """Iterate with a progress bar (``disable=True`` hides it) and print one summary line at the end, saying how
     far it got if the loop stopped early."""
     from mabpd_kit.runs import progress_bar  # in a notebook: one line updated in place (exports keep the end)
-
     if total is None and isinstance(iterable, Sequence):
         total = len(iterable)
     bar = progress_bar(total, desc=desc, disable=disable, unit=unit)
@@ -213,7 +210,6 @@ def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
     from functools import partial
 
     from mabpd_kit.viz.simulator import simulator_view
-
     view = partial(simulator_view, n_items=n_items, seed=seed)
     return ParameterPanel(view, {"hallucination": (0.0, 0.6, 0.05), "competence": (0.5, 0.95, 0.05),
                                  "correlation": (0.0, 0.9, 0.1), "calibration": (0.0, 1.0, 0.1)},
@@ -231,7 +227,6 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
     from mabpd_kit.config import Config
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.viz.lexicon import lexicon_effect
-
     lex = lex if lex is not None else Lexicon.default()
     cfg = Config().lexicon
     floors = sorted({cfg.confidence_floor, *(round(b - 0.05, 2) for b in cfg.bands)})

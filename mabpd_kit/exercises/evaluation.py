@@ -40,7 +40,6 @@ def threshold_data(seed: int = 0, n: int = 240, boundary: float = 0.5, split_see
     a plain first/second-half or unstratified random split is not stratified, and accuracy differs from
     macro F1. ``split_seed`` is the seed the exercise splits with (``Config().metrics.seed``)."""
     import pandas as pd
-
     for s in _candidates(seed):
         rng = np.random.default_rng(s)
         lean = rng.choice(len(LEANINGS), size=n, p=[0.35, 0.25, 0.3, 0.1])
@@ -77,7 +76,6 @@ def _stratified_mask(frame: Any, seed: int) -> np.ndarray:
 def check_rates(pred: Any, rates: Any) -> str:
     """Exercise 08-1: fp_rate and fn_rate per outlet leaning ('(none)' for a missing one)."""
     import pandas as pd
-
     assert rates is not None and {"fp_rate", "fn_rate"} <= set(getattr(rates, "columns", ())), (
         "Build rates with columns fp_rate and fn_rate, indexed by outlet leaning (type).")
     cells: dict[str, dict[int, list[int]]] = {}
@@ -156,7 +154,6 @@ def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5,
 def check_cohens_h(df: Any, pair: Sequence[str], h: Any) -> str:
     """Exercise 09-3: h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)), p = share of an outlet's articles predicted biased."""
     import math
-
     assert h is not None, "Store Cohen's h in h."
     shares = []
     for outlet in pair:

@@ -117,7 +117,6 @@ def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
     """Why the store kept fewer than three spans: two quotes point at the same words of ``text``."""
     from mabpd_kit.mabpd import EvidenceStore
     from mabpd_kit.types import Span
-
     one = [EvidenceStore.build(text, [Span(text=q, agent="bias")], ratio=config.text.fuzzy_ratio).spans[0] for q in quotes]
     where = [(sp.start, sp.end, sp.reason) for sp in one]
     i, j = next(((i, j) for i in range(3) for j in range(i + 1, 3) if where[i] == where[j]), (0, 1))
@@ -134,7 +133,6 @@ def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
                                                                            for q in quotes), "Write three non-empty quotes."
     from mabpd_kit.mabpd import EvidenceStore
     from mabpd_kit.types import Span
-
     spans = EvidenceStore.build(text, [Span(text=q, agent="bias") for q in quotes], ratio=config.text.fuzzy_ratio).spans
     assert len(spans) == 3, _same_words(text, quotes, config)
     got = [s.reason if s.valid else "invalid" for s in spans]

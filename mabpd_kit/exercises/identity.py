@@ -53,7 +53,6 @@ def _variants(r0: str, r1: str) -> dict[str, tuple[float, float]]:
 def pairs_log(seed: int = 0) -> tuple[str, str]:
     """The student's round-0 and round-1 answers of four agents (e.g. ``("CCAB", "CAAA")``)."""
     import numpy as np
-
     for cand in _candidates(seed, tries=400):
         rng = np.random.default_rng(cand)
         r0, r1 = ("".join(rng.choice(list("ABC"), N_AGENTS)) for _ in range(2))
@@ -93,7 +92,6 @@ def cut_gap(spec: Any, seeds: Sequence[int], n_questions: int) -> tuple[float, f
     import numpy as np
 
     from mabpd_kit import identity
-
     logs = [identity.simulate(spec, n_questions=n_questions, seed=s) for s in seeds]
     cuts = [identity.trust_cut(x) for x in logs]
     return (float(np.mean([c["subversion_cut"] for c in cuts])), float(np.mean([c["correction_cut"] for c in cuts])),

@@ -21,7 +21,6 @@ def _near(a: Any, b: float, tol: float) -> bool:
 
 def _preds(base: Any, config: Any, llm: Any = None) -> list[int]:
     from mabpd_kit.mabpd import Pipeline
-
     return [d.pred for d in Pipeline(config, llm=llm).redecide_many(base)]
 
 

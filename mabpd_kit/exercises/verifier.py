@@ -30,7 +30,6 @@ def verifier_data(seed: int = 0, n_items: int = 200) -> Any:
     sign error or a comparison with the wrong configuration changes the answer, and one wrong label was debated
     and then overturned by the verifier, so checking the route before the verifier blames the wrong step."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
-
     spec = SimSpec(hallucination=0.2, quotation_share=0.4)
     for s in _candidates(seed):
         sim = simulate(spec, n_items=n_items, seed=s, configs=("full", "no-verifier", "no-debate"))
