@@ -1,10 +1,5 @@
-"""Exercise 06: disagreement pairs counted on the student's own log, and why anonymisation can cut subversion
-more than correction.
-
-The log of exercise 1 comes from the student's seed and is chosen so that every plausible miscount (swapped
-measures, all ordered pairs as the denominator, the peer's *current* answer instead of its previous one) gives
-another pair of numbers than the right one. The reference counts are plain loops, not ``mk.identity``.
-"""
+"""Exercise 06: disagreement pairs counted on the student's own log (every plausible miscount gives other
+numbers), and why anonymisation can cut subversion more than correction."""
 
 from __future__ import annotations
 

@@ -79,9 +79,8 @@ def _row(grid: Any, pair: Any) -> dict[str, float]:
 
 
 def stopping_data(seed: int = 0, n: int = 160) -> tuple[list, list, list]:
-    """(claims, dev, test): simulated Judge trajectories split in halves, chosen so that the dev half's best
-    pairs differ from the test half's and all claims', from the logged run's pair, and move when a round
-    costs 0.02 (and again at 0.2); each best pair has tau_s != tau_v, so a swapped pair is told from the right one."""
+    """(claims, dev, test): simulated Judge trajectories split in halves, chosen so that each wrong choice (the test
+    half, all claims, the logged pair, another cost, a swapped pair) gives another best pair."""
     from mabpd_kit.radar.calibrate import simulate_trajectories, split_dev_test
     for s in _candidates(seed, tries=300):
         trajs = simulate_trajectories(n, seed=s, drift=0.05)
