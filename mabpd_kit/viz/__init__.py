@@ -37,10 +37,8 @@ __all__ = [
 
 THEME_NAME = "mabpd"
 
-_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator", "corpus",
-               "llm_labels")
-
-
+_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator",
+               "corpus", "llm_labels")
 _FROM_PIPELINE = ("show", "decision_html")  # a Decision's span viewer and trace: mk.viz.show(d)
 
 
@@ -74,20 +72,15 @@ def _register_theme() -> None:
 
     @alt.theme.register(THEME_NAME, enable=True)
     def _theme() -> alt.theme.ThemeConfig:
-        return {
-            "config": {
-                "view": {"continuousWidth": 360, "continuousHeight": 220, "stroke": None},
-                "font": "Helvetica, Arial, sans-serif",
-                "title": {"fontSize": 14, "anchor": "start"},
-                "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
-                "legend": {"labelFontSize": 11, "titleFontSize": 12},
-                # charts without their own scale: the series colours (never vermillion, blue or orange: biased,
-                # neutral, yours); a mark without a colour is dark grey, never vega's default blue
-                "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
-                "mark": {"color": "#333333"},
-                "background": "white",
-            }
-        }
+        return {"config": {
+            "view": {"continuousWidth": 360, "continuousHeight": 220, "stroke": None},
+            "font": "Helvetica, Arial, sans-serif", "title": {"fontSize": 14, "anchor": "start"},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12},
+            # charts without their own scale: the series colours (never biased, neutral or yours); a mark without
+            # a colour is dark grey, never vega's default blue
+            "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
+            "mark": {"color": "#333333"}, "background": "white"}}
 
 
 def _setup(renderer: str | None = None) -> ModuleType:
@@ -301,10 +294,8 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, title: str | None =
     cells = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme)), tooltip=[x, y, value])
     labels = base.mark_text(baseline="middle").encode(
         text=alt.Text(f"{value}:Q", format=fmt),
-        color=alt.when(alt.datum[value] > 0.5 * (float(df[value].max()) if len(df) else 0.0))
-        .then(alt.value("white"))
-        .otherwise(alt.value("black")),
-    )
+        color=alt.when(alt.datum[value] > 0.5 * (float(df[value].max()) if len(df) else 0.0)).then(alt.value("white"))
+        .otherwise(alt.value("black")))
     chart = alt.layer(cells, labels)
     return chart.properties(title=title) if title else chart
 

@@ -34,12 +34,9 @@ __all__ = ["decision_html", "trace_text", "show", "debate_frame", "debate_html",
 ROUTES: tuple[str, ...] = ("neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate",
                            "single_agent", "failed")  # router order; test_viz_pipeline checks it is mabpd.router.Route
 #: The SAD factors of one argument (SPEC 1.6), in the order they are computed.
-FACTORS: dict[str, str] = {
-    "q": "evidence quality q (valid / cited)",
-    "f": "evidence factor f (q if biased, max(q, floor) if neutral)",
-    "g": "agreement factor g",
-    "k": "adjusted confidence k = clip(conf·f·g)",
-}
+FACTORS: dict[str, str] = {"q": "evidence quality q (valid / cited)",
+                           "f": "evidence factor f (q if biased, max(q, floor) if neutral)",
+                           "g": "agreement factor g", "k": "adjusted confidence k = clip(conf·f·g)"}
 
 
 def _rounds(n: int) -> str:

@@ -210,10 +210,8 @@ def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | N
     t = title or (f"{n_changed} of {len(changes)} claims change against the reference pair"
                   + (f" ({counts}; {max_claims} shown, every kind)" if n_changed > max_claims else "") if n_changed
                   else f"no claim of {len(changes)} changes its stop round or label")
-    rows = []
-    for r in changed.itertuples():
-        rows.append(dict(id=str(r.id), which="reference", round=r.rounds_ref, label=r.label_ref, change=r.change))
-        rows.append(dict(id=str(r.id), which="your pair", round=r.rounds_new, label=r.label_new, change=r.change))
+    rows = [dict(id=str(r.id), which=which, round=rnd, label=lab, change=r.change) for r in changed.itertuples()
+            for which, rnd, lab in (("reference", r.rounds_ref, r.label_ref), ("your pair", r.rounds_new, r.label_new))]
     df = pd.DataFrame(rows, columns=["id", "which", "round", "label", "change"])
     shown = [k for k in order if k in set(df["change"])]   # the legend lists only the kinds drawn (none: no legend)
     color = alt.Color("change:N", scale=alt.Scale(domain=shown or order, range=[CHANGE_COLORS[k] for k in shown or order]),
