@@ -68,12 +68,13 @@ def _place_labels(points: list[tuple[float, float, str]]) -> list[tuple[float, f
         nearby = [(px + 7 if a == "left" else px - 7, py + d * k * h, a) for k in (1, 2) for a in ("left", "right")
                   for d in (-1, 1)]
         spots = [(px + 7, py, "left"), (px - 7, py, "right"), *nearby]
-        boxes = [(sx, sy, a, (sx, sy - h / 2, sx + w, sy + h / 2) if a == "left"
-                  else (sx - w, sy - h / 2, sx, sy + h / 2)) for sx, sy, a in spots]
-        sx, sy, align, box = next((s for s in boxes if all(s[3][2] <= b[0] or s[3][0] >= b[2] or s[3][3] <= b[1]
-                                                           or s[3][1] >= b[3] for b in placed + dots)), boxes[-1])
-        placed.append(box)
-        out.append((sx, sy, text, align))
+        boxes = [(sx, sy - h / 2, sx + w, sy + h / 2) if a == "left" else (sx - w, sy - h / 2, sx, sy + h / 2)
+                 for sx, sy, a in spots]
+        free = [all(x1 <= b[0] or x0 >= b[2] or y1 <= b[1] or y0 >= b[3] for b in placed + dots)
+                for x0, y0, x1, y1 in boxes]
+        i = free.index(True) if True in free else len(spots) - 1
+        placed.append(boxes[i])
+        out.append((spots[i][0], spots[i][1], text, spots[i][2]))
     return out
 
 
