@@ -1,10 +1,5 @@
-"""A lesson exported to one HTML file that opens with no network.
-
-:func:`export_lesson` runs nbconvert's ``lab`` HTML exporter without the blocks it loads from a CDN
-(require.js, MathJax, the widget manager), with local pictures embedded and remote ones replaced by their
-alternative text as a link; :func:`external_resources` lists what a page would still fetch (an export with any
-is an error). Each ``<img>`` gets its ``src`` swapped in place, because nbconvert's own embedding re-parses an
-HTML block and closes its tags (a self-check's folded ``<details>`` would come out open).
+"""A lesson exported to one HTML file that opens with no network: nbconvert's ``lab`` exporter without its CDN
+blocks, local pictures embedded, remote ones replaced by their alternative text.
 Command line: ``python -m mabpd_kit.export NOTEBOOK.ipynb [...] [-o DIR] [--no-execute]``."""
 
 from __future__ import annotations
@@ -37,8 +32,7 @@ _FETCHES = [
     re.compile(rf"<link\b[^>]*\bhref\s*=\s*[\"']?({_REMOTE}[^\"'\s>]+)", re.I),
     re.compile(rf"<object\b[^>]*\bdata\s*=\s*[\"']?({_REMOTE}[^\"'\s>]+)", re.I),
     re.compile(rf"url\(\s*[\"']?({_REMOTE}[^\"')]+)", re.I),
-    re.compile(rf"@import\s+[\"']({_REMOTE}[^\"']+)", re.I),
-]
+    re.compile(rf"@import\s+[\"']({_REMOTE}[^\"']+)", re.I)]
 
 
 def _alt(tag: str) -> str:
@@ -53,14 +47,13 @@ def _drop_remote_images(source: str) -> str:
 
 
 def _exporter_class() -> type:
-    """nbconvert's HTML exporter whose markdown renderer embeds local pictures without re-serialising the HTML
-    around them (see the module docstring)."""
+    """nbconvert's HTML exporter whose markdown renderer embeds local pictures by swapping each ``<img>``'s ``src``
+    in place: nbconvert's own embedding re-parses the HTML and would open a self-check's folded ``<details>``."""
     from html import unescape
 
     from jinja2 import pass_context
     from nbconvert import HTMLExporter
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
-
     class Renderer(IPythonRenderer):  # type: ignore[misc]
         def _html_embed_images(self, html: str) -> str:  # nbconvert's version round-trips through bs4
             def swap(m: re.Match[str]) -> str:
@@ -83,8 +76,7 @@ def _exporter_class() -> type:
 
 
 def external_resources(page: str) -> list[str]:
-    """The URLs an HTML page would fetch from the network (scripts, stylesheets, pictures, frames,
-    CSS ``url()``/``@import``); ``<a href>`` links are not fetched and not listed."""
+    """The URLs an HTML page would fetch from the network (``<a href>`` links are not fetched and not listed)."""
     found: list[str] = []
     for rx in _FETCHES:
         found += rx.findall(page)
@@ -92,11 +84,10 @@ def external_resources(page: str) -> list[str]:
 
 
 def offline_html(nb: object, *, resources: dict | None = None) -> str:
-    """An (executed) notebook node as one offline HTML page (see the module docstring)."""
+    """An (executed) notebook node as one offline HTML page; an error if it would still fetch anything."""
     import copy
 
     from jinja2 import DictLoader
-
     nb = copy.deepcopy(nb)
     for cell in nb.cells:  # type: ignore[attr-defined]
         if cell.cell_type == "markdown":
@@ -113,15 +104,13 @@ def offline_html(nb: object, *, resources: dict | None = None) -> str:
 
 def export_lesson(notebook: str | Path, out: str | Path | None = None, *, execute: bool = True,
                   timeout: int = 300) -> Path:
-    """Run ``notebook`` (in its own folder, widget state not stored) and write it as one offline HTML
-    file: ``out`` is a folder or a file name (default: beside the notebook). Returns the path."""
+    """Run ``notebook`` in its own folder and write it as one offline HTML file: ``out`` is a folder or a file name
+    (default: beside the notebook). Returns the path."""
     import nbformat
-
     src = Path(notebook)
     nb = nbformat.read(src, as_version=4)
     if execute:
         from nbconvert.preprocessors import ExecutePreprocessor
-
         ExecutePreprocessor(timeout=timeout, store_widget_state=False).preprocess(
             nb, {"metadata": {"path": str(src.parent.resolve())}})
     # the notebook's folder: its local pictures are found (and embedded) relative to it, as in Jupyter

@@ -1,11 +1,6 @@
-"""Text from outside (an endpoint's error message, a reply) made safe to print on a terminal.
-
-An endpoint can put terminal control sequences in its error body: ``ESC[2J`` clears the screen, an
-OSC sequence retitles the window or writes a link, ``\\r`` and bidi overrides make a line read as
-something else. :func:`printable` writes every control character as a visible escape (``\\x1b``), so
-what the endpoint sent is still readable but nothing acts on the terminal: C0 controls (newline and
-tab kept, or what ``keep`` says), DEL, C1 controls (``\\x9b`` is a one-byte CSI) and the bidi
-controls. :class:`Printable` does the same to everything written to a stream (the CLI's stderr).
+"""Text from outside (an endpoint's error message, a reply) made safe to print on a terminal: control sequences
+(``ESC[2J``, OSC, ``\\r``, C1 such as ``\\x9b``, bidi overrides) are written as visible escapes, so what was sent
+stays readable but nothing acts on the terminal.
 
 >>> printable("HTTP 500: \\x1b[2Jgone\\r\\x9b31m")
 'HTTP 500: \\\\x1b[2Jgone\\\\x0d\\\\x9b31m'
@@ -28,14 +23,12 @@ def _escape(m: re.Match[str]) -> str:
 
 
 def printable(text: Any) -> str:
-    """``text`` with every control character but newline and tab written as a visible escape; ordinary
-    text, quotes and non-Latin letters unchanged."""
+    """``text`` with every control character but newline and tab written as a visible escape."""
     return _CONTROL.sub(_escape, str(text))
 
 
 class Printable:
-    """A text stream whose writes go through :func:`printable`, but for a write's leading ``\\r`` (how a
-    progress bar redraws its line)."""
+    """A text stream whose writes go through :func:`printable`, but for a write's leading ``\\r`` (a progress bar)."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream

@@ -1,9 +1,5 @@
-"""Small interactive pieces for the notebooks: a parameter panel and a progress helper.
-
-:class:`ParameterPanel` binds controls to the arguments of a plain function that returns a chart, a
-``(chart, caption)`` pair or a caption; moving a control re-runs it and redraws. The function knows nothing of
-widgets, and the panel is testable without a browser (``panel.set(...)``, ``panel.result``, ``panel.caption``).
-:func:`track` wraps a loop in a progress bar and prints one summary line, which is what a saved notebook keeps."""
+"""Small interactive pieces for the notebooks: :class:`ParameterPanel` (controls bound to a plain function's
+arguments) and :func:`track` (a progress bar that leaves one summary line)."""
 
 from __future__ import annotations
 
@@ -11,22 +7,21 @@ import html as _html
 import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 __all__ = ["ParameterPanel", "llm_vote_panel", "make_control", "simulator_panel", "track"]
 
 T = TypeVar("T")
 
-#: What a control spec may be: ``(min, max, step)`` or ``(min, max, step, value)`` -> slider
-#: (int or float from the numbers' types), a list of options -> drop-down, a bool -> check box,
-#: or any ready-made ipywidgets value widget.
+#: A control spec: ``(min, max, step[, value])`` -> slider (int or float from the numbers' types), a list of
+#: options -> drop-down, a bool -> check box, or any ready-made ipywidgets value widget.
 ControlSpec = Any
 
 
 def make_control(name: str, spec: ControlSpec, default: Any = inspect.Parameter.empty) -> Any:
     """One ipywidgets control from a short spec (see ``ControlSpec``); ``default`` sets its start value."""
     import ipywidgets as w
-
     has_default = default is not inspect.Parameter.empty
     style = {"description_width": "initial"}
     if isinstance(spec, w.ValueWidget):
@@ -41,17 +36,13 @@ def make_control(name: str, spec: ControlSpec, default: Any = inspect.Parameter.
         is_int = all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step, value))
         cls = w.IntSlider if is_int else w.FloatSlider
         kw: dict[str, Any] = {} if is_int else {"readout_format": _readout(step)}
-        return cls(
-            value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, style=style, **kw
-        )
+        return cls(value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, style=style, **kw)
     if isinstance(spec, (list, tuple)) and spec:
         options = list(spec)
         value = default if has_default and default in options else options[0]
         return w.Dropdown(options=options, value=value, description=name, style=style)
-    raise TypeError(
-        f"control {name!r}: use (min, max, step[, value]) for a slider, a list for a drop-down, "
-        f"a bool for a check box, or an ipywidgets widget; got {spec!r}"
-    )
+    raise TypeError(f"control {name!r}: use (min, max, step[, value]) for a slider, a list for a drop-down, "
+                    f"a bool for a check box, or an ipywidgets widget; got {spec!r}")
 
 
 def _readout(step: float) -> str:
@@ -61,15 +52,14 @@ def _readout(step: float) -> str:
 
 
 class ParameterPanel:
-    """Controls bound to ``fn``'s keyword arguments (``controls``: name -> ControlSpec; a slider starts at the
-    function's default); every change re-runs ``fn`` and redraws. After each run: ``result``, ``caption``, ``runs``
-    and ``error`` (None when it worked). A failure is shown under the controls and keeps the last good chart."""
+    """Controls bound to ``fn``'s keyword arguments (``controls``: name -> ControlSpec); every change re-runs ``fn``
+    (which returns a chart, ``(chart, caption)`` or a caption) and redraws. After each run: ``result``, ``caption``,
+    ``runs`` and ``error``; a failure is shown under the controls and keeps the last good chart."""
 
     def __init__(self, fn: Callable[..., Any], controls: Mapping[str, ControlSpec], *, title: str | None = None):
         import ipywidgets as w
 
         from mabpd_kit.viz import altair
-
         altair()  # the course theme and offline renderer, also for charts the function builds itself
         if not controls:
             raise ValueError("a ParameterPanel needs at least one control")
@@ -117,10 +107,8 @@ class ParameterPanel:
             out = self.fn(**self.values)
         except Exception as exc:  # shown in the panel; the previous chart stays
             self.error = f"{type(exc).__name__}: {exc}"
-            self.caption_widget.value = (
-                f'<span style="color:#b00020;">Could not redraw with {_html.escape(_fmt(self.values))}: '
-                f"{_html.escape(self.error)}</span>"
-            )
+            self.caption_widget.value = (f'<span style="color:#b00020;">Could not redraw with '
+                                         f"{_html.escape(_fmt(self.values))}: {_html.escape(self.error)}</span>")
             return
         self.error = None
         chart, caption = _split(out)
@@ -148,8 +136,7 @@ class ParameterPanel:
         return "".join(parts)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        # The live widget, plus a static snapshot for viewers without a kernel (nbconvert HTML
-        # export, GitHub): JupyterLab prefers the widget view, the others fall back to the HTML.
+        # the live widget, plus a static snapshot for viewers without a kernel (an HTML export, GitHub)
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self.snapshot_html()
         return bundle
@@ -173,18 +160,10 @@ def _fmt(values: Mapping[str, Any]) -> str:
         isinstance(v, (list, tuple)) for v in values.values()) else ", ".join(one(k, v) for k, v in values.items())
 
 
-def track(
-    iterable: Iterable[T],
-    *,
-    desc: str = "items",
-    total: int | None = None,
-    disable: bool = False,
-    unit: str = "item",
-) -> Iterator[T]:
-    """Iterate with a progress bar (``disable=True`` hides it) and print one summary line at the end, saying how
-    far it got if the loop stopped early."""
+def track(iterable: Iterable[T], *, desc: str = "items", total: int | None = None, disable: bool = False,
+          unit: str = "item") -> Iterator[T]:
+    """Iterate with a progress bar (``disable=True`` hides it) and print one summary line at the end."""
     from mabpd_kit.runs import progress_bar  # in a notebook: one line updated in place (exports keep the end)
-
     if total is None and isinstance(iterable, Sequence):
         total = len(iterable)
     bar = progress_bar(total, desc=desc, disable=disable, unit=unit)
@@ -208,12 +187,8 @@ def track(
 
 
 def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
-    """The MABPD simulator behind sliders (lessons 04, 05): planted hallucination, competence, correlation and
-    calibration -> macro F1 / precision / recall of full, no-debate and single-agent."""
-    from functools import partial
-
+    """The MABPD simulator behind sliders (lessons 04, 05)."""
     from mabpd_kit.viz.simulator import simulator_view
-
     view = partial(simulator_view, n_items=n_items, seed=seed)
     return ParameterPanel(view, {"hallucination": (0.0, 0.6, 0.05), "competence": (0.5, 0.95, 0.05),
                                  "correlation": (0.0, 0.9, 0.1), "calibration": (0.0, 1.0, 0.1)},
@@ -221,17 +196,13 @@ def simulator_panel(n_items: int = 600, seed: int = 0) -> ParameterPanel:
 
 
 def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_name: str = "dev sample") -> ParameterPanel:
-    """Lexicon construction (lesson 01): a term with its category, band and part of speech, a neutral phrase to
-    protect and the floor, and their effect (:func:`mabpd_kit.viz.lexicon.lexicon_effect`); starts with *even*
-    protected in *even if*. Text boxes apply on Enter."""
-    from functools import partial
-
+    """Lexicon construction (lesson 01): a term, a neutral phrase to protect and the floor, and their effect
+    (:func:`mabpd_kit.viz.lexicon.lexicon_effect`). Text boxes apply on Enter."""
     import ipywidgets as w
 
     from mabpd_kit.config import Config
     from mabpd_kit.lexicon import Lexicon
     from mabpd_kit.viz.lexicon import lexicon_effect
-
     lex = lex if lex is not None else Lexicon.default()
     cfg = Config().lexicon
     floors = sorted({cfg.confidence_floor, *(round(b - 0.05, 2) for b in cfg.bands)})
@@ -250,10 +221,8 @@ def lexicon_panel(lex: Any = None, dev_texts: Sequence[str] | None = None, dev_n
 
 
 def llm_vote_panel(table: Any, n_resamples: int | None = None, seed: int | None = None) -> ParameterPanel:
-    """The ten real LLMs' BABE labels behind a choice of voters (lesson 08): the majority vote's macro F1 with its
-    interval against each voter alone. Each redraw bootstraps every voter: keep ``n_resamples`` near 2,000."""
-    from functools import partial
-
+    """The ten real LLMs' BABE labels behind a choice of voters (lesson 08). Each redraw bootstraps every voter:
+    keep ``n_resamples`` near 2,000."""
     import ipywidgets as w
 
     from mabpd_kit.evaluate.llm_labels import models

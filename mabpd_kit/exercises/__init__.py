@@ -1,15 +1,9 @@
-"""Exercise data and hidden reference checks for the course's exercises (solutions/, exercises/).
+"""Exercise data and hidden reference checks for the course's exercises.
 
-Each exercise whose answer matters gets its **own data**, generated from the student's seed
-(:func:`student_seed`: ``MABPD_STUDENT`` or a ``student_id``), and chosen so that the plausible wrong
-answers give a different result from the right one (a sign error, a stale pair, the other half, a
-non-stratified split ...). The ``check_*`` functions compute the expected answer with their own code
-(plain numpy loops, not the kit function the exercise asks the student to call) and raise
-``AssertionError`` with a message naming the mistake. They return a one-line success message.
-
-The data does not depend on the benchmark copies under ``MABPD_DATA_DIR``: a student with the
-bundle alone and one with BABE get checks that discriminate the same way.
-"""
+Each exercise's data comes from the student's seed (:func:`student_seed`), chosen so that the plausible wrong
+answers give another result than the right one, and never from the benchmark copies. The ``check_*`` functions
+compute the expected answer with their own plain code, raise ``AssertionError`` naming the mistake, and return a
+one-line success message."""
 
 from __future__ import annotations
 

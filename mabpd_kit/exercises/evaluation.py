@@ -34,13 +34,10 @@ def _stratified(frame: Any, part: Any) -> bool:
 
 
 def threshold_data(seed: int = 0, n: int = 240, boundary: float = 0.5, split_seed: int = 0) -> Any:
-    """Scored items (id, gold, score, pred at ``boundary``, type = outlet leaning, some missing) generated
-    like the no-debate score on BABE, in file order (grouped by outlet, so the first half is not the
-    second's mix). Chosen so that: the default boundary is not the best threshold on a stratified half,
-    a plain first/second-half or unstratified random split is not stratified, and accuracy differs from
-    macro F1. ``split_seed`` is the seed the exercise splits with (``Config().metrics.seed``)."""
+    """Scored items (id, gold, score, pred at ``boundary``, type = outlet leaning) in file order, chosen so that the
+    default boundary is not the best threshold on a stratified half and a plain or unstratified split is not
+    stratified. ``split_seed`` is the seed the exercise splits with."""
     import pandas as pd
-
     for s in _candidates(seed):
         rng = np.random.default_rng(s)
         lean = rng.choice(len(LEANINGS), size=n, p=[0.35, 0.25, 0.3, 0.1])
@@ -77,7 +74,6 @@ def _stratified_mask(frame: Any, seed: int) -> np.ndarray:
 def check_rates(pred: Any, rates: Any) -> str:
     """Exercise 08-1: fp_rate and fn_rate per outlet leaning ('(none)' for a missing one)."""
     import pandas as pd
-
     assert rates is not None and {"fp_rate", "fn_rate"} <= set(getattr(rates, "columns", ())), (
         "Build rates with columns fp_rate and fn_rate, indexed by outlet leaning (type).")
     cells: dict[str, dict[int, list[int]]] = {}
@@ -123,8 +119,8 @@ def check_split(pred: Any, cal: Any, rep: Any, threshold: Any, boundary: float =
 
 def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5, n_all: int | None = None,
                  cal: Any = None) -> str:
-    """Exercise 08-3: paired bootstrap of macro F1, A = adapted threshold, B = default boundary, on rep (``cal``, the
-    calibration half, lets the check name a comparison made there even when the halves are the same size)."""
+    """Exercise 08-3: paired bootstrap of macro F1 on rep, A = adapted threshold, B = default boundary (``cal`` lets
+    the check name a comparison made on the calibration half)."""
     assert result is not None, "Store the paired bootstrap result in result."
     assert result.n_items == len(rep), (
         f"result covers {result.n_items} items: report on the report half (rep, {len(rep)} items), not on "
@@ -152,11 +148,9 @@ def check_paired(rep: Any, threshold: float, result: Any, boundary: float = 0.5,
                          "the predictions, in the same order) and the two predictions of the report half.")
 
 
-# -- 09: Cohen's h by hand ----------------------------------------------------------------------------
 def check_cohens_h(df: Any, pair: Sequence[str], h: Any) -> str:
     """Exercise 09-3: h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)), p = share of an outlet's articles predicted biased."""
     import math
-
     assert h is not None, "Store Cohen's h in h."
     shares = []
     for outlet in pair:

@@ -1,10 +1,5 @@
 """Exercises 01, 02 and 04: a lexicon category that generalises, reported speech, quotes, the burden of proof.
-
-The checks test the student's answer on **held-out** cases the notebook does not show (other election
-sentences, another locust attack), so an answer fitted to the visible sentences, a neutral word added as a
-framing term or a protection too narrow to generalise fails with a message naming the mistake. Nothing here
-reads the benchmark copies: the checks discriminate the same way with and without data.
-"""
+The checks also test held-out cases the notebook does not show, so an answer fitted to the visible ones fails."""
 
 from __future__ import annotations
 
@@ -90,8 +85,8 @@ def _still_biased(sentence: str, flagged: list[str]) -> str:
 
 
 def check_reported_speech(sentence: Any, reports: Any) -> str:
-    """Exercise 02-1: loaded words the Bias agent flags, in a quotation attributed to a source (by a speech
-    verb outside the quotation), so the Evidence agent says neutral. ``reports(text)`` gives the agents' reports."""
+    """Exercise 02-1: loaded words the Bias agent flags, in a quotation attributed to a source, so the Evidence agent
+    says neutral. ``reports(text)`` gives the agents' reports."""
     assert isinstance(sentence, str) and sentence.strip(), "Set my_sentence to a sentence of your own."
     got = reports(sentence)
     assert got["bias"].verdict == "biased", (
@@ -117,7 +112,6 @@ def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
     """Why the store kept fewer than three spans: two quotes point at the same words of ``text``."""
     from mabpd_kit.mabpd import EvidenceStore
     from mabpd_kit.types import Span
-
     one = [EvidenceStore.build(text, [Span(text=q, agent="bias")], ratio=config.text.fuzzy_ratio).spans[0] for q in quotes]
     where = [(sp.start, sp.end, sp.reason) for sp in one]
     i, j = next(((i, j) for i in range(3) for j in range(i + 1, 3) if where[i] == where[j]), (0, 1))
@@ -128,13 +122,11 @@ def _same_words(text: str, quotes: Sequence[str], config: Any) -> str:
 
 
 def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
-    """Exercise 02-2: one exact quote, one found only up to typography, one paraphrase (invalid, but made of the
-    text's own content words: the near miss an LLM makes, not a random string)."""
+    """Exercise 02-2: one exact quote, one found only up to typography, one paraphrase of the text (invalid)."""
     assert isinstance(quotes, (list, tuple)) and len(quotes) == 3 and all(isinstance(q, str) and q.strip()
                                                                            for q in quotes), "Write three non-empty quotes."
     from mabpd_kit.mabpd import EvidenceStore
     from mabpd_kit.types import Span
-
     spans = EvidenceStore.build(text, [Span(text=q, agent="bias") for q in quotes], ratio=config.text.fuzzy_ratio).spans
     assert len(spans) == 3, _same_words(text, quotes, config)
     got = [s.reason if s.valid else "invalid" for s in spans]
@@ -152,19 +144,15 @@ def check_quotes(text: str, quotes: Sequence[Any], config: Any) -> str:
     return "Correct: " + ", ".join(f"{i} {g} ({q!r})" for i, (q, g) in enumerate(zip(quotes, got), 1)) + "."
 
 
-def _label(arguments: Sequence[Any], debate_of: Any, on: bool) -> Any:
-    return debate_of(list(arguments), on).vote
-
-
 def check_burden_flip(arguments: Any, debate_of: Any) -> str:
-    """Exercise 04-1: one argument per agent, neutral with evidence weighting and biased without, with at least
-    one neutral argument (the asymmetry is between the two verdicts: an ungrounded neutral keeps a floor)."""
+    """Exercise 04-1: one argument per agent (at least one neutral), neutral with evidence weighting and biased
+    without."""
     assert isinstance(arguments, (list, tuple)) and sorted(getattr(a, "agent", None) for a in arguments) == [
         "bias", "evidence", "framing"], "Give exactly one argument per agent: bias, evidence and framing."
     assert any(a.verdict == "neutral" for a in arguments), (
         "Every argument says biased: with weighting on nothing counts (B = N = 0) and the vote is neutral by default, "
         "not by the burden of proof. Let at least one agent argue neutral.")
-    on, off = _label(arguments, debate_of, True), _label(arguments, debate_of, False)
+    on, off = debate_of(list(arguments), True).vote, debate_of(list(arguments), False).vote
     assert off.label == "biased", (
         f"Without evidence weighting the vote is {off.label} (B={off.B:.3f}, N={off.N:.3f}): "
         "the biased side needs enough confidence and role weight to win when every argument counts fully.")
@@ -179,8 +167,7 @@ def _quotes(a: Any) -> list[str]:
 
 
 def check_grounded(grounded: Any, arguments: Any, debate_of: Any) -> str:
-    """Exercise 04-2: the same verdicts and confidences, the neutral arguments untouched, only the biased
-    arguments' quotes changed, and the vote biased with evidence weighting on."""
+    """Exercise 04-2: only the biased arguments' quotes changed, and the vote biased with evidence weighting on."""
     assert isinstance(grounded, (list, tuple)) and len(grounded) == 3, "Give three arguments, one per agent."
     key = lambda args: sorted((a.agent, a.verdict, a.confidence) for a in args)   # noqa: E731
     assert key(grounded) == key(arguments), (
@@ -199,5 +186,5 @@ def check_grounded(grounded: Any, arguments: Any, debate_of: Any) -> str:
         + ("but partly grounded evidence is not grounding." if valid else "and a claim with no valid quote is not grounded."))
     assert vote.label == "biased", (
         f"With evidence weighting the vote is {vote.label} (B={vote.B:.3f}, N={vote.N:.3f}): every quote of the biased "
-        "argument(s) must be valid evidence in EX_TEXT" + (f"; not valid: {'; '.join(bad)}" if bad else "") + ".")
+        "argument(s) must be valid evidence in EX_TEXT.")
     return f"Correct: same verdicts and confidences, real quotes -> biased (B={vote.B:.3f}, N={vote.N:.3f})."

@@ -1,10 +1,5 @@
-"""Exercise 06: disagreement pairs counted on the student's own log, and why anonymisation can cut subversion
-more than correction.
-
-The log of exercise 1 comes from the student's seed and is chosen so that every plausible miscount (swapped
-measures, all ordered pairs as the denominator, the peer's *current* answer instead of its previous one) gives
-another pair of numbers than the right one. The reference counts are plain loops, not ``mk.identity``.
-"""
+"""Exercise 06: disagreement pairs counted on the student's own log (every plausible miscount gives other
+numbers), and why anonymisation can cut subversion more than correction."""
 
 from __future__ import annotations
 
@@ -53,7 +48,6 @@ def _variants(r0: str, r1: str) -> dict[str, tuple[float, float]]:
 def pairs_log(seed: int = 0) -> tuple[str, str]:
     """The student's round-0 and round-1 answers of four agents (e.g. ``("CCAB", "CAAA")``)."""
     import numpy as np
-
     for cand in _candidates(seed, tries=400):
         rng = np.random.default_rng(cand)
         r0, r1 = ("".join(rng.choice(list("ABC"), N_AGENTS)) for _ in range(2))
@@ -93,7 +87,6 @@ def cut_gap(spec: Any, seeds: Sequence[int], n_questions: int) -> tuple[float, f
     import numpy as np
 
     from mabpd_kit import identity
-
     logs = [identity.simulate(spec, n_questions=n_questions, seed=s) for s in seeds]
     cuts = [identity.trust_cut(x) for x in logs]
     return (float(np.mean([c["subversion_cut"] for c in cuts])), float(np.mean([c["correction_cut"] for c in cuts])),

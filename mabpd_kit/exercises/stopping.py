@@ -41,7 +41,6 @@ def stopping_grid(trajs: Sequence[Any], cost: float = 0.0, config: Any = None) -
     import pandas as pd
 
     from mabpd_kit.config import Config
-
     rc = (config or Config()).radar
     tab = _replay_table(trajs, list(rc.labels))
     ts, tv = _grid(*rc.grid_tau_s), _grid(*rc.grid_tau_v)
@@ -80,11 +79,9 @@ def _row(grid: Any, pair: Any) -> dict[str, float]:
 
 
 def stopping_data(seed: int = 0, n: int = 160) -> tuple[list, list, list]:
-    """(claims, dev, test): simulated Judge trajectories split in halves, chosen so that the dev half's best
-    pairs differ from the test half's and all claims', from the logged run's pair, and move when a round
-    costs 0.02 (and again at 0.2); each best pair has tau_s != tau_v, so a swapped pair is told from the right one."""
+    """(claims, dev, test): simulated Judge trajectories split in halves, chosen so that each wrong choice (the test
+    half, all claims, the logged pair, another cost, a swapped pair) gives another best pair."""
     from mabpd_kit.radar.calibrate import simulate_trajectories, split_dev_test
-
     for s in _candidates(seed, tries=300):
         trajs = simulate_trajectories(n, seed=s, drift=0.05)
         dev, test = split_dev_test(trajs, dev_fraction=0.5, seed=s)

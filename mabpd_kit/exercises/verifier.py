@@ -25,12 +25,9 @@ def _trade(sim: Any, other: str) -> tuple[float, float]:
 
 
 def verifier_data(seed: int = 0, n_items: int = 200) -> Any:
-    """Simulated decisions (mabpd.simulator: hallucinating agents, quotations) under ``full``, ``no-verifier``
-    and ``no-debate``, on which the verifier overturns labels both ways of being right and wrong, so a
-    sign error or a comparison with the wrong configuration changes the answer, and one wrong label was debated
-    and then overturned by the verifier, so checking the route before the verifier blames the wrong step."""
+    """Simulated decisions under ``full``, ``no-verifier`` and ``no-debate``, chosen so that a sign error, the wrong
+    configuration or checking the route before the verifier changes the answer."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
-
     spec = SimSpec(hallucination=0.2, quotation_share=0.4)
     for s in _candidates(seed):
         sim = simulate(spec, n_items=n_items, seed=s, configs=("full", "no-verifier", "no-debate"))

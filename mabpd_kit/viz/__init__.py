@@ -1,12 +1,6 @@
-"""Charts and the span viewer, offline by default.
-
-Charts render as inline SVG made by vl-convert (no browser JavaScript, no CDN), so they survive
-``nbconvert --to html`` and a laptop with no network; :func:`interactive` opts in to live charts. Nothing
-happens on import: the first chart (or :func:`altair`, :func:`static`, :func:`interactive`) sets up the
-course theme and renderer. Colours are Okabe-Ito (:mod:`~mabpd_kit.viz.colors`) and every chart carries
-alternative text (its ``description``, :func:`describe`, else :func:`alt_text`). The span viewer
-(:mod:`~mabpd_kit.viz.spans`) is plain HTML; per-area builders live in submodules (``viz.lexicon``, ...).
-"""
+"""Charts and the span viewer, offline by default: charts render as inline SVG made by vl-convert (no
+JavaScript, no CDN), :func:`interactive` opts in to live charts, and every chart carries alternative text.
+Per-area builders live in submodules (``viz.lexicon``, ...), imported on first access."""
 
 from __future__ import annotations
 
@@ -35,49 +29,22 @@ if TYPE_CHECKING:  # altair is imported on first use (``import mabpd_kit`` stays
     import pandas as pd
 
 __all__ = [
-    "CATEGORY_COLORS",
-    "AGENT_COLORS",
-    "OUTCOME_COLORS",
-    "OTHER_COLOR",
-    "OKABE_ITO",
-    "SERIES_COLORS",
-    "SYSTEM_COLORS",
-    "system_color",
-    "THEME_NAME",
-    "alt_text",
-    "describe",
-    "drop_zero_usage",
-    "figure_html",
-    "altair",
-    "static",
-    "interactive",
-    "renderer",
-    "color_for",
-    "category_color",
-    "chart_svg",
-    "bar",
-    "line",
-    "heatmap",
-    "span_html",
-    "table",
-    "Table",
-    "show_spans",
+    "CATEGORY_COLORS", "AGENT_COLORS", "OUTCOME_COLORS", "OTHER_COLOR", "OKABE_ITO", "SERIES_COLORS", "SYSTEM_COLORS",
+    "system_color", "THEME_NAME", "alt_text", "describe", "drop_zero_usage", "figure_html", "altair", "static",
+    "interactive", "renderer", "color_for", "category_color", "chart_svg", "bar", "line", "heatmap", "span_html",
+    "table", "Table", "show_spans",
 ]
 
 THEME_NAME = "mabpd"
 
-# the per-area chart modules, imported on first access: ``mk.viz.lexicon.coverage_chart(lex)``
-_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator", "corpus",
-               "llm_labels")
-
-
+_SUBMODULES = ("colors", "spans", "lexicon", "pipeline", "scores", "stopping", "identity", "evaluation", "simulator",
+               "corpus", "llm_labels")
 _FROM_PIPELINE = ("show", "decision_html")  # a Decision's span viewer and trace: mk.viz.show(d)
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES or name in _FROM_PIPELINE:
         import importlib
-
         module = importlib.import_module(f"{__name__}.{name if name in _SUBMODULES else 'pipeline'}")
         return module if name in _SUBMODULES else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -91,37 +58,29 @@ _state: dict[str, str | None] = {"renderer": None}
 
 
 def _skip_slow_iri_grammar() -> None:
-    """Mark ``rfc3987_syntax`` absent before jsonschema is imported: it builds an IRI parser on import that
-    only serves a format check altair never uses (seconds of every lesson's first chart)."""
+    """Mark ``rfc3987_syntax`` absent before jsonschema is imported: its IRI parser costs seconds per lesson."""
     import sys
-
     if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
         sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
 
 
 def _register_theme() -> None:
     import altair as alt
-
     if THEME_NAME in alt.theme.names():
         alt.theme.enable(THEME_NAME)
         return
 
     @alt.theme.register(THEME_NAME, enable=True)
     def _theme() -> alt.theme.ThemeConfig:
-        return {
-            "config": {
-                "view": {"continuousWidth": 360, "continuousHeight": 220, "stroke": None},
-                "font": "Helvetica, Arial, sans-serif",
-                "title": {"fontSize": 14, "anchor": "start"},
-                "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
-                "legend": {"labelFontSize": 11, "titleFontSize": 12},
-                # charts without their own scale: the series colours (never vermillion, blue or orange: biased,
-                # neutral, yours); a mark without a colour is dark grey, never vega's default blue
-                "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
-                "mark": {"color": "#333333"},
-                "background": "white",
-            }
-        }
+        return {"config": {
+            "view": {"continuousWidth": 360, "continuousHeight": 220, "stroke": None},
+            "font": "Helvetica, Arial, sans-serif", "title": {"fontSize": 14, "anchor": "start"},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12},
+            # charts without their own scale: the series colours (never biased, neutral or yours); a mark without
+            # a colour is dark grey, never vega's default blue
+            "range": {"category": list(dict.fromkeys(SERIES_COLORS + tuple(EXTRA_COLORS)))},
+            "mark": {"color": "#333333"}, "background": "white"}}
 
 
 def _setup(renderer: str | None = None) -> ModuleType:
@@ -132,13 +91,11 @@ def _setup(renderer: str | None = None) -> ModuleType:
         if renderer is None:
             _enable("svg")
     import altair as alt
-
     return alt
 
 
 def _enable(name: str) -> None:
     import altair as alt
-
     if name == "jupyter":
         alt.renderers.enable("jupyter", offline=True)
     else:
@@ -166,7 +123,6 @@ def _with_alt_text(base: Any) -> Any:
             bundle["text/html"] = figure_html(bundle["image/svg+xml"], text)
         elif "image/png" in bundle:
             import base64
-
             png = bundle["image/png"]
             b64 = png if isinstance(png, str) else base64.b64encode(png).decode()
             bundle["text/html"] = figure_html(b64, text, mime="image/png")
@@ -234,9 +190,8 @@ def describe(chart: Any, text: str) -> Any:
 
 
 def _svg_with_title(svg: str, text: str) -> str:
-    """Add ``role="img"``, an ``aria-label`` and a ``<title>`` to an SVG (screen readers, hover)."""
+    """Add ``role="img"``, an ``aria-label`` and a ``<title>`` to an SVG."""
     import html as _html
-
     if "<title>" in svg[:2000] or not svg.lstrip().startswith("<svg"):
         return svg
     end = svg.index(">") + 1
@@ -249,7 +204,6 @@ def figure_html(image: str, text: str, mime: str = "image/svg+xml") -> str:
     """A chart picture as ``<img alt=...>`` in plain HTML (``image``: SVG text, or base64 for PNG)."""
     import base64
     import html as _html
-
     data = base64.b64encode(image.encode("utf-8")).decode() if mime == "image/svg+xml" else image
     return (f'<img class="mabpd-chart" src="data:{mime};base64,{data}" alt="{_html.escape(text, quote=True)}" '
             'style="max-width:100%;height:auto">')
@@ -261,8 +215,7 @@ def altair() -> ModuleType:
 
 
 def static(format: Literal["svg", "png"] = "svg") -> None:
-    """Render charts as static pictures made by vl-convert (the default): ``"svg"``, or ``"png"`` for charts
-    with thousands of marks."""
+    """Render charts as static pictures made by vl-convert: ``"svg"`` (the default), or ``"png"`` for many marks."""
     if format not in ("svg", "png"):
         raise ValueError(f"static renderer must be 'svg' or 'png', not {format!r}")
     _setup(format)
@@ -284,29 +237,19 @@ def renderer() -> str:
 def chart_svg(chart: alt.TopLevelMixin) -> str:
     """A chart as an SVG string (for HTML reports written outside a notebook)."""
     import vl_convert as vlc
-
     _setup()  # the course theme is part of the spec
     return vlc.vegalite_to_svg(chart.to_dict())
 
 
-def category_color(
-    field: str = "category",
-    *,
-    categories: Iterable[str] | None = None,
-    kind: Literal["category", "agent"] = "category",
-    title: str | None = None,
-    legend: bool = True,
-) -> alt.Color:
+def category_color(field: str = "category", *, categories: Iterable[str] | None = None,
+                   kind: Literal["category", "agent"] = "category", title: str | None = None,
+                   legend: bool = True) -> alt.Color:
     """An ``alt.Color`` encoding in the course colours for ``field`` (domain: ``categories``, else the course's)."""
     alt = altair()
-
-    domain = list(categories) if categories is not None else list(
-        (AGENT_COLORS if kind == "agent" else CATEGORY_COLORS).keys()
-    )
+    domain = list(categories) if categories is not None else list(AGENT_COLORS if kind == "agent" else CATEGORY_COLORS)
     scale = alt.Scale(domain=domain, range=[color_for(c, kind) for c in domain])
-    return alt.Color(
-        f"{field}:N", scale=scale, title=title or field.replace("_", " "), legend=alt.Legend() if legend else None
-    )
+    return alt.Color(f"{field}:N", scale=scale, title=title or field.replace("_", " "),
+                     legend=alt.Legend() if legend else None)
 
 
 def bar(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: str | None = None,
@@ -329,7 +272,6 @@ def line(df: pd.DataFrame, x: str, y: str, *, color: str | None = None, title: s
 
 def _xy_chart(base: alt.Chart, df: pd.DataFrame, enc: dict[str, Any], x: str, y: str, color: str | None,
               title: str | None) -> alt.Chart:
-    """``bar`` and ``line``'s shared part: the colour encoding, the tooltip and the title."""
     if color:
         enc = {**enc, "color": _color_for_column(df, color)}
     chart = base.encode(**enc, tooltip=list(dict.fromkeys([x, y] + ([color] if color else []))))
@@ -340,32 +282,20 @@ def _x_rule(field: str, value: float, color: str, *, dashed: bool = True, **mark
     """A vertical reference line at ``field`` = ``value`` (a boundary, a threshold, zero), dashed by default."""
     alt = altair()
     import pandas as pd
-
     dash = {"strokeDash": [4, 3]} if dashed else {}
     return alt.Chart(pd.DataFrame({field: [value]})).mark_rule(**dash, color=color, **mark).encode(x=f"{field}:Q")
 
 
-def heatmap(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    value: str,
-    *,
-    title: str | None = None,
-    fmt: str = ".2f",
-    scheme: str = "blues",
-) -> alt.LayerChart:
+def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, title: str | None = None, fmt: str = ".2f",
+            scheme: str = "blues") -> alt.LayerChart:
     """A heat map with ``value`` printed in every cell (confusion matrices, threshold grids)."""
     alt = altair()
-
     base = alt.Chart(df).encode(x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O"))
     cells = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme)), tooltip=[x, y, value])
     labels = base.mark_text(baseline="middle").encode(
         text=alt.Text(f"{value}:Q", format=fmt),
-        color=alt.when(alt.datum[value] > 0.5 * (float(df[value].max()) if len(df) else 0.0))
-        .then(alt.value("white"))
-        .otherwise(alt.value("black")),
-    )
+        color=alt.when(alt.datum[value] > 0.5 * (float(df[value].max()) if len(df) else 0.0)).then(alt.value("white"))
+        .otherwise(alt.value("black")))
     chart = alt.layer(cells, labels)
     return chart.properties(title=title) if title else chart
 
@@ -385,10 +315,8 @@ def _color_for_column(df: pd.DataFrame, column: str) -> alt.Color:
     values = [str(v) for v in dict.fromkeys(df[column].tolist())]
     if values and all(v in OUTCOME_COLORS for v in values):
         alt = altair()
-
         domain = [v for v in OUTCOME_COLORS if v in values]
         return alt.Color(f"{column}:N", scale=alt.Scale(domain=domain, range=[OUTCOME_COLORS[v] for v in domain]))
-    kind: Literal["category", "agent"] = (
-        "agent" if values and all(norm_name(v) in AGENT_COLORS for v in values) else "category"
-    )
+    agents = values and all(norm_name(v) in AGENT_COLORS for v in values)
+    kind: Literal["category", "agent"] = "agent" if agents else "category"
     return category_color(column, categories=values, kind=kind)

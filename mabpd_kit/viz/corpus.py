@@ -1,6 +1,5 @@
-"""Charts and the article viewer for corpus analysis (lesson 09 and the corpus HTML report), from the frames
-of :mod:`mabpd_kit.corpus`. Groups under ``settings.min_group`` articles are drawn faded and named in the
-tooltip, so a wide interval is never read as a finding."""
+"""Charts and the article viewer for corpus analysis (lesson 09, the corpus report); groups under
+``settings.min_group`` articles are drawn faded, so a wide interval is never read as a finding."""
 
 from __future__ import annotations
 
@@ -26,10 +25,8 @@ _TITLES = {"biased_rate": "share of biased articles", "share_biased": "share of 
 
 def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, title: str | None = None,
                 top: int | None = 30) -> alt.LayerChart:
-    """One horizontal bar per group (``aggregate(...)``) with its bootstrap interval; small groups faded.
-    ``top``: the largest groups only (by number of articles)."""
+    """One bar per group (``aggregate(...)``) with its bootstrap interval; ``top``: the largest groups only."""
     alt = altair()
-
     data = agg.sort_values("n", ascending=False).head(top) if top else agg
     data = data.assign(size=data["small"].map({True: "small group", False: "enough articles"}))
     order = data.sort_values(measure, ascending=False)[by].astype(str).tolist()
@@ -58,9 +55,8 @@ def group_chart(agg: pd.DataFrame, by: str, measure: str = "biased_rate", *, tit
 
 def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | None = None,
                        title: str | None = None) -> alt.Chart:
-    """Stacked bars: each group's evidence spans split by category (shares of the group's spans)."""
+    """Stacked bars: each group's evidence spans split by category."""
     alt = altair()
-
     data = mix if groups is None else mix[mix[by].isin(list(groups))]
     cats = data.groupby("category")["n"].sum().sort_values(ascending=False).index.tolist()
     chart = alt.Chart(data).mark_bar().encode(
@@ -78,11 +74,9 @@ def category_mix_chart(mix: pd.DataFrame, by: str, *, groups: Sequence[Any] | No
 
 def trend_chart(tr: pd.DataFrame, *, by: str | None = None, title: str | None = None,
                 coverage: float = 0.98, measure: str = "biased_rate") -> alt.LayerChart:
-    """The share of biased articles per month (or another ``measure`` of a frame with a ``month`` column) with its
-    interval band; months under ``min_group`` are hollow. Only the months holding the central ``coverage`` of the
-    articles are drawn (a stray 1900 date would squash the axis); the title says how many that leaves out."""
+    """The share of biased articles (or another ``measure``) per month with its interval band; only the months
+    holding the central ``coverage`` of the articles are drawn (a stray 1900 date would squash the axis)."""
     alt = altair()
-
     data = tr.sort_values("month")
     cum = data.groupby("month")["n"].sum().cumsum()
     total = float(cum.iloc[-1]) if len(cum) else 0.0
@@ -123,12 +117,10 @@ def _count_axis(values: Any, step: int) -> alt.Axis:
 
 def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str | None = "label",
                     title: str | None = None) -> alt.LayerChart:
-    """How the article statistic is spread (by gold label when there is one) and where the rule cuts. ``df``: one
+    """How the article statistic is spread (by gold label when there is one) and where the rule cuts; ``df``: one
     row per article, or value counts with an ``articles`` column."""
     import pandas as pd
-
     alt = altair()
-
     data = df[~df["failed"].astype(bool)] if "failed" in df else df
     weighted = "articles" in data
     data = data if weighted else data.assign(articles=1)
@@ -160,10 +152,9 @@ def threshold_chart(df: pd.DataFrame, stat: str, threshold: float, *, gold: str 
 
 def article_html(article: Any, *, threshold: float | None = None, stat: str = "n_biased",
                  excerpt: int | None = None) -> str:
-    """One article as self-contained HTML: its text with the evidence spans of its biased sentences highlighted,
-    then each flagged sentence with its trace. ``excerpt=k``: only the top flagged sentence and ``k`` either side."""
+    """One article as HTML: its text with its biased sentences' spans highlighted, then each flagged sentence's trace;
+    ``excerpt=k``: only the top flagged sentence and ``k`` either side."""
     from mabpd_kit.types import Span
-
     a = article
     if a.failed:
         return f"<div class='corpus-article'><b>{_html.escape(a.id)}</b>: failed ({_html.escape(a.error or '')})</div>"

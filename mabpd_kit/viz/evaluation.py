@@ -1,5 +1,4 @@
-"""Charts for evaluation results (lesson 08 and ``mabpd evaluate``), drawn from the frames of
-:mod:`mabpd_kit.evaluate`; only :func:`error_rates_chart` computes (per-group rates)."""
+"""Charts for evaluation results (lesson 08, ``mabpd evaluate``), drawn from the frames of :mod:`mabpd_kit.evaluate`."""
 
 from __future__ import annotations
 
@@ -20,17 +19,12 @@ _METRIC_TITLES = {"macro_f1": "macro F1", "f1": "F1 (biased)", "precision": "pre
                   "accuracy": "accuracy"}
 
 
-def metrics_chart(
-    metrics: pd.DataFrame,
-    which: Sequence[str] = ("macro_f1", "f1", "precision", "recall"),
-    title: str | None = None,
-) -> alt.LayerChart:
-    """Grouped bars: one group per metric, one bar per system; macro F1 carries its bootstrap CI; reference LLMs
-    (``kind`` starting with "reference") are one light-grey band per metric behind the bars."""
+def metrics_chart(metrics: pd.DataFrame, which: Sequence[str] = ("macro_f1", "f1", "precision", "recall"),
+                  title: str | None = None) -> alt.LayerChart:
+    """Grouped bars: one group per metric, one bar per system, macro F1 with its bootstrap CI; reference LLMs
+    (``kind`` starting with "reference") are one grey band per metric."""
     import pandas as pd
-
     alt = altair()
-
     is_ref = metrics["kind"].astype(str).str.startswith("reference") if "kind" in metrics.columns else metrics["system"] != metrics["system"]
     refs, metrics = metrics[is_ref], metrics[~is_ref]
     systems = metrics["system"].tolist()
@@ -51,51 +45,41 @@ def metrics_chart(
         xOffset=alt.XOffset("system:N", sort=systems),
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title="score"),
         color=alt.Color("system:N", sort=systems, title="system", scale=_system_scale(metrics)),
-        tooltip=["system", "metric", alt.Tooltip("value:Q", format=".3f")],
-    ))
+        tooltip=["system", "metric", alt.Tooltip("value:Q", format=".3f")]))
     if len(refs):
         layers.append(band_chart)
     if {"macro_f1_lo", "macro_f1_hi"} <= set(metrics.columns) and "macro_f1" in which:
         ci = pd.DataFrame({"system": metrics["system"], "metric": _METRIC_TITLES["macro_f1"],
                            "lo": metrics["macro_f1_lo"], "hi": metrics["macro_f1_hi"]})
-        layers.append(
-            alt.Chart(ci).mark_rule(color="black").encode(
-                x=x, xOffset=alt.XOffset("system:N", sort=systems), y="lo:Q", y2="hi:Q"
-            )
-        )
+        layers.append(alt.Chart(ci).mark_rule(color="black").encode(
+            x=x, xOffset=alt.XOffset("system:N", sort=systems), y="lo:Q", y2="hi:Q"))
     chart = alt.layer(*layers).properties(width=alt.Step(14) if len(systems) > 6 else 360, height=240)
     return chart.properties(title=title) if title else chart
 
 
-def _place_labels(points: list[tuple[float, float, str]], char_px: float = 6.0,
-                  line_px: float = 12.0) -> list[tuple[float, float, str, str]]:
-    """Greedy label placement in pixels: for each point (x, y, text) the first free spot around it; returns
-    (x_px, y_px, text, align) for every label."""
+def _place_labels(points: list[tuple[float, float, str]]) -> list[tuple[float, float, str, str]]:
+    """Greedy label placement in pixels: for each point (x, y, text) the first free spot around it (6 px a character,
+    12 px a line); returns (x_px, y_px, text, align) for every label."""
     placed: list[tuple[float, float, float, float]] = []
     dots = [(px - 5, py - 5, px + 5, py + 5) for px, py, _ in points]
     out = []
     for px, py, text in points:
-        w, h = char_px * len(text), line_px
-        spots = [(px + 7, py, "left"), (px - 7, py, "right"), (px + 7, py - h, "left"), (px + 7, py + h, "left"),
-                 (px - 7, py - h, "right"), (px - 7, py + h, "right"), (px + 7, py - 2 * h, "left"),
-                 (px + 7, py + 2 * h, "left"), (px - 7, py - 2 * h, "right"), (px - 7, py + 2 * h, "right")]
-        choice = spots[-1]
-        for sx, sy, align in spots:
-            box = (sx, sy - h / 2, sx + w, sy + h / 2) if align == "left" else (sx - w, sy - h / 2, sx, sy + h / 2)
-            if all(box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in placed + dots):
-                choice = (sx, sy, align)
-                break
-        sx, sy, align = choice
-        placed.append((sx, sy - h / 2, sx + w, sy + h / 2) if align == "left" else (sx - w, sy - h / 2, sx, sy + h / 2))
-        out.append((sx, sy, text, align))
+        w, h = 6.0 * len(text), 12.0
+        nearby = [(px + 7 if a == "left" else px - 7, py + d * k * h, a) for k in (1, 2) for a in ("left", "right")
+                  for d in (-1, 1)]
+        spots = [(px + 7, py, "left"), (px - 7, py, "right"), *nearby]
+        boxes = [(sx, sy - h / 2, sx + w, sy + h / 2) if a == "left" else (sx - w, sy - h / 2, sx, sy + h / 2)
+                 for sx, sy, a in spots]
+        free = [all(x1 <= b[0] or x0 >= b[2] or y1 <= b[1] or y0 >= b[3] for b in placed + dots)
+                for x0, y0, x1, y1 in boxes]
+        i = free.index(True) if True in free else len(spots) - 1
+        placed.append(boxes[i])
+        out.append((spots[i][0], spots[i][1], text, spots[i][2]))
     return out
 
 
 def _system_scale(metrics: pd.DataFrame) -> alt.Scale:
-    """One colour per system: the evaluated configurations in distinct Okabe-Ito colours, the reference
-    LLMs (``kind`` starting with "reference") in one grey, the grey of their band in :func:`metrics_chart`, so a
-    dozen anchors never borrow a system's colour (they are labelled directly; shades would carry no meaning)."""
-
+    """One colour per system: the evaluated configurations in Okabe-Ito colours, the reference LLMs in one grey."""
     alt = altair()
     systems = metrics["system"].tolist()
     kinds = metrics["kind"].astype(str).tolist() if "kind" in metrics.columns else [""] * len(systems)
@@ -113,9 +97,7 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
     """Each system as a labelled point in (recall, precision), on axes zoomed to where the systems are."""
     import pandas as pd
 
-
     alt = altair()
-
     df = metrics.dropna(subset=["precision", "recall"]).reset_index(drop=True)
     lo = max(0.0, min(float(df["recall"].min()), float(df["precision"].min())) - 0.05) if len(df) else 0.0
     lo = float(int(lo * 10) / 10)  # a round lower end: 0.5, 0.6, ...
@@ -151,14 +133,11 @@ def precision_recall_chart(metrics: pd.DataFrame, title: str | None = None, size
 
 
 def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None = None) -> alt.LayerChart:
-    """The 2 x 2 (or k x k) confusion matrix, rows gold and columns predicted, each cell saying what it
-    is (true negative, false positive, ...), its count and its share of the gold row."""
+    """The confusion matrix, rows gold and columns predicted, each cell with its kind, count and share of its row."""
     import pandas as pd
 
     from mabpd_kit import metrics
-
     alt = altair()
-
     cm = metrics.confusion(gold, pred)
     names = {0: "neutral", 1: "biased"}
     kinds = {(0, 0): "true negative", (0, 1): "false positive", (1, 0): "false negative", (1, 1): "true positive"}
@@ -176,12 +155,10 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
     order_p = [f"predicted {names.get(p, p)}" for p in cm.columns]
     base = alt.Chart(df).encode(
         x=alt.X("pred:N", sort=order_p, title=None, axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=12)),
-        y=alt.Y("gold:N", sort=order_g, title=None, axis=alt.Axis(labelFontSize=12)),
-    )
+        y=alt.Y("gold:N", sort=order_g, title=None, axis=alt.Axis(labelFontSize=12)))
     cells = base.mark_rect(stroke="white", strokeWidth=2).encode(
         color=alt.Color("share:Q", scale=alt.Scale(scheme="greys", domain=[0, 1]), legend=None),   # not blue (neutral)
-        tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")],
-    )
+        tooltip=["gold", "pred", "count", alt.Tooltip("share:Q", format=".0%")])
     texts = [base.transform_filter(alt.datum.ink == ink).mark_text(fontSize=13, lineBreak="\n", lineHeight=17, color=ink)
              .encode(text="label:N") for ink in ("black", "white") if (df["ink"] == ink).any()]
     desc = "Confusion matrix. " + "; ".join(f"{r.gold}, {r.pred}: {r['count']} ({r.cell})" for _, r in df.iterrows())
@@ -189,15 +166,12 @@ def confusion_chart(gold: Sequence[Any], pred: Sequence[Any], title: str | None 
     return chart.properties(title=title) if title else chart
 
 
-def error_rates_chart(
-    predictions: pd.DataFrame, by: str = "type", system: str | None = None, min_items: int = 20, title: str | None = None
-) -> alt.Chart:
+def error_rates_chart(predictions: pd.DataFrame, by: str = "type", system: str | None = None, min_items: int = 20,
+                      title: str | None = None) -> alt.Chart:
     """False-positive and false-negative rate per group of ``predictions`` (gold, pred and ``by``); groups under
     ``min_items`` items are left out."""
     import pandas as pd
-
     alt = altair()
-
     df = predictions if system is None else predictions[predictions["system"] == system]
     df = df.assign(group=df[by].fillna("(none)").astype(str))
     rows = []
@@ -219,11 +193,10 @@ def error_rates_chart(
     return chart.properties(title=title) if title else chart
 
 
-def threshold_chart(
-    sweeps: pd.DataFrame, chosen: float | None = None, metric: str = "macro_f1", title: str | None = None
-) -> alt.LayerChart:
-    """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report);
-    a vertical rule marks the threshold chosen on the calibration half."""
+def threshold_chart(sweeps: pd.DataFrame, chosen: float | None = None, metric: str = "macro_f1",
+                    title: str | None = None) -> alt.LayerChart:
+    """``metric`` against the decision threshold, one line per ``half`` (e.g. calibrate / report), with a rule at
+    ``chosen``."""
     alt = altair()
     color = (alt.Color("half:N", title=None, scale=alt.Scale(range=["#555555", "#b3b3b3"])) if "half" in sweeps.columns
              else alt.value("#555555"))   # greys: a half of the data is no system, and blue means neutral
@@ -233,8 +206,7 @@ def threshold_chart(
         x=alt.X("threshold:Q", title=f"decision threshold on the score (swept {lo:.2f}-{hi:.2f})",
                 scale=alt.Scale(domain=[lo - pad, hi + pad], nice=False)),
         y=alt.Y(f"{metric}:Q", title=_METRIC_TITLES.get(metric, metric)),
-        color=color,
-    )
+        color=color)
     layers: list[Any] = [lines]
     if chosen is not None:
         layers.append(_x_rule("threshold", chosen, "black"))

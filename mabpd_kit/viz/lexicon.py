@@ -1,5 +1,4 @@
-"""Charts of the bias lexicon (coverage of the taxonomy, the independence check) and the construction panel,
-drawn from frames the lexicon or its result already hold."""
+"""Charts of the bias lexicon (taxonomy coverage, the independence check) and the construction panel."""
 
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ def coverage_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
 
 
 def _category_bars(df: pd.DataFrame, x: alt.X, taxonomies: list[str], title: str) -> alt.Chart:
-    """One horizontal bar per category in ``df``'s order, coloured by taxonomy type; the tooltip shows every column."""
+    """One horizontal bar per category in ``df``'s order, coloured by taxonomy type."""
     alt = altair()
     return alt.Chart(df).mark_bar().encode(
         y=alt.Y("category:N", sort=df["category"].tolist(), title=None), x=x,
@@ -43,26 +42,17 @@ def band_chart(lex: Lexicon, *, title: str | None = None) -> alt.Chart:
     df = tf.groupby(["band", "meta_category"], as_index=False).size().rename(columns={"size": "n_terms"})
     df["band"] = df["band"].map(lambda b: f"{b:.2f}")
     metas = list(dict.fromkeys(sorted(df["meta_category"])))
-    return (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            x=alt.X("band:O", title="score band"),
-            y=alt.Y("n_terms:Q", title="terms"),
-            color=category_color("meta_category", categories=metas, title="meta-category"),
-            tooltip=["band", "meta_category", "n_terms"],
-        )
-        .properties(title=title or "Terms per score band", width=260)
-    )
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("band:O", title="score band"), y=alt.Y("n_terms:Q", title="terms"),
+        color=category_color("meta_category", categories=metas, title="meta-category"),
+        tooltip=["band", "meta_category", "n_terms"]).properties(title=title or "Terms per score band", width=260)
 
 
 def independence_chart(res: IndependenceResult, *, title: str | None = None) -> alt.LayerChart:
-    """One point per term found in the corpus: its band against the bias rate of its records, sized by records,
-    with a least-squares line; the title carries r, the critical value and the verdict."""
+    """One point per term found in the corpus: its band against the bias rate of its records, with a least-squares
+    line; the title carries r, the critical value and the verdict."""
     import numpy as np
-
     alt = altair()
-
     df = res.frame[res.frame["n_records"] > 0].copy()
     # Deterministic jitter so the four bands do not print as four solid columns.
     rng = np.random.default_rng(0)
@@ -78,21 +68,16 @@ def independence_chart(res: IndependenceResult, *, title: str | None = None) -> 
         tooltip=["term", "category", "band", "n_records", "bias_rate"],
     )
     trend = base.transform_regression("band", "bias_rate").mark_line(color="black").encode(x="band:Q", y="bias_rate:Q")
-    rule = alt.Chart({"values": [{"rate": res.bias_rate}]}).mark_rule(strokeDash=[4, 4], color="gray").encode(
-        y="rate:Q"
-    )
-    head = title or (
-        f"r = {res.r:+.3f} vs critical {res.r_critical:.3f} (n = {res.n} terms present; "
-        f"{res.n_absent}/{res.n_terms} absent): {res.verdict.split(':')[0]}"
-    )
+    rule = alt.Chart({"values": [{"rate": res.bias_rate}]}).mark_rule(strokeDash=[4, 4], color="gray")
+    rule = rule.encode(y="rate:Q")
+    head = title or (f"r = {res.r:+.3f} vs critical {res.r_critical:.3f} (n = {res.n} terms present; "
+                     f"{res.n_absent}/{res.n_terms} absent): {res.verdict.split(':')[0]}")
     return alt.layer(points, trend, rule).properties(title=head, width=420, height=260)
 
 
 def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, floor: float | None = None) -> alt.Chart:
-    """Lexicon hits per category over a list of texts (after overlap resolution), coloured by taxonomy; with
-    ``floor``, only hits whose band is above it (the ones that count for the signal)."""
+    """Lexicon hits per category over ``texts``, coloured by taxonomy; with ``floor``, only hits above it."""
     import pandas as pd
-
     alt = altair()
     rows = [{"category": m.category, "taxonomy": m.taxonomy} for t in texts for m in lex.match(t)
             if floor is None or m.band > floor]
@@ -104,9 +89,8 @@ def match_chart(lex: Lexicon, texts: list[str], *, title: str | None = None, flo
                           title or f"Lexicon hits in {len(texts)} texts")
 
 
-#: The fixed sentences of the construction panel: two targets and their neutral twins (the panel's default edit,
-#: *even* protected in *even if*, and the lesson's *disaster*), the protected-context traps of the lesson,
-#: and two controls (a loaded sentence, a plain one).
+#: The construction panel's sentences: targets and their neutral twins (*even* / *even if*, *disaster*), the
+#: lesson's protected-context traps, and two controls (a loaded sentence, a plain one).
 TRY_SENTENCES: tuple[str, ...] = (
     "Critics called the new housing plan a disaster for renters.",
     "Disaster relief teams reached the flooded valley on Monday.",
@@ -123,7 +107,6 @@ def edit_lexicon(lex: Lexicon, term: str = "", category: str = "hyperbole", band
                  protect: str = "") -> tuple[Lexicon, list[str]]:
     """``lex`` with one more term and/or protected phrase, and what was done or refused, in words (never raises)."""
     from mabpd_kit.lexicon import Protected, Term
-
     notes: list[str] = []
     terms, protected = [], []
     term = " ".join(term.lower().split())
@@ -163,8 +146,7 @@ def edit_lexicon(lex: Lexicon, term: str = "", category: str = "hyperbole", band
     return new, notes
 
 
-#: Irregular past forms a student may type as a "verb" (the builder inflects a base form); the lexicon's own
-#: irregular verbs are added on first use.
+#: Irregular past forms a student may type as a "verb" (besides the lexicon's own irregular verbs).
 _PAST_FORMS = frozenset({
     "said", "told", "made", "had", "did", "was", "were", "got", "gave", "came", "saw", "knew", "thought", "found",
     "left", "felt", "put", "held", "brought", "began", "kept", "meant", "led", "paid", "sent", "built", "spent",
@@ -175,7 +157,6 @@ _ING_VERBS = frozenset({"bring", "sing", "sting", "fling", "swing", "cling", "sp
 def _looks_inflected(word: str) -> bool:
     """A past form or participle typed where the builder expects a verb's base form ('said', 'slammed')."""
     from mabpd_kit.lexicon.morphology import IRREGULAR_VERBS
-
     if word in _PAST_FORMS or any(word in forms and not word.endswith(("s", "ing")) for forms in IRREGULAR_VERBS.values()):
         return word not in IRREGULAR_VERBS
     if word.endswith("ed") and not word.endswith("eed") and len(word) > 4:
@@ -204,12 +185,11 @@ def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperb
                    sentences: list[str] | tuple[str, ...] = TRY_SENTENCES,
                    dev_texts: list[str] | None = None, dev_name: str = "dev sample") -> tuple[object, str]:
     """What one edit does: span viewer of ``sentences``, hits per category, coverage, and the change in flag rate on
-    ``dev_texts`` at ``floor`` (default: the configured floor). Returns ``(HTML, caption)``."""
+    ``dev_texts`` at ``floor``. Returns ``(HTML, caption)``."""
     import pandas as pd
     from IPython.display import HTML
 
     from mabpd_kit.viz import alt_text, chart_svg, figure_html, span_html
-
     new, notes = edit_lexicon(lex, term, category, band, pos, protect)
     counts = (lambda m: True) if floor is None else (lambda m: m.band > floor)   # the hits above the floor count
     spans = "".join(span_html(s, [new.to_span(m) for m in new.match(s) if counts(m)]) for s in sentences)
@@ -243,8 +223,7 @@ def lexicon_effect(lex: Lexicon, term: str = "disaster", category: str = "hyperb
         way = "unchanged" if abs(diff) < 0.05 else (f"{diff:.1f} points higher" if diff > 0 else f"{-diff:.1f} points lower")
         name = dev_name if dev_name.startswith("the ") else f"the {dev_name}"
         count = "" if f"({len(dev_texts)} sentences" in name else f"{len(dev_texts)} sentences, "
-        step = (f"; one sentence = {100 / len(dev_texts):.1f} points, an illustration" if len(dev_texts) < 100
-                else "")
+        step = f"; one sentence = {100 / len(dev_texts):.1f} points, an illustration" if len(dev_texts) < 100 else ""
         caption += (f". Flag rate on {name} ({count}hits above {at:.2f}{step}): "
                     f"{100 * before:.1f}% -> {100 * after:.1f}% ({way}: {gained} newly flagged, {lost} no longer)")
         if abs(at - default) > 1e-9:

@@ -1,6 +1,4 @@
-"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`): a vote is a
-dark grey diamond (your vote, in the panel, an orange one: orange is "yours"), the best single model a mid grey dot,
-the others light grey; the black rule is the 95% interval. No model or vote wears a verdict or system colour."""
+"""Charts for the ten real LLMs' zero-shot labels on BABE train (:mod:`mabpd_kit.evaluate.llm_labels`)."""
 
 from __future__ import annotations
 
@@ -16,15 +14,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ROLE_COLORS", "ROLE_SHAPES", "error_correlation_chart", "scores_chart", "vote_view"]
 
-#: what a row is -> its colour and its shape, the same in every chart of this module
+#: What a row is -> its colour and shape: greys, and orange for "yours" (no verdict or system colour).
 ROLE_COLORS: dict[str, str] = {"your vote": OKABE_ITO["orange"], "vote": "#555555", "best single": OTHER_COLOR,
                                "single model": "#c8c8c8"}
 ROLE_SHAPES: dict[str, str] = {"your vote": "diamond", "vote": "diamond", "best single": "circle", "single model": "circle"}
 
 
 def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart:
-    """Macro F1 with its interval per row of ``rows`` (``label``, ``role``, ``macro_f1``, ``lo``, ``hi``), in order,
-    on an axis zoomed to the intervals."""
+    """Macro F1 with its interval per row of ``rows`` (``label``, ``role``, ``macro_f1``, ``lo``, ``hi``), in order."""
     alt = altair()
     lo, hi = float(rows["lo"].min()), float(rows["hi"].max())
     pad = max(0.01, (hi - lo) * 0.05)
@@ -39,8 +36,7 @@ def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart
         color=alt.Color("role:N", title=None, scale=alt.Scale(domain=roles, range=[ROLE_COLORS[r] for r in roles])),
         shape=alt.Shape("role:N", title=None, scale=alt.Scale(domain=roles, range=[ROLE_SHAPES[r] for r in roles])),
         tooltip=["label", "role", alt.Tooltip("macro_f1:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"),
-                 alt.Tooltip("hi:Q", format=".3f")],
-    )
+                 alt.Tooltip("hi:Q", format=".3f")])
     text = base.mark_text(align="left", dx=6, dy=-8, fontSize=10).encode(
         y=y, x=alt.X("macro_f1:Q", scale=scale), text=alt.Text("macro_f1:Q", format=".3f"))
     chart = alt.layer(ci, dots, text).properties(width=420, height=alt.Step(24))
@@ -49,8 +45,7 @@ def scores_chart(rows: pd.DataFrame, title: str | None = None) -> alt.LayerChart
 
 def error_correlation_chart(corr: pd.DataFrame, order: Sequence[str] | None = None,
                             title: str | None = None) -> alt.LayerChart:
-    """Heat map of the pairwise error correlation (phi) of :func:`~mabpd_kit.evaluate.llm_labels.error_correlation`,
-    every cell labelled; models in ``order`` (e.g. best first)."""
+    """Heat map of the pairwise error correlation (phi), every cell labelled; models in ``order``."""
     alt = altair()
     order = list(order) if order is not None else list(dict.fromkeys(corr["a"]))
     off = corr[corr["a"] != corr["b"]]
@@ -68,12 +63,10 @@ def error_correlation_chart(corr: pd.DataFrame, order: Sequence[str] | None = No
 
 def vote_view(table: pd.DataFrame, voters: Sequence[str] = ("gpt_4", "gpt_3_5", "mixtral_8x7b"),
               n_resamples: int | None = None, seed: int | None = None) -> tuple[alt.LayerChart | None, str]:
-    """What the lesson's panel shows for a choice of voters: each voter alone, their vote and the best of them, with
-    intervals, and one line with the vote's macro F1, its interval and its difference to the best single voter."""
+    """The lesson's panel for a choice of voters: each voter alone and their vote with intervals, and a caption."""
     import pandas as pd
 
     from mabpd_kit.evaluate.llm_labels import single_scores, vote_score
-
     voters = list(voters)
     if len(voters) < 2:
         return None, "choose at least two voters (a vote of one model is that model)"

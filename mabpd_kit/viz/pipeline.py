@@ -1,9 +1,5 @@
-"""Charts of the MABPD pipeline and the decision viewer, drawn from the decision trace, never recomputed.
-
-Builders read what :class:`~mabpd_kit.mabpd.Decision` recorded (reports, score breakdown, route, SAD rounds
-with q/f/g/k and B/N, the verifier), so a chart cannot disagree with the decision it explains; batch views
-take a ``BatchResult`` or a list of decisions. The frame helpers (:func:`decisions_frame`, :func:`sad_frame`,
-:func:`debate_frame`, :func:`ablation_frame`) return the tables the charts are drawn from."""
+"""Charts of the MABPD pipeline and the decision viewer, drawn from what a Decision recorded (never recomputed, so
+a chart cannot disagree with its decision); batch views take a ``BatchResult`` or a list of decisions."""
 
 from __future__ import annotations
 
@@ -29,33 +25,26 @@ if TYPE_CHECKING:
 
     from mabpd_kit.mabpd import Decision, SADResult
 
-__all__ = [
-    "decision_html", "trace_text", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES", "FACTORS", "ROUND1_COLORS",
-    "decisions_frame", "sad_frame", "ablation_frame", "route_chart", "agent_verdicts_chart",
-    "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart", "vote_chart",
-    "ablation_chart",
-    "ablation_diff_chart",
-]
+__all__ = ["decision_html", "trace_text", "show", "debate_frame", "debate_html", "show_debate", "stop_chart", "ROUTES",
+           "FACTORS", "ROUND1_COLORS", "decisions_frame", "sad_frame", "ablation_frame", "route_chart",
+           "agent_verdicts_chart", "agent_scores_chart", "score_breakdown_chart", "score_chart", "sad_factors_chart",
+           "vote_chart", "ablation_chart", "ablation_diff_chart"]
 
 #: Routes in the order the router tries them (failed last), the x order of :func:`route_chart`.
 ROUTES: tuple[str, ...] = ("neutral_veto", "strong_fast_path", "moderate_fast_path", "debate", "no_debate",
                            "single_agent", "failed")  # router order; test_viz_pipeline checks it is mabpd.router.Route
 #: The SAD factors of one argument (SPEC 1.6), in the order they are computed.
-FACTORS: dict[str, str] = {
-    "q": "evidence quality q (valid / cited)",
-    "f": "evidence factor f (q if biased, max(q, floor) if neutral)",
-    "g": "agreement factor g",
-    "k": "adjusted confidence k = clip(conf·f·g)",
-}
+FACTORS: dict[str, str] = {"q": "evidence quality q (valid / cited)",
+                           "f": "evidence factor f (q if biased, max(q, floor) if neutral)",
+                           "g": "agreement factor g", "k": "adjusted confidence k = clip(conf·f·g)"}
 
 
 def _rounds(n: int) -> str:
-    """'1 round', '2 rounds'."""
     return f"{n} round" + ("" if n == 1 else "s")
 
 
 def _agent_order(present: Any) -> list[str]:
-    """The agents in ``present``, in roster order (:mod:`mabpd_kit.roster`); any not on it after them."""
+    """The agents in ``present``, in roster order; any not on it after them."""
     present = list(dict.fromkeys(present))
     return [a for a in roster.names() if a in present] + [a for a in present if a not in roster.names()]
 
@@ -73,8 +62,7 @@ def _debate(x: Any) -> SADResult:
 
 
 def trace_text(d: Decision) -> str:
-    """``d.explanation()`` with each agent's grounding spans added to its line ("; grounding: 'Doctors said'"),
-    so the trace lists every span the viewer highlights, whatever that agent's verdict."""
+    """``d.explanation()`` with each agent's grounding spans added to its line ("; grounding: 'Doctors said'")."""
     lines = d.explanation().split("\n")
     if d.failed:
         return "\n".join(lines)
@@ -90,8 +78,7 @@ def trace_text(d: Decision) -> str:
 
 
 def decision_html(d: Decision) -> str:
-    """Self-contained HTML of one decision: the cleaned text with highlighted spans
-    (:func:`mabpd_kit.viz.span_html`), then :func:`trace_text`."""
+    """Self-contained HTML of one decision: the cleaned text with highlighted spans, then :func:`trace_text`."""
     title = "FAILED" if d.failed else f"{d.label} · {d.route} · score {d.score:.2f}"
     return (f"<div class='mabpd-decision'>{span_html(d.clean_text or d.text, d.spans(), title=title)}"
             f"<pre>{_html.escape(trace_text(d))}</pre></div>")
@@ -112,11 +99,9 @@ def show(d: Decision) -> None:
 
 
 def debate_frame(x: Any) -> pd.DataFrame:
-    """The debate as a transcript: one row per (round, agent) with verdict, confidence, the cited
-    evidence (an invalid quote marked "not in text"), reasoning, anticipated counter-argument, k
-    and whether the verdict changed. ``x``: a Decision that went to debate, or its SADResult."""
+    """The debate as a transcript, one row per (round, agent). ``x``: a Decision that went to debate, or its
+    SADResult."""
     import pandas as pd
-
     deb = _debate(x)
     rows = [{"round": r.index, "agent": w.agent, "verdict": w.verdict, "confidence": w.argument.confidence,
              "evidence": "; ".join(repr(s.text) + ("" if s.valid else " (not in text)") for s in w.argument.spans),
@@ -126,8 +111,7 @@ def debate_frame(x: Any) -> pd.DataFrame:
 
 
 def debate_html(x: Any) -> str:
-    """Self-contained HTML of a debate: per round its vote and stop statistics (s, c), then every
-    argument with its counter-argument; at the end why the debate stopped."""
+    """Self-contained HTML of a debate: per round its vote, s and c, then every argument."""
     deb = _debate(x)
     e = _html.escape
     parts = [f"<div class='mabpd-debate'><b>SAD</b>: g over {e(deb.agreement_over)} other agents; "
@@ -152,10 +136,9 @@ def show_debate(x: Any) -> None:
 
 
 def decisions_frame(x: Any) -> pd.DataFrame:
-    """One row per decision: ``Decision.row()`` plus ``pre_verifier_label``, ``verifier_check``, ``correct``
-    (None without gold) and ``verdict_<agent>`` / ``score_<agent>`` per agent report."""
+    """One row per decision: ``Decision.row()`` plus ``pre_verifier_label``, ``verifier_check``, ``correct`` and
+    ``verdict_<agent>`` / ``score_<agent>`` per agent report."""
     import pandas as pd
-
     rows = []
     for d in _decisions(x):
         row = d.row()
@@ -172,7 +155,6 @@ def decisions_frame(x: Any) -> pd.DataFrame:
 def sad_frame(x: Any) -> pd.DataFrame:
     """One row per (item, round, agent) of every debate in ``x``: ``id`` plus :meth:`SADResult.to_frame`."""
     import pandas as pd
-
     if hasattr(x, "rounds"):  # a bare SADResult
         return x.to_frame().assign(id=None)
     frames = [d.debate.to_frame().assign(id=d.id) for d in _decisions(x) if d.debate is not None]
@@ -182,10 +164,8 @@ def sad_frame(x: Any) -> pd.DataFrame:
 
 
 def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.Chart:
-    """Items per route, stacked by ``by``: ``"label"`` (final label), ``"correct"`` (needs gold)
-    or ``"verifier_check"``. Routes are ordered as the router tries them."""
+    """Items per route, stacked by ``by``: ``"label"``, ``"correct"`` (needs gold) or ``"verifier_check"``."""
     alt = altair()
-
     df = decisions_frame(x)
     if by not in ("label", "correct", "verifier_check"):
         raise ValueError("by must be 'label', 'correct' or 'verifier_check'")
@@ -213,13 +193,11 @@ def route_chart(x: Any, *, by: str = "label", title: str | None = None) -> alt.C
 
 
 def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
-    """How often each agent's independent round-1 report says biased, by gold label, with its 95% Wilson interval
-    (thin black line) and its count ("14 of 20"); the title gives how often the agents disagree before debate."""
+    """How often each agent's independent report says biased, by gold label, with its 95% Wilson interval."""
     alt = altair()
     import pandas as pd
 
     from mabpd_kit.evaluate.audit import wilson
-
     ds = [d for d in _decisions(x) if not d.failed and d.gold is not None and d.reports]
     if not ds:
         raise ValueError("agent_verdicts_chart needs decisions with gold labels (pass gold= to analyze_many)")
@@ -249,11 +227,10 @@ def agent_verdicts_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
 
 
 def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
-    """One bar per agent: its report score, coloured by its verdict, labelled with valid/cited
-    spans; the rule is the score boundary recorded in the decision's score breakdown."""
+    """One bar per agent: its report score, coloured by its verdict, labelled with valid/cited spans, and the
+    score boundary."""
     alt = altair()
     import pandas as pd
-
     if not d.reports:
         raise ValueError(f"decision {d.id!r} has no agent reports ({d.error or d.route})")
     df = pd.DataFrame([{"agent": a, "score": r.score, "confidence": r.confidence, "verdict": r.verdict,
@@ -264,8 +241,7 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
     color = alt.Color("verdict:N", title="verdict", legend=alt.Legend(orient="bottom"),
                       scale=alt.Scale(domain=drawn, range=[_VERDICT_COLORS[v] for v in drawn]))
     bars = base.mark_bar().encode(x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="agent score"),
-                                  color=color,
-                                  tooltip=["agent", "verdict", "score", "confidence", "spans"])
+                                  color=color, tooltip=["agent", "verdict", "score", "confidence", "spans"])
     text = base.mark_text(align="left", dx=4).encode(x="score:Q", text="spans:N")
     layers = [bars, text]
     if d.scoring is not None:
@@ -274,10 +250,9 @@ def agent_scores_chart(d: Decision, *, title: str | None = None) -> alt.LayerCha
 
 
 def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.LayerChart:
-    """The combined score as a stack of weight × agent score (SPEC 1.4) read from ``d.scoring``, with the boundary."""
+    """The combined score as a stack of weight × agent score (SPEC 1.4), with the boundary."""
     alt = altair()
     import pandas as pd
-
     sc = d.scoring
     if sc is None:
         raise ValueError(f"decision {d.id!r} has no score ({d.error or d.route})")
@@ -285,7 +260,6 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
                         "contribution": sc.weights[a] * c} for a, c in sc.components.items()])
     if (df["contribution"] > 0).any():   # an agent that adds nothing draws no segment: the legend leaves it out
         df = df[df["contribution"] > 0]
-
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("sum(contribution):Q", scale=alt.Scale(domain=[0, 1]), title="combined score = Σ weight × agent score"),
         y=alt.Y("item:N", title=None, axis=None),
@@ -302,9 +276,8 @@ def score_breakdown_chart(d: Decision, *, title: str | None = None) -> alt.Layer
 
 
 def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
-    """q, f, g and k of every argument (the numbers the vote used), one panel per factor and one row per round."""
+    """q, f, g and k of every argument, one panel per factor and one row per round."""
     alt = altair()
-
     deb = _debate(x)
     df = deb.to_frame()
     long = df.melt(id_vars=["round", "agent", "verdict", "n_cited", "n_valid"], value_vars=list(FACTORS),
@@ -324,11 +297,9 @@ def sad_factors_chart(x: Any, *, title: str | None = None) -> alt.Chart:
 
 
 def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
-    """The role-weighted vote per round: B (biased) and N (neutral) as shares of B + N, with the
-    vote boundary. The last round decides. A round with B + N = 0 is drawn empty (neutral)."""
+    """The role-weighted vote per round: B and N as shares of B + N (empty when both are 0), with the boundary."""
     alt = altair()
     import pandas as pd
-
     deb = _debate(x)
     rows = []
     for r in deb.rounds:
@@ -350,11 +321,10 @@ def vote_chart(x: Any, *, title: str | None = None) -> alt.LayerChart:
     return alt.layer(bars, rule).properties(title=title or f"SAD vote: {deb.label}", width=420)
 
 
-#: The SAD stop reasons in a fixed order and colour, so a redraw never swaps the legend's colours. None is a
-#: system's colour (lesson 04 shows the systems too) or a reserved hue; greys from dark (agreement) to light.
+#: The SAD stop reasons in a fixed order and colour (none a system's colour or a reserved hue).
 STOP_REASON_COLORS: dict[str, str] = {"dual_threshold": OKABE_ITO["yellow"], "agreement": "#777777",
                                       "max_rounds": "#aaaaaa"}
-#: What the stop chart colours: a debate's state at round 1, the round it plots (a reason when it ended there).
+#: What the stop chart colours: a debate's state at round 1.
 ROUND1_COLORS: dict[str, str] = {**{f"ended: {r}": c for r, c in STOP_REASON_COLORS.items()}, "went on to round 2": "#dddddd"}
 
 
@@ -363,10 +333,8 @@ def _at_round_1(stop_reason: str, rounds: int) -> str:
 
 
 def _spread(pts: pd.DataFrame, tau_s: float, lanes: int = 7, step: float = 0.035) -> list[float]:
-    """Where s takes one value for many points (a column of circles that would hide each other), the x at which each
-    is drawn: its s moved by up to (lanes // 2) * step sideways, neighbours in c in lanes far apart (a zigzag, not a
-    slope that would read as a trend), never across ``tau_s`` (the colour and the box still match the point's own s)
-    nor out of [-1, 1]."""
+    """The x at which each point is drawn: in a column of more than ``lanes`` circles at one s, neighbours in c
+    zigzag sideways by up to (lanes // 2) * step, never across ``tau_s`` nor out of [-1, 1]."""
     out = []
     for s, group in pts.groupby("s", sort=False):
         order = group["c"].rank(method="first").astype(int) - 1
@@ -378,16 +346,12 @@ def _spread(pts: pd.DataFrame, tau_s: float, lanes: int = 7, step: float = 0.035
 
 
 def stop_chart(x: Any, *, tau_s: float | None = None, tau_v: float | None = None, title: str | None = None) -> alt.LayerChart:
-    """Every debate's round-1 (s, c) against the dual thresholds (dashed; default ``Config().sad``): a point in
-    the upper-right box ends after round 1. Colour: what happened at round 1 (:data:`ROUND1_COLORS`); equal
-    points are one circle sized by their count, outlined in dark grey so the light fills show on white; a column of
-    more than seven circles at one s is spread a little sideways (:func:`_spread`); the legend lists only the states
-    drawn; the thresholds are dark-grey dashes (black is reserved for wrong)."""
+    """Every debate's round-1 (s, c) against the dual thresholds (default ``Config().sad``): a point in the
+    upper-right box ends after round 1. Equal points are one circle sized by their count."""
     alt = altair()
     import pandas as pd
 
     from mabpd_kit.config import Config
-
     sad = Config().sad
     ts, tv = sad.tau_s if tau_s is None else tau_s, sad.tau_v if tau_v is None else tau_v
     rows = [{"s": round(d.debate.rounds[0].s, 6), "c": round(d.debate.rounds[0].c, 6),

@@ -20,7 +20,6 @@ _VERDICT_COLORS = {"biased": OUTCOME_COLORS["biased"], "neutral": OUTCOME_COLORS
 
 def _verdict_color(field: str = "verdict", title: str = "verdict", legend: str = "right") -> alt.Color:
     alt = altair()
-
     return alt.Color(f"{field}:N", title=title, legend=alt.Legend(orient=legend),
                      scale=alt.Scale(domain=list(_VERDICT_COLORS), range=list(_VERDICT_COLORS.values())))
 
@@ -39,12 +38,10 @@ def _decisions(x: Any) -> list[Decision]:
 
 
 def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Metrics per configuration (name -> BatchResult or decisions on the same gold items; failed items out):
-    n, failed, accuracy, precision, recall, f1, macro_f1, mean_calls (dropped when 0), debated, overturned."""
+    """Metrics per configuration (name -> BatchResult or decisions on the same gold items; failed items out)."""
     import pandas as pd
 
     from mabpd_kit import metrics as M
-
     rows = []
     for name, res in results.items():
         ds = _decisions(res)
@@ -64,11 +61,10 @@ def ablation_frame(results: Mapping[str, Any]) -> pd.DataFrame:
 
 def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: str | None = None,
                 step: float = 0.025) -> alt.VConcatChart:
-    """The items' combined scores, one histogram per gold label (bins of ``step``) stacked by the final label, with
-    the recorded boundary; ``cutoffs`` (e.g. the router's) adds dashed rules from the configuration you pass."""
+    """The combined scores, one histogram per gold label stacked by the final label, with the boundary;
+    ``cutoffs`` (e.g. the router's) adds dashed rules."""
     alt = altair()
     import pandas as pd
-
     ds = [d for d in _decisions(x) if not d.failed and d.scoring is not None]
     if not ds:
         raise ValueError("no scored decision to draw")
@@ -82,8 +78,7 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
     lines = alt.Chart(rules).mark_rule(color="#333333").encode(
         x="at:Q", strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(
             domain=kinds, range=[{"boundary": [1, 0], "router": [4, 3]}[k] for k in kinds]), title=None),
-        tooltip=["cut", "at"],
-    )
+        tooltip=["cut", "at"])
     groups = [g for g in ("gold biased", "gold neutral", "no gold") if g in set(df["gold"])]
     panels = []
     for i, g in enumerate(groups):
@@ -94,8 +89,7 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
                     axis=alt.Axis(values=sorted({0.0, 0.5, 1.0, *(cutoffs or {}).values()}), format=".2f")),
             y=alt.Y("count():Q", title="items"),
             color=_verdict_color("label", "final label"),
-            tooltip=[alt.Tooltip("count():Q", title="items"), "label:N"],
-        )
+            tooltip=[alt.Tooltip("count():Q", title="items"), "label:N"])
         panels.append(alt.layer(bars, lines).properties(title=f"{g} ({n} items)", width=420, height=90))
     n_pos = sum(d.score >= min(boundaries) for d in ds)
     desc = (f"Histograms of the combined score of {len(df)} items, one per gold label, coloured by the final label; "
@@ -103,12 +97,11 @@ def score_chart(x: Any, *, cutoffs: Mapping[str, float] | None = None, title: st
     return alt.vconcat(*panels).properties(title=title or f"Combined score of {len(df)} items", description=desc)
 
 
-def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"),
-                   title: str | None = None) -> alt.Chart:
+def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision", "recall"), title: str | None = None
+                   ) -> alt.Chart:
     """Grouped bars of :func:`ablation_frame` (``x``: name -> results, or that frame)."""
     alt = altair()
     import pandas as pd
-
     df = x if isinstance(x, pd.DataFrame) else ablation_frame(x)
     missing = [m for m in metrics if m not in df.columns]
     if missing:
@@ -119,16 +112,14 @@ def ablation_chart(x: Any, *, metrics: Sequence[str] = ("macro_f1", "precision",
         yOffset=alt.YOffset("metric:N", sort=list(metrics)),
         x=alt.X("value:Q", scale=alt.Scale(domain=[0, 1]), title="metric value"),
         color=alt.Color("metric:N", sort=list(metrics), scale=alt.Scale(range=list(SERIES_COLORS[:5]))),
-        tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"],
-    )
+        tooltip=["ablation", "metric", alt.Tooltip("value:Q", format=".3f"), "n"])
     return chart.properties(title=title or f"Ablations on {int(df['n'].max())} items", width=360)
 
 
 def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: str | None = None) -> alt.LayerChart:
-    """Differences from ``reference`` (``diffs``: ablation, diff, lo, hi[, changed, n]) as dots with their intervals,
-    on an axis spanning the intervals; a dot is filled where the interval excludes 0."""
+    """Differences from ``reference`` (``diffs``: ablation, diff, lo, hi[, changed, n]) as dots with their intervals;
+    a dot is filled where the interval excludes 0."""
     alt = altair()
-
     df = diffs.copy()
     df["interval"] = ["excludes 0" if lo > 0 or hi < 0 else "includes 0" for lo, hi in zip(df["lo"], df["hi"])]
     lo, hi = min(float(df["lo"].min()), 0.0), max(float(df["hi"].max()), 0.0)
@@ -140,10 +131,8 @@ def ablation_diff_chart(diffs: pd.DataFrame, *, reference: str = "full", title: 
     tips = ["ablation", alt.Tooltip("diff:Q", format="+.3f"), alt.Tooltip("lo:Q", format="+.3f"),
             alt.Tooltip("hi:Q", format="+.3f"), *(["changed"] if "changed" in df.columns else [])]
     base = alt.Chart(df)
-    lines = base.mark_rule(strokeWidth=2, color="#555555").encode(
-        y=y, x=alt.X("lo:Q", **axis), x2="hi:Q", tooltip=tips)
-    # dark grey, filled or hollow: no hue (a hue in the course names a verdict, yours or a system); the legend
-    # lists only the states drawn
+    lines = base.mark_rule(strokeWidth=2, color="#555555").encode(y=y, x=alt.X("lo:Q", **axis), x2="hi:Q", tooltip=tips)
+    # dark grey, filled or hollow: a hue in the course names a verdict, yours or a system
     shown = [k for k in ("excludes 0", "includes 0") if k in set(df["interval"])]
     fill = alt.Fill("interval:N", title="95% interval", scale=alt.Scale(
         domain=shown, range=[{"excludes 0": "#333333", "includes 0": "#ffffff"}[k] for k in shown]))

@@ -54,9 +54,8 @@ MEASURE_GREYS = ("#333333", "#8c8c8c", "#cccccc")
 
 
 def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: str | None = None) -> alt.LayerChart:
-    """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall:
-    one labelled bar per configuration and measure around a zero line, so differences of 0.01 stay visible
-    (a 0-1 axis hides them). ``metrics``: ``Simulation.metrics()`` (one row per configuration)."""
+    """What each configuration changes against ``baseline``, in points (x 100) of macro F1, precision and recall
+    (``metrics``: ``Simulation.metrics()``)."""
     alt = altair()
     others = [n for n in metrics.index if n != baseline]
     rows = [{"config": n, "measure": _MEASURES[m], "points": round(100 * (metrics.loc[n, m] - metrics.loc[baseline, m]), 1)}
@@ -82,8 +81,7 @@ def difference_chart(metrics: pd.DataFrame, *, baseline: str = "full", title: st
 
 def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
                 current: float | None = None, title: str | None = None) -> alt.LayerChart:
-    """``measure`` of each configuration as one planted ``setting`` varies (a ``sweep`` frame);
-    ``current`` draws a dashed rule at the value the sliders set."""
+    """``measure`` of each configuration as one planted ``setting`` varies; ``current`` draws a dashed rule."""
     alt = altair()
     names = list(dict.fromkeys(frame["config"]))
     label = _MEASURES.get(measure, measure)
@@ -93,8 +91,7 @@ def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
         y=alt.Y(f"{measure}:Q", title=label, scale=alt.Scale(zero=False)),
         color=alt.Color("config:N", scale=_scale(names), title="configuration"),
         strokeDash=alt.StrokeDash("config:N", legend=None),   # a second cue besides colour; one legend
-        tooltip=[setting, "config", alt.Tooltip(f"{measure}:Q", format=".3f")],
-    )
+        tooltip=[setting, "config", alt.Tooltip(f"{measure}:Q", format=".3f")])
     layers = [lines]
     if current is not None:
         layers.append(_x_rule(setting, current, "#555555"))
@@ -104,8 +101,7 @@ def sweep_chart(frame: pd.DataFrame, setting: str, *, measure: str = "macro_f1",
 
 
 def gain_phrase(value: float, unit: str = " points") -> str:
-    """A signed difference in words, never a minus sign to decode: '4.2 points higher than',
-    '3.0 points lower than', 'the same as' (below 0.05)."""
+    """A signed difference in words: '4.2 points higher than', '3.0 points lower than', 'the same as' (below 0.05)."""
     if abs(value) < 0.05:
         return "the same as"
     return f"{abs(value):.1f}{unit} {'higher' if value > 0 else 'lower'} than"
@@ -113,12 +109,9 @@ def gain_phrase(value: float, unit: str = " points") -> str:
 
 def simulator_view(hallucination: float = 0.0, competence: float = 0.75, correlation: float = 0.0,
                    calibration: float = 0.6, n_items: int = 600, seed: int = 0):
-    """The simulator panel: ``n_items`` simulated items under full / no-debate / single-agent; the F1 chart and a
-    caption saying what the debate and the burden of proof did."""
+    """The simulator panel: the F1 chart of full / no-debate / single-agent and a caption."""
     from mabpd_kit.mabpd.simulator import SimSpec, simulate
-
-    spec = SimSpec(hallucination=hallucination, competence=competence, correlation=correlation,
-                   calibration=calibration)
+    spec = SimSpec(hallucination=hallucination, competence=competence, correlation=correlation, calibration=calibration)
     sim = simulate(spec, n_items=n_items, seed=seed, configs=("full", "no-debate", "single-agent"))
     m = sim.metrics()
     gain = 100 * (m.loc["full", "macro_f1"] - m.loc["no-debate", "macro_f1"])

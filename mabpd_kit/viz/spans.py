@@ -4,6 +4,7 @@ HTML with inline styles (no script, no altair), so it works in JupyterLab, an HT
 from __future__ import annotations
 
 import html as _html
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,18 +19,14 @@ __all__ = ["ColorBy", "show_spans", "span_html"]
 
 ColorBy = Literal["category", "meta_category", "agent"]
 
-
-_BOX = (
-    "font-family:Georgia,'Times New Roman',serif;font-size:15px;line-height:1.9;color:#1a1a1a;"
-    "background:#ffffff;border:1px solid #dddddd;border-radius:6px;padding:10px 14px;margin:4px 0;"
-)
+_BOX = ("font-family:Georgia,'Times New Roman',serif;font-size:15px;line-height:1.9;color:#1a1a1a;"
+        "background:#ffffff;border:1px solid #dddddd;border-radius:6px;padding:10px 14px;margin:4px 0;")
 _SMALL = "font-family:Helvetica,Arial,sans-serif;font-size:12px;line-height:1.5;color:#333333;"
 
 
 @dataclass(frozen=True)
 class _Placed:
     """A span with the offsets it is drawn at (``None`` when it cannot be placed in the text)."""
-
     span: Span
     start: int | None
     end: int | None
@@ -37,11 +34,8 @@ class _Placed:
 
 
 def _label(span: Span, color_by: ColorBy) -> str:
-    if color_by == "agent":
-        return norm_name(span.agent) or "other"
-    if color_by == "meta_category":
-        return norm_name(span.meta_category) or "other"
-    return norm_name(span.taxonomy or span.category) or "other"
+    name = {"agent": span.agent, "meta_category": span.meta_category}.get(color_by, span.taxonomy or span.category)
+    return norm_name(name) or "other"
 
 
 def _place(text: str, span: Span, use_orig: bool) -> _Placed:
@@ -62,31 +56,21 @@ def _tooltip(span: Span) -> str:
     parts = [f"{span.agent} agent", norm_name(span.taxonomy or span.category) or "other"]
     if span.meta_category:
         parts[-1] += f" ({norm_name(span.meta_category)})"
-    parts.append(f"score {span.score:.2f}")
-    parts.append("valid" if span.valid else "INVALID: never counts as evidence")
+    parts += [f"score {span.score:.2f}", "valid" if span.valid else "INVALID: never counts as evidence"]
     line = " · ".join(parts)
     extra = "; ".join(x for x in (span.reason, span.note) if x and not (x == span.note and x in (span.reason or "")))
     return f"{line}\n{extra}" if extra else line
 
 
-def span_html(
-    text: str,
-    spans: Sequence[Span],
-    legend: bool = True,
-    title: str | None = None,
-    *,
-    color_by: ColorBy = "category",
-    use_orig: bool = False,
-) -> str:
+def span_html(text: str, spans: Sequence[Span], legend: bool = True, title: str | None = None, *,
+              color_by: ColorBy = "category", use_orig: bool = False) -> str:
     """``text`` with ``spans`` highlighted, as self-contained HTML.
 
-    Colour by taxonomy (else category), or ``color_by`` meta_category or agent, with a legend; a tooltip per
-    highlight. Invalid spans are struck through (in place with offsets, else listed under the text);
-    ``use_orig=True`` uses the raw input's offsets. Overlaps take the highest score's colour and an underline."""
+    Colour by taxonomy (else category), or ``color_by`` meta_category or agent, with a legend and a tooltip per
+    highlight. Invalid spans are struck through; ``use_orig=True`` uses the raw input's offsets."""
     placed = [_place(text, s, use_orig) for s in spans]
     inline = [p for p in placed if p.start is not None]
     unplaced = [p for p in placed if p.start is None]
-
     kind = "agent" if color_by == "agent" else "category"
     out = [f'<div class="mabpd-spans" style="{_BOX}">']
     if title:
@@ -132,37 +116,23 @@ def _unplaced_html(unplaced: list) -> str:
     for p in unplaced:
         tip = _html.escape(_tooltip(p.span), quote=True)
         deco = "text-decoration:line-through;" if not p.span.valid else ""
-        out.append(
-            f'<li><span style="{deco}" title="{tip}">&ldquo;{_html.escape(p.span.text)}&rdquo;</span> '
-            f"<i>({_html.escape(p.span.agent)}: {_html.escape(p.where)})</i></li>"
-        )
+        out.append(f'<li><span style="{deco}" title="{tip}">&ldquo;{_html.escape(p.span.text)}&rdquo;</span> '
+                   f"<i>({_html.escape(p.span.agent)}: {_html.escape(p.where)})</i></li>")
     out.append("</ul></div>")
     return "".join(out)
 
 
 def _legend_html(placed: list, color_by: ColorBy, kind: str) -> str:
     """One chip per label of the valid spans (with counts), and one for the struck-through invalid ones."""
-    counts: dict[str, int] = {}
-    for p in placed:
-        if p.span.valid:
-            lab = _label(p.span, color_by)
-            counts[lab] = counts.get(lab, 0) + 1
+    counts = Counter(_label(p.span, color_by) for p in placed if p.span.valid)
     n_invalid = sum(not p.span.valid for p in placed)
-    chips = []
-    for lab, n in counts.items():
-        c = color_for(lab, kind)
-        chips.append(
-            f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
-            f'<span style="display:inline-block;width:12px;height:12px;background:{tint(c)};'
-            f'border-bottom:2px solid {c};vertical-align:middle;margin-right:4px;"></span>'
-            f"{_html.escape(lab)} ({n})</span>"
-        )
+    chip = '<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
+    chips = [f'{chip}<span style="display:inline-block;width:12px;height:12px;background:{tint(color_for(lab, kind))};'
+             f'border-bottom:2px solid {color_for(lab, kind)};vertical-align:middle;margin-right:4px;"></span>'
+             f"{_html.escape(lab)} ({n})</span>" for lab, n in counts.items()]
     if n_invalid:
-        chips.append(
-            f'<span style="display:inline-block;margin:2px 10px 2px 0;white-space:nowrap;">'
-            f'<span style="text-decoration:line-through;text-decoration-color:#c0392b;">struck through</span>'
-            f" = invalid span ({n_invalid})</span>"
-        )
+        chips.append(f'{chip}<span style="text-decoration:line-through;text-decoration-color:#c0392b;">struck through'
+                     f"</span> = invalid span ({n_invalid})</span>")
     if not chips:
         chips.append("<i>no spans</i>")
     return f'<div style="{_SMALL}margin-top:6px;">{"".join(chips)}</div>'
@@ -171,5 +141,4 @@ def _legend_html(placed: list, color_by: ColorBy, kind: str) -> str:
 def show_spans(text: str, spans: Sequence[Span], *args: Any, **kwargs: Any) -> HTML:
     """:func:`span_html` (same arguments) wrapped for display: the last line of a notebook cell."""
     from IPython.display import HTML
-
     return HTML(span_html(text, spans, *args, **kwargs))

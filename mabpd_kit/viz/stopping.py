@@ -20,9 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CHANGE_COLORS", "LABEL_COLORS", "changes_chart", "changes_frame", "grid_heatmap", "opening_margin_chart",
            "stop_outcome_chart", "tradeoff_chart", "trajectory_chart"]
 
+OUTLINE = "#555555"  # dark grey outline: light fills (yellow HALF-TRUE) show on white
 #: One colour per veracity label, used by every chart here.
-#: dark grey outline for light fills (yellow HALF-TRUE) on white
-OUTLINE = "#555555"
 LABEL_COLORS: dict[str, str] = {k: OUTCOME_COLORS[k] for k in ("TRUE", "HALF-TRUE", "FALSE")}
 
 #: Named threshold pairs, in order: "your pair" first (orange, as "yours" in every lesson), then the marks
@@ -43,16 +42,11 @@ CHANGE_COLORS: dict[str, str] = {
 
 def _label_scale():
     alt = altair()
-
     return alt.Scale(domain=list(LABEL_COLORS), range=list(LABEL_COLORS.values()))
 
 
 def _marks_frame(cal: CalibrationResult, marks: Mapping[str, tuple[float, float]]) -> pd.DataFrame:
-    rows = []
-    for name, (ts, tv) in marks.items():
-        row = cal.at(ts, tv)
-        rows.append(dict(name=name, tau_s=row["tau_s"], tau_v=row["tau_v"], quality=row["quality"],
-                         mean_rounds=row["mean_rounds"]))
+    rows = [{**cal.at(ts, tv), "name": name} for name, (ts, tv) in marks.items()]
     return pd.DataFrame(rows, columns=["name", "tau_s", "tau_v", "quality", "mean_rounds"])
 
 
@@ -61,7 +55,7 @@ _VALUE_TITLES = {"mean_rounds": "mean rounds", "stop_round1": "share stopping af
 
 
 def _ticks(values: np.ndarray) -> list[float]:
-    """Round tick values on the grid itself (every 0.5 when the grid spans 1 or more, else every 0.25)."""
+    """Round tick values on the grid: every 0.5 when it spans 1 or more, else every 0.25."""
     lo, hi = float(values.min()), float(values.max())
     step = 0.5 if hi - lo >= 1 else 0.25
     return [round(v, 2) for v in np.arange(np.ceil(lo / step - 1e-9) * step, hi + 1e-9, step)]
@@ -69,10 +63,8 @@ def _ticks(values: np.ndarray) -> list[float]:
 
 def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
                  marks: Mapping[str, tuple[float, float]] | None = None, title: str | None = None) -> alt.LayerChart:
-    """``value`` (quality, mean_rounds, objective, ...) over the tau_s x tau_v grid, one rectangle centred on each
-    pair; ``marks`` names pairs to circle. "quality" and "objective" are named after the calibration's objective."""
+    """``value`` (quality, mean_rounds, objective, ...) over the tau_s x tau_v grid; ``marks`` names pairs to circle."""
     alt = altair()
-
     df = cal.grid.copy()
     ts, tv = np.asarray(cal.tau_s_values, dtype=float), np.asarray(cal.tau_v_values, dtype=float)
     hs = float(np.diff(ts).min()) / 2 if len(ts) > 1 else 0.025
@@ -108,10 +100,8 @@ def grid_heatmap(cal: CalibrationResult, value: str = "quality", *,
 def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | None = None,
                    marks: Mapping[str, tuple[float, float]] | None = None,
                    title: str | None = None) -> alt.LayerChart:
-    """Quality against mean rounds: every grid pair (grey), the Pareto front (line), named ``marks`` and
-    ``current`` on top as a large diamond ("your pair")."""
+    """Quality against mean rounds: every grid pair, the Pareto front, named ``marks`` and ``current`` ("your pair")."""
     alt = altair()
-
     grid = cal.grid
     named = dict(marks or {})
     domain = (["your pair"] if current is not None else []) + list(named)
@@ -122,8 +112,7 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
         tooltip=["tau_s", "tau_v", alt.Tooltip("quality:Q", format=".3f"), alt.Tooltip("mean_rounds:Q", format=".2f")],
     )
     front = alt.Chart(cal.pareto).mark_line(point=True, color=FRONT_COLOR, interpolate="step-after").encode(
-        x="mean_rounds:Q", y="quality:Q", tooltip=["tau_s", "tau_v", "quality", "mean_rounds"],
-    )
+        x="mean_rounds:Q", y="quality:Q", tooltip=["tau_s", "tau_v", "quality", "mean_rounds"])
     layers = [base, front]
     tip = ["name", "tau_s", "tau_v", "quality", "mean_rounds"]
     if named:
@@ -141,15 +130,12 @@ def tradeoff_chart(cal: CalibrationResult, *, current: tuple[float, float] | Non
 
 
 def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: str | None = None) -> alt.Chart:
-    """How ``value`` (``c`` = confidence or ``s`` = stop margin) evolves over rounds, one line per claim,
-    coloured by gold label, one panel per gold label. Each point's shape is its probability source
-    (a ``one_hot`` round, a bare verdict, sits at c = 1 without being a real confidence)."""
+    """How ``value`` (``c`` = confidence or ``s`` = stop margin) evolves over rounds, one line per claim, one panel
+    per gold label; each point's shape is its probability source."""
     alt = altair()
-
     df = trajectories_frame(trajs).dropna(subset=[value])
     ylab = "confidence c = max p(label)" if value == "c" else "stop margin s = p(STOP) - p(CONTINUE)"
-    # a dark-grey halo under each line and a dark outline on each point: light hues (HALF-TRUE's yellow)
-    # stay visible on white (review40d)
+    # a dark-grey halo under each line and an outline on each point: HALF-TRUE's yellow stays visible on white
     halo = alt.Chart(df).mark_line(opacity=0.5, strokeWidth=2.5, color=OUTLINE).encode(
         x=alt.X("round:O", title="round"), y=alt.Y(f"{value}:Q", title=ylab), detail="id:N")
     line = halo.mark_line(opacity=0.9, strokeWidth=1.2).encode(
@@ -167,7 +153,6 @@ def trajectory_chart(trajs: Sequence[Trajectory], *, value: str = "c", title: st
 def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, title: str | None = None) -> alt.Chart:
     """Where ``rule`` stops, per gold label: claims per stop round, split into right and wrong answers."""
     alt = altair()
-
     f = replay_frame(trajs, rule)
     f = f[f.gold.notna()].copy()
     f["outcome"] = f.correct.map({True: "right", False: "wrong"})
@@ -186,7 +171,6 @@ def stop_outcome_chart(trajs: Sequence[Trajectory], rule: DualThreshold, *, titl
 def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -> alt.Chart:
     """Mean stop margin after the opening per gold label, one panel per run (:func:`mabpd_kit.radar.load_radar_decisions`)."""
     alt = altair()
-
     first = decisions[(decisions.round_index == 1) & decisions.gold.notna()]
     df = first.groupby(["run", "gold"], as_index=False).agg(mean_s=("s", "mean"), claims=("s", "size"))
     return alt.Chart(df).mark_bar(stroke=OUTLINE, strokeWidth=0.8).encode(   # outlined: yellow on white
@@ -200,9 +184,8 @@ def opening_margin_chart(decisions: pd.DataFrame, *, title: str | None = None) -
 
 
 def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: DualThreshold) -> pd.DataFrame:
-    """Per claim, what moving from ``reference`` to ``rule`` changes: stop round and label under each, whether each
-    is right, and ``change``. "Would go on, log ends": the new rule does not stop where the reference did but the
-    log has no further round (``end_of_log``), a change the log cannot show."""
+    """Per claim, what moving from ``reference`` to ``rule`` changes: stop round, label and rightness under each, and
+    ``change`` ("would go on, log ends": the log has no round to show where the new rule stops)."""
     a, b = replay_frame(trajs, reference), replay_frame(trajs, rule)
     f = a[["id", "gold", "rounds", "label", "correct"]].merge(
         b[["id", "rounds", "label", "correct", "stop_reason"]], on="id", suffixes=("_ref", "_new"))
@@ -215,10 +198,9 @@ def changes_frame(trajs: Sequence[Trajectory], rule: DualThreshold, reference: D
 
 
 def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | None = None) -> alt.LayerChart:
-    """One row per changed claim (at most ``max_claims``, every kind of change kept): its stop round under the
-    reference pair (hollow) and yours (filled), coloured by the kind of change."""
+    """One row per changed claim (at most ``max_claims``, every kind kept): its stop round under the reference pair
+    (hollow) and yours (filled), coloured by the kind of change."""
     alt = altair()
-
     order = list(CHANGE_COLORS)
     moved = changes[changes.change != "unchanged"].sort_values("id", kind="stable")
     moved = moved.assign(_k=moved.change.map(order.index), _turn=moved.groupby("change").cumcount())
@@ -228,10 +210,8 @@ def changes_chart(changes: pd.DataFrame, *, max_claims: int = 30, title: str | N
     t = title or (f"{n_changed} of {len(changes)} claims change against the reference pair"
                   + (f" ({counts}; {max_claims} shown, every kind)" if n_changed > max_claims else "") if n_changed
                   else f"no claim of {len(changes)} changes its stop round or label")
-    rows = []
-    for r in changed.itertuples():
-        rows.append(dict(id=str(r.id), which="reference", round=r.rounds_ref, label=r.label_ref, change=r.change))
-        rows.append(dict(id=str(r.id), which="your pair", round=r.rounds_new, label=r.label_new, change=r.change))
+    rows = [dict(id=str(r.id), which=which, round=rnd, label=lab, change=r.change) for r in changed.itertuples()
+            for which, rnd, lab in (("reference", r.rounds_ref, r.label_ref), ("your pair", r.rounds_new, r.label_new))]
     df = pd.DataFrame(rows, columns=["id", "which", "round", "label", "change"])
     shown = [k for k in order if k in set(df["change"])]   # the legend lists only the kinds drawn (none: no legend)
     color = alt.Color("change:N", scale=alt.Scale(domain=shown or order, range=[CHANGE_COLORS[k] for k in shown or order]),

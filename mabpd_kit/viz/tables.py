@@ -1,8 +1,5 @@
-"""A table a student reads: no pandas index, a fixed number of decimals, words for labels, text wrapped.
-
-:func:`table` returns a :class:`Table` that a notebook shows as a small HTML table (text left-aligned and
-wrapped, never cut; numbers right-aligned) and prints as plain text anywhere else. It formats; it never
-computes: the values are the frame's own.
+"""A table a student reads: no pandas index, a fixed number of decimals, words for labels, text wrapped; shown
+as a small HTML table in a notebook and as plain text anywhere else. It formats, never computes.
 
 >>> import pandas as pd
 >>> print(table(pd.DataFrame({"id": ["s1"], "gold": [1], "score": [0.123456], "spans": [["a", "b"]]}),
@@ -31,7 +28,6 @@ _CELL = "padding:2px 8px;border-bottom:1px solid #e6e6e6;vertical-align:top;"
 @dataclass(frozen=True)
 class Table:
     """A formatted copy of a frame (every cell a string) and how to show it."""
-
     frame: pd.DataFrame
     numeric: tuple[str, ...]
     caption: str = ""
@@ -62,11 +58,9 @@ class Table:
 
 def table(frame: pd.DataFrame, *, decimals: int | Mapping[str, int] = 3, labels: Iterable[str] = (), columns: Sequence[str] | None = None,
           rename: Mapping[str, str] | None = None, caption: str = "") -> Table:
-    """``frame`` as a student reads it. ``labels`` names the 0/1 label columns shown as biased/neutral;
-    ``columns`` picks and orders columns; ``rename`` renames them after formatting; floats get ``decimals``
-    places (a float column whose values are all whole numbers prints as integers, counts stored as floats),
-    or per column with a mapping (``{"share": 1}``: always that many places; columns not named get 3);
-    booleans yes/no, lists are joined with ", ", a missing value is "-"."""
+    """``frame`` as a student reads it. ``labels``: the 0/1 label columns shown as biased/neutral; ``columns`` picks
+    and orders columns; ``rename`` renames them after formatting; floats get ``decimals`` places, or per column with a
+    mapping (``{"share": 1}``; others 3), a float column of whole numbers prints as integers."""
     data = frame if columns is None else frame.loc[:, list(columns)]
     label_cols = set(labels)
     numeric = tuple(c for c in data.columns if c not in label_cols and pd.api.types.is_numeric_dtype(data[c])
