@@ -2,7 +2,8 @@
 (local processes, rule-based), :class:`~mabpd_kit.runs.dask.Dask`.
 
 An executor calls ``emit(id, line, failed, record)`` once per finished item: ``line`` is None when the
-executor committed it to the file already, ``record`` None when it was made in another process.
+executor committed it to the file already, ``record`` None when it was made in another process. A step for
+:class:`Processes` or Dask must be picklable: a small object that builds its pipeline once per process.
 """
 
 from __future__ import annotations

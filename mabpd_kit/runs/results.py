@@ -47,6 +47,11 @@ class Results(Generic[R]):
         return cls(None, checkpoint=str(path), record=record, **kw)
 
     @property
+    def lazy(self) -> bool:
+        """True while the records are in the checkpoint file only (the report streams them from it)."""
+        return self._records is None
+
+    @property
     def records(self) -> list[R]:
         if self._records is None:
             self._records = list(self)
