@@ -84,8 +84,7 @@ class CorpusResults(Results[ArticleResult]):
     def counts(self) -> dict[str, Any]:
         """Articles, failed articles, analysed sentences, sentences failed inside decided articles, and
         this run's ``resumed`` and ``computed``."""
-        lazy = self._records is None and self.path
-        got = tally(self.path) if lazy else summarize(self, threshold=self.threshold, stat=self.stat).counts()
+        got = tally(self.path) if self.lazy and self.path else summarize(self, threshold=self.threshold, stat=self.stat).counts()
         return {**got, "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
                 "stopped": self.stopped}
 
