@@ -1,7 +1,8 @@
 """The tiny real model scored on a balanced random sample of BABE train (prints the figures).
 
-MABPD's LLM pipeline against ``connect("local")`` (llama-cpp-python's server with SmolLM2-135M-Instruct; it
-starts or reuses the one local server of this machine), on ``--per-class`` biased and as many neutral
+MABPD's LLM pipeline, with the kit's defaults, against ``connect("local", server=--server)`` (llama.cpp's
+``llama-server`` or llama-cpp-python's server with SmolLM2-135M-Instruct; it starts or reuses the one local
+server of this machine), on ``--per-class`` biased and as many neutral
 sentences drawn from BABE train with a fixed seed, interleaved biased / neutral so that a run stopped early
 is still balanced. Results stream to a JSONL checkpoint in ``--work`` (outside the repository: BABE text is
 benchmark data) and a rerun resumes from it; a failed item is *not* retried on resume (its failure is the
@@ -15,7 +16,7 @@ structured calls that needed the repair turn.
 
 Usage (one real-model job at a time; the machine has 2 cores)::
 
-    MABPD_DATA_DIR=/work/shared/data nice -n 19 .venv/bin/python bench/bench_real_babe.py --per-class 12
+    MABPD_DATA_DIR=/work/shared/data .venv/bin/python bench/bench_real_babe.py --per-class 12 --server llama-server
     MABPD_DATA_DIR=/work/shared/data .venv/bin/python bench/bench_real_babe.py --report
 """
 
@@ -30,10 +31,6 @@ import sys
 import time
 from pathlib import Path
 
-#: the budget lesson 10's pack and the 28-sample run used: at 256 tokens SmolLM2 usually ran out before its
-#: verdict; the time-out is generous because a local call that times out is not sent again (the server is
-#: still computing it), and the profile is named so the grammar holds (see tools/record_real_pack.py)
-OVERRIDES = {"agents.max_tokens": 512, "llm.timeout_s": 900.0, "llm.server": "llama-cpp-python"}
 DEFAULT_WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "mabpd-real-babe"
 
 
@@ -63,9 +60,9 @@ def run(args: argparse.Namespace) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     (work / "sample.json").write_text(json.dumps({"seed": args.seed, "per_class": args.per_class, "ids": ids,
-                                                  "gold": gold}, indent=1))
-    cfg = Config().replace(**OVERRIDES)
-    llm = mk.connect("local", config=cfg, cache_dir=work / "cache", cache_mode="auto", quiet=True)
+                                                  "gold": gold, "server": args.server}, indent=1))
+    cfg = Config().replace(**{"llm.server": args.server})  # the profile named, so the grammar holds
+    llm = mk.connect("local", server=args.server, config=cfg, cache_dir=work / "cache", cache_mode="auto", quiet=True)
     print(f"{len(ids)} BABE train sentences (seed {args.seed}), checkpoint {work / 'llm.jsonl'}", flush=True)
     t0 = time.time()
     pipe = mk.Pipeline(cfg, llm)
@@ -153,6 +150,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--per-class", type=int, default=12)
     ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--server", default="llama-server", choices=("llama-server", "llama-cpp-python"))
     ap.add_argument("--work", default=str(DEFAULT_WORK), help="checkpoint, sample ids and answer cache")
     ap.add_argument("--report", action="store_true", help="print the figures from the checkpoint (no model)")
     args = ap.parse_args()
