@@ -296,6 +296,8 @@ def _panel_lessons() -> dict[Path, int]:
 
 
 PANEL_LESSONS = _panel_lessons()
+#: what a lesson prints instead of a panel it cannot build without benchmark data (lesson 08's LLM vote)
+NO_PANEL_TEXT = "The panel needs"
 #: the controls a panel's "first control" is chosen from (a text box is skipped: no value to pick)
 CONTROL_SEL = ".noUi-handle, select, input[type=checkbox]"
 FRAME_MARGIN = 16
@@ -475,19 +477,23 @@ def test_lesson_panel_redraws_when_a_control_moves(chromium, lab, lesson: Path):
         page.wait_for_function(KERNEL_READY_JS, timeout=LAB_START_S * 1000)
         page.click(".lm-MenuBar-itemLabel:text-is('Run')")
         page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-        page.locator(".jp-NotebookPanel .widget-vbox", has=page.locator(".widget-output")).first.wait_for(
-            timeout=RUN_ALL_S * 1000)
+        panel_or_note = page.locator(".jp-NotebookPanel .widget-vbox", has=page.locator(".widget-output")).or_(
+            page.locator(".jp-OutputArea-output", has_text=NO_PANEL_TEXT))
+        panel_or_note.first.wait_for(timeout=RUN_ALL_S * 1000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").locator("visible=true").first.wait_for(
             timeout=RUN_ALL_S * 1000)
         assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                                 has_text="Traceback").count(), f"{name}: a cell failed"
+        # without benchmark data a lesson may say a panel cannot be built (and why) instead of building it
+        not_built = page.locator(".jp-OutputArea-output", has_text=NO_PANEL_TEXT).count()
+        expected -= not_built
         try:  # widget views render after the kernel is idle
             page.wait_for_function(f"() => ({FIND_PANELS_JS})() >= {expected}", timeout=REDRAW_S * 1000)
         except PlaywrightTimeout:
             pass  # counted below
         n = page.evaluate(FIND_PANELS_JS)
         lines.append(f"# {name}: run all {time.monotonic() - t0:.1f} s; {n} panels on the page, "
-                     f"{expected} built in the code")
+                     f"{expected} built in the code" + (f" ({not_built} said it needs data)" if not_built else ""))
         for k in range(1, n + 1):
             t = time.monotonic()
             panel = page.locator(f"[data-mabpd-panel='{k}']")
@@ -506,7 +512,7 @@ def test_lesson_panel_redraws_when_a_control_moves(chromium, lab, lesson: Path):
         for old, new in (("p1_before", "before"), ("p1_after", "after")):  # the single-panel names of before
             if (ARTIFACTS / f"lab_{name}_{old}.png").exists():
                 shutil.copy(ARTIFACTS / f"lab_{name}_{old}.png", ARTIFACTS / f"lab_{name}_{new}.png")
-        assert n >= 1, f"{name}: no panel on the page"
+        assert n >= 1 or (not_built and expected == 0), f"{name}: no panel on the page"
         assert n >= expected, f"{name}: {n} panels on the page, the lesson's code builds {expected}"
         assert not failures, "\n".join(failures)
     except Exception:
