@@ -101,8 +101,10 @@ def report(args: argparse.Namespace) -> None:
     ds = [done[ids_all[k]] for k in order]
     n, failed = len(ds), [d for d in ds if d.failed]
     decided = [d for d in ds if not d.failed]
-    print(f"{n} of {len(ids_all)} sampled sentences run (seed {meta['seed']}; gold: {sum(d.gold for d in ds)} biased, "
-          f"{n - sum(d.gold for d in ds)} neutral); decided {len(decided)}, failed {len(failed)}")
+    server = meta.get("server", "llama-cpp-python")  # samples drawn before --server ran on it
+    n_biased = sum(d.gold for d in ds)
+    print(f"{n} of {len(ids_all)} sampled sentences run on {server} (seed {meta['seed']}; gold: {n_biased} biased, "
+          f"{n - n_biased} neutral); decided {len(decided)}, failed {len(failed)}")
     reasons = collections.Counter(reason(d.error or "") for d in failed)
     for r, c in reasons.most_common():
         print(f"  failed x{c}: {r}")

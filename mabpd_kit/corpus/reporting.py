@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mabpd_kit.corpus.settings import CorpusConfig, resolve
-from mabpd_kit.runs.results import Results
 
 if TYPE_CHECKING:
     from mabpd_kit.corpus.store import CorpusResults
@@ -99,7 +98,7 @@ def _source(results: Any) -> Any:
     """A results file when there is one to stream, else the articles in memory."""
     if isinstance(results, (str, Path)):
         return Path(results)
-    if isinstance(results, Results) and results.lazy and results.path:
+    if results.lazy and results.path:
         return Path(results.path)
     return results
 

@@ -84,7 +84,10 @@ class CorpusResults(Results[ArticleResult]):
     def counts(self) -> dict[str, Any]:
         """Articles, failed articles, analysed sentences, sentences failed inside decided articles, and
         this run's ``resumed`` and ``computed``."""
-        got = tally(self.path) if self.lazy and self.path else summarize(self, threshold=self.threshold, stat=self.stat).counts()
+        if self.lazy and self.path:
+            got = tally(self.path)
+        else:
+            got = summarize(self, threshold=self.threshold, stat=self.stat).counts()
         return {**got, "resumed": self.resumed, "computed": self.computed or 0, "wall_s": self.wall_s,
                 "stopped": self.stopped}
 
